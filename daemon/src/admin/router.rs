@@ -1,0 +1,138 @@
+//! Admin request dispatch: path segments under `/admin/v1` to one operation each.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use latchkey::admin::{Confirm, CreateApp, CreateTenant, PREFIX, Status};
+use latchkey::codes;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::AdminPeer;
+use crate::error::ApiError;
+use crate::http::Body;
+use crate::http::body::{read_json, read_json_or_default};
+use crate::http::response::{admin_error, empty, json};
+use crate::oidc::rotation;
+use crate::{State, apps, store, tenants};
+
+pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) -> Response<Body> {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let response = match dispatch(&state, req).await {
+        Ok(r) => r,
+        Err(e) => admin_error(&e),
+    };
+    let status = response.status().as_u16();
+    tracing::info!(target: "latchkeyd::admin", uid = peer.uid, %method, %path, status, ms = %format_args!("{:.3}", started.elapsed().as_secs_f64() * 1e3));
+    response
+}
+
+fn ok<T: Serialize>(value: &T) -> Result<Response<Body>, ApiError> {
+    Ok(json(StatusCode::OK, value))
+}
+
+fn created<T: Serialize>(value: &T) -> Result<Response<Body>, ApiError> {
+    Ok(json(StatusCode::CREATED, value))
+}
+
+async fn body<T: DeserializeOwned>(state: &State, req: Request<Incoming>) -> Result<T, ApiError> {
+    read_json(req, state.config.limits.json_body_max).await
+}
+
+/// Destructive calls need `{"confirm": true}` (the CLI's `--yes`).
+async fn confirmed(state: &State, req: Request<Incoming>, what: &str) -> Result<(), ApiError> {
+    let c: Confirm = read_json_or_default(req, state.config.limits.json_body_max).await?;
+    if c.confirm {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(
+            codes::CONFIRMATION_REQUIRED,
+            format!("deleting {what} cannot be undone; send {{\"confirm\": true}} (the CLI's --yes)"),
+        ))
+    }
+}
+
+async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
+    let path = req.uri().path().to_owned();
+    let Some(rest) = path.strip_prefix(PREFIX) else {
+        return Err(ApiError::not_found(
+            codes::NOT_FOUND,
+            format!("admin calls live under {PREFIX}/"),
+        ));
+    };
+    let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let m = req.method().clone();
+    match (&m, segs.as_slice()) {
+        (&Method::GET, ["status"]) => ok(&status(state).await?),
+
+        (&Method::GET, ["tenants"]) => {
+            let rows = state.db.read(|tx| store::tenants::list(tx)).await?;
+            ok(&rows.iter().map(tenants::to_wire).collect::<Vec<_>>())
+        }
+        (&Method::POST, ["tenants"]) => {
+            let r: CreateTenant = body(state, req).await?;
+            created(&tenants::create(state, r).await?)
+        }
+        (&Method::GET, ["tenants", slug]) => {
+            let slug = slug.to_string();
+            let row = state.db.read(move |tx| tenants::require(tx, &slug)).await?;
+            ok(&tenants::to_wire(&row))
+        }
+        (&Method::DELETE, ["tenants", slug]) => {
+            let slug = slug.to_string();
+            confirmed(state, req, &format!("tenant {slug:?} and all its users, apps and keys")).await?;
+            tenants::delete(state, slug).await?;
+            Ok(empty(StatusCode::NO_CONTENT))
+        }
+
+        (&Method::GET, ["tenants", slug, "apps"]) => ok(&apps::list(state, slug.to_string()).await?),
+        (&Method::POST, ["tenants", slug, "apps"]) => {
+            let slug = slug.to_string();
+            let r: CreateApp = body(state, req).await?;
+            created(&apps::create(state, slug, r).await?)
+        }
+        (&Method::GET, ["tenants", slug, "apps", id]) => {
+            ok(&apps::show(state, slug.to_string(), id.to_string()).await?)
+        }
+        (&Method::DELETE, ["tenants", slug, "apps", id]) => {
+            let (slug, id) = (slug.to_string(), id.to_string());
+            confirmed(state, req, &format!("application {id:?}")).await?;
+            apps::delete(state, slug, id).await?;
+            Ok(empty(StatusCode::NO_CONTENT))
+        }
+        (&Method::POST, ["tenants", slug, "apps", id, "rotate-secret"]) => {
+            ok(&apps::rotate_secret(state, slug.to_string(), id.to_string()).await?)
+        }
+
+        (&Method::GET, ["tenants", slug, "keys"]) => ok(&rotation::list(state, slug.to_string()).await?),
+        (&Method::POST, ["tenants", slug, "keys", "rotate"]) => {
+            created(&rotation::rotate(state, slug.to_string()).await?)
+        }
+        (&Method::POST, ["tenants", slug, "keys", kid, "retire"]) => {
+            ok(&rotation::retire(state, slug.to_string(), kid.to_string()).await?)
+        }
+
+        _ => Err(ApiError::not_found(
+            codes::NOT_FOUND,
+            format!("no admin call {m} {path}"),
+        )),
+    }
+}
+
+async fn status(state: &State) -> Result<Status, ApiError> {
+    let tenants = state.db.read(|tx| store::tenants::count(tx)).await?;
+    Ok(Status {
+        version: latchkey::VERSION.to_owned(),
+        uptime_seconds: state.started.elapsed().as_secs(),
+        listen: state.listen_addr.to_string(),
+        public_url: state.config.public_base(),
+        database: state.db.path().display().to_string(),
+        admin_socket: state.config.admin_socket.display().to_string(),
+        tenants,
+    })
+}

@@ -1,0 +1,687 @@
+//! Configuration: a TOML file (every key optional but `server.public_url`), `LATCHKEY_*`
+//! environment overrides, then command-line flags, validated into a typed [`Config`].
+//!
+//! Precedence: embedded defaults < file < environment < flags. The file structs reject unknown
+//! keys, and the TOML parser reports them with their line, so a typo never silently falls back to
+//! a default.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+/// Where the daemon looks for its file when `--config` and `LATCHKEY_CONFIG` are absent.
+pub const DEFAULT_CONFIG_PATH: &str = "/etc/latchkey/config.toml";
+/// Data directory of `--dev`, relative to the working directory.
+pub const DEV_DATA_DIR: &str = "latchkey-data";
+/// Listen address of `--dev`.
+pub const DEV_LISTEN: &str = "127.0.0.1:8080";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source} (run `latchkeyd --dev` to start with embedded defaults)")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid environment override {var}: {message}")]
+    Env { var: String, message: String },
+    #[error("invalid setting {key}: {message}")]
+    Invalid { key: &'static str, message: String },
+}
+
+fn invalid(key: &'static str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        message: message.into(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file, as written. Strings for durations and sizes; validated below.
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub server: ServerSection,
+    #[serde(default)]
+    pub storage: StorageSection,
+    #[serde(default)]
+    pub admin: AdminSection,
+    #[serde(default)]
+    pub keys: KeysSection,
+    #[serde(default)]
+    pub tokens: TokensSection,
+    #[serde(default)]
+    pub webauthn: WebauthnSection,
+    #[serde(default)]
+    pub limits: LimitsSection,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smtp: Option<SmtpSection>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    pub listen: Option<String>,
+    pub public_url: Option<String>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub trusted_proxies: Option<Vec<String>>,
+    pub log_format: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageSection {
+    pub path: Option<PathBuf>,
+}
+
+/// `socket_mode` may be written as a string of octal digits (`"0600"`) or a TOML octal integer
+/// (`0o600`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Mode {
+    Int(u32),
+    Text(String),
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminSection {
+    pub socket: Option<PathBuf>,
+    pub socket_mode: Option<Mode>,
+    pub allowed_uids: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeysSection {
+    pub rsa_bits: Option<u32>,
+    pub encryption_key_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokensSection {
+    pub access_token_ttl: Option<String>,
+    pub id_token_ttl: Option<String>,
+    pub refresh_token_ttl: Option<String>,
+    pub session_ttl: Option<String>,
+    pub authorization_code_ttl: Option<String>,
+    pub invite_ttl: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebauthnSection {
+    pub challenge_ttl: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    pub json_body_max: Option<String>,
+    pub invite_file_max: Option<String>,
+    pub invite_rows_max: Option<u64>,
+    /// Ceremony requests (register/auth start and finish) per client IP per minute; 0 = off.
+    pub ceremony_rate_per_minute: Option<u32>,
+    /// Token endpoint requests per client IP per minute; 0 = off.
+    pub token_rate_per_minute: Option<u32>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmtpSection {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub username: Option<String>,
+    pub password_file: Option<PathBuf>,
+    pub from: Option<String>,
+    pub starttls: Option<bool>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The validated configuration.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct Tls {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct TokenTtls {
+    pub access_token: Duration,
+    pub id_token: Duration,
+    pub refresh_token: Duration,
+    pub session: Duration,
+    pub authorization_code: Duration,
+    pub invite: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub json_body_max: u64,
+    pub invite_file_max: u64,
+    pub invite_rows_max: u64,
+    pub ceremony_rate_per_minute: u32,
+    pub token_rate_per_minute: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Smtp {
+    pub host: String,
+    pub port: u16,
+    pub username: Option<String>,
+    pub password_file: Option<PathBuf>,
+    pub from: String,
+    pub starttls: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub dev: bool,
+    pub listen: SocketAddr,
+    /// Without a trailing slash.
+    pub public_url: Url,
+    pub tls: Option<Tls>,
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    pub log_format: LogFormat,
+    pub storage_path: PathBuf,
+    pub admin_socket: PathBuf,
+    pub socket_mode: u32,
+    /// `None`: root and the daemon's own uid.
+    pub allowed_uids: Option<Vec<u32>>,
+    pub rsa_bits: u32,
+    pub kek_file: PathBuf,
+    pub tokens: TokenTtls,
+    pub challenge_ttl: Duration,
+    pub limits: Limits,
+    pub smtp: Option<Smtp>,
+}
+
+/// What the command line adds on top of file and environment.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config: Option<PathBuf>,
+    pub dev: bool,
+    pub listen: Option<String>,
+    pub data_dir: Option<PathBuf>,
+}
+
+impl Config {
+    /// Loads file (unless `--dev` without `--config`), applies `env` overrides and flags.
+    pub fn load(flags: &Overrides, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
+        let explicit = flags.config.clone();
+        let file = match (&explicit, flags.dev) {
+            (None, true) => FileConfig::default(),
+            (path, _) => {
+                let path = path.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_CONFIG_PATH));
+                FileConfig::read(&path)?
+            }
+        };
+        let file = apply_env(file, env)?;
+        Config::from_file(file, flags)
+    }
+
+    /// Validates a parsed file, with the command-line flags on top.
+    pub fn from_file(file: FileConfig, flags: &Overrides) -> Result<Config, ConfigError> {
+        let dev = flags.dev;
+        let data_dir = flags
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(if dev { DEV_DATA_DIR } else { "/var/lib/latchkey" }));
+
+        let listen_text = flags.listen.clone().or(file.server.listen.clone()).unwrap_or_else(|| {
+            if dev {
+                DEV_LISTEN.to_owned()
+            } else {
+                "0.0.0.0:8080".to_owned()
+            }
+        });
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            invalid(
+                "server.listen",
+                format!("{listen_text:?} is not an address like 127.0.0.1:8080"),
+            )
+        })?;
+
+        let public_text = match (&file.server.public_url, dev) {
+            (Some(url), _) => url.clone(),
+            (None, true) => format!("http://localhost:{}", listen.port()),
+            (None, false) => {
+                return Err(invalid(
+                    "server.public_url",
+                    "is required: the public URL clients reach this daemon at, e.g. https://id.example.com",
+                ));
+            }
+        };
+        let public_url = parse_public_url(&public_text)?;
+
+        let tls = match (file.server.tls_cert, file.server.tls_key) {
+            (Some(cert), Some(key)) => Some(Tls { cert, key }),
+            (None, None) => None,
+            _ => return Err(invalid("server.tls_cert", "tls_cert and tls_key go together")),
+        };
+        let trusted_proxies = file
+            .server
+            .trusted_proxies
+            .unwrap_or_default()
+            .iter()
+            .map(|p| {
+                p.parse()
+                    .map_err(|_| invalid("server.trusted_proxies", format!("{p:?} is not an IP address")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let log_format = match file.server.log_format.as_deref().unwrap_or("text") {
+            "text" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            other => {
+                return Err(invalid(
+                    "server.log_format",
+                    format!("{other:?}: use \"text\" or \"json\""),
+                ));
+            }
+        };
+
+        let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
+        let admin_socket = file.admin.socket.unwrap_or_else(|| {
+            if dev || flags.data_dir.is_some() {
+                data_dir.join("admin.sock")
+            } else {
+                PathBuf::from("/run/latchkey/admin.sock")
+            }
+        });
+        let socket_mode = match file.admin.socket_mode {
+            None => 0o600,
+            Some(Mode::Int(m)) => m,
+            Some(Mode::Text(t)) => u32::from_str_radix(t.trim_start_matches("0o"), 8)
+                .map_err(|_| invalid("admin.socket_mode", format!("{t:?} is not an octal mode like \"0600\"")))?,
+        };
+        if socket_mode & !0o777 != 0 {
+            return Err(invalid(
+                "admin.socket_mode",
+                format!("{socket_mode:o} is not a permission mode"),
+            ));
+        }
+
+        let rsa_bits = file.keys.rsa_bits.unwrap_or(2048);
+        if ![2048, 3072, 4096].contains(&rsa_bits) {
+            return Err(invalid("keys.rsa_bits", format!("{rsa_bits}: use 2048, 3072 or 4096")));
+        }
+        let kek_file = file
+            .keys
+            .encryption_key_file
+            .unwrap_or_else(|| data_dir.join("key-encryption.key"));
+
+        let t = &file.tokens;
+        let tokens = TokenTtls {
+            access_token: duration("tokens.access_token_ttl", &t.access_token_ttl, "1h")?,
+            id_token: duration("tokens.id_token_ttl", &t.id_token_ttl, "1h")?,
+            refresh_token: duration("tokens.refresh_token_ttl", &t.refresh_token_ttl, "30d")?,
+            session: duration("tokens.session_ttl", &t.session_ttl, "8h")?,
+            authorization_code: duration("tokens.authorization_code_ttl", &t.authorization_code_ttl, "60s")?,
+            invite: duration("tokens.invite_ttl", &t.invite_ttl, "7d")?,
+        };
+        let challenge_ttl = duration("webauthn.challenge_ttl", &file.webauthn.challenge_ttl, "60s")?;
+
+        let l = &file.limits;
+        let limits = Limits {
+            json_body_max: size("limits.json_body_max", &l.json_body_max, "64KiB")?,
+            invite_file_max: size("limits.invite_file_max", &l.invite_file_max, "10MiB")?,
+            invite_rows_max: l.invite_rows_max.unwrap_or(100_000),
+            ceremony_rate_per_minute: l.ceremony_rate_per_minute.unwrap_or(120),
+            token_rate_per_minute: l.token_rate_per_minute.unwrap_or(600),
+        };
+
+        let smtp = match file.smtp {
+            None => None,
+            Some(s) => Some(Smtp {
+                host: s
+                    .host
+                    .ok_or_else(|| invalid("smtp.host", "is required when [smtp] is present"))?,
+                port: s.port.unwrap_or(587),
+                username: s.username,
+                password_file: s.password_file,
+                from: s
+                    .from
+                    .ok_or_else(|| invalid("smtp.from", "is required when [smtp] is present"))?,
+                starttls: s.starttls.unwrap_or(true),
+            }),
+        };
+
+        Ok(Config {
+            dev,
+            listen,
+            public_url,
+            tls,
+            trusted_proxies,
+            log_format,
+            storage_path,
+            admin_socket,
+            socket_mode,
+            allowed_uids: file.admin.allowed_uids,
+            rsa_bits,
+            kek_file,
+            tokens,
+            challenge_ttl,
+            limits,
+            smtp,
+        })
+    }
+
+    /// The public URL as text, without a trailing slash.
+    pub fn public_base(&self) -> String {
+        self.public_url.as_str().trim_end_matches('/').to_owned()
+    }
+
+    /// The effective configuration in the file's own format (what `check-config` prints).
+    pub fn to_toml(&self) -> String {
+        let fmt = |d: Duration| humantime::format_duration(d).to_string();
+        let file = FileConfig {
+            server: ServerSection {
+                listen: Some(self.listen.to_string()),
+                public_url: Some(self.public_base()),
+                tls_cert: self.tls.as_ref().map(|t| t.cert.clone()),
+                tls_key: self.tls.as_ref().map(|t| t.key.clone()),
+                trusted_proxies: Some(self.trusted_proxies.iter().map(|p| p.to_string()).collect()),
+                log_format: Some(match self.log_format {
+                    LogFormat::Text => "text".into(),
+                    LogFormat::Json => "json".into(),
+                }),
+            },
+            storage: StorageSection {
+                path: Some(self.storage_path.clone()),
+            },
+            admin: AdminSection {
+                socket: Some(self.admin_socket.clone()),
+                socket_mode: Some(Mode::Text(format!("0{:o}", self.socket_mode))),
+                allowed_uids: self.allowed_uids.clone(),
+            },
+            keys: KeysSection {
+                rsa_bits: Some(self.rsa_bits),
+                encryption_key_file: Some(self.kek_file.clone()),
+            },
+            tokens: TokensSection {
+                access_token_ttl: Some(fmt(self.tokens.access_token)),
+                id_token_ttl: Some(fmt(self.tokens.id_token)),
+                refresh_token_ttl: Some(fmt(self.tokens.refresh_token)),
+                session_ttl: Some(fmt(self.tokens.session)),
+                authorization_code_ttl: Some(fmt(self.tokens.authorization_code)),
+                invite_ttl: Some(fmt(self.tokens.invite)),
+            },
+            webauthn: WebauthnSection {
+                challenge_ttl: Some(fmt(self.challenge_ttl)),
+            },
+            limits: LimitsSection {
+                json_body_max: Some(format_size(self.limits.json_body_max)),
+                invite_file_max: Some(format_size(self.limits.invite_file_max)),
+                invite_rows_max: Some(self.limits.invite_rows_max),
+                ceremony_rate_per_minute: Some(self.limits.ceremony_rate_per_minute),
+                token_rate_per_minute: Some(self.limits.token_rate_per_minute),
+            },
+            smtp: self.smtp.as_ref().map(|s| SmtpSection {
+                host: Some(s.host.clone()),
+                port: Some(s.port),
+                username: s.username.clone(),
+                password_file: s.password_file.clone(),
+                from: Some(s.from.clone()),
+                starttls: Some(s.starttls),
+            }),
+        };
+        toml::to_string(&file).unwrap_or_else(|e| format!("# cannot render: {e}\n"))
+    }
+}
+
+impl FileConfig {
+    pub fn read(path: &Path) -> Result<FileConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        FileConfig::parse(&text).map_err(|message| ConfigError::Parse {
+            path: path.to_owned(),
+            message,
+        })
+    }
+
+    /// Parses TOML text; the error names the offending key and its line.
+    pub fn parse(text: &str) -> Result<FileConfig, String> {
+        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_owned())
+    }
+}
+
+const SECTIONS: [&str; 8] = [
+    "server", "storage", "admin", "keys", "tokens", "webauthn", "limits", "smtp",
+];
+
+/// Applies `LATCHKEY_<SECTION>_<KEY>` variables: `LATCHKEY_SERVER_PUBLIC_URL=…` sets
+/// `server.public_url`. Values are read as TOML values when they parse as one (numbers, arrays,
+/// booleans), else as strings. `LATCHKEY_CONFIG` names the file and is not an override.
+fn apply_env(file: FileConfig, env: impl IntoIterator<Item = (String, String)>) -> Result<FileConfig, ConfigError> {
+    let mut vars: Vec<(String, String)> = env
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("LATCHKEY_") && k != "LATCHKEY_CONFIG")
+        .collect();
+    if vars.is_empty() {
+        return Ok(file);
+    }
+    vars.sort();
+    let env_err = |var: &str, message: String| ConfigError::Env {
+        var: var.to_owned(),
+        message,
+    };
+    let mut table = toml::Table::try_from(&file).map_err(|e| env_err("LATCHKEY_*", e.to_string()))?;
+    for (var, raw) in &vars {
+        let rest = var.trim_start_matches("LATCHKEY_").to_ascii_lowercase();
+        let Some((section, key)) = SECTIONS
+            .iter()
+            .find_map(|s| rest.strip_prefix(s).and_then(|k| k.strip_prefix('_')).map(|k| (*s, k)))
+        else {
+            return Err(env_err(
+                var,
+                format!(
+                    "names no section; use LATCHKEY_<SECTION>_<KEY> with a section of {}",
+                    SECTIONS.join(", ")
+                ),
+            ));
+        };
+        let value = parse_env_value(raw);
+        let entry = table
+            .entry(section.to_owned())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let toml::Value::Table(t) = entry {
+            t.insert(key.to_owned(), value);
+        }
+        // Check each variable on its own so that the error names the variable at fault.
+        toml::Value::Table(table.clone())
+            .try_into::<FileConfig>()
+            .map_err(|e| env_err(var, format!("{section}.{key}: {}", e.to_string().trim_end())))?;
+    }
+    toml::Value::Table(table)
+        .try_into::<FileConfig>()
+        .map_err(|e| env_err("LATCHKEY_*", e.to_string()))
+}
+
+fn parse_env_value(raw: &str) -> toml::Value {
+    #[derive(Deserialize)]
+    struct Probe {
+        v: toml::Value,
+    }
+    match toml::from_str::<Probe>(&format!("v = {raw}")) {
+        Ok(p) => p.v,
+        Err(_) => toml::Value::String(raw.to_owned()),
+    }
+}
+
+fn parse_public_url(text: &str) -> Result<Url, ConfigError> {
+    let url = Url::parse(text).map_err(|e| invalid("server.public_url", format!("{text:?} is not a URL: {e}")))?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("server.public_url", "must not have a query or fragment"));
+    }
+    match url.scheme() {
+        "https" => {}
+        "http" if crate::urls::is_loopback_host(&url) => {}
+        "http" => {
+            return Err(invalid(
+                "server.public_url",
+                format!("{text:?}: plain http is allowed only for localhost, 127.0.0.1 and [::1]; use https"),
+            ));
+        }
+        other => return Err(invalid("server.public_url", format!("scheme {other:?}: use https"))),
+    }
+    let trimmed = url.as_str().trim_end_matches('/').to_owned();
+    Url::parse(&trimmed).map_err(|e| invalid("server.public_url", e.to_string()))
+}
+
+/// Parses a human duration (`"60s"`, `"1h"`, `"30d"`), or takes the default.
+fn duration(key: &'static str, value: &Option<String>, default: &str) -> Result<Duration, ConfigError> {
+    let text = value.as_deref().unwrap_or(default);
+    let d = humantime::parse_duration(text).map_err(|e| {
+        invalid(
+            key,
+            format!("{text:?} is not a duration like \"60s\", \"1h\" or \"30d\": {e}"),
+        )
+    })?;
+    if d.is_zero() {
+        return Err(invalid(key, "must be longer than zero"));
+    }
+    Ok(d)
+}
+
+fn size(key: &'static str, value: &Option<String>, default: &str) -> Result<u64, ConfigError> {
+    let text = value.as_deref().unwrap_or(default);
+    parse_size(text).ok_or_else(|| invalid(key, format!("{text:?} is not a size like \"64KiB\" or \"10MiB\"")))
+}
+
+/// `"64KiB"`, `"10MiB"`, `"1GiB"`, `"512"` (bytes); `KB`/`MB` are read as powers of 1000.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "KB" | "kB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        _ => return None,
+    };
+    let bytes = n.checked_mul(mult)?;
+    (bytes > 0).then_some(bytes)
+}
+
+fn format_size(n: u64) -> String {
+    for (unit, m) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if n.is_multiple_of(m) {
+            return format!("{}{unit}", n / m);
+        }
+    }
+    n.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev() -> Overrides {
+        Overrides {
+            dev: true,
+            ..Overrides::default()
+        }
+    }
+
+    #[test]
+    fn dev_defaults() {
+        let c = Config::load(&dev(), []).unwrap();
+        assert_eq!(c.public_base(), "http://localhost:8080");
+        assert_eq!(c.admin_socket, PathBuf::from("latchkey-data/admin.sock"));
+        assert_eq!(c.challenge_ttl, Duration::from_secs(60));
+        assert_eq!(c.limits.json_body_max, 64 * 1024);
+        assert_eq!(c.socket_mode, 0o600);
+    }
+
+    #[test]
+    fn dev_public_url_follows_listen_port() {
+        let flags = Overrides {
+            listen: Some("127.0.0.1:9000".into()),
+            ..dev()
+        };
+        assert_eq!(Config::load(&flags, []).unwrap().public_base(), "http://localhost:9000");
+    }
+
+    #[test]
+    fn unknown_key_names_key_and_line() {
+        let err = FileConfig::parse("[server]\npublic_url = \"https://a.example\"\nlisten_addr = \"x\"\n").unwrap_err();
+        assert!(err.contains("listen_addr"), "{err}");
+        assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn env_overrides_file_and_names_bad_variable() {
+        let env = vec![
+            (
+                "LATCHKEY_SERVER_PUBLIC_URL".to_owned(),
+                "https://id.example.com/".to_owned(),
+            ),
+            ("LATCHKEY_KEYS_RSA_BITS".to_owned(), "3072".to_owned()),
+        ];
+        let c = Config::from_file(apply_env(FileConfig::default(), env).unwrap(), &Overrides::default()).unwrap();
+        assert_eq!(c.public_base(), "https://id.example.com");
+        assert_eq!(c.rsa_bits, 3072);
+
+        let bad = vec![("LATCHKEY_SERVER_PUBLIK_URL".to_owned(), "x".to_owned())];
+        let err = apply_env(FileConfig::default(), bad).unwrap_err().to_string();
+        assert!(
+            err.contains("LATCHKEY_SERVER_PUBLIK_URL") && err.contains("publik_url"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn public_url_rules() {
+        let with = |u: &str| {
+            let mut f = FileConfig::default();
+            f.server.public_url = Some(u.into());
+            Config::from_file(f, &Overrides::default())
+        };
+        assert!(with("http://id.example.com").is_err());
+        assert!(with("http://127.0.0.1:8080").is_ok());
+        assert!(with("https://id.example.com/base").is_ok());
+        assert!(with("ftp://id.example.com").is_err());
+        assert!(Config::from_file(FileConfig::default(), &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse_size("64KiB"), Some(65536));
+        assert_eq!(parse_size("10MiB"), Some(10 << 20));
+        assert_eq!(parse_size("12"), Some(12));
+        assert_eq!(parse_size("12 parsecs"), None);
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(format_size(65536), "64KiB");
+        assert!(duration("x", &Some("30d".into()), "1s").is_ok());
+        assert!(duration("x", &Some("soon".into()), "1s").is_err());
+    }
+
+    #[test]
+    fn effective_config_round_trips() {
+        let c = Config::load(&dev(), []).unwrap();
+        let text = c.to_toml();
+        let again = Config::from_file(FileConfig::parse(&text).unwrap(), &dev()).unwrap();
+        assert_eq!(again.public_base(), c.public_base());
+        assert_eq!(again.tokens.refresh_token, c.tokens.refresh_token);
+    }
+}

@@ -1,0 +1,188 @@
+//! Small cryptographic building blocks over aws-lc-rs: randomness, hashing of high-entropy
+//! secrets, and the key-encryption key that seals signing keys at rest.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use aws_lc_rs::rand::{SecureRandom, SystemRandom};
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+
+pub fn b64url(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+pub fn b64url_decode(text: &str) -> Option<Vec<u8>> {
+    URL_SAFE_NO_PAD.decode(text).ok()
+}
+
+/// `n` bytes from the operating system's CSPRNG.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], CryptoError> {
+    let mut buf = [0u8; N];
+    SystemRandom::new().fill(&mut buf).map_err(|_| CryptoError::Random)?;
+    Ok(buf)
+}
+
+/// A 256-bit random token, base64url without padding (43 characters).
+pub fn random_token() -> Result<String, CryptoError> {
+    Ok(b64url(&random_bytes::<32>()?))
+}
+
+/// SHA-256 of a secret. The secrets we hash (tokens, client secrets) carry 256 bits of
+/// entropy, so a fast hash is the right tool: there is nothing for a slow KDF to protect.
+pub fn sha256(data: &[u8]) -> [u8; 32] {
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, data);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+/// Compares two byte strings in time independent of where they differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && aws_lc_rs::constant_time::verify_slices_are_equal(a, b).is_ok()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CryptoError {
+    #[error("the system random number generator failed")]
+    Random,
+    #[error("key-encryption key file {path}: {message}")]
+    KekFile { path: PathBuf, message: String },
+    #[error("a sealed value could not be opened: wrong key-encryption key, or the database was altered")]
+    Open,
+    #[error("sealing failed")]
+    Seal,
+    #[error("RSA key generation failed")]
+    KeyGen,
+    #[error("a stored signing key could not be parsed")]
+    KeyParse,
+}
+
+/// The key-encryption key: AES-256-GCM over each signing key at rest. Its `Debug` shows nothing.
+pub struct Kek {
+    key: LessSafeKey,
+}
+
+impl std::fmt::Debug for Kek {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kek([redacted])")
+    }
+}
+
+impl Kek {
+    /// Loads the key from `path`, creating it (32 random bytes, base64, mode 0600) when the
+    /// file does not exist. A key file that group or others can read is refused: whoever reads
+    /// it can decrypt every signing key in the database.
+    pub fn load_or_create(path: &Path) -> Result<Kek, CryptoError> {
+        let err = |message: String| CryptoError::KekFile {
+            path: path.to_owned(),
+            message,
+        };
+        if !path.exists() {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                fs::create_dir_all(dir).map_err(|e| err(format!("cannot create its directory: {e}")))?;
+            }
+            let key = random_bytes::<32>()?;
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(|e| err(format!("cannot create: {e}")))?;
+            writeln!(f, "{}", STANDARD.encode(key)).map_err(|e| err(format!("cannot write: {e}")))?;
+            f.sync_all().map_err(|e| err(format!("cannot sync: {e}")))?;
+        }
+        let meta = fs::metadata(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(err(format!(
+                "mode is {mode:04o}, readable by others; run `chmod 600 {}`",
+                path.display()
+            )));
+        }
+        let text = fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let bytes = if text.len() == 32 {
+            text
+        } else {
+            let s = String::from_utf8_lossy(&text);
+            STANDARD
+                .decode(s.trim())
+                .map_err(|_| err("is neither 32 raw bytes nor base64 of 32 bytes".into()))?
+        };
+        Kek::from_bytes(&bytes).map_err(|_| err("must hold exactly 32 bytes (AES-256)".into()))
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Kek, CryptoError> {
+        let unbound = UnboundKey::new(&AES_256_GCM, bytes).map_err(|_| CryptoError::Seal)?;
+        Ok(Kek {
+            key: LessSafeKey::new(unbound),
+        })
+    }
+
+    /// Encrypts `plaintext`, bound to `aad` (what the value belongs to, so a sealed value cannot
+    /// be moved to another row). Output: nonce ‖ ciphertext ‖ tag.
+    pub fn seal(&self, aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        let nonce_bytes = random_bytes::<NONCE_LEN>()?;
+        let mut buf = plaintext.to_vec();
+        self.key
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce_bytes), Aad::from(aad), &mut buf)
+            .map_err(|_| CryptoError::Seal)?;
+        let mut out = nonce_bytes.to_vec();
+        out.extend_from_slice(&buf);
+        Ok(out)
+    }
+
+    pub fn open(&self, aad: &[u8], sealed: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        if sealed.len() < NONCE_LEN {
+            return Err(CryptoError::Open);
+        }
+        let (nonce, body) = sealed.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| CryptoError::Open)?;
+        let mut buf = body.to_vec();
+        let plain = self
+            .key
+            .open_in_place(nonce, Aad::from(aad), &mut buf)
+            .map_err(|_| CryptoError::Open)?;
+        Ok(plain.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seal_open_round_trip_and_binding() {
+        let kek = Kek::from_bytes(&[7u8; 32]).unwrap();
+        let sealed = kek.seal(b"tenant-1/kid", b"secret").unwrap();
+        assert_eq!(kek.open(b"tenant-1/kid", &sealed).unwrap(), b"secret");
+        assert!(kek.open(b"tenant-2/kid", &sealed).is_err());
+        let other = Kek::from_bytes(&[8u8; 32]).unwrap();
+        assert!(other.open(b"tenant-1/kid", &sealed).is_err());
+    }
+
+    #[test]
+    fn kek_file_created_0600_and_refused_when_readable() {
+        let dir = std::env::temp_dir().join(format!("lk-kek-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let path = dir.join("kek");
+        let a = Kek::load_or_create(&path).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        let b = Kek::load_or_create(&path).unwrap();
+        let sealed = a.seal(b"x", b"y").unwrap();
+        assert_eq!(b.open(b"x", &sealed).unwrap(), b"y");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        let err = Kek::load_or_create(&path).unwrap_err().to_string();
+        assert!(err.contains("chmod 600"), "{err}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn tokens_are_43_chars() {
+        assert_eq!(random_token().unwrap().len(), 43);
+        assert_ne!(random_token().unwrap(), random_token().unwrap());
+    }
+}

@@ -1,0 +1,89 @@
+//! Reading request bodies: bounded in size, content type checked, JSON errors named precisely.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::{Request, StatusCode, header};
+use latchkey::codes;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+fn too_large(limit: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        codes::PAYLOAD_TOO_LARGE,
+        format!("request body is larger than the limit of {limit} bytes"),
+    )
+}
+
+/// Reads the whole body, refusing it past `limit` bytes (early, from Content-Length, when given).
+pub async fn read_bounded(req: Request<Incoming>, limit: u64) -> Result<Bytes, ApiError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large(limit));
+    }
+    let limited = Limited::new(req.into_body(), usize::try_from(limit).unwrap_or(usize::MAX));
+    match limited.collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large(limit)),
+        Err(e) => Err(ApiError::bad_request(
+            codes::INVALID_INPUT,
+            format!("could not read the request body: {e}"),
+        )),
+    }
+}
+
+fn is_json(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Parses a JSON body. An empty body reads as `{}`-less default only when `T: Default` is wanted:
+/// see [`read_json_or_default`].
+pub async fn read_json<T: DeserializeOwned>(req: Request<Incoming>, limit: u64) -> Result<T, ApiError> {
+    if !is_json(&req) {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            codes::UNSUPPORTED_MEDIA_TYPE,
+            "send the body as JSON with Content-Type: application/json",
+        ));
+    }
+    let body = read_bounded(req, limit).await?;
+    parse_json(&body)
+}
+
+/// Like [`read_json`], but a request without a body yields `T::default()`.
+pub async fn read_json_or_default<T: DeserializeOwned + Default>(
+    req: Request<Incoming>,
+    limit: u64,
+) -> Result<T, ApiError> {
+    let has_type = req.headers().contains_key(header::CONTENT_TYPE);
+    if !has_type {
+        let body = read_bounded(req, limit).await?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(T::default());
+        }
+        return parse_json(&body);
+    }
+    read_json(req, limit).await
+}
+
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        use serde_json::error::Category;
+        match e.classify() {
+            Category::Syntax | Category::Eof | Category::Io => {
+                ApiError::bad_request(codes::MALFORMED_JSON, format!("the body is not valid JSON: {e}"))
+            }
+            Category::Data => ApiError::bad_request(codes::INVALID_INPUT, format!("the body does not fit: {e}")),
+        }
+    })
+}

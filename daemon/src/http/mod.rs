@@ -1,0 +1,100 @@
+//! HTTP plumbing shared by the public listener and the admin socket: the accept loop with
+//! graceful shutdown, bounded body reading, and response helpers.
+
+pub mod body;
+pub mod public;
+pub mod response;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
+
+/// Response body of every handler: full bytes now, a stream for bulk import later.
+pub type Body = BoxBody<Bytes, std::io::Error>;
+
+/// How long a client may take to send its request headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long in-flight requests may run after shutdown begins.
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Something that hands out connections: a TCP listener or the admin Unix socket.
+pub trait Acceptor: Send + 'static {
+    type Io: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    /// Who is on the other end, for logs and per-IP limits.
+    type Peer: Clone + Send + Sync + 'static;
+    fn accept(&mut self) -> impl Future<Output = std::io::Result<Option<(Self::Io, Self::Peer)>>> + Send;
+}
+
+/// Serves connections from `acceptor` until `shutdown` turns true, then waits for in-flight
+/// requests up to [`DRAIN_DEADLINE`].
+pub async fn serve<A, H, F>(mut acceptor: A, handler: H, mut shutdown: watch::Receiver<bool>, what: &'static str)
+where
+    A: Acceptor,
+    H: Fn(Request<Incoming>, A::Peer) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Response<Body>> + Send + 'static,
+{
+    let graceful = GracefulShutdown::new();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    loop {
+        tokio::select! {
+            accepted = acceptor.accept() => {
+                let (io, peer) = match accepted {
+                    Ok(Some(c)) => c,
+                    // Refused before any byte was read (e.g. a peer uid not allowed).
+                    Ok(None) => continue,
+                    Err(e) => {
+                        tracing::warn!(listener = what, error = %e, "accept failed");
+                        // Back off briefly: EMFILE and friends would otherwise spin.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let handler = handler.clone();
+                let service = service_fn(move |req| {
+                    let fut = handler(req, peer.clone());
+                    async move { Ok::<_, Infallible>(fut.await) }
+                });
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+                let watched = graceful.watch(conn.into_owned());
+                tokio::spawn(async move {
+                    if let Err(e) = watched.await {
+                        tracing::debug!(listener = what, error = %e, "connection ended with an error");
+                    }
+                });
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+    drop(acceptor);
+    tokio::select! {
+        _ = graceful.shutdown() => tracing::debug!(listener = what, "drained"),
+        _ = tokio::time::sleep(DRAIN_DEADLINE) => tracing::warn!(listener = what, "drain deadline passed; closing open connections"),
+    }
+}
+
+pub struct TcpAcceptor(pub tokio::net::TcpListener);
+
+impl Acceptor for TcpAcceptor {
+    type Io = tokio::net::TcpStream;
+    type Peer = std::net::SocketAddr;
+    async fn accept(&mut self) -> std::io::Result<Option<(Self::Io, Self::Peer)>> {
+        let (stream, addr) = self.0.accept().await?;
+        let _ = stream.set_nodelay(true);
+        Ok(Some((stream, addr)))
+    }
+}

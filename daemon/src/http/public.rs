@@ -1,0 +1,166 @@
+//! The public listener: parse the request into a [`Route`], then run one handler.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use latchkey::codes;
+
+use super::Body;
+use super::response::{self, bytes, public_error, secure, with_header};
+use crate::State;
+use crate::error::ApiError;
+use crate::tenants::TenantRuntime;
+
+/// Every route of the public listener.
+#[derive(Debug)]
+pub enum Route {
+    Healthz,
+    Readyz,
+    Metrics,
+    Tenant(Arc<TenantRuntime>, TenantRoute),
+    /// No tenant answers at this host and path.
+    UnknownTenant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TenantRoute {
+    Discovery,
+    Jwks,
+    NotFound,
+}
+
+impl Route {
+    /// A short, fixed label for logs and metrics (never the raw path: that would be unbounded).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Route::Healthz => "healthz",
+            Route::Readyz => "readyz",
+            Route::Metrics => "metrics",
+            Route::UnknownTenant => "unknown_tenant",
+            Route::Tenant(_, r) => match r {
+                TenantRoute::Discovery => "discovery",
+                TenantRoute::Jwks => "jwks",
+                TenantRoute::NotFound => "tenant_not_found",
+            },
+        }
+    }
+
+    /// Methods the route answers; anything else is 405 (never 404, so clients see the
+    /// difference between a wrong path and a wrong method).
+    fn methods(&self) -> &'static [Method] {
+        match self {
+            Route::Healthz | Route::Readyz | Route::Metrics => &[Method::GET, Method::HEAD],
+            Route::Tenant(_, TenantRoute::Discovery | TenantRoute::Jwks) => {
+                &[Method::GET, Method::HEAD, Method::OPTIONS]
+            }
+            Route::Tenant(_, TenantRoute::NotFound) | Route::UnknownTenant => &[],
+        }
+    }
+}
+
+pub fn route(state: &State, host: Option<&str>, path: &str) -> Route {
+    match path {
+        "/healthz" => return Route::Healthz,
+        "/readyz" => return Route::Readyz,
+        "/metrics" => return Route::Metrics,
+        _ => {}
+    }
+    let Some((tenant, rest)) = state.registry.resolve(host, path) else {
+        return Route::UnknownTenant;
+    };
+    let r = match rest.as_str() {
+        "/.well-known/openid-configuration" => TenantRoute::Discovery,
+        "/.well-known/jwks.json" => TenantRoute::Jwks,
+        _ => TenantRoute::NotFound,
+    };
+    Route::Tenant(tenant, r)
+}
+
+/// Entry point of the public listener.
+pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+    let started = Instant::now();
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| req.uri().authority().map(|a| a.to_string()));
+    let route = route(&state, host.as_deref(), req.uri().path());
+    let name = route.name();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let response = secure(dispatch(&state, route, req).await);
+    let status = response.status().as_u16();
+    let elapsed = started.elapsed();
+    state.metrics.observe(name, status, elapsed);
+    // The query string is left out on purpose: it may carry codes and tokens.
+    tracing::info!(target: "latchkeyd::http", %peer, %method, %path, route = name, status, ms = %format_args!("{:.3}", elapsed.as_secs_f64() * 1e3));
+    response
+}
+
+async fn dispatch(state: &State, route: Route, req: Request<Incoming>) -> Response<Body> {
+    let allowed = route.methods();
+    if !allowed.is_empty() && !allowed.contains(req.method()) {
+        let allow = allowed.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
+        let mut r = public_error(&ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            codes::METHOD_NOT_ALLOWED,
+            format!("{} is not allowed here; use {allow}", req.method()),
+        ));
+        if let Ok(v) = HeaderValue::from_str(&allow) {
+            r.headers_mut().insert(header::ALLOW, v);
+        }
+        return r;
+    }
+    match route {
+        Route::Healthz => bytes(StatusCode::OK, "text/plain; charset=utf-8", "ok\n"),
+        Route::Readyz => match state.db.ping().await {
+            Ok(()) => bytes(StatusCode::OK, "text/plain; charset=utf-8", "ready\n"),
+            Err(e) => public_error(&ApiError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                code: codes::UNAVAILABLE,
+                message: "the database does not answer".into(),
+                cause: Some(e.to_string()),
+            }),
+        },
+        Route::Metrics => bytes(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            state.metrics.render(),
+        ),
+        Route::UnknownTenant => public_error(&ApiError::not_found(
+            codes::TENANT_NOT_FOUND,
+            "no tenant is served at this address; check the issuer URL",
+        )),
+        Route::Tenant(t, TenantRoute::Discovery) => public_document(&req, t.discovery_json.clone()),
+        Route::Tenant(t, TenantRoute::Jwks) => public_document(&req, t.jwks_json.clone()),
+        Route::Tenant(_, TenantRoute::NotFound) => public_error(&ApiError::not_found(
+            codes::NOT_FOUND,
+            format!("no such endpoint: {}", req.uri().path()),
+        )),
+    }
+}
+
+/// Discovery and JWKS: public, cacheable for a short while (rotation publishes the new key
+/// before it signs anything clients have not seen), readable from any origin.
+fn public_document(req: &Request<Incoming>, body: bytes::Bytes) -> Response<Body> {
+    let r = if req.method() == Method::OPTIONS {
+        let r = response::empty(StatusCode::NO_CONTENT);
+        let r = with_header(r, header::ACCESS_CONTROL_ALLOW_METHODS, "GET, HEAD, OPTIONS");
+        with_header(r, header::ACCESS_CONTROL_MAX_AGE, "86400")
+    } else if req.method() == Method::HEAD {
+        let mut r = bytes(StatusCode::OK, "application/json", bytes::Bytes::new());
+        if let Ok(v) = HeaderValue::from_str(&body.len().to_string()) {
+            r.headers_mut().insert(header::CONTENT_LENGTH, v);
+        }
+        r
+    } else {
+        bytes(StatusCode::OK, "application/json", body)
+    };
+    let r = with_header(r, header::ACCESS_CONTROL_ALLOW_ORIGIN, "*");
+    with_header(r, header::CACHE_CONTROL, "public, max-age=300")
+}

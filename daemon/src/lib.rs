@@ -1,0 +1,207 @@
+//! `latchkeyd`: the Latchkey identity daemon as a library. `main.rs` parses arguments and calls
+//! [`run`]; tests call the same function in-process with their own clock and listener.
+
+pub mod admin;
+pub mod apps;
+pub mod args;
+pub mod clock;
+pub mod config;
+pub mod crypto;
+pub mod error;
+pub mod http;
+pub mod metrics;
+pub mod notify;
+pub mod oidc;
+pub mod store;
+pub mod tenants;
+pub mod urls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::{oneshot, watch};
+
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::Config;
+use crate::crypto::Kek;
+use crate::metrics::Metrics;
+use crate::store::Db;
+use crate::tenants::Registry;
+
+/// Everything a request handler may need, shared by both listeners.
+#[derive(Debug)]
+pub struct State {
+    pub config: Arc<Config>,
+    pub db: Db,
+    pub kek: Arc<Kek>,
+    pub clock: SharedClock,
+    pub registry: Registry,
+    pub metrics: Metrics,
+    pub started: Instant,
+    pub listen_addr: SocketAddr,
+}
+
+/// How the caller wants the daemon run.
+pub struct Options {
+    pub clock: SharedClock,
+    /// A listener bound by the caller (tests bind port 0 first so they know the URL).
+    pub listener: Option<std::net::TcpListener>,
+    /// Turns `true` to stop the daemon.
+    pub shutdown: watch::Receiver<bool>,
+    /// Told once the daemon is ready.
+    pub ready: Option<oneshot::Sender<Ready>>,
+}
+
+impl Options {
+    pub fn new(shutdown: watch::Receiver<bool>) -> Options {
+        Options {
+            clock: Arc::new(SystemClock),
+            listener: None,
+            shutdown,
+            ready: None,
+        }
+    }
+}
+
+/// What the daemon reports when it is ready: migrations applied, listener and socket bound.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    pub addr: SocketAddr,
+    pub admin_socket: PathBuf,
+    /// Tenants that exist now, with their issuers.
+    pub tenants: Vec<(String, String)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Crypto(#[from] crypto::CryptoError),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error(transparent)]
+    Socket(#[from] admin::SocketError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Runs the daemon until `options.shutdown` turns true: opens the database (migrating it),
+/// loads tenants, binds the listener and the admin socket, serves, then drains and cleans up.
+pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
+    let config = Arc::new(config);
+    if config.tls.is_some() {
+        return Err(StartError::Setup(
+            "server.tls_cert/tls_key: TLS termination is not built into this release yet; \
+             terminate TLS at a reverse proxy and leave these keys unset"
+                .into(),
+        ));
+    }
+    if config.public_url.scheme() == "https" {
+        tracing::warn!("public_url is https but latchkeyd serves plain HTTP: put a TLS-terminating proxy in front");
+    }
+    let kek = Arc::new(Kek::load_or_create(&config.kek_file)?);
+    let db = Db::open(&config.storage_path)?;
+
+    let std_listener = match options.listener {
+        Some(l) => l,
+        None => std::net::TcpListener::bind(config.listen).map_err(|source| StartError::Listen {
+            addr: config.listen,
+            source,
+        })?,
+    };
+    let listen_addr = std_listener.local_addr().map_err(|source| StartError::Listen {
+        addr: config.listen,
+        source,
+    })?;
+    std_listener
+        .set_nonblocking(true)
+        .map_err(|source| StartError::Listen {
+            addr: listen_addr,
+            source,
+        })?;
+    let tcp = tokio::net::TcpListener::from_std(std_listener).map_err(|source| StartError::Listen {
+        addr: listen_addr,
+        source,
+    })?;
+
+    let state = Arc::new(State {
+        config: config.clone(),
+        db,
+        kek,
+        clock: options.clock,
+        registry: Registry::default(),
+        metrics: Metrics::default(),
+        started: Instant::now(),
+        listen_addr,
+    });
+    state
+        .registry
+        .load_all(&state.db, &state.kek, &config.public_base())
+        .map_err(|e| {
+            StartError::Setup(format!(
+                "loading tenants: {e} ({})",
+                e.cause.clone().unwrap_or_default()
+            ))
+        })?;
+
+    if config.dev && state.registry.is_empty() {
+        let req = latchkey::admin::CreateTenant {
+            slug: "dev".into(),
+            ..Default::default()
+        };
+        tenants::create(&state, req)
+            .await
+            .map_err(|e| StartError::Setup(format!("creating tenant dev: {e}")))?;
+    }
+
+    let unix = admin::bind(&config.admin_socket, config.socket_mode)?;
+    let allowed_uids = config.allowed_uids.clone().unwrap_or_else(admin::default_allowed_uids);
+
+    let shutdown = options.shutdown;
+    let public = {
+        let state = state.clone();
+        let handler = move |req, peer| http::public::handle(state.clone(), req, peer);
+        tokio::spawn(http::serve(http::TcpAcceptor(tcp), handler, shutdown.clone(), "public"))
+    };
+    let admin_task = {
+        let state = state.clone();
+        let handler = move |req, peer| admin::handle(state.clone(), req, peer);
+        let acceptor = admin::AdminAcceptor {
+            listener: unix,
+            allowed_uids,
+        };
+        tokio::spawn(http::serve(acceptor, handler, shutdown.clone(), "admin"))
+    };
+
+    let mut tenants_now: Vec<(String, String)> = vec![];
+    for slug in state
+        .db
+        .read(|tx| store::tenants::list(tx))
+        .await?
+        .into_iter()
+        .map(|t| (t.slug, t.base_url))
+    {
+        tenants_now.push(slug);
+    }
+    tracing::info!(addr = %listen_addr, socket = %config.admin_socket.display(), tenants = tenants_now.len(), "ready");
+    notify::notify("READY=1");
+    if let Some(tx) = options.ready {
+        let _ = tx.send(Ready {
+            addr: listen_addr,
+            admin_socket: config.admin_socket.clone(),
+            tenants: tenants_now,
+        });
+    }
+
+    let _ = public.await;
+    let _ = admin_task.await;
+    notify::notify("STOPPING=1");
+    if let Err(e) = std::fs::remove_file(&config.admin_socket) {
+        tracing::warn!(error = %e, "could not remove the admin socket");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}

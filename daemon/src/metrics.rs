@@ -1,0 +1,95 @@
+//! Prometheus text metrics: requests by route and status, and a latency histogram per route.
+//! Labels are fixed route names, so the series count stays bounded.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::time::Duration;
+
+const BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
+
+#[derive(Default)]
+struct Histogram {
+    counts: [u64; BUCKETS.len()],
+    sum: f64,
+    count: u64,
+}
+
+#[derive(Default)]
+struct Inner {
+    requests: BTreeMap<(&'static str, u16), u64>,
+    latency: BTreeMap<&'static str, Histogram>,
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+impl Metrics {
+    pub fn observe(&self, route: &'static str, status: u16, elapsed: Duration) {
+        let secs = elapsed.as_secs_f64();
+        let mut g = match self.inner.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        *g.requests.entry((route, status)).or_default() += 1;
+        let h = g.latency.entry(route).or_default();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if secs <= *b {
+                h.counts[i] += 1;
+            }
+        }
+        h.sum += secs;
+        h.count += 1;
+    }
+
+    pub fn render(&self) -> String {
+        let g = match self.inner.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let mut out = String::new();
+        out.push_str("# HELP latchkey_http_requests_total HTTP requests by route and status.\n");
+        out.push_str("# TYPE latchkey_http_requests_total counter\n");
+        for ((route, status), n) in &g.requests {
+            let _ = writeln!(
+                out,
+                "latchkey_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}"
+            );
+        }
+        out.push_str("# HELP latchkey_http_request_duration_seconds Request latency by route.\n");
+        out.push_str("# TYPE latchkey_http_request_duration_seconds histogram\n");
+        for (route, h) in &g.latency {
+            for (i, b) in BUCKETS.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "latchkey_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{b}\"}} {}",
+                    h.counts[i]
+                );
+            }
+            let _ = writeln!(
+                out,
+                "latchkey_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
+                h.count
+            );
+            let _ = writeln!(
+                out,
+                "latchkey_http_request_duration_seconds_sum{{route=\"{route}\"}} {}",
+                h.sum
+            );
+            let _ = writeln!(
+                out,
+                "latchkey_http_request_duration_seconds_count{{route=\"{route}\"}} {}",
+                h.count
+            );
+        }
+        out
+    }
+}

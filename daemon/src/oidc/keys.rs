@@ -1,0 +1,147 @@
+//! RSA signing keys: generated per tenant, sealed at rest, parsed once into a [`SigningKey`]
+//! that signs every token of the tenant until rotation.
+
+use aws_lc_rs::encoding::AsDer;
+use aws_lc_rs::rsa::{KeyPair as RsaKeyPair, KeySize};
+use aws_lc_rs::signature::KeyPair as _;
+use serde::Serialize;
+
+use crate::crypto::{CryptoError, Kek, b64url, sha256};
+use crate::store::TenantId;
+use crate::store::keys::KeyRow;
+
+/// A parsed private key, ready to sign. Parsing happens once per key per daemon start (or
+/// rotation), never per request.
+pub struct SigningKey {
+    pub kid: String,
+    pub bits: u32,
+    pair: RsaKeyPair,
+    pub jwk: Jwk,
+}
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("kid", &self.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A public key as published in the JWKS: RSA public parameters only.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Jwk {
+    pub kty: &'static str,
+    #[serde(rename = "use")]
+    pub use_: &'static str,
+    pub alg: &'static str,
+    pub kid: String,
+    pub n: String,
+    pub e: String,
+}
+
+#[derive(Serialize)]
+pub struct Jwks<'a> {
+    pub keys: Vec<&'a Jwk>,
+}
+
+/// A freshly generated key: its id and PKCS#8 DER (plaintext, to be sealed at once).
+pub struct GeneratedKey {
+    pub kid: String,
+    pub pkcs8: Vec<u8>,
+}
+
+fn key_size(bits: u32) -> Result<KeySize, CryptoError> {
+    match bits {
+        2048 => Ok(KeySize::Rsa2048),
+        3072 => Ok(KeySize::Rsa3072),
+        4096 => Ok(KeySize::Rsa4096),
+        _ => Err(CryptoError::KeyGen),
+    }
+}
+
+pub fn generate(bits: u32) -> Result<GeneratedKey, CryptoError> {
+    let pair = RsaKeyPair::generate(key_size(bits)?).map_err(|_| CryptoError::KeyGen)?;
+    let der = AsDer::<aws_lc_rs::encoding::Pkcs8V1Der<'static>>::as_der(&pair).map_err(|_| CryptoError::KeyGen)?;
+    let (n, e) = public_parts(&pair);
+    Ok(GeneratedKey {
+        kid: thumbprint(&n, &e),
+        pkcs8: der.as_ref().to_vec(),
+    })
+}
+
+fn public_parts(pair: &RsaKeyPair) -> (String, String) {
+    let public = pair.public_key();
+    (
+        b64url(public.modulus().big_endian_without_leading_zero()),
+        b64url(public.exponent().big_endian_without_leading_zero()),
+    )
+}
+
+/// RFC 7638 JWK thumbprint: a stable, collision-free key id derived from the public key.
+fn thumbprint(n: &str, e: &str) -> String {
+    let canonical = format!(r#"{{"e":"{e}","kty":"RSA","n":"{n}"}}"#);
+    b64url(&sha256(canonical.as_bytes()))
+}
+
+/// Additional authenticated data binding a sealed key to its tenant and kid.
+pub fn aad(tenant: TenantId, kid: &str) -> Vec<u8> {
+    format!("latchkey-signing-key/{tenant}/{kid}").into_bytes()
+}
+
+impl SigningKey {
+    pub fn from_pkcs8(kid: &str, bits: u32, der: &[u8]) -> Result<SigningKey, CryptoError> {
+        let pair = RsaKeyPair::from_pkcs8(der).map_err(|_| CryptoError::KeyParse)?;
+        let (n, e) = public_parts(&pair);
+        let jwk = Jwk {
+            kty: "RSA",
+            use_: "sig",
+            alg: "RS256",
+            kid: kid.to_owned(),
+            n,
+            e,
+        };
+        Ok(SigningKey {
+            kid: kid.to_owned(),
+            bits,
+            pair,
+            jwk,
+        })
+    }
+
+    /// Opens a stored key with the key-encryption key and parses it.
+    pub fn unseal(kek: &Kek, tenant: TenantId, row: &KeyRow) -> Result<SigningKey, CryptoError> {
+        let der = kek.open(&aad(tenant, &row.kid), &row.sealed_private_key)?;
+        SigningKey::from_pkcs8(&row.kid, row.bits, &der)
+    }
+
+    /// RSASSA-PKCS1-v1_5 with SHA-256 over `message`.
+    pub fn sign_rs256(&self, message: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        let mut sig = vec![0u8; self.pair.public_modulus_len()];
+        let rng = aws_lc_rs::rand::SystemRandom::new();
+        self.pair
+            .sign(&aws_lc_rs::signature::RSA_PKCS1_SHA256, &rng, message, &mut sig)
+            .map_err(|_| CryptoError::Seal)?;
+        Ok(sig)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generate_parse_and_thumbprint() {
+        let g = generate(2048).unwrap();
+        let k = SigningKey::from_pkcs8(&g.kid, 2048, &g.pkcs8).unwrap();
+        assert_eq!(k.jwk.e, "AQAB");
+        assert_eq!(k.kid, thumbprint(&k.jwk.n, &k.jwk.e));
+        assert_eq!(k.sign_rs256(b"m").unwrap().len(), 256);
+    }
+
+    #[test]
+    fn rfc7638_example_thumbprint() {
+        // The example key of RFC 7638 §3.1.
+        let n = "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw";
+        assert_eq!(thumbprint(n, "AQAB"), "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs");
+    }
+}

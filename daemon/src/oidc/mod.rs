@@ -1,0 +1,6 @@
+//! OpenID Connect provider: signing keys, tokens, discovery.
+
+pub mod discovery;
+pub mod jwt;
+pub mod keys;
+pub mod rotation;

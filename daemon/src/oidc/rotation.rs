@@ -1,0 +1,94 @@
+//! Key lifecycle: `current` signs; `key rotate` makes a new key current at once and keeps the old
+//! one published as `retired`; `key retire KID` removes a retired key (and its private key) for
+//! good, taking it out of the JWKS.
+
+use latchkey::admin::{Key, KeyState};
+use latchkey::codes;
+
+use super::keys;
+use crate::State;
+use crate::clock::date;
+use crate::error::ApiError;
+use crate::store;
+use crate::store::keys::KeyRow;
+use crate::tenants::{insert_key, require};
+
+fn to_wire(row: &KeyRow) -> Key {
+    Key {
+        kid: row.kid.clone(),
+        state: if row.state == "current" {
+            KeyState::Current
+        } else {
+            KeyState::Retired
+        },
+        algorithm: "RS256".into(),
+        bits: row.bits,
+        created: date(row.created_at),
+    }
+}
+
+pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, ApiError> {
+    state
+        .db
+        .read(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &slug)?;
+            Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
+        })
+        .await
+}
+
+/// Generates a key, makes it current, and refreshes what the tenant serves. Returns the new key.
+pub async fn rotate(state: &State, slug: String) -> Result<Key, ApiError> {
+    let bits = state.config.rsa_bits;
+    let generated = tokio::task::spawn_blocking(move || keys::generate(bits))
+        .await
+        .map_err(ApiError::internal)??;
+    let kek = state.kek.clone();
+    let now = state.clock.now();
+    let s = slug.clone();
+    let key = state
+        .db
+        .write(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &s)?;
+            insert_key(tx, &kek, tenant.id, &generated, bits, now)?;
+            let rows = store::keys::list(tx, tenant.id)?;
+            rows.iter()
+                .find(|r| r.kid == generated.kid)
+                .map(to_wire)
+                .ok_or_else(|| ApiError::internal("new key not found after insert"))
+        })
+        .await?;
+    state.registry.refresh(state, &slug).await?;
+    Ok(key)
+}
+
+/// Removes a retired key. The current key cannot be retired: rotate first.
+pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>, ApiError> {
+    let s = slug.clone();
+    let left = state
+        .db
+        .write(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &s)?;
+            let rows = store::keys::list(tx, tenant.id)?;
+            match rows.iter().find(|r| r.kid == kid) {
+                None => {
+                    return Err(ApiError::not_found(
+                        codes::KEY_NOT_FOUND,
+                        format!("no key {kid:?} in tenant {s:?}; `latchkey key list --tenant {s}` shows them"),
+                    ));
+                }
+                Some(r) if r.state == "current" => {
+                    return Err(ApiError::conflict(
+                        codes::KEY_IS_CURRENT,
+                        format!("key {kid:?} is the current signing key; run `latchkey key rotate --tenant {s}` first"),
+                    ));
+                }
+                Some(_) => {}
+            }
+            store::keys::delete_retired(tx, tenant.id, &kid)?;
+            Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
+        })
+        .await?;
+    state.registry.refresh(state, &slug).await?;
+    Ok(left)
+}

@@ -1,0 +1,308 @@
+//! SQLite storage: the only module that speaks SQL.
+//!
+//! All work runs in a transaction on a blocking thread: [`Db::read`] hands the closure a
+//! [`ReadTx`], [`Db::write`] a [`WriteTx`] opened with `BEGIN IMMEDIATE`. Mutating functions in
+//! the table modules take `&WriteTx`, so a mutation cannot be written inside a read transaction.
+//! A transaction commits when the closure returns `Ok` and rolls back otherwise.
+
+pub mod apps;
+pub mod keys;
+pub mod tenants;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite_migration::{M, Migrations};
+
+pub type TenantId = i64;
+
+const MIGRATIONS: &[M<'static>] = &[M::up(include_str!("../../../migrations/0001-initial/up.sql"))];
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("database pool error: {0}")]
+    Pool(#[from] r2d2::Error),
+    #[error("{0}")]
+    Migration(String),
+    #[error("cannot open database {path}: {message}")]
+    Open { path: PathBuf, message: String },
+    #[error("a stored value is corrupt: {0}")]
+    Corrupt(String),
+    #[error("database task failed: {0}")]
+    Task(String),
+}
+
+impl StoreError {
+    /// True when the error is a uniqueness violation (a conflict the caller can name).
+    pub fn is_unique_violation(&self) -> bool {
+        matches!(self, StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE)
+    }
+}
+
+/// A read transaction.
+pub struct ReadTx<'c>(rusqlite::Transaction<'c>);
+/// A write transaction, begun with `BEGIN IMMEDIATE` so it never fails half-way on a lock upgrade.
+pub struct WriteTx<'c>(rusqlite::Transaction<'c>);
+
+/// Anything queries can run on: both transaction kinds.
+pub trait Reader {
+    fn conn(&self) -> &Connection;
+}
+
+impl Reader for ReadTx<'_> {
+    fn conn(&self) -> &Connection {
+        &self.0
+    }
+}
+
+impl Reader for WriteTx<'_> {
+    fn conn(&self) -> &Connection {
+        &self.0
+    }
+}
+
+impl WriteTx<'_> {
+    fn conn_mut(&self) -> &Connection {
+        &self.0
+    }
+}
+
+#[derive(Clone)]
+pub struct Db {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("path", &self.path).finish()
+    }
+}
+
+fn configure(conn: &mut Connection) -> Result<(), rusqlite::Error> {
+    conn.busy_timeout(Duration::from_secs(5))?;
+    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so a committed
+    // revocation or consumed invite survives power loss.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+impl Db {
+    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    /// A database written by a newer Latchkey is refused, never modified.
+    pub fn open(path: &Path) -> Result<Db, StoreError> {
+        let open_err = |message: String| StoreError::Open {
+            path: path.to_owned(),
+            message,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| open_err(format!("cannot create directory: {e}")))?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(|e| open_err(e.to_string()))?;
+        // Hashed secrets and sealed keys are still nobody else's business; SQLite gives the WAL
+        // and shared-memory files the same mode as the database.
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .map_err(|e| open_err(format!("cannot set mode 0600: {e}")))?;
+        configure(&mut conn).map_err(|e| open_err(e.to_string()))?;
+        migrate(&mut conn)?;
+        drop(conn);
+
+        let manager = SqliteConnectionManager::file(path)
+            .with_flags(flags)
+            .with_init(configure);
+        let pool = r2d2::Pool::builder()
+            .max_size(8)
+            .connection_timeout(Duration::from_secs(10))
+            .build(manager)?;
+        Ok(Db {
+            pool,
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` in a read transaction on a blocking thread.
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&ReadTx<'_>) -> Result<T, E> + Send + 'static,
+    {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || db.read_blocking(f))
+            .await
+            .map_err(|e| E::from(StoreError::Task(e.to_string())))?
+    }
+
+    /// Runs `f` in a write transaction on a blocking thread; commits on `Ok`.
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || db.write_blocking(f))
+            .await
+            .map_err(|e| E::from(StoreError::Task(e.to_string())))?
+    }
+
+    pub fn read_blocking<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        E: From<StoreError>,
+        F: FnOnce(&ReadTx<'_>) -> Result<T, E>,
+    {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(StoreError::from)?;
+        let tx = ReadTx(tx);
+        let out = f(&tx)?;
+        tx.0.commit().map_err(StoreError::from)?;
+        Ok(out)
+    }
+
+    pub fn write_blocking<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        E: From<StoreError>,
+        F: FnOnce(&WriteTx<'_>) -> Result<T, E>,
+    {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
+        let tx = WriteTx(tx);
+        let out = f(&tx)?;
+        tx.0.commit().map_err(StoreError::from)?;
+        Ok(out)
+    }
+
+    /// `SELECT 1`: what `/readyz` asks.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.read(|tx| Ok::<_, StoreError>(tx.conn().query_row("SELECT 1", [], |_| Ok(()))?))
+            .await
+    }
+}
+
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let migrations = Migrations::from_slice(MIGRATIONS);
+    let known = MIGRATIONS.len();
+    let version: usize = conn
+        .pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))
+        .map(|v| v.max(0) as usize)
+        .map_err(StoreError::from)?;
+    if version > known {
+        return Err(StoreError::Migration(format!(
+            "the database is at schema version {version}, newer than this latchkeyd understands ({known}); \
+             it was written by a newer release. Run that release, or restore a backup; the database was not modified"
+        )));
+    }
+    migrations
+        .to_latest(conn)
+        .map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))
+}
+
+/// Reads a JSON array of strings stored in a TEXT column.
+pub(crate) fn json_list(text: &str) -> Result<Vec<String>, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("list column: {e}")))
+}
+
+pub(crate) fn to_json_list(items: &[String]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".to_owned())
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// A fresh database file in a temporary directory, removed when dropped.
+    pub struct TempDb {
+        pub db: Db,
+        dir: PathBuf,
+    }
+
+    impl Drop for TempDb {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    pub fn temp_db() -> TempDb {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "lk-store-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let db = Db::open(&dir.join("t.db")).unwrap();
+        TempDb { db, dir }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::temp_db;
+    use super::*;
+
+    #[test]
+    fn newer_database_is_refused_untouched() {
+        let t = temp_db();
+        let path = t.db.path().to_owned();
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.pragma_update(None, "user_version", 99).unwrap();
+        }
+        let err = Db::open(&path).unwrap_err().to_string();
+        assert!(err.contains("newer"), "{err}");
+        let conn = Connection::open(&path).unwrap();
+        let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v, 99);
+    }
+
+    #[test]
+    fn wal_and_full_sync() {
+        let t = temp_db();
+        let (mode, sync): (String, i64) =
+            t.db.read_blocking(|tx| {
+                let c = tx.conn();
+                let m: String = c.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+                let s: i64 = c.pragma_query_value(None, "synchronous", |r| r.get(0))?;
+                Ok::<_, StoreError>((m, s))
+            })
+            .unwrap();
+        assert_eq!(mode, "wal");
+        assert_eq!(sync, 2);
+    }
+
+    #[test]
+    fn write_rolls_back_on_error() {
+        let t = temp_db();
+        let r: Result<(), StoreError> = t.db.write_blocking(|tx| {
+            tx.conn_mut().execute(
+                "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at) VALUES ('a','a','u','r','open',0)",
+                [],
+            )?;
+            Err(StoreError::Corrupt("stop".into()))
+        });
+        assert!(r.is_err());
+        let n: i64 =
+            t.db.read_blocking(|tx| {
+                Ok::<_, StoreError>(tx.conn().query_row("SELECT count(*) FROM tenants", [], |r| r.get(0))?)
+            })
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+}

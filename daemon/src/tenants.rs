@@ -1,0 +1,428 @@
+//! Tenants: creation rules, and the in-memory [`Registry`] that routes requests to tenants and
+//! holds what each tenant serves on hot paths (parsed signing key, pre-serialised JWKS and
+//! discovery bytes). The registry is rebuilt for one tenant whenever its keys or settings change.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use hyper::StatusCode;
+use latchkey::admin::{CreateTenant, Registration, Tenant};
+use latchkey::codes;
+use url::Url;
+
+use crate::State;
+use crate::clock::date;
+use crate::crypto::Kek;
+use crate::error::ApiError;
+use crate::oidc::keys::{Jwk, Jwks, SigningKey};
+use crate::oidc::{discovery, keys};
+use crate::store::keys::KeyRow;
+use crate::store::tenants::{NewTenant, TenantRow};
+use crate::store::{self, Db, Reader, StoreError, TenantId, WriteTx};
+use crate::urls::{self, SlugError};
+
+/// What the daemon keeps in memory for one tenant.
+#[derive(Debug)]
+pub struct TenantRuntime {
+    pub id: TenantId,
+    pub slug: String,
+    pub name: String,
+    /// Issuer; no trailing slash.
+    pub base_url: String,
+    pub base: Url,
+    /// `scheme://host[:port]`, the only WebAuthn origin of the tenant.
+    pub origin: String,
+    pub rp_id: String,
+    pub registration: Registration,
+    /// `host[:port]` for routing.
+    authority: String,
+    /// Path prefix without trailing slash; empty when the tenant owns a whole host.
+    pub path_prefix: String,
+    /// The tenant lives under the daemon's public URL (not a custom domain).
+    under_public_url: bool,
+    pub signer: Arc<SigningKey>,
+    pub jwks_json: Bytes,
+    pub discovery_json: Bytes,
+}
+
+impl TenantRuntime {
+    fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, ApiError> {
+        let base = Url::parse(&row.base_url).map_err(|e| ApiError::internal(format!("stored base_url: {e}")))?;
+        let mut keys = keys.into_iter();
+        let signer = Arc::new(
+            keys.next()
+                .ok_or_else(|| ApiError::internal(format!("tenant {} has no signing key", row.slug)))?,
+        );
+        let retired: Vec<SigningKey> = keys.collect();
+        let mut published: Vec<&Jwk> = vec![&signer.jwk];
+        published.extend(retired.iter().map(|k| &k.jwk));
+        let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(ApiError::internal)?;
+        let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(ApiError::internal)?;
+        Ok(TenantRuntime {
+            id: row.id,
+            slug: row.slug.clone(),
+            name: row.name.clone(),
+            base_url: row.base_url.clone(),
+            origin: base.origin().ascii_serialization(),
+            rp_id: row.rp_id.clone(),
+            registration: if row.registration == "open" {
+                Registration::Open
+            } else {
+                Registration::Invite
+            },
+            authority: urls::authority(&base),
+            path_prefix: base.path().trim_end_matches('/').to_owned(),
+            under_public_url: row.base_url.starts_with(&format!("{public_url}/")),
+            base,
+            signer,
+            jwks_json: Bytes::from(jwks_json),
+            discovery_json: Bytes::from(discovery_json),
+        })
+    }
+}
+
+#[derive(Debug, Default)]
+struct Snapshot {
+    /// Longest path prefix first, so `/a/b` wins over `/a`.
+    tenants: Vec<Arc<TenantRuntime>>,
+    by_slug: HashMap<String, Arc<TenantRuntime>>,
+}
+
+#[derive(Debug, Default)]
+pub struct Registry {
+    inner: RwLock<Arc<Snapshot>>,
+}
+
+impl Registry {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        match self.inner.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Vec<Arc<TenantRuntime>>)) {
+        let mut guard = match self.inner.write() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let mut list = guard.tenants.clone();
+        f(&mut list);
+        list.sort_by(|a, b| b.path_prefix.len().cmp(&a.path_prefix.len()).then(a.slug.cmp(&b.slug)));
+        let by_slug = list.iter().map(|t| (t.slug.clone(), t.clone())).collect();
+        *guard = Arc::new(Snapshot { tenants: list, by_slug });
+    }
+
+    pub fn get(&self, slug: &str) -> Option<Arc<TenantRuntime>> {
+        self.snapshot().by_slug.get(slug).cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        self.snapshot().tenants.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Finds the tenant for a request: first by `Host` and path prefix; then, for tenants under
+    /// the daemon's own public URL, by path prefix alone (a reverse proxy may rewrite `Host`).
+    /// Returns the tenant and the path below its prefix (always starting with `/`).
+    pub fn resolve(&self, host: Option<&str>, path: &str) -> Option<(Arc<TenantRuntime>, String)> {
+        let snap = self.snapshot();
+        let below = |t: &TenantRuntime| -> Option<String> {
+            let rest = path.strip_prefix(t.path_prefix.as_str())?;
+            if rest.is_empty() {
+                Some("/".to_owned())
+            } else if rest.starts_with('/') {
+                Some(rest.to_owned())
+            } else {
+                None
+            }
+        };
+        let host = host.map(|h| h.to_ascii_lowercase());
+        if let Some(h) = &host {
+            for t in &snap.tenants {
+                if &t.authority == h
+                    && let Some(rest) = below(t)
+                {
+                    return Some((t.clone(), rest));
+                }
+            }
+        }
+        snap.tenants
+            .iter()
+            .filter(|t| t.under_public_url)
+            .find_map(|t| below(t).map(|rest| (t.clone(), rest)))
+    }
+
+    /// Reloads one tenant from the database (after creation, rotation, or a settings change).
+    pub async fn refresh(&self, state: &State, slug: &str) -> Result<(), ApiError> {
+        let slug_owned = slug.to_owned();
+        let loaded = state
+            .db
+            .read(move |tx| -> Result<_, StoreError> {
+                let Some(row) = store::tenants::by_slug(tx, &slug_owned)? else {
+                    return Ok(None);
+                };
+                let keys = store::keys::list(tx, row.id)?;
+                Ok(Some((row, keys)))
+            })
+            .await?;
+        match loaded {
+            None => self.update(|list| list.retain(|t| t.slug != slug)),
+            Some((row, key_rows)) => {
+                let rt = Arc::new(runtime(&state.kek, &row, &key_rows, &state.config.public_base())?);
+                self.update(|list| {
+                    list.retain(|t| t.slug != rt.slug);
+                    list.push(rt);
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads every tenant; used at start-up.
+    pub fn load_all(&self, db: &Db, kek: &Kek, public_url: &str) -> Result<(), ApiError> {
+        let all = db.read_blocking(|tx| -> Result<_, StoreError> {
+            let mut out = vec![];
+            for row in store::tenants::list(tx)? {
+                let keys = store::keys::list(tx, row.id)?;
+                out.push((row, keys));
+            }
+            Ok(out)
+        })?;
+        let mut runtimes = vec![];
+        for (row, keys) in &all {
+            runtimes.push(Arc::new(runtime(kek, row, keys, public_url)?));
+        }
+        self.update(|list| *list = runtimes);
+        Ok(())
+    }
+}
+
+fn runtime(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], public_url: &str) -> Result<TenantRuntime, ApiError> {
+    let keys = key_rows
+        .iter()
+        .map(|k| SigningKey::unseal(kek, row.id, k))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ApiError::internal(format!("tenant {}: {e}", row.slug)))?;
+    TenantRuntime::build(row, keys, public_url)
+}
+
+pub fn to_wire(row: &TenantRow) -> Tenant {
+    Tenant {
+        slug: row.slug.clone(),
+        name: row.name.clone(),
+        base_url: row.base_url.clone(),
+        issuer: row.base_url.clone(),
+        rp_id: row.rp_id.clone(),
+        registration: if row.registration == "open" {
+            Registration::Open
+        } else {
+            Registration::Invite
+        },
+        created: date(row.created_at),
+    }
+}
+
+/// A validated tenant creation request.
+pub struct ValidTenant {
+    pub slug: String,
+    pub name: String,
+    pub base_url: String,
+    pub rp_id: String,
+    pub registration: Registration,
+}
+
+/// Applies the rules of SPEC §2 to a creation request.
+pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, ApiError> {
+    urls::slug(&req.slug).map_err(|e| match e {
+        SlugError::Invalid(m) => ApiError::bad_request(codes::INVALID_SLUG, m),
+        SlugError::Reserved(m) => ApiError::bad_request(codes::RESERVED_SLUG, m),
+    })?;
+    let name = req.name.clone().unwrap_or_else(|| req.slug.clone());
+    if name.trim().is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err(ApiError::bad_request(
+            codes::INVALID_INPUT,
+            "name must be 1-100 printable characters",
+        ));
+    }
+    let base_text = req
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("{public_url}/{}", req.slug));
+    let base = urls::base_url(&base_text).map_err(|m| ApiError::bad_request(codes::INVALID_BASE_URL, m))?;
+    let base_url = base.as_str().trim_end_matches('/').to_owned();
+    let host = base
+        .host_str()
+        .unwrap_or_default()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    let rp_id = match &req.rp_id {
+        None => host,
+        Some(rp) => {
+            let rp = rp.to_ascii_lowercase();
+            // WebAuthn: the RP ID is the origin's host or a registrable suffix of it.
+            let suffix_of_host = rp == host || host.ends_with(&format!(".{rp}"));
+            if rp.is_empty() || !suffix_of_host {
+                return Err(ApiError::bad_request(
+                    codes::INVALID_RP_ID,
+                    format!("rp_id {rp:?} must be the base URL's host {host:?} or a parent domain of it"),
+                ));
+            }
+            rp
+        }
+    };
+    Ok(ValidTenant {
+        slug: req.slug.clone(),
+        name,
+        base_url,
+        rp_id,
+        registration: req.registration.unwrap_or_default(),
+    })
+}
+
+/// Creates a tenant with its first signing key, in one transaction.
+pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, ApiError> {
+    let v = validate(&req, &state.config.public_base())?;
+    // RSA key generation takes tens of milliseconds; keep it off the async threads and outside
+    // the write transaction.
+    let bits = state.config.rsa_bits;
+    let generated = tokio::task::spawn_blocking(move || keys::generate(bits))
+        .await
+        .map_err(ApiError::internal)??;
+    let kek = state.kek.clone();
+    let now = state.clock.now();
+    let row = state
+        .db
+        .write(move |tx| -> Result<TenantRow, ApiError> {
+            if store::tenants::by_slug(tx, &v.slug)?.is_some() {
+                return Err(ApiError::conflict(
+                    codes::TENANT_EXISTS,
+                    format!("tenant {:?} already exists", v.slug),
+                ));
+            }
+            if let Some(other) = store::tenants::by_base_url(tx, &v.base_url)? {
+                return Err(ApiError::conflict(
+                    codes::BASE_URL_TAKEN,
+                    format!("base URL {} is already used by tenant {:?}", v.base_url, other.slug),
+                ));
+            }
+            let new = NewTenant {
+                slug: &v.slug,
+                name: &v.name,
+                base_url: &v.base_url,
+                rp_id: &v.rp_id,
+                registration: v.registration.as_str(),
+                created_at: now,
+            };
+            let id = store::tenants::insert(tx, &new)?;
+            insert_key(tx, &kek, id, &generated, bits, now)?;
+            Ok(TenantRow {
+                id,
+                slug: v.slug,
+                name: v.name,
+                base_url: v.base_url,
+                rp_id: v.rp_id,
+                registration: v.registration.as_str().to_owned(),
+                created_at: now,
+            })
+        })
+        .await?;
+    state.registry.refresh(state, &row.slug).await?;
+    Ok(to_wire(&row))
+}
+
+pub fn insert_key(
+    tx: &WriteTx<'_>,
+    kek: &Kek,
+    tenant: TenantId,
+    generated: &keys::GeneratedKey,
+    bits: u32,
+    now: i64,
+) -> Result<(), ApiError> {
+    let sealed = kek.seal(&keys::aad(tenant, &generated.kid), &generated.pkcs8)?;
+    let row = KeyRow {
+        kid: generated.kid.clone(),
+        state: "current".into(),
+        bits,
+        sealed_private_key: sealed,
+        created_at: now,
+    };
+    store::keys::insert_current(tx, tenant, &row, now)?;
+    Ok(())
+}
+
+/// Looks a tenant up by slug inside a transaction, or answers 404.
+pub fn require(tx: &impl Reader, slug: &str) -> Result<TenantRow, ApiError> {
+    store::tenants::by_slug(tx, slug)?.ok_or_else(|| not_found(slug))
+}
+
+pub fn not_found(slug: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        codes::TENANT_NOT_FOUND,
+        format!("no tenant {slug:?}; `latchkey tenant list` shows the tenants"),
+    )
+}
+
+pub async fn delete(state: &State, slug: String) -> Result<(), ApiError> {
+    let s = slug.clone();
+    state
+        .db
+        .write(move |tx| -> Result<(), ApiError> {
+            let row = require(tx, &s)?;
+            store::tenants::delete(tx, row.id)?;
+            Ok(())
+        })
+        .await?;
+    state.registry.refresh(state, &slug).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(slug: &str) -> CreateTenant {
+        CreateTenant {
+            slug: slug.into(),
+            ..CreateTenant::default()
+        }
+    }
+
+    #[test]
+    fn defaults_follow_public_url() {
+        let v = validate(&req("acme"), "http://localhost:8080").unwrap();
+        assert_eq!(v.base_url, "http://localhost:8080/acme");
+        assert_eq!(v.rp_id, "localhost");
+        assert_eq!(v.registration, Registration::Invite);
+    }
+
+    #[test]
+    fn custom_domain_and_rp_id() {
+        let mut r = req("acme");
+        r.base_url = Some("https://login.acme.com/".into());
+        r.rp_id = Some("acme.com".into());
+        let v = validate(&r, "https://id.example.com").unwrap();
+        assert_eq!(v.base_url, "https://login.acme.com");
+        assert_eq!(v.rp_id, "acme.com");
+        r.rp_id = Some("evil.com".into());
+        assert_eq!(
+            validate(&r, "https://id.example.com").err().map(|e| e.code),
+            Some(codes::INVALID_RP_ID)
+        );
+    }
+
+    #[test]
+    fn refuses_bad_input() {
+        let code = |r: CreateTenant| validate(&r, "https://id.example.com").err().map(|e| e.code);
+        assert_eq!(code(req("Bad Slug")), Some(codes::INVALID_SLUG));
+        assert_eq!(code(req("metrics")), Some(codes::RESERVED_SLUG));
+        let mut r = req("acme");
+        r.base_url = Some("http://acme.com".into());
+        assert_eq!(code(r), Some(codes::INVALID_BASE_URL));
+    }
+}

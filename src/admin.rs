@@ -1,0 +1,245 @@
+//! Admin-socket protocol: HTTP/1.1 with JSON bodies under [`PREFIX`].
+//!
+//! | call | request | response |
+//! |---|---|---|
+//! | `GET  /admin/v1/status` | – | [`Status`] |
+//! | `POST /admin/v1/tenants` | [`CreateTenant`] | 201 [`Tenant`] |
+//! | `GET  /admin/v1/tenants` | – | `[Tenant]` |
+//! | `GET  /admin/v1/tenants/{slug}` | – | [`Tenant`] |
+//! | `DELETE /admin/v1/tenants/{slug}` | [`Confirm`] | 204 |
+//! | `POST /admin/v1/tenants/{slug}/apps` | [`CreateApp`] | 201 [`AppCreated`] |
+//! | `GET  /admin/v1/tenants/{slug}/apps` | – | `[App]` |
+//! | `GET  /admin/v1/tenants/{slug}/apps/{client_id}` | – | [`App`] |
+//! | `DELETE /admin/v1/tenants/{slug}/apps/{client_id}` | [`Confirm`] | 204 |
+//! | `POST /admin/v1/tenants/{slug}/apps/{client_id}/rotate-secret` | – | [`SecretRotated`] |
+//! | `GET  /admin/v1/tenants/{slug}/keys` | – | `[Key]` |
+//! | `POST /admin/v1/tenants/{slug}/keys/rotate` | – | 201 [`Key`] |
+//! | `POST /admin/v1/tenants/{slug}/keys/{kid}/retire` | – | `[Key]` (what is left) |
+//!
+//! Every error is an [`ErrorBody`] with a stable `code` from [`crate::codes`].
+
+use serde::{Deserialize, Serialize};
+
+/// Path prefix of every admin call.
+pub const PREFIX: &str = "/admin/v1";
+
+/// The body of every admin error response.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+/// Daemon status, as `latchkey status` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    pub version: String,
+    pub uptime_seconds: u64,
+    pub listen: String,
+    pub public_url: String,
+    pub database: String,
+    pub admin_socket: String,
+    pub tenants: u64,
+}
+
+/// Who may register a passkey without an invitation.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Registration {
+    /// Only invited users (or users recovering their account) may register.
+    #[default]
+    Invite,
+    /// Anyone may register a free username.
+    Open,
+}
+
+impl Registration {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Registration::Invite => "invite",
+            Registration::Open => "open",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTenant {
+    pub slug: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rp_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<Registration>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Tenant {
+    pub slug: String,
+    pub name: String,
+    pub base_url: String,
+    /// Always equal to `base_url`; given separately because that is what client apps configure.
+    pub issuer: String,
+    pub rp_id: String,
+    pub registration: Registration,
+    pub created: String,
+}
+
+/// Body of a destructive call: the CLI sends `confirm: true` only with `--yes`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Confirm {
+    #[serde(default)]
+    pub confirm: bool,
+}
+
+/// Kinds of client application, as in Auth0's "Add Application".
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AppType {
+    /// Server-side web application: confidential, has a secret.
+    Web,
+    /// Single-page application in a browser: public, PKCE required.
+    Spa,
+    /// Native or mobile application: public, PKCE required.
+    Native,
+    /// Machine to machine: confidential, client credentials grant only.
+    M2m,
+}
+
+impl AppType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppType::Web => "web",
+            AppType::Spa => "spa",
+            AppType::Native => "native",
+            AppType::M2m => "m2m",
+        }
+    }
+
+    /// Confidential clients authenticate with a secret; public ones cannot keep one.
+    pub fn is_confidential(self) -> bool {
+        matches!(self, AppType::Web | AppType::M2m)
+    }
+
+    pub fn parse(s: &str) -> Option<AppType> {
+        match s {
+            "web" => Some(AppType::Web),
+            "spa" => Some(AppType::Spa),
+            "native" => Some(AppType::Native),
+            "m2m" => Some(AppType::M2m),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateApp {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub app_type: AppType,
+    #[serde(default)]
+    pub redirect_uris: Vec<String>,
+    #[serde(default)]
+    pub post_logout_redirect_uris: Vec<String>,
+    #[serde(default)]
+    pub cors_origins: Vec<String>,
+    /// Extra scopes an m2m app may be granted (e.g. `users:invite`); OIDC scopes are implied.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct App {
+    pub client_id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub app_type: AppType,
+    pub confidential: bool,
+    pub redirect_uris: Vec<String>,
+    pub post_logout_redirect_uris: Vec<String>,
+    pub cors_origins: Vec<String>,
+    pub scopes: Vec<String>,
+    pub created: String,
+}
+
+/// Answer to `app create`: the app and, for confidential apps, its secret, shown this once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AppCreated {
+    #[serde(flatten)]
+    pub app: App,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SecretRotated {
+    pub client_id: String,
+    pub client_secret: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyState {
+    /// Signs new tokens; exactly one per tenant.
+    Current,
+    /// No longer signs, still published in the JWKS so earlier tokens verify.
+    Retired,
+}
+
+impl KeyState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyState::Current => "current",
+            KeyState::Retired => "retired",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Key {
+    pub kid: String,
+    pub state: KeyState,
+    pub algorithm: String,
+    pub bits: u32,
+    pub created: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_created_flattens_the_app() {
+        let app = App {
+            client_id: "c".into(),
+            name: "n".into(),
+            app_type: AppType::Web,
+            confidential: true,
+            redirect_uris: vec![],
+            post_logout_redirect_uris: vec![],
+            cors_origins: vec![],
+            scopes: vec![],
+            created: "2026-01-01".into(),
+        };
+        let v = serde_json::to_value(AppCreated {
+            app,
+            client_secret: Some("s".into()),
+        })
+        .unwrap_or_default();
+        assert_eq!(v["client_id"], "c");
+        assert_eq!(v["type"], "web");
+        assert_eq!(v["client_secret"], "s");
+    }
+
+    #[test]
+    fn create_tenant_rejects_unknown_fields() {
+        let r: Result<CreateTenant, _> = serde_json::from_str(r#"{"slug":"a","bogus":1}"#);
+        assert!(r.is_err());
+    }
+}

@@ -1,0 +1,1 @@
+// Test support lives in e2e/.
