@@ -1,1 +1,50 @@
+//! `latchkey`: the command-line client of latchkeyd. A thin client: every operation is one or
+//! more admin-socket calls; nothing here touches the database.
 
+pub mod args;
+pub mod client;
+pub mod commands;
+pub mod error;
+pub mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command, Shell};
+use crate::client::{Client, default_socket};
+use crate::error::CliError;
+
+/// Parses `std::env::args`, runs the command, prints, and returns the exit code of SPEC §1.3.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("latchkey: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    if let Command::Completions { shell } = cli.command {
+        let mut cmd = args::command();
+        let shell = match shell {
+            Shell::Bash => clap_complete::Shell::Bash,
+            Shell::Zsh => clap_complete::Shell::Zsh,
+            Shell::Fish => clap_complete::Shell::Fish,
+        };
+        clap_complete::generate(shell, &mut cmd, "latchkey", &mut std::io::stdout());
+        return Ok(());
+    }
+    let client = Client::new(cli.socket.clone().unwrap_or_else(default_socket))?;
+    let output = match cli.command {
+        Command::Status => commands::status::run(&client)?,
+        Command::Tenant(c) => commands::tenant::run(&client, c)?,
+        Command::App(c) => commands::app::run(&client, c)?,
+        Command::Key(c) => commands::key::run(&client, c)?,
+        Command::Completions { .. } => return Ok(()),
+    };
+    output.print(cli.output, cli.quiet)
+}

@@ -1,0 +1,213 @@
+//! The command line of `latchkey` (clap only; no behaviour here).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "latchkey",
+    version,
+    about = "Manage a Latchkey identity daemon: tenants, applications, signing keys",
+    long_about = "Manage a Latchkey identity daemon: tenants, applications, signing keys.\n\n\
+        Every command is a call to the daemon's local admin socket; nothing here opens the database. \
+        Run it as root or as the daemon's user.",
+    after_help = "Examples:\n  \
+        latchkey tenant create acme\n  \
+        latchkey app create --tenant acme --name Portal --type web --redirect-uri https://portal.acme.com/oidc-callback\n  \
+        latchkey key rotate --tenant acme\n  \
+        latchkey tenant list -o json | jq -r '.[].issuer'\n\n\
+        Exit codes: 0 done; 1 the daemon refused (its message on stderr); 2 usage error; 3 daemon unreachable."
+)]
+pub struct Cli {
+    /// Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else
+    /// admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock.
+    #[arg(long, global = true, env = "LATCHKEY_ADMIN_SOCKET", value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+
+    /// Output format: tables for people, JSON for scripts.
+    #[arg(short, long, global = true, value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+
+    /// Print only what was asked for: no hints, no progress.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show whether the daemon is up, its version, listener and tenant count.
+    Status,
+    /// Create, list, inspect and delete tenants (one issuer each).
+    #[command(subcommand)]
+    Tenant(TenantCmd),
+    /// Register OpenID Connect client applications and manage their secrets.
+    #[command(subcommand)]
+    App(AppCmd),
+    /// List, rotate and retire a tenant's token-signing keys.
+    #[command(subcommand)]
+    Key(KeyCmd),
+    /// Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RegistrationArg {
+    /// Only invited users may register a passkey.
+    Invite,
+    /// Anyone may register a free username.
+    Open,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TenantCmd {
+    /// Create a tenant with its first signing key.
+    #[command(after_help = "Examples:\n  latchkey tenant create acme\n  \
+        latchkey tenant create acme --name \"Acme Corp\" --base-url https://login.acme.com --rp-id acme.com")]
+    Create {
+        /// Short name in URLs: 1-63 of a-z, 0-9 and '-'.
+        slug: String,
+        /// Display name (default: the slug).
+        #[arg(long)]
+        name: Option<String>,
+        /// Issuer URL (default: {public_url}/{slug}); https, or http on localhost.
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// WebAuthn relying-party id (default: the base URL's host).
+        #[arg(long, value_name = "ID")]
+        rp_id: Option<String>,
+        /// Who may register a passkey.
+        #[arg(long, value_enum, default_value_t = RegistrationArg::Invite)]
+        registration: RegistrationArg,
+    },
+    /// List tenants.
+    List,
+    /// Show one tenant.
+    Show { slug: String },
+    /// Delete a tenant and everything it owns (users, apps, keys). Cannot be undone.
+    Delete {
+        slug: String,
+        /// Confirm the deletion.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct TenantArg {
+    /// Tenant slug.
+    #[arg(long, short = 't', value_name = "SLUG")]
+    pub tenant: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AppTypeArg {
+    /// Server-side web app (confidential: gets a client secret).
+    Web,
+    /// Single-page app (public: PKCE, no secret).
+    Spa,
+    /// Native or mobile app (public: PKCE, no secret).
+    Native,
+    /// Machine to machine (confidential: client credentials grant only).
+    M2m,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AppCmd {
+    /// Register an application. Prints its Client ID and, once only, its Client Secret.
+    #[command(after_help = "Examples:\n  \
+        latchkey app create --tenant acme --name Portal --type web --redirect-uri https://portal.acme.com/oidc-callback\n  \
+        latchkey app create --tenant acme --name Dashboard --type spa --redirect-uri http://localhost:5173/oidc-callback --cors-origin http://localhost:5173\n  \
+        latchkey app create --tenant acme --name Importer --type m2m --scope users:invite")]
+    Create {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// Application name.
+        #[arg(long)]
+        name: String,
+        /// Kind of application.
+        #[arg(long = "type", value_enum)]
+        app_type: AppTypeArg,
+        /// Login Redirect URL, matched character for character (repeatable).
+        #[arg(long = "redirect-uri", value_name = "URL")]
+        redirect_uris: Vec<String>,
+        /// Where /logout may send the browser afterwards (repeatable).
+        #[arg(long = "post-logout-redirect-uri", value_name = "URL")]
+        post_logout_redirect_uris: Vec<String>,
+        /// Browser origin allowed to call the token and userinfo endpoints (repeatable).
+        #[arg(long = "cors-origin", value_name = "ORIGIN")]
+        cors_origins: Vec<String>,
+        /// Extra scope granted to the app, e.g. users:invite (repeatable).
+        #[arg(long = "scope", value_name = "SCOPE")]
+        scopes: Vec<String>,
+    },
+    /// List a tenant's applications.
+    List {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Show one application.
+    Show {
+        #[command(flatten)]
+        tenant: TenantArg,
+        client_id: String,
+    },
+    /// Delete an application; its tokens stop being accepted.
+    Delete {
+        #[command(flatten)]
+        tenant: TenantArg,
+        client_id: String,
+        /// Confirm the deletion.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Issue a new Client Secret (shown once); the old one stops working at once.
+    RotateSecret {
+        #[command(flatten)]
+        tenant: TenantArg,
+        client_id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCmd {
+    /// List signing keys: the current one and retired ones still published in the JWKS.
+    List {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Make a new key current now; the old one stays in the JWKS so issued tokens still verify.
+    Rotate {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying.
+    Retire {
+        #[command(flatten)]
+        tenant: TenantArg,
+        kid: String,
+    },
+}
+
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}

@@ -1,0 +1,138 @@
+//! The admin-socket client: one HTTP/1.1 request per call over the daemon's Unix socket.
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use latchkey::ErrorBody;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::net::UnixStream;
+
+use crate::error::CliError;
+
+/// Where the CLI looks for the socket when neither `--socket` nor `LATCHKEY_ADMIN_SOCKET` is set.
+pub fn default_socket() -> PathBuf {
+    let dev = PathBuf::from("latchkey-data/admin.sock");
+    if dev.exists() {
+        return dev;
+    }
+    if let Some(p) = socket_from_config(Path::new("/etc/latchkey/config.toml")) {
+        return p;
+    }
+    PathBuf::from("/run/latchkey/admin.sock")
+}
+
+fn socket_from_config(path: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let table: toml::Table = toml::from_str(&text).ok()?;
+    table.get("admin")?.get("socket")?.as_str().map(PathBuf::from)
+}
+
+pub struct Client {
+    socket: PathBuf,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Client {
+    pub fn new(socket: PathBuf) -> Result<Client, CliError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::Local(format!("cannot start the I/O runtime: {e}")))?;
+        Ok(Client { socket, runtime })
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    pub fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {
+        self.call(Method::GET, path, None::<&()>)
+    }
+
+    pub fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, CliError> {
+        self.call(Method::POST, path, Some(body))
+    }
+
+    pub fn delete<B: Serialize>(&self, path: &str, body: &B) -> Result<(), CliError> {
+        self.call::<B, serde_json::Value>(Method::DELETE, path, Some(body))
+            .map(|_| ())
+    }
+
+    /// Sends one request; a 2xx answer is parsed as `T` (204 as JSON `null`), anything else as
+    /// the daemon's `{code, message}`.
+    pub fn call<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<T, CliError> {
+        let payload = match body {
+            Some(b) => Some(serde_json::to_vec(b).map_err(|e| CliError::Local(e.to_string()))?),
+            None => None,
+        };
+        let (status, bytes) = self.runtime.block_on(self.send(method, path, payload))?;
+        if status.is_success() {
+            let bytes = if status == StatusCode::NO_CONTENT || bytes.is_empty() {
+                Bytes::from_static(b"null")
+            } else {
+                bytes
+            };
+            return serde_json::from_slice(&bytes)
+                .map_err(|e| CliError::Protocol(format!("unexpected answer from the daemon: {e}")));
+        }
+        match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(e) => Err(CliError::Refused {
+                code: e.code,
+                message: e.message,
+            }),
+            Err(_) => Err(CliError::Protocol(format!(
+                "the daemon answered {status} without an error body: {}",
+                String::from_utf8_lossy(&bytes)
+            ))),
+        }
+    }
+
+    async fn send(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes), CliError> {
+        let unreachable = |reason: String| CliError::Unreachable {
+            socket: self.socket.clone(),
+            reason,
+        };
+        let stream = UnixStream::connect(&self.socket)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", latchkey::admin::PREFIX))
+            .header("host", "latchkeyd");
+        if body.is_some() {
+            req = req.header("content-type", "application/json");
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| CliError::Local(e.to_string()))?;
+        let res = sender.send_request(req).await.map_err(|e| {
+            // The daemon closes connections from uids it does not allow without answering.
+            unreachable(format!(
+                "{e}; the daemon closed the connection, which it does when your uid is not in admin.allowed_uids"
+            ))
+        })?;
+        let status = res.status();
+        let bytes = res
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| CliError::Protocol(format!("reading the answer: {e}")))?
+            .to_bytes();
+        Ok((status, bytes))
+    }
+}

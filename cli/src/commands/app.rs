@@ -1,0 +1,114 @@
+use latchkey::admin::{App, AppCreated, AppType, Confirm, CreateApp, SecretRotated};
+
+use super::{require_yes, seg};
+use crate::args::{AppCmd, AppTypeArg};
+use crate::client::Client;
+use crate::error::CliError;
+use crate::output::{Output, fields, lines, table};
+
+fn rows(a: &App) -> Vec<(&'static str, String)> {
+    vec![
+        ("client id", a.client_id.clone()),
+        ("name", a.name.clone()),
+        ("type", a.app_type.as_str().to_owned()),
+        (
+            "confidential",
+            if a.confidential {
+                "yes".into()
+            } else {
+                "no (public client, PKCE)".into()
+            },
+        ),
+        ("redirect uris", lines(&a.redirect_uris)),
+        ("post-logout uris", lines(&a.post_logout_redirect_uris)),
+        ("cors origins", lines(&a.cors_origins)),
+        ("scopes", lines(&a.scopes)),
+        ("created", a.created.clone()),
+    ]
+}
+
+pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
+    match cmd {
+        AppCmd::Create {
+            tenant,
+            name,
+            app_type,
+            redirect_uris,
+            post_logout_redirect_uris,
+            cors_origins,
+            scopes,
+        } => {
+            let req = CreateApp {
+                name,
+                app_type: match app_type {
+                    AppTypeArg::Web => AppType::Web,
+                    AppTypeArg::Spa => AppType::Spa,
+                    AppTypeArg::Native => AppType::Native,
+                    AppTypeArg::M2m => AppType::M2m,
+                },
+                redirect_uris,
+                post_logout_redirect_uris,
+                cors_origins,
+                scopes,
+            };
+            let slug = seg(&tenant.tenant)?;
+            let created: AppCreated = client.post(&format!("/tenants/{slug}/apps"), &req)?;
+            let mut r = rows(&created.app);
+            let mut out_note = None;
+            if let Some(secret) = &created.client_secret {
+                r.insert(1, ("client secret", secret.clone()));
+                out_note = Some("The client secret is shown this once and stored only as a hash: keep it now.");
+            }
+            let out = Output::new(&created)?
+                .text(format!("Created application {:?} in tenant {slug}.", created.app.name))
+                .table(fields(&r));
+            Ok(match out_note {
+                Some(n) => out.note(n),
+                None => out,
+            })
+        }
+        AppCmd::List { tenant } => {
+            let list: Vec<App> = client.get(&format!("/tenants/{}/apps", seg(&tenant.tenant)?))?;
+            let mut t = table(&["CLIENT ID", "NAME", "TYPE", "REDIRECT URIS", "CREATED"]);
+            for a in &list {
+                t.add_row(vec![
+                    a.client_id.clone(),
+                    a.name.clone(),
+                    a.app_type.as_str().into(),
+                    lines(&a.redirect_uris),
+                    a.created.clone(),
+                ]);
+            }
+            Ok(Output::new(&list)?.table(t))
+        }
+        AppCmd::Show { tenant, client_id } => {
+            let a: App = client.get(&format!("/tenants/{}/apps/{}", seg(&tenant.tenant)?, seg(&client_id)?))?;
+            Ok(Output::new(&a)?.table(fields(&rows(&a))))
+        }
+        AppCmd::Delete { tenant, client_id, yes } => {
+            require_yes(yes, &format!("application {client_id:?}"))?;
+            client.delete(
+                &format!("/tenants/{}/apps/{}", seg(&tenant.tenant)?, seg(&client_id)?),
+                &Confirm { confirm: true },
+            )?;
+            Ok(Output::new(&serde_json::json!({"deleted": client_id}))?
+                .text(format!("Deleted application {client_id}.")))
+        }
+        AppCmd::RotateSecret { tenant, client_id } => {
+            let r: SecretRotated = client.post(
+                &format!(
+                    "/tenants/{}/apps/{}/rotate-secret",
+                    seg(&tenant.tenant)?,
+                    seg(&client_id)?
+                ),
+                &serde_json::json!({}),
+            )?;
+            Ok(Output::new(&r)?
+                .table(fields(&[
+                    ("client id", r.client_id.clone()),
+                    ("client secret", r.client_secret.clone()),
+                ]))
+                .note("The old secret no longer works. The new one is shown this once: keep it now."))
+        }
+    }
+}

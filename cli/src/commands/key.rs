@@ -1,0 +1,50 @@
+use latchkey::admin::Key;
+
+use super::seg;
+use crate::args::KeyCmd;
+use crate::client::Client;
+use crate::error::CliError;
+use crate::output::{Output, table};
+
+fn key_table(keys: &[Key]) -> comfy_table::Table {
+    let mut t = table(&["KID", "STATE", "ALGORITHM", "BITS", "CREATED"]);
+    for k in keys {
+        t.add_row(vec![
+            k.kid.clone(),
+            k.state.as_str().into(),
+            k.algorithm.clone(),
+            k.bits.to_string(),
+            k.created.clone(),
+        ]);
+    }
+    t
+}
+
+pub fn run(client: &Client, cmd: KeyCmd) -> Result<Output, CliError> {
+    match cmd {
+        KeyCmd::List { tenant } => {
+            let keys: Vec<Key> = client.get(&format!("/tenants/{}/keys", seg(&tenant.tenant)?))?;
+            Ok(Output::new(&keys)?.table(key_table(&keys)))
+        }
+        KeyCmd::Rotate { tenant } => {
+            let slug = seg(&tenant.tenant)?;
+            let key: Key = client.post(&format!("/tenants/{slug}/keys/rotate"), &serde_json::json!({}))?;
+            Ok(Output::new(&key)?
+                .text(format!("Key {} now signs new tokens for {slug}.", key.kid))
+                .table(key_table(std::slice::from_ref(&key)))
+                .note(format!(
+                    "The previous key stays in the JWKS. Once tokens it signed have expired: latchkey key retire --tenant {slug} KID"
+                )))
+        }
+        KeyCmd::Retire { tenant, kid } => {
+            let slug = seg(&tenant.tenant)?;
+            let left: Vec<Key> = client.post(
+                &format!("/tenants/{slug}/keys/{}/retire", seg(&kid)?),
+                &serde_json::json!({}),
+            )?;
+            Ok(Output::new(&left)?
+                .text(format!("Retired key {kid}; it is no longer published. Keys left:"))
+                .table(key_table(&left)))
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Rendering: comfy-table for people, one JSON document for scripts.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{ContentArrangement, Table};
+use serde::Serialize;
+
+use crate::args::Format;
+use crate::error::CliError;
+
+/// What a command produced: JSON for scripts, and the same data as a table (or lines) for people.
+pub struct Output {
+    pub json: serde_json::Value,
+    pub table: Option<Table>,
+    /// Lines printed after the table for people (never in JSON mode, never with -q).
+    pub notes: Vec<String>,
+    /// Text printed instead of a table.
+    pub text: Option<String>,
+}
+
+impl Output {
+    pub fn new<T: Serialize>(value: &T) -> Result<Output, CliError> {
+        let json = serde_json::to_value(value).map_err(|e| CliError::Local(e.to_string()))?;
+        Ok(Output {
+            json,
+            table: None,
+            notes: vec![],
+            text: None,
+        })
+    }
+
+    pub fn table(mut self, table: Table) -> Output {
+        self.table = Some(table);
+        self
+    }
+
+    pub fn text(mut self, text: impl Into<String>) -> Output {
+        self.text = Some(text.into());
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Output {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn print(&self, format: Format, quiet: bool) -> Result<(), CliError> {
+        match format {
+            Format::Json => {
+                let s = serde_json::to_string_pretty(&self.json).map_err(|e| CliError::Local(e.to_string()))?;
+                println!("{s}");
+            }
+            Format::Table => {
+                if let Some(t) = &self.text {
+                    println!("{t}");
+                }
+                if let Some(t) = &self.table {
+                    println!("{t}");
+                }
+                if !quiet {
+                    for n in &self.notes {
+                        eprintln!("{n}");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A table with a header row.
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header);
+    t
+}
+
+/// A two-column table of one object's fields.
+pub fn fields(rows: &[(&str, String)]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    for (k, v) in rows {
+        t.add_row(vec![k.to_string(), v.clone()]);
+    }
+    t
+}
+
+/// A list shown in one cell.
+pub fn lines(items: &[String]) -> String {
+    if items.is_empty() {
+        "-".to_owned()
+    } else {
+        items.join("\n")
+    }
+}
