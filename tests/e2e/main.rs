@@ -1,1 +1,12 @@
+//! End-to-end tests: one test binary, one module per capability.
 
+mod support;
+
+mod admin_socket;
+mod apps;
+mod config;
+mod dev_mode;
+mod docs;
+mod keys;
+mod routing;
+mod tenants;

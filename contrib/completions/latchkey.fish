@@ -1,0 +1,195 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_latchkey_global_optspecs
+    string join \n socket= o/output= q/quiet h/help V/version
+end
+
+function __fish_latchkey_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_latchkey_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_latchkey_using_subcommand
+    set -l cmd (__fish_latchkey_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c latchkey -n "__fish_latchkey_needs_command" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_needs_command" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_needs_command" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c latchkey -n "__fish_latchkey_needs_command" -s V -l version -d 'Print version'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "status" -d 'Show whether the daemon is up, its version, listener and tenant count'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand status" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand status" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand status" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand status" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -f -a "create" -d 'Create a tenant with its first signing key'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -f -a "list" -d 'List tenants'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -f -a "show" -d 'Show one tenant'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -f -a "delete" -d 'Delete a tenant and everything it owns (users, apps, keys). Cannot be undone'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l name -d 'Display name (default: the slug)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l base-url -d 'Issuer URL (default: {public_url}/{slug}); https, or http on localhost' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l rp-id -d 'WebAuthn relying-party id (default: the base URL\'s host)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l registration -d 'Who may register a passkey' -r -f -a "invite\t'Only invited users may register a passkey'
+open\t'Anyone may register a free username'"
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "create" -d 'Create a tenant with its first signing key'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "list" -d 'List tenants'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one tenant'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a tenant and everything it owns (users, apps, keys). Cannot be undone'
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "create" -d 'Register an application. Prints its Client ID and, once only, its Client Secret'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "list" -d 'List a tenant\'s applications'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "show" -d 'Show one application'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l name -d 'Application name' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l type -d 'Kind of application' -r -f -a "web\t'Server-side web app (confidential: gets a client secret)'
+spa\t'Single-page app (public: PKCE, no secret)'
+native\t'Native or mobile app (public: PKCE, no secret)'
+m2m\t'Machine to machine (confidential: client credentials grant only)'"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l redirect-uri -d 'Login Redirect URL, matched character for character (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l post-logout-redirect-uri -d 'Where /logout may send the browser afterwards (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l cors-origin -d 'Browser origin allowed to call the token and userinfo endpoints (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l scope -d 'Extra scope granted to the app, e.g. users:invite (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "create" -d 'Register an application. Prints its Client ID and, once only, its Client Secret'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "list" -d 'List a tenant\'s applications'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one application'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "list" -d 'List signing keys: the current one and retired ones still published in the JWKS'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "list" -d 'List signing keys: the current one and retired ones still published in the JWKS'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "status" -d 'Show whether the daemon is up, its version, listener and tenant count'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "create" -d 'Create a tenant with its first signing key'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "list" -d 'List tenants'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "show" -d 'Show one tenant'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "delete" -d 'Delete a tenant and everything it owns (users, apps, keys). Cannot be undone'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "create" -d 'Register an application. Prints its Client ID and, once only, its Client Secret'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "list" -d 'List a tenant\'s applications'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "show" -d 'Show one application'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "list" -d 'List signing keys: the current one and retired ones still published in the JWKS'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'

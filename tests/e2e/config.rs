@@ -1,0 +1,114 @@
+//! Configuration through the real binary: `check-config`, unknown keys, environment overrides.
+
+use std::process::Command;
+
+use crate::support::*;
+
+fn check(config: &std::path::Path, env: &[(&str, &str)]) -> Run {
+    let mut c = Command::new(bin("latchkeyd"));
+    c.arg("check-config").arg("--config").arg(config);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap().into()
+}
+
+#[test]
+fn example_config_is_valid() {
+    let r = check(&repo_root().join("config.example.toml"), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("public_url = \"https://id.example.com\""),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn every_key_of_the_example_is_a_real_key() {
+    // Uncomment every commented `key = value` line: the result must still parse, so the
+    // example documents no key that the daemon does not know.
+    let text = std::fs::read_to_string(repo_root().join("config.example.toml")).unwrap();
+    let uncommented: String = text
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            match t.strip_prefix("# ") {
+                Some(rest) if rest.contains(" = ") && !rest.starts_with(' ') => rest.to_owned(),
+                Some(rest) if rest.starts_with('[') && rest.ends_with(']') => rest.to_owned(),
+                _ => l.to_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    latchkeyd::config::FileConfig::parse(&uncommented).unwrap_or_else(|e| panic!("{e}\n---\n{uncommented}"));
+}
+
+#[test]
+fn unknown_key_is_named_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "[server]\npublic_url = \"https://id.example.com\"\n\n[tokens]\nsession_tll = \"8h\"\n",
+    )
+    .unwrap();
+    let r = check(&path, &[]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("session_tll"), "{}", r.stderr);
+    assert!(r.stderr.contains("line 5"), "{}", r.stderr);
+}
+
+#[test]
+fn bad_values_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    for (body, expect) in [
+        ("[server]\npublic_url = \"http://id.example.com\"\n", "plain http"),
+        (
+            "[server]\npublic_url = \"https://id.example.com\"\n[tokens]\nsession_ttl = \"soon\"\n",
+            "tokens.session_ttl",
+        ),
+        (
+            "[server]\npublic_url = \"https://id.example.com\"\n[keys]\nrsa_bits = 1024\n",
+            "keys.rsa_bits",
+        ),
+        ("[server]\nlisten = \"0.0.0.0:8080\"\n", "server.public_url"),
+    ] {
+        std::fs::write(&path, body).unwrap();
+        let r = check(&path, &[]);
+        assert_eq!(r.code, 1, "{body}");
+        assert!(r.stderr.contains(expect), "{body}: {}", r.stderr);
+    }
+    let r = check(&dir.path().join("missing.toml"), &[]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("--dev"),
+        "a missing file suggests --dev: {}",
+        r.stderr
+    );
+}
+
+#[test]
+fn environment_overrides_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, "[server]\npublic_url = \"https://id.example.com\"\n").unwrap();
+    let r = check(
+        &path,
+        &[
+            ("LATCHKEY_SERVER_PUBLIC_URL", "https://login.example.org"),
+            ("LATCHKEY_TOKENS_SESSION_TTL", "2h"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("public_url = \"https://login.example.org\""),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("session_ttl = \"2h\""), "{}", r.stdout);
+    let r = check(&path, &[("LATCHKEY_TOKENS_SESION_TTL", "2h")]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("LATCHKEY_TOKENS_SESION_TTL"), "{}", r.stderr);
+}

@@ -1,0 +1,112 @@
+//! The public listener: tenant routing by base URL, health, metrics, discovery, errors.
+
+use crate::support::*;
+
+#[test]
+fn discovery_is_built_from_the_base_url() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let r = d.get("/acme/.well-known/openid-configuration");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    let doc = r.json();
+    let issuer = format!("{}/acme", d.base);
+    assert_eq!(doc["issuer"], issuer.as_str());
+    for (field, path) in [
+        ("authorization_endpoint", "/authorize"),
+        ("token_endpoint", "/token"),
+        ("userinfo_endpoint", "/userinfo"),
+        ("jwks_uri", "/.well-known/jwks.json"),
+        ("end_session_endpoint", "/logout"),
+        ("revocation_endpoint", "/revoke"),
+        ("introspection_endpoint", "/introspect"),
+    ] {
+        assert_eq!(doc[field], format!("{issuer}{path}"), "{field}");
+    }
+    assert_eq!(doc["response_types_supported"], serde_json::json!(["code"]));
+    assert_eq!(doc["code_challenge_methods_supported"], serde_json::json!(["S256"]));
+    assert_eq!(
+        doc["id_token_signing_alg_values_supported"],
+        serde_json::json!(["RS256"])
+    );
+    let grants = doc["grant_types_supported"].as_array().unwrap();
+    assert!(!grants.iter().any(|g| g == "password" || g == "implicit"));
+    for scope in ["openid", "profile", "email"] {
+        assert!(doc["scopes_supported"].as_array().unwrap().iter().any(|s| s == scope));
+    }
+
+    // A forged Host header routes (path-based) but never changes the issuer.
+    let forged = http_get(
+        &format!("{}/acme/.well-known/openid-configuration", d.base),
+        Some("evil.example.com"),
+    );
+    assert_eq!(forged.status, 200);
+    assert_eq!(forged.json()["issuer"], issuer.as_str());
+    let preflight = http_request("OPTIONS", &format!("{}/acme/.well-known/openid-configuration", d.base));
+    assert_eq!(preflight.status, 204);
+    assert_eq!(preflight.header("access-control-allow-origin"), Some("*"));
+}
+
+#[test]
+fn custom_domain_tenant_is_routed_by_host() {
+    let d = TestDaemon::start();
+    d.cli(&[
+        "tenant",
+        "create",
+        "corp",
+        "--base-url",
+        "https://login.corp.test",
+        "--rp-id",
+        "corp.test",
+    ])
+    .ok();
+    let port = d.base.rsplit(':').next().unwrap();
+    let url = format!("http://127.0.0.1:{port}/.well-known/openid-configuration");
+    let r = http_get(&url, Some("login.corp.test"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["issuer"], "https://login.corp.test");
+    assert_eq!(r.json()["token_endpoint"], "https://login.corp.test/token");
+    // Without its host, a custom-domain tenant is not reachable.
+    assert_eq!(http_get(&url, None).status, 404);
+}
+
+#[test]
+fn health_metrics_and_errors() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    assert_eq!(d.get("/healthz").status, 200);
+    assert_eq!(d.get("/readyz").status, 200);
+
+    let unknown = d.get("/nobody/.well-known/openid-configuration");
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.json()["error"], "tenant_not_found");
+    assert!(unknown.json()["error_description"].as_str().unwrap().len() > 10);
+
+    let missing = d.get("/acme/no-such-endpoint");
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["error"], "not_found");
+
+    let wrong_method = http_request("POST", &format!("{}/acme/.well-known/jwks.json", d.base));
+    assert_eq!(wrong_method.status, 405);
+    assert_eq!(wrong_method.json()["error"], "method_not_allowed");
+    assert!(wrong_method.header("allow").unwrap().contains("GET"));
+
+    // A prefix is matched at a path-segment boundary only.
+    assert_eq!(d.get("/acmex/.well-known/jwks.json").status, 404);
+
+    let r = d.get("/acme/.well-known/jwks.json");
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(r.header("referrer-policy"), Some("no-referrer"));
+
+    let metrics = d.get("/metrics");
+    assert_eq!(metrics.status, 200);
+    assert!(
+        metrics
+            .body
+            .contains("latchkey_http_requests_total{route=\"jwks\",status=\"200\"}"),
+        "{}",
+        metrics.body
+    );
+    assert!(metrics.body.contains("latchkey_http_request_duration_seconds_bucket"));
+}

@@ -1,0 +1,138 @@
+//! Tenants through the real CLI and admin socket; bad input leaves the database unchanged.
+
+use crate::support::*;
+
+#[test]
+fn create_show_list_delete() {
+    let d = TestDaemon::start();
+    let t = d.tenant("acme");
+    assert_eq!(t["slug"], "acme");
+    assert_eq!(t["name"], "acme");
+    assert_eq!(t["base_url"], format!("{}/acme", d.base));
+    assert_eq!(t["issuer"], t["base_url"]);
+    assert_eq!(t["rp_id"], "localhost");
+    assert_eq!(t["registration"], "invite");
+
+    let shown = d.cli(&["tenant", "show", "acme", "-o", "json"]).ok().json();
+    assert_eq!(shown, t);
+    let listed = d.cli(&["tenant", "list", "-o", "json"]).ok().json();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+
+    let table = d.cli(&["tenant", "list"]).ok();
+    assert!(
+        table.stdout.contains("ISSUER") && table.stdout.contains(&format!("{}/acme", d.base)),
+        "{}",
+        table.stdout
+    );
+
+    let open = d
+        .cli(&[
+            "tenant",
+            "create",
+            "beta",
+            "--name",
+            "Beta Inc",
+            "--registration",
+            "open",
+            "-o",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(open["registration"], "open");
+    assert_eq!(open["name"], "Beta Inc");
+
+    let refused = d.cli(&["tenant", "delete", "acme"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--yes"));
+    d.cli(&["tenant", "delete", "acme", "--yes"]).ok();
+    let gone = d.cli(&["tenant", "show", "acme"]);
+    assert_eq!(gone.code, 1);
+    assert!(gone.stderr.contains("tenant_not_found"), "{}", gone.stderr);
+    assert_eq!(d.get("/acme/.well-known/openid-configuration").status, 404);
+    let keys: i64 = d
+        .db()
+        .query_row("SELECT count(*) FROM signing_keys", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(keys, 1, "only beta's key is left: deletion cascades");
+}
+
+#[test]
+fn bad_tenant_input_is_refused_and_nothing_stored() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let before = d.snapshot();
+    for (args, code) in [
+        (vec!["tenant", "create", "Bad_Slug"], "invalid_slug"),
+        (vec!["tenant", "create", "--", "-leading-dash"], "invalid_slug"),
+        (vec!["tenant", "create", "metrics"], "reserved_slug"),
+        (vec!["tenant", "create", "acme"], "tenant_exists"),
+        (
+            vec!["tenant", "create", "ext", "--base-url", "http://login.example.com"],
+            "invalid_base_url",
+        ),
+        (
+            vec!["tenant", "create", "ext", "--base-url", "https://login.example.com?x=1"],
+            "invalid_base_url",
+        ),
+        (
+            vec!["tenant", "create", "ext", "--base-url", &format!("{}/acme", d.base)],
+            "base_url_taken",
+        ),
+        (
+            vec![
+                "tenant",
+                "create",
+                "ext",
+                "--base-url",
+                "https://login.example.com",
+                "--rp-id",
+                "evil.com",
+            ],
+            "invalid_rp_id",
+        ),
+    ] {
+        let r = d.cli(&args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(code), "{args:?} should say {code}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(d.snapshot(), before, "a refused request must not change the database");
+}
+
+#[test]
+fn duplicate_tenant_message_is_clear() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let r = d.cli(&["tenant", "create", "acme"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr.trim(),
+        "latchkey: tenant \"acme\" already exists (tenant_exists)"
+    );
+}
+
+#[test]
+fn tenants_and_keys_survive_a_restart() {
+    let mut d = TestDaemon::start();
+    d.tenant("acme");
+    let jwks = d.get("/acme/.well-known/jwks.json").json();
+    d.stop();
+    assert!(!d.socket.exists(), "the admin socket is removed on shutdown");
+    // A second daemon on the same files: same tenants, same keys.
+    let dir = d.dir.path().to_owned();
+    let again = TestDaemon::start_with(|f| {
+        f.storage.path = Some(dir.join("latchkey.db"));
+        f.keys.encryption_key_file = Some(dir.join("key-encryption.key"));
+        f.admin.socket = Some(dir.join("again.sock"));
+    });
+    // The new daemon has another port, so its base URL differs; the stored issuer does not.
+    let t = again.cli(&["tenant", "show", "acme", "-o", "json"]).ok().json();
+    assert_eq!(t["issuer"], format!("{}/acme", d.base));
+    let kid = again
+        .cli(&["key", "list", "--tenant", "acme", "-o", "json"])
+        .ok()
+        .json()[0]["kid"]
+        .clone();
+    assert_eq!(jwks["keys"][0]["kid"], kid);
+}
