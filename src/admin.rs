@@ -243,3 +243,44 @@ mod tests {
         assert!(r.is_err());
     }
 }
+
+/// `POST /admin/v1/tenants/{slug}/users/invite`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InviteUser {
+    pub email: String,
+    pub name: String,
+    #[serde(default)]
+    pub roles: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Invitation {
+    pub email: String,
+    pub name: String,
+    pub invite_url: String,
+    pub expires_at: String,
+}
+
+/// `POST /admin/v1/tenants/{slug}/users/{email}/recover`
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Recovery {
+    pub email: String,
+    pub recovery_url: String,
+    pub expires_at: String,
+}
+
+/// A credential as operators see it (`latchkey credential list`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AdminCredential {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub device: String,
+    pub name: String,
+    pub created: String,
+    pub last_used: Option<String>,
+    /// Backed up (a synced passkey) rather than bound to one device.
+    pub synced: bool,
+    pub sign_count: u32,
+}

@@ -27,3 +27,30 @@ pub const NOT_CONFIDENTIAL: &str = "not_confidential";
 
 pub const KEY_NOT_FOUND: &str = "key_not_found";
 pub const KEY_IS_CURRENT: &str = "key_is_current";
+
+pub const INVALID_CHALLENGE: &str = "invalid_challenge";
+pub const REGISTRATION_NOT_ALLOWED: &str = "registration_not_allowed";
+pub const MALFORMED_CREDENTIAL: &str = "malformed_credential";
+pub const ORIGIN_MISMATCH: &str = "origin_mismatch";
+pub const RP_ID_MISMATCH: &str = "rp_id_mismatch";
+pub const USER_NOT_PRESENT: &str = "user_not_present";
+pub const USER_NOT_VERIFIED: &str = "user_not_verified";
+pub const UNSUPPORTED_ALGORITHM: &str = "unsupported_algorithm";
+pub const INVALID_SIGNATURE: &str = "invalid_signature";
+pub const COUNTER_REGRESSION: &str = "counter_regression";
+pub const UNKNOWN_CREDENTIAL: &str = "unknown_credential";
+pub const MISSING_USER_HANDLE: &str = "missing_user_handle";
+pub const INVALID_USER_HANDLE: &str = "invalid_user_handle";
+pub const CREDENTIAL_EXISTS: &str = "credential_exists";
+pub const VERIFICATION_FAILED: &str = "verification_failed";
+pub const USER_DISABLED: &str = "user_disabled";
+pub const LOGIN_REQUIRED: &str = "login_required";
+pub const CREDENTIAL_NOT_FOUND: &str = "credential_not_found";
+pub const LAST_CREDENTIAL: &str = "last_credential";
+pub const INVALID_ORIGIN_HEADER: &str = "origin_not_allowed";
+pub const RATE_LIMITED: &str = "rate_limited";
+
+pub const USER_NOT_FOUND: &str = "user_not_found";
+pub const USER_EXISTS: &str = "user_exists";
+pub const INVALID_EMAIL: &str = "invalid_email";
+pub const INVALID_NAME: &str = "invalid_name";

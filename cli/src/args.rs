@@ -56,6 +56,12 @@ pub enum Command {
     /// List, rotate and retire a tenant's token-signing keys.
     #[command(subcommand)]
     Key(KeyCmd),
+    /// Invite users and issue recovery links.
+    #[command(subcommand)]
+    User(UserCmd),
+    /// List and revoke a user's passkeys and security keys.
+    #[command(subcommand)]
+    Credential(CredentialCmd),
     /// Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`.
     Completions {
         #[arg(value_enum)]
@@ -205,6 +211,57 @@ pub enum KeyCmd {
         #[command(flatten)]
         tenant: TenantArg,
         kid: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCmd {
+    /// Invite a user: prints a one-time link with which they register a passkey.
+    #[command(
+        after_help = "Examples:\n  latchkey user invite --tenant acme --email ada@acme.com --name \"Ada Lovelace\"\n  \
+        latchkey user invite --tenant acme --email ada@acme.com --name Ada -o json | jq -r .invite_url"
+    )]
+    Invite {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// The user's e-mail address (their username).
+        #[arg(long)]
+        email: String,
+        /// The user's display name.
+        #[arg(long)]
+        name: String,
+        /// Role to assign (repeatable).
+        #[arg(long = "role", value_name = "ROLE")]
+        roles: Vec<String>,
+    },
+    /// Issue a one-time recovery link: the user registers a new passkey (lost device) and their
+    /// other sessions end.
+    Recover {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// The user's e-mail address.
+        email: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CredentialCmd {
+    /// List a user's credentials.
+    List {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// The user's e-mail address.
+        email: String,
+    },
+    /// Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing
+    /// a recovery link.
+    Revoke {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// The user's e-mail address.
+        email: String,
+        /// Credential id, as `credential list` shows it.
+        credential_id: String,
     },
 }
 

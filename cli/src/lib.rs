@@ -44,6 +44,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Tenant(c) => commands::tenant::run(&client, c)?,
         Command::App(c) => commands::app::run(&client, c)?,
         Command::Key(c) => commands::key::run(&client, c)?,
+        Command::User(c) => commands::user::run(&client, c)?,
+        Command::Credential(c) => commands::credential::run(&client, c)?,
         Command::Completions { .. } => return Ok(()),
     };
     output.print(cli.output, cli.quiet)

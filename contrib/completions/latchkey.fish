@@ -34,6 +34,8 @@ complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "status" -d 'Show 
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "user" -d 'Invite users and issue recovery links'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "credential" -d 'List and revoke a user\'s passkeys and security keys'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand status" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
@@ -170,17 +172,68 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l email -d 'The user\'s e-mail address (their username)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l name -d 'The user\'s display name' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l role -d 'Role to assign (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -f -a "list" -d 'List a user\'s credentials'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -f -a "revoke" -d 'Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing a recovery link'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "list" -d 'List a user\'s credentials'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing a recovery link'
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "status" -d 'Show whether the daemon is up, its version, listener and tenant count'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "status" -d 'Show whether the daemon is up, its version, listener and tenant count'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "user" -d 'Invite users and issue recovery links'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "credential" -d 'List and revoke a user\'s passkeys and security keys'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "create" -d 'Create a tenant with its first signing key'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "list" -d 'List tenants'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "show" -d 'Show one tenant'
@@ -193,3 +246,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "list" -d 'List signing keys: the current one and retired ones still published in the JWKS'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from credential" -f -a "list" -d 'List a user\'s credentials'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from credential" -f -a "revoke" -d 'Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing a recovery link'

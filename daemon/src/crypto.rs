@@ -64,6 +64,9 @@ pub enum CryptoError {
 /// The key-encryption key: AES-256-GCM over each signing key at rest. Its `Debug` shows nothing.
 pub struct Kek {
     key: LessSafeKey,
+    /// Derived from the KEK: keys the stand-in credential ids that `/auth/start` returns for
+    /// unknown usernames, so they are stable per username and unguessable.
+    decoy: aws_lc_rs::hmac::Key,
 }
 
 impl std::fmt::Debug for Kek {
@@ -117,9 +120,19 @@ impl Kek {
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Kek, CryptoError> {
         let unbound = UnboundKey::new(&AES_256_GCM, bytes).map_err(|_| CryptoError::Seal)?;
+        let derive = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, bytes);
+        let decoy_key = aws_lc_rs::hmac::sign(&derive, b"latchkey/decoy-credential-ids");
+        let decoy = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, decoy_key.as_ref());
         Ok(Kek {
             key: LessSafeKey::new(unbound),
+            decoy,
         })
+    }
+
+    /// A stable, secret-keyed stand-in credential id for a username that has no credentials.
+    pub fn decoy_credential_id(&self, tenant: i64, username: &str) -> Vec<u8> {
+        let tag = aws_lc_rs::hmac::sign(&self.decoy, format!("{tenant}/{username}").as_bytes());
+        tag.as_ref().to_vec()
     }
 
     /// Encrypts `plaintext`, bound to `aad` (what the value belongs to, so a sealed value cannot

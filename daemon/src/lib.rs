@@ -12,9 +12,12 @@ pub mod http;
 pub mod metrics;
 pub mod notify;
 pub mod oidc;
+pub mod sessions;
 pub mod store;
 pub mod tenants;
 pub mod urls;
+pub mod users;
+pub mod webauthn;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

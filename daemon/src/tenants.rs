@@ -42,6 +42,8 @@ pub struct TenantRuntime {
     /// The tenant lives under the daemon's public URL (not a custom domain).
     under_public_url: bool,
     pub signer: Arc<SigningKey>,
+    /// The tenant's relying party (RP id and origin), built once.
+    pub webauthn: Arc<webauthn_rs::prelude::Webauthn>,
     pub jwks_json: Bytes,
     pub discovery_json: Bytes,
 }
@@ -59,12 +61,14 @@ impl TenantRuntime {
         published.extend(retired.iter().map(|k| &k.jwk));
         let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(ApiError::internal)?;
         let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(ApiError::internal)?;
+        let origin = base.origin().ascii_serialization();
+        let webauthn = crate::webauthn::relying_party(&row.rp_id, &origin, &row.name).map_err(ApiError::internal)?;
         Ok(TenantRuntime {
             id: row.id,
             slug: row.slug.clone(),
             name: row.name.clone(),
             base_url: row.base_url.clone(),
-            origin: base.origin().ascii_serialization(),
+            origin,
             rp_id: row.rp_id.clone(),
             registration: if row.registration == "open" {
                 Registration::Open
@@ -76,6 +80,7 @@ impl TenantRuntime {
             under_public_url: row.base_url.starts_with(&format!("{public_url}/")),
             base,
             signer,
+            webauthn: Arc::new(webauthn),
             jwks_json: Bytes::from(jwks_json),
             discovery_json: Bytes::from(discovery_json),
         })

@@ -126,8 +126,8 @@ fn public_and_m2m_apps() {
         "acme",
         spa["client_id"].as_str().unwrap(),
     ]);
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("not_confidential"));
+    assert_eq!(r.code, 1, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("not_confidential"), "{}", r.stderr);
 
     let m2m = d
         .cli(&[

@@ -1,9 +1,11 @@
 //! One module per noun. Each command makes its admin calls and returns an [`Output`].
 
 pub mod app;
+pub mod credential;
 pub mod key;
 pub mod status;
 pub mod tenant;
+pub mod user;
 
 use crate::error::CliError;
 
@@ -12,22 +14,33 @@ pub fn require_yes(yes: bool, what: &str) -> Result<(), CliError> {
     if yes {
         Ok(())
     } else {
-        Err(CliError::Usage(format!(
-            "refusing to delete {what} without --yes; this cannot be undone"
-        )))
+        Err(CliError::Usage(format!("refusing to delete {what} without --yes; this cannot be undone")))
     }
 }
 
-/// A path segment from user input: only characters that need no escaping are let through, so a
-/// `/` or `?` in an argument cannot reach another admin call.
-pub fn seg(value: &str) -> Result<&str, CliError> {
-    if !value.is_empty()
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@' | '+'))
-    {
-        Ok(value)
-    } else {
-        Err(CliError::Usage(format!("{value:?} is not a valid identifier")))
+/// A path segment from user input, percent-encoded so that a `/` or `?` in an argument cannot
+/// reach another admin call.
+pub fn seg(value: &str) -> Result<String, CliError> {
+    if value.is_empty() {
+        return Err(CliError::Usage("an empty name is not valid here".into()));
+    }
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'@' | b'+') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn segments_are_encoded() {
+        assert_eq!(super::seg("ada+x@acme.com").unwrap(), "ada+x@acme.com");
+        assert_eq!(super::seg("a/b?c").unwrap(), "a%2Fb%3Fc");
+        assert!(super::seg("").is_err());
     }
 }

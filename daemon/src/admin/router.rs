@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use latchkey::admin::{Confirm, CreateApp, CreateTenant, PREFIX, Status};
+use latchkey::admin::{Confirm, CreateApp, CreateTenant, InviteUser, PREFIX, Status};
 use latchkey::codes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -16,7 +16,7 @@ use crate::http::Body;
 use crate::http::body::{read_json, read_json_or_default};
 use crate::http::response::{admin_error, empty, json};
 use crate::oidc::rotation;
-use crate::{State, apps, store, tenants};
+use crate::{State, apps, store, tenants, users};
 
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) -> Response<Body> {
     let started = Instant::now();
@@ -64,7 +64,11 @@ async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body
             format!("admin calls live under {PREFIX}/"),
         ));
     };
-    let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    let segs: Vec<String> = rest
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(percent_decode)
+        .collect::<Result<_, _>>()?;
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let m = req.method().clone();
     match (&m, segs.as_slice()) {
@@ -117,11 +121,46 @@ async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body
             ok(&rotation::retire(state, slug.to_string(), kid.to_string()).await?)
         }
 
+        (&Method::POST, ["tenants", slug, "users", "invite"]) => {
+            let slug = slug.to_string();
+            let r: InviteUser = body(state, req).await?;
+            created(&users::invite(state, slug, r).await?)
+        }
+        (&Method::POST, ["tenants", slug, "users", email, "recover"]) => {
+            created(&users::recover(state, slug.to_string(), email.to_string()).await?)
+        }
+        (&Method::GET, ["tenants", slug, "users", email, "credentials"]) => {
+            ok(&users::credentials(state, slug.to_string(), email.to_string()).await?)
+        }
+        (&Method::DELETE, ["tenants", slug, "users", email, "credentials", id]) => {
+            users::revoke_credential(state, slug.to_string(), email.to_string(), id.to_string()).await?;
+            Ok(empty(StatusCode::NO_CONTENT))
+        }
+
         _ => Err(ApiError::not_found(
             codes::NOT_FOUND,
             format!("no admin call {m} {path}"),
         )),
     }
+}
+
+/// Decodes `%XX` escapes of a path segment (e-mail addresses travel in paths).
+fn percent_decode(seg: &str) -> Result<String, ApiError> {
+    let bad = || ApiError::bad_request(codes::INVALID_INPUT, format!("bad percent-encoding in {seg:?}"));
+    let bytes = seg.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = seg.get(i + 1..i + 3).ok_or_else(bad)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad())
 }
 
 async fn status(state: &State) -> Result<Status, ApiError> {

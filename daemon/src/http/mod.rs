@@ -2,6 +2,8 @@
 //! graceful shutdown, bounded body reading, and response helpers.
 
 pub mod body;
+pub mod ceremony;
+pub mod pages;
 pub mod public;
 pub mod response;
 

@@ -26,10 +26,22 @@ pub enum Route {
     UnknownTenant,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TenantRoute {
     Discovery,
     Jwks,
+    RegisterStart,
+    RegisterFinish,
+    AuthStart,
+    AuthFinish,
+    /// `/api/credentials`
+    Credentials,
+    /// `/api/credentials/{id}`
+    Credential(String),
+    InvitePage(String),
+    RecoverPage(String),
+    AccountPage,
+    Asset(&'static str),
     NotFound,
 }
 
@@ -44,6 +56,16 @@ impl Route {
             Route::Tenant(_, r) => match r {
                 TenantRoute::Discovery => "discovery",
                 TenantRoute::Jwks => "jwks",
+                TenantRoute::RegisterStart => "register_start",
+                TenantRoute::RegisterFinish => "register_finish",
+                TenantRoute::AuthStart => "auth_start",
+                TenantRoute::AuthFinish => "auth_finish",
+                TenantRoute::Credentials => "credentials",
+                TenantRoute::Credential(_) => "credential",
+                TenantRoute::InvitePage(_) => "invite_page",
+                TenantRoute::RecoverPage(_) => "recover_page",
+                TenantRoute::AccountPage => "account_page",
+                TenantRoute::Asset(_) => "asset",
                 TenantRoute::NotFound => "tenant_not_found",
             },
         }
@@ -54,10 +76,21 @@ impl Route {
     fn methods(&self) -> &'static [Method] {
         match self {
             Route::Healthz | Route::Readyz | Route::Metrics => &[Method::GET, Method::HEAD],
-            Route::Tenant(_, TenantRoute::Discovery | TenantRoute::Jwks) => {
-                &[Method::GET, Method::HEAD, Method::OPTIONS]
-            }
-            Route::Tenant(_, TenantRoute::NotFound) | Route::UnknownTenant => &[],
+            Route::Tenant(_, r) => match r {
+                TenantRoute::Discovery | TenantRoute::Jwks => &[Method::GET, Method::HEAD, Method::OPTIONS],
+                TenantRoute::RegisterStart
+                | TenantRoute::RegisterFinish
+                | TenantRoute::AuthStart
+                | TenantRoute::AuthFinish => &[Method::POST],
+                TenantRoute::Credentials => &[Method::GET],
+                TenantRoute::Credential(_) => &[Method::PATCH, Method::DELETE],
+                TenantRoute::InvitePage(_)
+                | TenantRoute::RecoverPage(_)
+                | TenantRoute::AccountPage
+                | TenantRoute::Asset(_) => &[Method::GET, Method::HEAD],
+                TenantRoute::NotFound => &[],
+            },
+            Route::UnknownTenant => &[],
         }
     }
 }
@@ -72,12 +105,30 @@ pub fn route(state: &State, host: Option<&str>, path: &str) -> Route {
     let Some((tenant, rest)) = state.registry.resolve(host, path) else {
         return Route::UnknownTenant;
     };
-    let r = match rest.as_str() {
-        "/.well-known/openid-configuration" => TenantRoute::Discovery,
-        "/.well-known/jwks.json" => TenantRoute::Jwks,
+    Route::Tenant(tenant, tenant_route(&rest))
+}
+
+/// Routes a path below a tenant's base URL.
+fn tenant_route(rest: &str) -> TenantRoute {
+    let segs: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
+    match segs.as_slice() {
+        [".well-known", "openid-configuration"] => TenantRoute::Discovery,
+        [".well-known", "jwks.json"] => TenantRoute::Jwks,
+        ["register", "start"] => TenantRoute::RegisterStart,
+        ["register", "finish"] => TenantRoute::RegisterFinish,
+        ["auth", "start"] => TenantRoute::AuthStart,
+        ["auth", "finish"] => TenantRoute::AuthFinish,
+        ["api", "credentials"] => TenantRoute::Credentials,
+        ["api", "credentials", id] if !id.is_empty() => TenantRoute::Credential((*id).to_owned()),
+        ["invite", token] if !token.is_empty() => TenantRoute::InvitePage((*token).to_owned()),
+        ["recover", token] if !token.is_empty() => TenantRoute::RecoverPage((*token).to_owned()),
+        ["account"] => TenantRoute::AccountPage,
+        ["assets", name] => match super::pages::asset_name(name) {
+            Some(n) => TenantRoute::Asset(n),
+            None => TenantRoute::NotFound,
+        },
         _ => TenantRoute::NotFound,
-    };
-    Route::Tenant(tenant, r)
+    }
 }
 
 /// Entry point of the public listener.
@@ -142,6 +193,11 @@ async fn dispatch(state: &State, route: Route, req: Request<Incoming>) -> Respon
             codes::NOT_FOUND,
             format!("no such endpoint: {}", req.uri().path()),
         )),
+        Route::Tenant(t, r @ (TenantRoute::InvitePage(_) | TenantRoute::RecoverPage(_) | TenantRoute::AccountPage)) => {
+            super::pages::page(state, t, r, req).await
+        }
+        Route::Tenant(_, TenantRoute::Asset(name)) => super::pages::asset(name),
+        Route::Tenant(t, r) => super::ceremony::handle(state, t, r, req).await,
     }
 }
 

@@ -6,8 +6,13 @@
 //! A transaction commits when the closure returns `Ok` and rolls back otherwise.
 
 pub mod apps;
+pub mod challenges;
+pub mod credentials;
+pub mod invites;
 pub mod keys;
+pub mod sessions;
 pub mod tenants;
+pub mod users;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,7 +23,10 @@ use rusqlite_migration::{M, Migrations};
 
 pub type TenantId = i64;
 
-const MIGRATIONS: &[M<'static>] = &[M::up(include_str!("../../../migrations/0001-initial/up.sql"))];
+const MIGRATIONS: &[M<'static>] = &[
+    M::up(include_str!("../../../migrations/0001-initial/up.sql")),
+    M::up(include_str!("../../../migrations/0002-passkeys/up.sql")),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -1,0 +1,266 @@
+// Latchkey pages: passkey registration, sign-in and credential management.
+// No framework, no third-party code; the page passes its data in data- attributes of #app.
+'use strict';
+
+(function () {
+  const app = document.getElementById('app');
+  if (!app) return;
+  const base = app.dataset.base || '';
+  const $ = (id) => document.getElementById(id);
+
+  // --- encoding -----------------------------------------------------------------------------
+  function fromB64url(s) {
+    const b64 = s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4);
+    const bin = atob(b64);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out.buffer;
+  }
+  function toB64url(buf) {
+    const bytes = new Uint8Array(buf);
+    let bin = '';
+    for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
+    return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+  function creationOptions(o) {
+    return Object.assign({}, o, {
+      challenge: fromB64url(o.challenge),
+      user: Object.assign({}, o.user, { id: fromB64url(o.user.id) }),
+      excludeCredentials: (o.excludeCredentials || []).map((c) => Object.assign({}, c, { id: fromB64url(c.id) })),
+    });
+  }
+  function requestOptions(o) {
+    return Object.assign({}, o, {
+      challenge: fromB64url(o.challenge),
+      allowCredentials: (o.allowCredentials || []).map((c) => Object.assign({}, c, { id: fromB64url(c.id) })),
+    });
+  }
+  function registrationJSON(c) {
+    return {
+      id: c.id,
+      rawId: toB64url(c.rawId),
+      type: c.type,
+      authenticatorAttachment: c.authenticatorAttachment || null,
+      response: {
+        clientDataJSON: toB64url(c.response.clientDataJSON),
+        attestationObject: toB64url(c.response.attestationObject),
+        transports: c.response.getTransports ? c.response.getTransports() : [],
+      },
+      clientExtensionResults: c.getClientExtensionResults ? c.getClientExtensionResults() : {},
+    };
+  }
+  function assertionJSON(c) {
+    return {
+      id: c.id,
+      rawId: toB64url(c.rawId),
+      type: c.type,
+      response: {
+        clientDataJSON: toB64url(c.response.clientDataJSON),
+        authenticatorData: toB64url(c.response.authenticatorData),
+        signature: toB64url(c.response.signature),
+        userHandle: c.response.userHandle ? toB64url(c.response.userHandle) : null,
+      },
+      clientExtensionResults: c.getClientExtensionResults ? c.getClientExtensionResults() : {},
+    };
+  }
+
+  // --- talking to the server -------------------------------------------------------------------
+  async function api(method, path, body) {
+    const init = { method, credentials: 'same-origin', headers: {} };
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(base + path, init);
+    let data = null;
+    try { data = await res.json(); } catch (_) { /* 204 and friends */ }
+    if (!res.ok) {
+      const err = new Error((data && data.error_description) || ('The server answered ' + res.status));
+      err.code = data && data.error;
+      throw err;
+    }
+    return data;
+  }
+
+  function supported() {
+    return !!(window.PublicKeyCredential && navigator.credentials && navigator.credentials.create);
+  }
+
+  function explain(err) {
+    switch (err && err.name) {
+      case 'NotAllowedError':
+        return 'The passkey request was cancelled or timed out, or this page is not on the address the passkey belongs to. You can try again.';
+      case 'InvalidStateError':
+        return 'This authenticator is already registered to your account.';
+      case 'SecurityError':
+        return 'This page\'s address is not allowed to use passkeys for this account.';
+      case 'NotSupportedError':
+        return 'This authenticator does not support the required passkey type.';
+      case 'AbortError':
+        return 'The passkey request was interrupted. You can try again.';
+      default:
+        return (err && err.message) || 'Something went wrong.';
+    }
+  }
+
+  function say(message, kind) {
+    const el = $('status');
+    if (!el) return;
+    el.textContent = message;
+    el.className = 'status' + (kind ? ' ' + kind : '');
+  }
+
+  async function register(params) {
+    const options = await api('POST', '/register/start', params);
+    const credential = await navigator.credentials.create({ publicKey: creationOptions(options) });
+    return api('POST', '/register/finish', { credential: registrationJSON(credential), challenge: options.challenge });
+  }
+
+  async function signIn(username) {
+    const options = await api('POST', '/auth/start', username ? { username } : {});
+    const credential = await navigator.credentials.get({ publicKey: requestOptions(options) });
+    return api('POST', '/auth/finish', { assertion: assertionJSON(credential), challenge: options.challenge });
+  }
+
+  function busy(buttons, on) {
+    buttons.forEach((b) => { if (b) b.disabled = on; });
+  }
+
+  // --- pages -----------------------------------------------------------------------------------
+  function invitePage() {
+    const buttons = [$('create-platform'), $('create-roaming')];
+    const go = (authenticator) => async () => {
+      busy(buttons, true);
+      say(authenticator === 'roaming' ? 'Insert or tap your security key…' : 'Follow your device\'s prompt…');
+      try {
+        await register({
+          username: app.dataset.email,
+          display_name: app.dataset.name,
+          invite: app.dataset.token,
+          authenticator,
+        });
+        say('Your passkey is ready. Signing you in…', 'ok');
+        window.location.assign(base + '/account');
+      } catch (e) {
+        say(explain(e), 'error');
+        busy(buttons, false);
+      }
+    };
+    buttons[0].addEventListener('click', go('platform'));
+    buttons[1].addEventListener('click', go('roaming'));
+  }
+
+  function signInPage() {
+    const done = () => window.location.assign(window.location.href);
+    const button = $('signin');
+    button.addEventListener('click', async () => {
+      busy([button], true);
+      say('Choose your passkey…');
+      try { await signIn(null); done(); } catch (e) { say(explain(e), 'error'); busy([button], false); }
+    });
+    $('signin-form').addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      say('Follow your device\'s prompt…');
+      try { await signIn($('username').value.trim()); done(); } catch (e) { say(explain(e), 'error'); }
+    });
+  }
+
+  function credentialItem(c, only) {
+    const li = document.createElement('li');
+    li.dataset.id = c.id;
+    li.dataset.type = c.type;
+    const name = document.createElement('span');
+    name.className = 'name';
+    name.dataset.field = 'name';
+    name.textContent = c.name;
+    const meta = document.createElement('span');
+    meta.className = 'meta';
+    meta.textContent = (c.type === 'roaming' ? 'Security key' : 'Passkey') + ' · ' + c.device + ' · added ' + c.created;
+    const rename = document.createElement('button');
+    rename.type = 'button';
+    rename.className = 'link';
+    rename.dataset.action = 'rename';
+    rename.textContent = 'Rename';
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.className = 'link danger';
+    remove.dataset.action = 'remove';
+    remove.textContent = 'Remove';
+    if (only) {
+      remove.disabled = true;
+      remove.title = 'Add another passkey or security key before removing your only one.';
+    }
+    li.append(name, meta, rename, remove);
+    return li;
+  }
+
+  async function accountPage() {
+    const list = $('credentials');
+    async function load() {
+      const creds = await api('GET', '/api/credentials');
+      list.replaceChildren(...creds.map((c) => credentialItem(c, creds.length === 1)));
+      $('advice').hidden = creds.length >= 2;
+      app.dataset.count = String(creds.length);
+    }
+    list.addEventListener('click', async (ev) => {
+      const button = ev.target.closest('button');
+      if (!button) return;
+      const li = button.closest('li');
+      const id = li.dataset.id;
+      try {
+        if (button.dataset.action === 'remove') {
+          await api('DELETE', '/api/credentials/' + encodeURIComponent(id));
+          say('Removed.', 'ok');
+          await load();
+        } else if (button.dataset.action === 'rename') {
+          const field = li.querySelector('[data-field=name]');
+          const input = document.createElement('input');
+          input.value = field.textContent;
+          input.maxLength = 64;
+          input.dataset.field = 'new-name';
+          input.setAttribute('aria-label', 'New name');
+          field.replaceWith(input);
+          button.textContent = 'Save';
+          button.dataset.action = 'save';
+          input.focus();
+        } else if (button.dataset.action === 'save') {
+          const input = li.querySelector('[data-field=new-name]');
+          await api('PATCH', '/api/credentials/' + encodeURIComponent(id), { name: input.value.trim() });
+          say('Renamed.', 'ok');
+          await load();
+        }
+      } catch (e) {
+        say(explain(e), 'error');
+      }
+    });
+    const buttons = [$('add-platform'), $('add-roaming')];
+    const add = (authenticator) => async () => {
+      busy(buttons, true);
+      say(authenticator === 'roaming' ? 'Insert or tap your security key…' : 'Follow your device\'s prompt…');
+      try {
+        await register({ username: app.dataset.email, display_name: app.dataset.name, authenticator });
+        say(authenticator === 'roaming' ? 'Security key added.' : 'Passkey added.', 'ok');
+        await load();
+      } catch (e) {
+        say(explain(e), 'error');
+      }
+      busy(buttons, false);
+    };
+    buttons[0].addEventListener('click', add('platform'));
+    buttons[1].addEventListener('click', add('roaming'));
+    try { await load(); } catch (e) { say(explain(e), 'error'); }
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    const page = app.dataset.page;
+    if (['invite', 'recover', 'account', 'signin'].includes(page) && !supported()) {
+      say('This browser does not support passkeys. Use a current version of Chrome, Safari, Edge or Firefox.', 'error');
+      document.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+      return;
+    }
+    if (page === 'invite' || page === 'recover') invitePage();
+    else if (page === 'signin') signInPage();
+    else if (page === 'account') accountPage();
+    app.dataset.ready = '1';
+  });
+})();

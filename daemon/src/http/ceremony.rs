@@ -1,0 +1,153 @@
+//! Handlers of the end-user JSON API: the four ceremony endpoints and `/api/credentials`.
+
+use std::sync::Arc;
+
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use latchkey::codes;
+use serde::Serialize;
+
+use super::Body;
+use super::body::{read_json, read_json_or_default};
+use super::public::TenantRoute;
+use super::response::{empty, json, public_error};
+use crate::State;
+use crate::error::ApiError;
+use crate::sessions::{self, Issued};
+use crate::tenants::TenantRuntime;
+use crate::webauthn::{authenticate, credentials, register};
+
+pub async fn handle(
+    state: &State,
+    tenant: Arc<TenantRuntime>,
+    route: TenantRoute,
+    req: Request<Incoming>,
+) -> Response<Body> {
+    match run(state, tenant, route, req).await {
+        Ok(r) => r,
+        Err(e) => public_error(&e),
+    }
+}
+
+fn header(req: &Request<Incoming>, name: header::HeaderName) -> Option<String> {
+    req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
+/// The browser's `Origin`, when it sent one and it is this tenant's.
+fn same_origin(req: &Request<Incoming>, tenant: &TenantRuntime) -> Option<bool> {
+    header(req, header::ORIGIN).map(|o| o == tenant.origin)
+}
+
+fn with_session<T: Serialize>(
+    status: StatusCode,
+    body: &T,
+    tenant: &TenantRuntime,
+    issued: Option<&Issued>,
+    now: i64,
+) -> Response<Body> {
+    let mut r = json(status, body);
+    if let Some(s) = issued
+        && let Ok(v) = HeaderValue::from_str(&sessions::set_cookie(tenant, s, now))
+    {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// The signed-in user of a credentials call. State-changing calls authenticated by cookie must
+/// come from the tenant's own origin (CSRF).
+async fn signed_in(state: &State, tenant: &Arc<TenantRuntime>, req: &Request<Incoming>) -> Result<i64, ApiError> {
+    let login = || {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            codes::LOGIN_REQUIRED,
+            "sign in first: no valid session",
+        )
+    };
+    let token = sessions::token(req.headers()).ok_or_else(login)?;
+    if req.method() != Method::GET && same_origin(req, tenant) != Some(true) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            codes::INVALID_ORIGIN_HEADER,
+            "changes made with a session cookie must come from this tenant's own pages (Origin header)",
+        ));
+    }
+    let now = state.clock.now();
+    let t = tenant.id;
+    let found = state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?;
+    found.map(|(_, user)| user.id).ok_or_else(login)
+}
+
+async fn run(
+    state: &State,
+    tenant: Arc<TenantRuntime>,
+    route: TenantRoute,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, ApiError> {
+    let limit = state.config.limits.json_body_max;
+    let now = state.clock.now();
+    match route {
+        TenantRoute::RegisterStart => {
+            // A session cookie counts only from the tenant's own origin (or without an Origin, for
+            // non-browser clients, which cannot be tricked into sending a cookie).
+            let session_token = match same_origin(&req, &tenant) {
+                Some(false) => None,
+                _ => sessions::token(req.headers()),
+            };
+            let caller = register::Caller {
+                session_token,
+                user_agent: header(&req, header::USER_AGENT),
+            };
+            let body: register::StartRequest = read_json(req, limit).await?;
+            let options = register::start(state, tenant, body, caller).await?;
+            Ok(json(StatusCode::OK, &options))
+        }
+        TenantRoute::RegisterFinish => {
+            let body: register::FinishRequest = read_json(req, limit).await?;
+            let t = tenant.clone();
+            let done = register::finish(state, t, body).await?;
+            Ok(with_session(
+                StatusCode::CREATED,
+                &done.response,
+                &tenant,
+                done.session.as_ref(),
+                now,
+            ))
+        }
+        TenantRoute::AuthStart => {
+            let body: authenticate::StartRequest = read_json_or_default(req, limit).await?;
+            Ok(json(StatusCode::OK, &authenticate::start(state, tenant, body).await?))
+        }
+        TenantRoute::AuthFinish => {
+            let body: authenticate::FinishRequest = read_json(req, limit).await?;
+            let t = tenant.clone();
+            let done = authenticate::finish(state, t, body).await?;
+            Ok(with_session(
+                StatusCode::OK,
+                &done.response,
+                &tenant,
+                Some(&done.session),
+                now,
+            ))
+        }
+        TenantRoute::Credentials => {
+            let user = signed_in(state, &tenant, &req).await?;
+            Ok(json(StatusCode::OK, &credentials::list(state, tenant, user).await?))
+        }
+        TenantRoute::Credential(id) => {
+            let user = signed_in(state, &tenant, &req).await?;
+            if req.method() == Method::DELETE {
+                credentials::delete(state, tenant, user, &id).await?;
+                Ok(empty(StatusCode::NO_CONTENT))
+            } else {
+                let body: credentials::Rename = read_json(req, limit).await?;
+                Ok(json(
+                    StatusCode::OK,
+                    &credentials::rename(state, tenant, user, &id, body).await?,
+                ))
+            }
+        }
+        _ => Err(ApiError::not_found(codes::NOT_FOUND, "no such endpoint")),
+    }
+}

@@ -1,0 +1,124 @@
+//! Browser sessions: the `latchkey_session` cookie. Its value is a random 256-bit token; only its
+//! SHA-256 is stored.
+
+use hyper::HeaderMap;
+use hyper::header::COOKIE;
+
+use crate::clock::Timestamp;
+use crate::crypto::{random_token, sha256};
+use crate::error::ApiError;
+use crate::store::sessions::{NewSession, SessionRow};
+use crate::store::users::{UserId, UserRow};
+use crate::store::{self, Reader, TenantId, WriteTx};
+use crate::tenants::TenantRuntime;
+
+pub const COOKIE_NAME: &str = "latchkey_session";
+
+/// A session just created: the cookie value to send once, and when it ends.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    pub id: i64,
+    pub token: String,
+    pub expires_at: Timestamp,
+}
+
+/// Creates a session for `user` in the caller's transaction.
+pub fn create(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    user: UserId,
+    amr: &[&str],
+    now: Timestamp,
+    ttl_seconds: i64,
+) -> Result<Issued, ApiError> {
+    let token = random_token()?;
+    let expires_at = now + ttl_seconds;
+    let amr = serde_json::to_string(amr).map_err(ApiError::internal)?;
+    let id = store::sessions::insert(
+        tx,
+        tenant,
+        &NewSession {
+            user_id: user,
+            token_hash: &sha256(token.as_bytes()),
+            auth_time: now,
+            amr: &amr,
+            created_at: now,
+            expires_at,
+        },
+    )?;
+    Ok(Issued { id, token, expires_at })
+}
+
+/// The `Set-Cookie` value for a new session: HttpOnly, SameSite=Lax, scoped to the tenant's path,
+/// Secure on https.
+pub fn set_cookie(tenant: &TenantRuntime, issued: &Issued, now: Timestamp) -> String {
+    let path = if tenant.path_prefix.is_empty() {
+        "/"
+    } else {
+        tenant.path_prefix.as_str()
+    };
+    let secure = if tenant.base.scheme() == "https" {
+        "; Secure"
+    } else {
+        ""
+    };
+    let max_age = (issued.expires_at - now).max(0);
+    format!(
+        "{COOKIE_NAME}={}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}",
+        issued.token
+    )
+}
+
+/// A cookie that removes the session cookie.
+pub fn clear_cookie(tenant: &TenantRuntime) -> String {
+    let path = if tenant.path_prefix.is_empty() {
+        "/"
+    } else {
+        tenant.path_prefix.as_str()
+    };
+    format!("{COOKIE_NAME}=; Path={path}; Max-Age=0; HttpOnly; SameSite=Lax")
+}
+
+/// The session token from the request's `Cookie` headers, if any.
+pub fn token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, value)| *name == COOKIE_NAME && !value.is_empty())
+        .map(|(_, value)| value.to_owned())
+}
+
+/// The live session and its (active) user for a token, within a transaction.
+pub fn lookup(
+    tx: &impl Reader,
+    tenant: TenantId,
+    token: &str,
+    now: Timestamp,
+) -> Result<Option<(SessionRow, UserRow)>, ApiError> {
+    let Some(session) = store::sessions::valid(tx, tenant, &sha256(token.as_bytes()), now)? else {
+        return Ok(None);
+    };
+    let Some(user) = store::users::by_id(tx, tenant, session.user_id)? else {
+        return Ok(None);
+    };
+    Ok(Some((session, user)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    #[test]
+    fn finds_the_session_cookie() {
+        let mut h = HeaderMap::new();
+        h.append(COOKIE, HeaderValue::from_static("a=1; latchkey_session=abc; b=2"));
+        assert_eq!(token(&h).as_deref(), Some("abc"));
+        let mut h = HeaderMap::new();
+        h.append(COOKIE, HeaderValue::from_static("latchkey_session="));
+        assert_eq!(token(&h), None);
+    }
+}

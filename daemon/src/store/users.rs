@@ -1,0 +1,104 @@
+//! `users` table.
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::{Reader, StoreError, TenantId, WriteTx};
+use crate::clock::Timestamp;
+
+pub type UserId = i64;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    pub id: UserId,
+    pub public_id: String,
+    pub user_handle: Vec<u8>,
+    pub email: String,
+    pub name: String,
+    pub picture: Option<String>,
+    pub status: String,
+    pub created_at: Timestamp,
+}
+
+pub struct NewUser<'a> {
+    pub public_id: &'a str,
+    pub user_handle: &'a [u8],
+    pub email: &'a str,
+    pub name: &'a str,
+    pub status: &'a str,
+    pub created_at: Timestamp,
+}
+
+const COLUMNS: &str = "id, public_id, user_handle, email, name, picture, status, created_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<UserRow> {
+    Ok(UserRow {
+        id: r.get(0)?,
+        public_id: r.get(1)?,
+        user_handle: r.get(2)?,
+        email: r.get(3)?,
+        name: r.get(4)?,
+        picture: r.get(5)?,
+        status: r.get(6)?,
+        created_at: r.get(7)?,
+    })
+}
+
+/// E-mail addresses compare case-insensitively (SPEC §5).
+pub fn normalise_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<UserId, StoreError> {
+    tx.conn_mut().execute(
+        "INSERT INTO users (tenant_id, public_id, user_handle, email, email_norm, name, status, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            tenant,
+            u.public_id,
+            u.user_handle,
+            u.email,
+            normalise_email(u.email),
+            u.name,
+            u.status,
+            u.created_at
+        ],
+    )?;
+    Ok(tx.conn_mut().last_insert_rowid())
+}
+
+pub fn by_email(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND email_norm = ?2");
+    Ok(tx
+        .conn()
+        .query_row(&sql, params![tenant, normalise_email(email)], from_row)
+        .optional()?)
+}
+
+pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND id = ?2");
+    Ok(tx.conn().query_row(&sql, params![tenant, id], from_row).optional()?)
+}
+
+pub fn by_handle(tx: &impl Reader, tenant: TenantId, handle: &[u8]) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND user_handle = ?2");
+    Ok(tx
+        .conn()
+        .query_row(&sql, params![tenant, handle], from_row)
+        .optional()?)
+}
+
+pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: &str) -> Result<(), StoreError> {
+    tx.conn_mut().execute(
+        "UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id, status],
+    )?;
+    Ok(())
+}
+
+pub fn set_name(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, name: &str) -> Result<(), StoreError> {
+    tx.conn_mut().execute(
+        "UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id, name],
+    )?;
+    Ok(())
+}

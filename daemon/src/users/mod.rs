@@ -1,0 +1,169 @@
+//! Users as operators manage them over the admin socket: invitations, recovery links, and a
+//! user's credentials.
+
+use latchkey::admin::{AdminCredential, Invitation, InviteUser, Recovery};
+use latchkey::codes;
+
+use crate::State;
+use crate::clock::{Timestamp, date, rfc3339};
+use crate::crypto::{b64url, b64url_decode, random_bytes, random_token, sha256};
+use crate::error::ApiError;
+use crate::store::users::{NewUser, UserRow};
+use crate::store::{self, Reader, TenantId, WriteTx};
+use crate::tenants::require;
+use crate::webauthn::{valid_email, valid_name};
+
+fn user_not_found(email: &str, slug: &str) -> ApiError {
+    ApiError::not_found(codes::USER_NOT_FOUND, format!("no user {email:?} in tenant {slug:?}"))
+}
+
+pub fn require_user(tx: &impl Reader, tenant: TenantId, slug: &str, email: &str) -> Result<UserRow, ApiError> {
+    store::users::by_email(tx, tenant, email)?.ok_or_else(|| user_not_found(email, slug))
+}
+
+/// Issues a one-time token of `purpose` for `user`, withdrawing older unused ones. Returns the token.
+fn issue_token(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    user: i64,
+    purpose: &str,
+    now: Timestamp,
+    expires_at: Timestamp,
+) -> Result<String, ApiError> {
+    store::invites::revoke_unused(tx, tenant, user, purpose, now)?;
+    let token = random_token()?;
+    store::invites::insert(tx, tenant, user, &sha256(token.as_bytes()), purpose, now, expires_at)?;
+    Ok(token)
+}
+
+/// Invites a user: creates them (status `invited`) unless they exist, and issues an invite link.
+/// An already active user is refused: they sign in, or get a recovery link.
+pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invitation, ApiError> {
+    let email = req.email.trim().to_owned();
+    if !valid_email(&email) {
+        return Err(ApiError::bad_request(
+            codes::INVALID_EMAIL,
+            format!("{email:?} is not an e-mail address"),
+        ));
+    }
+    if !valid_name(&req.name) {
+        return Err(ApiError::bad_request(
+            codes::INVALID_NAME,
+            "name must be 1-64 printable characters",
+        ));
+    }
+    let name = req.name.trim().to_owned();
+    let now = state.clock.now();
+    let expires_at = now + state.config.tokens.invite.as_secs() as i64;
+    let handle = random_bytes::<16>()?;
+    let public_id = b64url(&random_bytes::<16>()?);
+    state
+        .db
+        .write(move |tx| -> Result<Invitation, ApiError> {
+            let tenant = require(tx, &slug)?;
+            let user = match store::users::by_email(tx, tenant.id, &email)? {
+                Some(u) if u.status == "invited" => u,
+                Some(u) => {
+                    return Err(ApiError::conflict(
+                        codes::USER_EXISTS,
+                        format!(
+                            "{} is already {}; to let them register a new passkey use `latchkey user recover --tenant {slug} {}`",
+                            u.email, u.status, u.email
+                        ),
+                    ));
+                }
+                None => {
+                    let id = store::users::insert(
+                        tx,
+                        tenant.id,
+                        &NewUser { public_id: &public_id, user_handle: &handle, email: &email, name: &name, status: "invited", created_at: now },
+                    )?;
+                    store::users::by_id(tx, tenant.id, id)?.ok_or_else(|| ApiError::internal("user vanished"))?
+                }
+            };
+            let token = issue_token(tx, tenant.id, user.id, "invite", now, expires_at)?;
+            Ok(Invitation {
+                email: user.email,
+                name: user.name,
+                invite_url: format!("{}/invite/{token}", tenant.base_url),
+                expires_at: rfc3339(expires_at),
+            })
+        })
+        .await
+}
+
+/// Issues a one-time recovery link with which the user registers a new passkey.
+pub async fn recover(state: &State, slug: String, email: String) -> Result<Recovery, ApiError> {
+    let now = state.clock.now();
+    let expires_at = now + state.config.tokens.invite.as_secs() as i64;
+    state
+        .db
+        .write(move |tx| -> Result<Recovery, ApiError> {
+            let tenant = require(tx, &slug)?;
+            let user = require_user(tx, tenant.id, &slug, &email)?;
+            if user.status == "disabled" {
+                return Err(ApiError::conflict(
+                    codes::USER_DISABLED,
+                    format!(
+                        "{} is disabled; enable the account before issuing a recovery link",
+                        user.email
+                    ),
+                ));
+            }
+            let token = issue_token(tx, tenant.id, user.id, "recovery", now, expires_at)?;
+            tracing::info!(tenant = %slug, user = %user.public_id, "recovery link issued");
+            Ok(Recovery {
+                email: user.email,
+                recovery_url: format!("{}/recover/{token}", tenant.base_url),
+                expires_at: rfc3339(expires_at),
+            })
+        })
+        .await
+}
+
+fn admin_credential(c: &store::credentials::CredentialRow) -> AdminCredential {
+    AdminCredential {
+        id: b64url(&c.credential_id),
+        kind: c.kind.clone(),
+        device: c.device.clone(),
+        name: c.name.clone(),
+        created: date(c.created_at),
+        last_used: c.last_used_at.map(date),
+        synced: c.backed_up,
+        sign_count: c.sign_count,
+    }
+}
+
+pub async fn credentials(state: &State, slug: String, email: String) -> Result<Vec<AdminCredential>, ApiError> {
+    state
+        .db
+        .read(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &slug)?;
+            let user = require_user(tx, tenant.id, &slug, &email)?;
+            Ok(store::credentials::for_user(tx, tenant.id, user.id)?
+                .iter()
+                .map(admin_credential)
+                .collect())
+        })
+        .await
+}
+
+/// Revokes one credential. Unlike the user's own API, an operator may remove the last one (a
+/// lost device); the user then needs a recovery link.
+pub async fn revoke_credential(state: &State, slug: String, email: String, id: String) -> Result<(), ApiError> {
+    let raw = b64url_decode(&id).unwrap_or_default();
+    state
+        .db
+        .write(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &slug)?;
+            let user = require_user(tx, tenant.id, &slug, &email)?;
+            if !store::credentials::delete(tx, tenant.id, user.id, &raw)? {
+                return Err(ApiError::not_found(
+                    codes::CREDENTIAL_NOT_FOUND,
+                    format!("{email} has no credential {id:?}; `latchkey credential list --tenant {slug} {email}` shows them"),
+                ));
+            }
+            Ok(())
+        })
+        .await
+}

@@ -1,0 +1,252 @@
+//! Sign-in: `POST {base_url}/auth/start` and `/auth/finish` (SPEC §3).
+//!
+//! With a username, the options list that user's credentials; for an unknown username (or one
+//! without credentials, or disabled) they list a stand-in credential id derived from the username
+//! with a secret key, so the answer has the same shape and is stable: no user enumeration.
+//! Without a username, the discoverable flow: empty `allowCredentials`, and finish identifies the
+//! user from the credential's user handle.
+
+use std::sync::Arc;
+
+use hyper::StatusCode;
+use latchkey::codes;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use webauthn_rs::prelude::{DiscoverableAuthentication, Passkey, PasskeyAuthentication, PublicKeyCredential};
+
+use super::{UserInfo, invalid_challenge, malformed};
+use crate::State;
+use crate::clock::rfc3339;
+use crate::crypto::b64url;
+use crate::error::ApiError;
+use crate::sessions::{self, Issued};
+use crate::store::challenges::ChallengeRow;
+use crate::store::credentials::CredentialRow;
+use crate::store::users::{UserRow, normalise_email};
+use crate::store::{self, WriteTx};
+use crate::tenants::TenantRuntime;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRequest {
+    #[serde(default)]
+    pub username: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinishRequest {
+    pub assertion: Value,
+    pub challenge: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SessionInfo {
+    pub expires_at: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FinishResponse {
+    pub user: UserInfo,
+    pub session: SessionInfo,
+}
+
+pub struct Finished {
+    pub response: FinishResponse,
+    pub session: Issued,
+    pub user_id: i64,
+}
+
+fn denied(code: &'static str, message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+}
+
+pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest) -> Result<Value, ApiError> {
+    let now = state.clock.now();
+    let expires_at = now + state.config.challenge_ttl.as_secs() as i64;
+    let username = req.username.map(|u| normalise_email(&u)).filter(|u| !u.is_empty());
+    let decoy = username.as_ref().map(|u| state.kek.decoy_credential_id(tenant.id, u));
+
+    state
+        .db
+        .write(move |tx| -> Result<Value, ApiError> {
+            let t = tenant.id;
+            let known = match &username {
+                Some(u) => match store::users::by_email(tx, t, u)? {
+                    Some(user) if user.status == "active" => {
+                        let creds = store::credentials::for_user(tx, t, user.id)?;
+                        if creds.is_empty() { None } else { Some((user, creds)) }
+                    }
+                    _ => None,
+                },
+                None => None,
+            };
+            let (options, kind, user_id, state_json) = match (known, decoy) {
+                (Some((user, creds)), _) => {
+                    let passkeys = creds.iter().map(passkey).collect::<Result<Vec<_>, _>>()?;
+                    let (rcr, st) = tenant
+                        .webauthn
+                        .start_passkey_authentication(&passkeys)
+                        .map_err(ApiError::internal)?;
+                    let options = serde_json::to_value(&rcr.public_key).map_err(ApiError::internal)?;
+                    (
+                        options,
+                        "authenticate",
+                        Some(user.id),
+                        serde_json::to_string(&st).map_err(ApiError::internal)?,
+                    )
+                }
+                (None, decoy) => {
+                    let (rcr, st) = tenant
+                        .webauthn
+                        .start_discoverable_authentication()
+                        .map_err(ApiError::internal)?;
+                    let mut options = serde_json::to_value(&rcr.public_key).map_err(ApiError::internal)?;
+                    let kind = match decoy {
+                        // Unknown username: same shape as a known one, nothing to sign with.
+                        Some(id) => {
+                            options["allowCredentials"] = json!([{"type": "public-key", "id": b64url(&id)}]);
+                            "authenticate"
+                        }
+                        None => "discoverable",
+                    };
+                    (
+                        options,
+                        kind,
+                        None,
+                        serde_json::to_string(&st).map_err(ApiError::internal)?,
+                    )
+                }
+            };
+            let options = shape_options(options);
+            let challenge = options["challenge"].as_str().unwrap_or_default().to_owned();
+            store::challenges::insert(
+                tx,
+                t,
+                &ChallengeRow {
+                    challenge,
+                    kind: kind.into(),
+                    user_id,
+                    state: state_json,
+                    context: "{}".into(),
+                    expires_at,
+                },
+            )?;
+            Ok(options)
+        })
+        .await
+}
+
+/// Exactly the fields of SPEC §3, with the seed's values.
+fn shape_options(options: Value) -> Value {
+    let allow: Vec<Value> = options["allowCredentials"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|c| json!({"type": "public-key", "id": c["id"]}))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "challenge": options["challenge"],
+        "allowCredentials": allow,
+        "timeout": super::TIMEOUT_MS,
+        "userVerification": "required",
+        "rpId": options["rpId"],
+    })
+}
+
+fn passkey(row: &CredentialRow) -> Result<Passkey, ApiError> {
+    serde_json::from_str(&row.passkey).map_err(|e| ApiError::internal(format!("stored passkey: {e}")))
+}
+
+pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, ApiError> {
+    let assertion: PublicKeyCredential =
+        serde_json::from_value(req.assertion).map_err(|e| malformed("assertion", e))?;
+    let now = state.clock.now();
+    let session_ttl = state.config.tokens.session.as_secs() as i64;
+
+    state
+        .db
+        .write(move |tx| -> Result<Finished, ApiError> {
+            let t = tenant.id;
+            let row = store::challenges::take(tx, t, &req.challenge, ("authenticate", "discoverable"), now)?
+                .ok_or_else(invalid_challenge)?;
+            let unknown = || denied(codes::UNKNOWN_CREDENTIAL, "this credential is not registered here");
+            let cred_id = assertion.raw_id.to_vec();
+
+            let (user, credential, result) = if row.kind == "discoverable" {
+                let handle = assertion.response.user_handle.clone().ok_or_else(|| {
+                    ApiError::bad_request(
+                        codes::MISSING_USER_HANDLE,
+                        "a username-less sign-in needs the credential's user handle",
+                    )
+                })?;
+                let user = store::users::by_handle(tx, t, handle.as_ref())?.ok_or_else(unknown)?;
+                let credential = owned_credential(tx, t, &user, &cred_id)?.ok_or_else(unknown)?;
+                let st: DiscoverableAuthentication = serde_json::from_str(&row.state).map_err(ApiError::internal)?;
+                let key = passkey(&credential)?;
+                let result = tenant
+                    .webauthn
+                    .finish_discoverable_authentication_v2(&assertion, st, &key)
+                    .map_err(|e| super::verification_error(e, true))?;
+                (user, credential, result)
+            } else {
+                let user_id = row.user_id.ok_or_else(unknown)?;
+                let user = store::users::by_id(tx, t, user_id)?.ok_or_else(unknown)?;
+                let credential = owned_credential(tx, t, &user, &cred_id)?.ok_or_else(unknown)?;
+                if let Some(handle) = &assertion.response.user_handle
+                    && handle.as_slice() != user.user_handle.as_slice()
+                {
+                    return Err(denied(
+                        codes::INVALID_USER_HANDLE,
+                        "the credential's user handle belongs to another user",
+                    ));
+                }
+                let st: PasskeyAuthentication = serde_json::from_str(&row.state).map_err(ApiError::internal)?;
+                let result = tenant
+                    .webauthn
+                    .finish_passkey_authentication(&assertion, &st)
+                    .map_err(|e| super::verification_error(e, true))?;
+                (user, credential, result)
+            };
+            if user.status != "active" {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    codes::USER_DISABLED,
+                    "this account is disabled",
+                ));
+            }
+
+            let mut key = passkey(&credential)?;
+            key.update_credential(&result);
+            let stored = serde_json::to_string(&key).map_err(ApiError::internal)?;
+            store::credentials::record_use(tx, t, &cred_id, &stored, result.counter(), result.backup_state(), now)?;
+            let session = sessions::create(tx, t, user.id, &["hwk", "user"], now, session_ttl)?;
+            Ok(Finished {
+                response: FinishResponse {
+                    user: UserInfo {
+                        id: user.public_id.clone(),
+                        email: user.email.clone(),
+                        name: user.name.clone(),
+                    },
+                    session: SessionInfo {
+                        expires_at: rfc3339(session.expires_at),
+                    },
+                },
+                session,
+                user_id: user.id,
+            })
+        })
+        .await
+}
+
+/// The credential with this id, if it belongs to `user` (another user's credential reads as unknown).
+fn owned_credential(
+    tx: &WriteTx<'_>,
+    tenant: i64,
+    user: &UserRow,
+    id: &[u8],
+) -> Result<Option<CredentialRow>, ApiError> {
+    Ok(store::credentials::by_credential_id(tx, tenant, id)?.filter(|c| c.user_id == user.id))
+}

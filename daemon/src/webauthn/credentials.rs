@@ -1,0 +1,94 @@
+//! `GET/PATCH/DELETE {base_url}/api/credentials[/{id}]`: a user's own credentials.
+
+use std::sync::Arc;
+
+use latchkey::codes;
+use serde::Deserialize;
+
+use super::CredentialInfo;
+use crate::State;
+use crate::crypto::b64url_decode;
+use crate::error::ApiError;
+use crate::store;
+use crate::tenants::TenantRuntime;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rename {
+    pub name: String,
+}
+
+fn not_found() -> ApiError {
+    ApiError::not_found(codes::CREDENTIAL_NOT_FOUND, "no such credential on your account")
+}
+
+/// An id from the URL: base64url of the raw credential id. Anything else cannot exist.
+fn raw_id(id: &str) -> Result<Vec<u8>, ApiError> {
+    b64url_decode(id).filter(|v| !v.is_empty()).ok_or_else(not_found)
+}
+
+pub async fn list(state: &State, tenant: Arc<TenantRuntime>, user: i64) -> Result<Vec<CredentialInfo>, ApiError> {
+    state
+        .db
+        .read(move |tx| -> Result<_, ApiError> {
+            Ok(store::credentials::for_user(tx, tenant.id, user)?
+                .iter()
+                .map(CredentialInfo::from_row)
+                .collect())
+        })
+        .await
+}
+
+/// 1–64 printable characters.
+fn valid_label(name: &str) -> bool {
+    let n = name.trim().chars().count();
+    (1..=64).contains(&n) && !name.chars().any(char::is_control)
+}
+
+pub async fn rename(
+    state: &State,
+    tenant: Arc<TenantRuntime>,
+    user: i64,
+    id: &str,
+    req: Rename,
+) -> Result<CredentialInfo, ApiError> {
+    if !valid_label(&req.name) {
+        return Err(ApiError::bad_request(
+            codes::INVALID_NAME,
+            "name must be 1-64 printable characters",
+        ));
+    }
+    let raw = raw_id(id)?;
+    state
+        .db
+        .write(move |tx| -> Result<_, ApiError> {
+            let name = req.name.trim();
+            if !store::credentials::rename(tx, tenant.id, user, &raw, name)? {
+                return Err(not_found());
+            }
+            let row = store::credentials::by_credential_id(tx, tenant.id, &raw)?.ok_or_else(not_found)?;
+            Ok(CredentialInfo::from_row(&row))
+        })
+        .await
+}
+
+pub async fn delete(state: &State, tenant: Arc<TenantRuntime>, user: i64, id: &str) -> Result<(), ApiError> {
+    let raw = raw_id(id)?;
+    state
+        .db
+        .write(move |tx| -> Result<_, ApiError> {
+            let mine = store::credentials::by_credential_id(tx, tenant.id, &raw)?.filter(|c| c.user_id == user);
+            if mine.is_none() {
+                return Err(not_found());
+            }
+            if store::credentials::count_for_user(tx, tenant.id, user)? <= 1 {
+                return Err(ApiError::conflict(
+                    codes::LAST_CREDENTIAL,
+                    "this is your only credential: add another passkey or security key before removing it",
+                ));
+            }
+            store::credentials::delete(tx, tenant.id, user, &raw)?;
+            Ok(())
+        })
+        .await
+}

@@ -1,0 +1,228 @@
+//! Passkey ceremonies with webauthn-rs: one `Webauthn` per tenant (its RP id and origin), options
+//! shaped to the seed's exact values, ceremony state kept server-side in SQLite.
+
+pub mod authdata;
+pub mod authenticate;
+pub mod credentials;
+pub mod device;
+pub mod register;
+
+use std::time::Duration;
+
+use hyper::StatusCode;
+use latchkey::codes;
+use serde::{Deserialize, Serialize};
+use url::Url;
+use webauthn_rs::prelude::{Webauthn, WebauthnBuilder, WebauthnError};
+
+use crate::error::ApiError;
+
+/// The seed's timeout for both ceremonies, in milliseconds.
+pub const TIMEOUT_MS: u32 = 60_000;
+
+/// Builds the tenant's relying party: its RP id and its one origin.
+pub fn relying_party(rp_id: &str, origin: &str, name: &str) -> Result<Webauthn, String> {
+    let origin = Url::parse(origin).map_err(|e| format!("origin {origin:?}: {e}"))?;
+    WebauthnBuilder::new(rp_id, &origin)
+        .and_then(|b| {
+            b.rp_name(name)
+                .timeout(Duration::from_millis(u64::from(TIMEOUT_MS)))
+                .build()
+        })
+        .map_err(|e| format!("relying party {rp_id:?} at {origin}: {e}"))
+}
+
+/// A user as the ceremony endpoints return it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UserInfo {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+}
+
+/// A credential as the API shows it: these five fields and nothing more (no key material).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CredentialInfo {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub device: String,
+    pub created: String,
+    pub name: String,
+}
+
+impl CredentialInfo {
+    pub fn from_row(row: &crate::store::credentials::CredentialRow) -> CredentialInfo {
+        CredentialInfo {
+            id: crate::crypto::b64url(&row.credential_id),
+            kind: row.kind.clone(),
+            device: row.device.clone(),
+            created: crate::clock::date(row.created_at),
+            name: row.name.clone(),
+        }
+    }
+}
+
+fn fail(status: StatusCode, code: &'static str, message: &str) -> ApiError {
+    ApiError::new(status, code, message.to_owned())
+}
+
+/// Maps a verification failure to a stable code. Registration failures are 400; a failed
+/// sign-in is 401. The library's own wording is logged, not sent.
+pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
+    use WebauthnError as W;
+    let denied = if signing_in {
+        StatusCode::UNAUTHORIZED
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    let mut err = match &e {
+        W::InvalidRPOrigin | W::CredentialCrossOrigin => fail(
+            denied,
+            codes::ORIGIN_MISMATCH,
+            "the credential was made for another origin than this tenant's",
+        ),
+        W::InvalidRPIDHash => fail(
+            denied,
+            codes::RP_ID_MISMATCH,
+            "the authenticator signed for another relying party id",
+        ),
+        W::UserNotPresent => fail(
+            denied,
+            codes::USER_NOT_PRESENT,
+            "the authenticator did not confirm user presence",
+        ),
+        W::UserNotVerified | W::InconsistentUserVerificationPolicy => fail(
+            denied,
+            codes::USER_NOT_VERIFIED,
+            "user verification (biometric or PIN) is required",
+        ),
+        W::MismatchedChallenge | W::ChallengeNotFound | W::InvalidClientDataType => fail(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_CHALLENGE,
+            "the response does not answer this challenge",
+        ),
+        W::CredentialAlteredAlgFromRequest
+        | W::COSEKeyInvalidAlgorithm
+        | W::COSEKeyEDUnsupported
+        | W::COSEKeyInvalidType
+        | W::CredentialInsecureCryptography => fail(
+            StatusCode::BAD_REQUEST,
+            codes::UNSUPPORTED_ALGORITHM,
+            "only ES256 (alg -7) credentials are accepted",
+        ),
+        W::AuthenticationFailure | W::SignatureInvalid | W::AttestationStatementSigInvalid => {
+            fail(denied, codes::INVALID_SIGNATURE, "the signature does not verify")
+        }
+        W::CredentialPossibleCompromise => fail(
+            denied,
+            codes::COUNTER_REGRESSION,
+            "the signature counter went backwards: this authenticator may have been cloned",
+        ),
+        W::CredentialNotFound => fail(
+            denied,
+            codes::UNKNOWN_CREDENTIAL,
+            "this credential is not registered here",
+        ),
+        W::CredentialExcludedFromRequest | W::CredentialAlreadyExists => fail(
+            StatusCode::CONFLICT,
+            codes::CREDENTIAL_EXISTS,
+            "this credential is already registered",
+        ),
+        W::InvalidUserUniqueId => fail(denied, codes::INVALID_USER_HANDLE, "the user handle does not match"),
+        W::ParseBase64Failure(_)
+        | W::ParseCBORFailure(_)
+        | W::ParseJSONFailure(_)
+        | W::ParseNOMFailure
+        | W::ParseInsufficientBytesAvailable
+        | W::COSEKeyInvalidCBORValue
+        | W::COSEKeyECDSAXYInvalid
+        | W::COSEKeyECDSAInvalidCurve
+        | W::MissingAttestationCredentialData
+        | W::AttestationStatementMapInvalid
+        | W::EcdsaPointInvalid => fail(
+            StatusCode::BAD_REQUEST,
+            codes::MALFORMED_CREDENTIAL,
+            "the credential data could not be parsed",
+        ),
+        _ => fail(
+            denied,
+            codes::VERIFICATION_FAILED,
+            "the credential did not pass verification",
+        ),
+    };
+    err.cause = Some(format!("webauthn: {e:?}"));
+    tracing::info!(code = err.code, cause = ?e, "ceremony refused");
+    err
+}
+
+pub fn malformed(what: &str, detail: impl std::fmt::Display) -> ApiError {
+    ApiError::bad_request(
+        codes::MALFORMED_CREDENTIAL,
+        format!("{what} is not a valid WebAuthn response: {detail}"),
+    )
+}
+
+pub fn invalid_challenge() -> ApiError {
+    ApiError::bad_request(
+        codes::INVALID_CHALLENGE,
+        "unknown, used or expired challenge; start the ceremony again",
+    )
+}
+
+/// Whether a string looks like an e-mail address: something@domain, no spaces, ≤ 254 chars.
+pub fn valid_email(s: &str) -> bool {
+    let s = s.trim();
+    let Some((local, domain)) = s.rsplit_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && s.len() <= 254
+        && !s
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '<' || c == '>' || c == '"')
+}
+
+/// A display name: 1–64 printable characters.
+pub fn valid_name(s: &str) -> bool {
+    let n = s.trim().chars().count();
+    (1..=64).contains(&n) && !s.chars().any(char::is_control)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails_and_names() {
+        assert!(valid_email("ada@example.com"));
+        assert!(valid_email("Ada.Lovelace+x@sub.example.co.uk"));
+        for bad in [
+            "",
+            "ada",
+            "ada@",
+            "@example.com",
+            "ada@example",
+            "a da@example.com",
+            "ada@example.com.",
+            "<a@b.c>",
+        ] {
+            assert!(!valid_email(bad), "{bad}");
+        }
+        assert!(valid_name("Ada Lovelace"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("   "));
+        assert!(!valid_name(&"x".repeat(65)));
+        assert!(!valid_name("a\nb"));
+    }
+
+    #[test]
+    fn relying_party_for_localhost_and_custom_domains() {
+        assert!(relying_party("localhost", "http://localhost:8080", "dev").is_ok());
+        assert!(relying_party("acme.com", "https://login.acme.com", "acme").is_ok());
+        assert!(relying_party("evil.com", "https://login.acme.com", "acme").is_err());
+    }
+}

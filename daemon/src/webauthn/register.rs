@@ -1,0 +1,391 @@
+//! Registration: `POST {base_url}/register/start` and `/register/finish` (SPEC §3).
+//!
+//! Who may register: the holder of a valid invite or recovery token for that username; a
+//! signed-in user adding a credential to their own account; anyone for a free username when the
+//! tenant's policy is `open`. Start only records a challenge; finish verifies, stores the
+//! credential, consumes the invite and opens a session in one transaction.
+
+use std::sync::Arc;
+
+use hyper::StatusCode;
+use latchkey::admin::Registration;
+use latchkey::codes;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use webauthn_rs::prelude::{COSEAlgorithm, PasskeyRegistration, RegisterPublicKeyCredential, Uuid};
+
+use super::{CredentialInfo, UserInfo, authdata, device, invalid_challenge, malformed, valid_email, valid_name};
+use crate::State;
+use crate::crypto::{b64url, b64url_decode, random_bytes, sha256};
+use crate::error::ApiError;
+use crate::sessions::{self, Issued};
+use crate::store::challenges::ChallengeRow;
+use crate::store::credentials::CredentialRow;
+use crate::store::users::{NewUser, UserRow, normalise_email};
+use crate::store::{self, WriteTx};
+use crate::tenants::TenantRuntime;
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Attachment {
+    #[default]
+    Platform,
+    Roaming,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Conveyance {
+    #[default]
+    None,
+    Indirect,
+    Direct,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRequest {
+    pub username: String,
+    pub display_name: String,
+    #[serde(default)]
+    pub invite: Option<String>,
+    #[serde(default)]
+    pub authenticator: Option<Attachment>,
+    #[serde(default)]
+    pub attestation: Option<Conveyance>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinishRequest {
+    pub credential: Value,
+    pub challenge: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FinishResponse {
+    pub credential: CredentialInfo,
+    pub user: UserInfo,
+}
+
+/// What the start call established, kept with the challenge.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+enum Who {
+    Invite {
+        user_id: i64,
+        invite_id: i64,
+        recovery: bool,
+    },
+    Session {
+        user_id: i64,
+        session_id: i64,
+    },
+    Open {
+        handle: String,
+        public_id: String,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Context {
+    who: Who,
+    username: String,
+    display_name: String,
+    attachment: Attachment,
+    user_agent: Option<String>,
+}
+
+fn not_allowed(message: &str) -> ApiError {
+    ApiError::new(StatusCode::FORBIDDEN, codes::REGISTRATION_NOT_ALLOWED, message)
+}
+
+/// Everything a start call needs besides its body.
+pub struct Caller {
+    pub session_token: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+pub async fn start(
+    state: &State,
+    tenant: Arc<TenantRuntime>,
+    req: StartRequest,
+    caller: Caller,
+) -> Result<Value, ApiError> {
+    let username = req.username.trim().to_owned();
+    if !valid_email(&username) {
+        return Err(ApiError::bad_request(
+            codes::INVALID_EMAIL,
+            "username must be an e-mail address",
+        ));
+    }
+    if !valid_name(&req.display_name) {
+        return Err(ApiError::bad_request(
+            codes::INVALID_NAME,
+            "display_name must be 1-64 printable characters",
+        ));
+    }
+    let display_name = req.display_name.trim().to_owned();
+    let now = state.clock.now();
+    let expires_at = now + state.config.challenge_ttl.as_secs() as i64;
+    let invite_hash = req.invite.as_deref().map(|t| sha256(t.as_bytes()));
+    let attachment = req.authenticator.unwrap_or_default();
+    let conveyance = req.attestation.unwrap_or_default();
+    let fresh_handle = random_bytes::<16>()?;
+    let fresh_public_id = b64url(&random_bytes::<16>()?);
+
+    state
+        .db
+        .write(move |tx| -> Result<Value, ApiError> {
+            let t = tenant.id;
+            let (who, handle, user_id, excluded) = if let Some(hash) = invite_hash {
+                let invite = store::invites::valid(tx, t, &hash, now)?.ok_or_else(|| {
+                    not_allowed("this invitation link is invalid, used or expired; ask for a new one")
+                })?;
+                let user = store::users::by_id(tx, t, invite.user_id)?.ok_or_else(|| not_allowed("unknown user"))?;
+                if normalise_email(&user.email) != normalise_email(&username) {
+                    return Err(not_allowed("this invitation is for another e-mail address"));
+                }
+                if user.status == "disabled" {
+                    return Err(not_allowed("this account is disabled"));
+                }
+                let excluded = credential_ids(tx, t, user.id)?;
+                let who = Who::Invite {
+                    user_id: user.id,
+                    invite_id: invite.id,
+                    recovery: invite.purpose == "recovery",
+                };
+                (who, user.user_handle, Some(user.id), excluded)
+            } else if let Some((session, user)) = match &caller.session_token {
+                Some(token) => sessions::lookup(tx, t, token, now)?,
+                None => None,
+            } {
+                if normalise_email(&user.email) != normalise_email(&username) {
+                    return Err(not_allowed("you are signed in as another user"));
+                }
+                let excluded = credential_ids(tx, t, user.id)?;
+                (
+                    Who::Session {
+                        user_id: user.id,
+                        session_id: session.id,
+                    },
+                    user.user_handle,
+                    Some(user.id),
+                    excluded,
+                )
+            } else if tenant.registration == Registration::Open {
+                if store::users::by_email(tx, t, &username)?.is_some() {
+                    return Err(not_allowed(
+                        "this username is taken; sign in, or ask an administrator for a recovery link",
+                    ));
+                }
+                let who = Who::Open {
+                    handle: b64url(&fresh_handle),
+                    public_id: fresh_public_id,
+                };
+                (who, fresh_handle.to_vec(), None, vec![])
+            } else {
+                return Err(not_allowed(
+                    "registration is by invitation only: open the invitation link you received, or sign in first",
+                ));
+            };
+
+            let uuid = Uuid::from_slice(&handle).map_err(ApiError::internal)?;
+            let exclude = excluded.into_iter().map(Into::into).collect();
+            let (ccr, reg_state) = tenant
+                .webauthn
+                .start_passkey_registration(uuid, &username, &display_name, Some(exclude))
+                .map_err(ApiError::internal)?;
+            let challenge = b64url(&ccr.public_key.challenge);
+            let options = shape_options(
+                serde_json::to_value(&ccr.public_key).map_err(ApiError::internal)?,
+                attachment,
+                conveyance,
+            );
+            let context = Context {
+                who,
+                username,
+                display_name,
+                attachment,
+                user_agent: caller.user_agent,
+            };
+            store::challenges::insert(
+                tx,
+                t,
+                &ChallengeRow {
+                    challenge,
+                    kind: "register".into(),
+                    user_id,
+                    state: serde_json::to_string(&reg_state).map_err(ApiError::internal)?,
+                    context: serde_json::to_string(&context).map_err(ApiError::internal)?,
+                    expires_at,
+                },
+            )?;
+            Ok(options)
+        })
+        .await
+}
+
+fn credential_ids(tx: &WriteTx<'_>, tenant: i64, user: i64) -> Result<Vec<Vec<u8>>, ApiError> {
+    Ok(store::credentials::for_user(tx, tenant, user)?
+        .into_iter()
+        .map(|c| c.credential_id)
+        .collect())
+}
+
+/// The seed's exact values on top of what webauthn-rs generates: ES256 only, 60000 ms, the
+/// requested attachment, resident key preferred, user verification required, attestation as asked.
+fn shape_options(mut options: Value, attachment: Attachment, conveyance: Conveyance) -> Value {
+    options["pubKeyCredParams"] = json!([{"type": "public-key", "alg": -7}]);
+    options["timeout"] = json!(super::TIMEOUT_MS);
+    options["authenticatorSelection"] = json!({
+        "authenticatorAttachment": match attachment { Attachment::Platform => "platform", Attachment::Roaming => "cross-platform" },
+        "residentKey": "preferred",
+        "requireResidentKey": false,
+        "userVerification": "required",
+    });
+    options["attestation"] = json!(match conveyance {
+        Conveyance::None => "none",
+        Conveyance::Indirect => "indirect",
+        Conveyance::Direct => "direct",
+    });
+    options
+}
+
+/// Result of a finished registration: what to answer, and the session to set (if a new one).
+pub struct Finished {
+    pub response: FinishResponse,
+    pub session: Option<Issued>,
+}
+
+pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, ApiError> {
+    let reg: RegisterPublicKeyCredential =
+        serde_json::from_value(req.credential.clone()).map_err(|e| malformed("credential", e))?;
+    let auth = authdata::from_attestation_object(&reg.response.attestation_object)
+        .ok_or_else(|| malformed("credential", "attestationObject carries no readable authenticator data"))?;
+    let reported_attachment = req
+        .credential
+        .get("authenticatorAttachment")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let now = state.clock.now();
+    let session_ttl = state.config.tokens.session.as_secs() as i64;
+
+    state
+        .db
+        .write(move |tx| -> Result<Finished, ApiError> {
+            let t = tenant.id;
+            let row = store::challenges::take(tx, t, &req.challenge, ("register", "register"), now)?
+                .ok_or_else(invalid_challenge)?;
+            let reg_state: PasskeyRegistration = serde_json::from_str(&row.state).map_err(ApiError::internal)?;
+            let ctx: Context = serde_json::from_str(&row.context).map_err(ApiError::internal)?;
+            let passkey = tenant
+                .webauthn
+                .finish_passkey_registration(&reg, &reg_state)
+                .map_err(|e| super::verification_error(e, false))?;
+            // The options offered alg -7 only; hold the authenticator to it.
+            if passkey.get_public_key().type_ != COSEAlgorithm::ES256 {
+                return Err(ApiError::bad_request(
+                    codes::UNSUPPORTED_ALGORITHM,
+                    "only ES256 (alg -7) credentials are accepted",
+                ));
+            }
+            let cred_id: Vec<u8> = passkey.cred_id().to_vec();
+            if store::credentials::by_credential_id(tx, t, &cred_id)?.is_some() {
+                return Err(ApiError::conflict(
+                    codes::CREDENTIAL_EXISTS,
+                    "this credential is already registered",
+                ));
+            }
+
+            // Who gets the credential; consume the invite in this same transaction.
+            let (user, new_session) = match &ctx.who {
+                Who::Invite {
+                    user_id,
+                    invite_id,
+                    recovery,
+                } => {
+                    if !store::invites::consume(tx, t, *invite_id, now)? {
+                        return Err(not_allowed("this invitation link was used or has expired"));
+                    }
+                    let user = existing_user(tx, t, *user_id)?;
+                    if user.status == "invited" {
+                        store::users::set_status(tx, t, user.id, "active")?;
+                    }
+                    if *recovery {
+                        // A recovered account starts afresh: every other browser is signed out.
+                        store::sessions::delete_for_user_except(tx, t, user.id, None)?;
+                    }
+                    (user, true)
+                }
+                Who::Session { user_id, session_id: _ } => (existing_user(tx, t, *user_id)?, false),
+                Who::Open { handle, public_id } => {
+                    if store::users::by_email(tx, t, &ctx.username)?.is_some() {
+                        return Err(not_allowed("this username was taken meanwhile"));
+                    }
+                    let handle = b64url_decode(handle).ok_or_else(|| ApiError::internal("stored handle"))?;
+                    let id = store::users::insert(
+                        tx,
+                        t,
+                        &NewUser {
+                            public_id,
+                            user_handle: &handle,
+                            email: &ctx.username,
+                            name: &ctx.display_name,
+                            status: "active",
+                            created_at: now,
+                        },
+                    )?;
+                    (existing_user(tx, t, id)?, true)
+                }
+            };
+            if user.status == "disabled" {
+                return Err(not_allowed("this account is disabled"));
+            }
+
+            let kind = match reported_attachment.as_deref() {
+                Some("platform") => "platform",
+                Some("cross-platform") => "roaming",
+                _ if ctx.attachment == Attachment::Roaming => "roaming",
+                _ => "platform",
+            };
+            let label = device::label(auth.aaguid.as_ref(), ctx.user_agent.as_deref(), kind == "roaming");
+            let credential = CredentialRow {
+                user_id: user.id,
+                credential_id: cred_id,
+                passkey: serde_json::to_string(&passkey).map_err(ApiError::internal)?,
+                kind: kind.to_owned(),
+                aaguid: auth.aaguid.map(|a| a.to_vec()),
+                device: label.clone(),
+                name: label,
+                backup_eligible: auth.backup_eligible(),
+                backed_up: auth.backed_up(),
+                sign_count: auth.sign_count,
+                created_at: now,
+                last_used_at: None,
+            };
+            store::credentials::insert(tx, t, &credential)?;
+            let session = if new_session {
+                Some(sessions::create(tx, t, user.id, &["hwk", "user"], now, session_ttl)?)
+            } else {
+                None
+            };
+            let user = store::users::by_id(tx, t, user.id)?.ok_or_else(|| ApiError::internal("user vanished"))?;
+            Ok(Finished {
+                response: FinishResponse {
+                    credential: CredentialInfo::from_row(&credential),
+                    user: UserInfo {
+                        id: user.public_id,
+                        email: user.email,
+                        name: user.name,
+                    },
+                },
+                session,
+            })
+        })
+        .await
+}
+
+fn existing_user(tx: &WriteTx<'_>, tenant: i64, id: i64) -> Result<UserRow, ApiError> {
+    store::users::by_id(tx, tenant, id)?.ok_or_else(|| not_allowed("this account no longer exists"))
+}
