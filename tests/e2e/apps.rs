@@ -64,7 +64,7 @@ fn confidential_app_secret_is_shown_once_and_stored_hashed() {
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, sha256_hex(&secret), "only the SHA-256 of the secret is stored");
     assert!(
-        !d.snapshot().contains(&secret),
+        !d.snapshot().0.contains(&secret),
         "the secret itself is nowhere in the database"
     );
 

@@ -1,5 +1,6 @@
 //! End-to-end tests: one test binary, one module per capability.
 
+mod authenticator;
 mod support;
 
 mod admin_socket;
@@ -8,5 +9,7 @@ mod config;
 mod dev_mode;
 mod docs;
 mod keys;
+mod passkeys;
+mod passkeys_negative;
 mod routing;
 mod tenants;

@@ -99,8 +99,14 @@ impl TestDaemon {
 
     /// Starts a daemon after `edit` has adjusted the file config (public_url and data dir set).
     pub fn start_with(edit: impl FnOnce(&mut FileConfig)) -> TestDaemon {
+        TestDaemon::start_on(0, edit)
+    }
+
+    /// Like [`TestDaemon::start_with`] on a given port (0: any), e.g. to restart with the same
+    /// origin.
+    pub fn start_on(port: u16, edit: impl FnOnce(&mut FileConfig)) -> TestDaemon {
         let dir = tempfile::tempdir().expect("tempdir");
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let mut file = FileConfig::default();
         file.server.public_url = Some(format!("http://localhost:{port}"));
@@ -168,9 +174,14 @@ impl TestDaemon {
             .expect("open db")
     }
 
-    /// Every row of every table, as text: equal snapshots mean nothing was stored.
-    pub fn snapshot(&self) -> String {
-        db_snapshot(&self.db())
+    /// Every row of every table: equal snapshots mean nothing was stored.
+    pub fn snapshot(&self) -> DbSnapshot {
+        db_snapshot(&self.db(), None)
+    }
+
+    /// Every row of the named tables.
+    pub fn snapshot_of(&self, tables: &[&str]) -> DbSnapshot {
+        db_snapshot(&self.db(), Some(tables))
     }
 
     /// Sends raw bytes to the admin socket and returns (status, body).
@@ -194,7 +205,50 @@ impl Drop for TestDaemon {
     }
 }
 
-pub fn db_snapshot(conn: &rusqlite::Connection) -> String {
+/// The rows of some tables as text. Its `Debug` shows row counts per table and, on a mismatch, the
+/// assertion message shows what differs only in summary (the full text is in `.0`).
+#[derive(PartialEq, Eq)]
+pub struct DbSnapshot(pub String);
+
+impl std::fmt::Debug for DbSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut counts = vec![];
+        let mut current: Option<(&str, usize)> = None;
+        for line in self.0.lines() {
+            if let Some(t) = line.strip_prefix("== ") {
+                counts.extend(current.take());
+                current = Some((t, 0));
+            } else if let Some((_, n)) = current.as_mut() {
+                *n += 1;
+            }
+        }
+        counts.extend(current);
+        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, self.0.as_bytes());
+        let short: String = digest.as_ref()[..4].iter().map(|b| format!("{b:02x}")).collect();
+        write!(
+            f,
+            "DbSnapshot({} digest {short})",
+            counts
+                .iter()
+                .map(|(t, n)| format!("{t}={n}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    }
+}
+
+fn cell(v: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => "NULL".into(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(r) => r.to_string(),
+        ValueRef::Text(t) => format!("{:?}", String::from_utf8_lossy(t)),
+        ValueRef::Blob(b) => format!("x'{}'", b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
+    }
+}
+
+pub fn db_snapshot(conn: &rusqlite::Connection, only: Option<&[&str]>) -> DbSnapshot {
     let mut out = String::new();
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
@@ -203,20 +257,18 @@ pub fn db_snapshot(conn: &rusqlite::Connection) -> String {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    for t in tables {
+    for t in tables.iter().filter(|t| only.is_none_or(|o| o.contains(&t.as_str()))) {
         out.push_str(&format!("== {t}\n"));
         let mut stmt = conn.prepare(&format!("SELECT * FROM \"{t}\" ORDER BY rowid")).unwrap();
         let n = stmt.column_count();
         let mut rows = stmt.query([]).unwrap();
         while let Some(row) = rows.next().unwrap() {
-            let cells: Vec<String> = (0..n)
-                .map(|i| format!("{:?}", row.get_ref(i).map(|v| format!("{v:?}")).unwrap_or_default()))
-                .collect();
+            let cells: Vec<String> = (0..n).map(|i| row.get_ref(i).map(cell).unwrap_or_default()).collect();
             out.push_str(&cells.join("|"));
             out.push('\n');
         }
     }
-    out
+    DbSnapshot(out)
 }
 
 pub fn admin_raw(socket: &Path, request: &[u8]) -> (u16, Value) {
@@ -338,4 +390,193 @@ pub fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64
+}
+
+/// Sends a request with a body and extra headers; never follows redirects.
+pub fn send_raw(method: &str, url: &str, content_type: Option<&str>, body: Vec<u8>, headers: &[(&str, &str)]) -> Http {
+    let mut b = ureq::http::Request::builder().method(method).uri(url);
+    if let Some(ct) = content_type {
+        b = b.header("Content-Type", ct);
+    }
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    into_http(agent().run(b.body(body).unwrap()).expect("HTTP request"))
+}
+
+pub fn send_json(method: &str, url: &str, body: &Value, headers: &[(&str, &str)]) -> Http {
+    send_raw(
+        method,
+        url,
+        Some("application/json"),
+        serde_json::to_vec(body).unwrap(),
+        headers,
+    )
+}
+
+impl Http {
+    /// The `latchkey_session=…` pair from `Set-Cookie`, ready for a `Cookie` header.
+    pub fn session_cookie(&self) -> Option<String> {
+        self.headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
+            .find_map(|(_, v)| {
+                v.split(';')
+                    .next()
+                    .filter(|p| p.starts_with("latchkey_session="))
+                    .map(str::to_owned)
+            })
+    }
+    pub fn set_cookie(&self) -> Option<&str> {
+        self.header("set-cookie")
+    }
+}
+
+/// One tenant of a test daemon, seen from a browser at its origin.
+pub struct Site<'a> {
+    pub d: &'a TestDaemon,
+    pub slug: String,
+    pub base: String,
+    pub origin: String,
+}
+
+impl<'a> Site<'a> {
+    pub fn new(d: &'a TestDaemon, slug: &str, extra: &[&str]) -> Site<'a> {
+        let mut args = vec!["tenant", "create", slug, "-o", "json"];
+        args.extend_from_slice(extra);
+        let t = d.cli(&args).ok().json();
+        let base = t["base_url"].as_str().unwrap().to_owned();
+        let origin = d.base.clone();
+        Site {
+            d,
+            slug: slug.to_owned(),
+            base,
+            origin,
+        }
+    }
+
+    /// Invites a user through the CLI; returns the invite token.
+    pub fn invite(&self, email: &str, name: &str) -> String {
+        let inv = self
+            .d
+            .cli(&[
+                "user", "invite", "--tenant", &self.slug, "--email", email, "--name", name, "-o", "json",
+            ])
+            .ok()
+            .json();
+        let url = inv["invite_url"].as_str().unwrap();
+        assert!(url.starts_with(&format!("{}/invite/", self.base)), "{url}");
+        url.rsplit('/').next().unwrap().to_owned()
+    }
+
+    pub fn recover(&self, email: &str) -> String {
+        let r = self
+            .d
+            .cli(&["user", "recover", "--tenant", &self.slug, email, "-o", "json"])
+            .ok()
+            .json();
+        r["recovery_url"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// POSTs JSON from this site's origin, with an optional session cookie.
+    pub fn post(&self, path: &str, body: &Value, cookie: Option<&str>) -> Http {
+        let mut headers = vec![("Origin", self.origin.as_str())];
+        if let Some(c) = cookie {
+            headers.push(("Cookie", c));
+        }
+        send_json("POST", &format!("{}{path}", self.base), body, &headers)
+    }
+
+    pub fn api(&self, method: &str, path: &str, body: Option<&Value>, cookie: &str, origin: Option<&str>) -> Http {
+        let mut headers = vec![("Cookie", cookie)];
+        if let Some(o) = origin {
+            headers.push(("Origin", o));
+        }
+        let url = format!("{}{path}", self.base);
+        match body {
+            Some(b) => send_json(method, &url, b, &headers),
+            None => send_raw(method, &url, None, vec![], &headers),
+        }
+    }
+
+    pub fn register_start(
+        &self,
+        email: &str,
+        name: &str,
+        invite: Option<&str>,
+        cookie: Option<&str>,
+        extra: Value,
+    ) -> Http {
+        let mut body = serde_json::json!({"username": email, "display_name": name});
+        if let Some(i) = invite {
+            body["invite"] = i.into();
+        }
+        if let Value::Object(m) = extra {
+            for (k, v) in m {
+                body[k] = v;
+            }
+        }
+        self.post("/register/start", &body, cookie)
+    }
+
+    /// A whole registration with the software authenticator; returns the finish reply.
+    pub fn register(
+        &self,
+        soft: &mut crate::authenticator::Soft,
+        email: &str,
+        invite: Option<&str>,
+        cookie: Option<&str>,
+        tamper: &crate::authenticator::Tamper,
+    ) -> Http {
+        let start = self.register_start(email, "Test User", invite, cookie, serde_json::json!({}));
+        assert_eq!(start.status, 200, "register/start: {}", start.body);
+        let options = start.json();
+        let credential = soft.create(&options, tamper);
+        self.post(
+            "/register/finish",
+            &serde_json::json!({"credential": credential, "challenge": options["challenge"]}),
+            cookie,
+        )
+    }
+
+    pub fn auth_start(&self, username: Option<&str>) -> Value {
+        let body = match username {
+            Some(u) => serde_json::json!({"username": u}),
+            None => serde_json::json!({}),
+        };
+        let r = self.post("/auth/start", &body, None);
+        assert_eq!(r.status, 200, "auth/start: {}", r.body);
+        r.json()
+    }
+
+    pub fn sign_in(
+        &self,
+        soft: &mut crate::authenticator::Soft,
+        username: Option<&str>,
+        tamper: &crate::authenticator::Tamper,
+    ) -> Http {
+        let options = self.auth_start(username);
+        let assertion = soft.get(&options, tamper);
+        self.post(
+            "/auth/finish",
+            &serde_json::json!({"assertion": assertion, "challenge": options["challenge"]}),
+            None,
+        )
+    }
+
+    /// An invited user who has registered one platform passkey: (authenticator, session cookie).
+    pub fn user_with_passkey(&self, email: &str) -> (crate::authenticator::Soft, String) {
+        let token = self.invite(email, "Test User");
+        let mut soft = crate::authenticator::Soft::new(&self.origin);
+        let r = self.register(&mut soft, email, Some(&token), None, &Default::default());
+        assert_eq!(r.status, 201, "{}", r.body);
+        let cookie = r.session_cookie().expect("session cookie");
+        (soft, cookie)
+    }
 }

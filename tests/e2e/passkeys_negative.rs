@@ -1,0 +1,514 @@
+//! Every verification step of WebAuthn §7.1/§7.2, broken one at a time. Each case asserts the
+//! status, the error code, and that no credential, session or counter changed (the whole
+//! database is compared).
+
+use serde_json::{Value, json};
+
+use crate::authenticator::{KeyKind, Soft, Tamper, UP, UV};
+use crate::support::*;
+
+/// Registers with `tamper` and expects a refusal that stores nothing.
+#[track_caller]
+fn refused_registration(site: &Site, tamper: Tamper, status: u16, code: &str) {
+    let token = site.invite(&format!("{code}@acme.test"), "Tester");
+    let start = site.register_start(&format!("{code}@acme.test"), "Tester", Some(&token), None, json!({}));
+    let options = start.json();
+    let before = site.d.snapshot();
+    let mut soft = Soft::new(&site.origin);
+    let credential = soft.create(&options, &tamper);
+    let r = site.post(
+        "/register/finish",
+        &json!({"credential": credential, "challenge": options["challenge"]}),
+        None,
+    );
+    assert_eq!(
+        (r.status, r.json()["error"].as_str().unwrap_or("")),
+        (status, code),
+        "{}",
+        r.body
+    );
+    assert!(r.session_cookie().is_none());
+    assert_eq!(site.d.snapshot(), before, "a refused registration changes nothing");
+}
+
+/// Signs in with `tamper` and expects a refusal that changes nothing.
+#[track_caller]
+fn refused_sign_in(site: &Site, soft: &mut Soft, username: Option<&str>, tamper: Tamper, status: u16, code: &str) {
+    let options = site.auth_start(username);
+    let before = site.d.snapshot();
+    let assertion = soft.get(&options, &tamper);
+    let r = site.post(
+        "/auth/finish",
+        &json!({"assertion": assertion, "challenge": options["challenge"]}),
+        None,
+    );
+    assert_eq!(
+        (r.status, r.json()["error"].as_str().unwrap_or("")),
+        (status, code),
+        "{}",
+        r.body
+    );
+    assert!(r.session_cookie().is_none());
+    assert_eq!(
+        site.d.snapshot(),
+        before,
+        "a refused sign-in changes nothing: no session, same counter"
+    );
+}
+
+#[test]
+fn registration_verification_steps() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    Site::new(&d, "other", &[]);
+    refused_registration(
+        &site,
+        Tamper {
+            origin: Some("http://evil.example".into()),
+            ..Tamper::default()
+        },
+        400,
+        "origin_mismatch",
+    );
+    // The other tenant lives on the same origin here but is a different RP only by path, so its
+    // origin would match; a custom-domain tenant's origin must not.
+    refused_registration(
+        &site,
+        Tamper {
+            origin: Some("https://login.other.test".into()),
+            ..Tamper::default()
+        },
+        400,
+        "origin_mismatch",
+    );
+    refused_registration(
+        &site,
+        Tamper {
+            rp_id: Some("evil.example".into()),
+            ..Tamper::default()
+        },
+        400,
+        "rp_id_mismatch",
+    );
+    refused_registration(
+        &site,
+        Tamper {
+            flags: Some(UV),
+            ..Tamper::default()
+        },
+        400,
+        "user_not_present",
+    );
+    refused_registration(
+        &site,
+        Tamper {
+            flags: Some(UP),
+            ..Tamper::default()
+        },
+        400,
+        "user_not_verified",
+    );
+    refused_registration(
+        &site,
+        Tamper {
+            key: Some(KeyKind::Rs256),
+            ..Tamper::default()
+        },
+        400,
+        "unsupported_algorithm",
+    );
+    refused_registration(
+        &site,
+        Tamper {
+            client_data_type: Some("webauthn.get".into()),
+            ..Tamper::default()
+        },
+        400,
+        "invalid_challenge",
+    );
+    refused_registration(
+        &site,
+        Tamper {
+            challenge: Some("AAAA".into()),
+            ..Tamper::default()
+        },
+        400,
+        "invalid_challenge",
+    );
+}
+
+#[test]
+fn packed_self_attestation_is_verified_when_direct_is_asked() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let token = site.invite("ada@acme.test", "Ada");
+    let options = site
+        .register_start(
+            "ada@acme.test",
+            "Ada",
+            Some(&token),
+            None,
+            json!({"attestation": "direct"}),
+        )
+        .json();
+    let mut soft = Soft::new(&site.origin);
+    let credential = soft.create(
+        &options,
+        &Tamper {
+            fmt_packed_self: true,
+            ..Tamper::default()
+        },
+    );
+    let r = site.post(
+        "/register/finish",
+        &json!({"credential": credential, "challenge": options["challenge"]}),
+        None,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+}
+
+#[test]
+fn challenge_rules() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let other = Site::new(&d, "other", &[]);
+    let token = site.invite("ada@acme.test", "Ada");
+    let options = site
+        .register_start("ada@acme.test", "Ada", Some(&token), None, json!({}))
+        .json();
+    let mut soft = Soft::new(&site.origin);
+    let credential = soft.create(&options, &Tamper::default());
+    let finish = json!({"credential": credential, "challenge": options["challenge"]});
+
+    // Another tenant's finish endpoint does not know this challenge.
+    let before = d.snapshot();
+    let r = other.post("/register/finish", &finish, None);
+    assert_eq!(
+        (r.status, r.json()["error"].as_str().unwrap()),
+        (400, "invalid_challenge")
+    );
+    // A registration challenge is not an authentication challenge.
+    let r = site.post(
+        "/auth/finish",
+        &json!({"assertion": credential, "challenge": options["challenge"]}),
+        None,
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(d.snapshot(), before);
+
+    assert_eq!(site.post("/register/finish", &finish, None).status, 201);
+    // Replayed: the challenge was used.
+    let before = d.snapshot();
+    let r = site.post("/register/finish", &finish, None);
+    assert_eq!(
+        (r.status, r.json()["error"].as_str().unwrap()),
+        (400, "invalid_challenge")
+    );
+    assert_eq!(d.snapshot(), before);
+
+    // Replayed sign-in.
+    let options = site.auth_start(Some("ada@acme.test"));
+    let assertion = soft.get(&options, &Tamper::default());
+    let body = json!({"assertion": assertion, "challenge": options["challenge"]});
+    assert_eq!(site.post("/auth/finish", &body, None).status, 200);
+    let before = d.snapshot();
+    let r = site.post("/auth/finish", &body, None);
+    assert_eq!(
+        (r.status, r.json()["error"].as_str().unwrap()),
+        (400, "invalid_challenge")
+    );
+    assert_eq!(d.snapshot(), before);
+
+    // Expired: 61 seconds on the daemon's clock.
+    let options = site.auth_start(Some("ada@acme.test"));
+    let assertion = soft.get(&options, &Tamper::default());
+    d.clock.advance(61);
+    let before = d.snapshot();
+    let r = site.post(
+        "/auth/finish",
+        &json!({"assertion": assertion, "challenge": options["challenge"]}),
+        None,
+    );
+    assert_eq!(
+        (r.status, r.json()["error"].as_str().unwrap()),
+        (400, "invalid_challenge")
+    );
+    assert_eq!(d.snapshot(), before);
+}
+
+#[test]
+fn sign_in_verification_steps() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut ada, _) = site.user_with_passkey("ada@acme.test");
+    let (bob, _) = site.user_with_passkey("bob@acme.test");
+    let ada_user = Some("ada@acme.test");
+
+    refused_sign_in(
+        &site,
+        &mut ada,
+        ada_user,
+        Tamper {
+            origin: Some("http://evil.example".into()),
+            ..Tamper::default()
+        },
+        401,
+        "origin_mismatch",
+    );
+    refused_sign_in(
+        &site,
+        &mut ada,
+        ada_user,
+        Tamper {
+            rp_id: Some("evil.example".into()),
+            ..Tamper::default()
+        },
+        401,
+        "rp_id_mismatch",
+    );
+    refused_sign_in(
+        &site,
+        &mut ada,
+        ada_user,
+        Tamper {
+            flags: Some(UV),
+            ..Tamper::default()
+        },
+        401,
+        "user_not_present",
+    );
+    refused_sign_in(
+        &site,
+        &mut ada,
+        ada_user,
+        Tamper {
+            flags: Some(UP),
+            ..Tamper::default()
+        },
+        401,
+        "user_not_verified",
+    );
+    refused_sign_in(
+        &site,
+        &mut ada,
+        ada_user,
+        Tamper {
+            flip_signature_bit: true,
+            ..Tamper::default()
+        },
+        401,
+        "invalid_signature",
+    );
+
+    // A good sign-in moves the counter forward; presenting an older counter is refused.
+    assert_eq!(site.sign_in(&mut ada, ada_user, &Tamper::default()).status, 200);
+    let stored: i64 = d
+        .db()
+        .query_row("SELECT max(sign_count) FROM credentials", [], |r| r.get(0))
+        .unwrap();
+    assert!(stored > 1);
+    refused_sign_in(
+        &site,
+        &mut ada,
+        ada_user,
+        Tamper {
+            counter: Some(1),
+            ..Tamper::default()
+        },
+        401,
+        "counter_regression",
+    );
+
+    refused_sign_in(
+        &site,
+        &mut ada,
+        ada_user,
+        Tamper {
+            credential_id: Some(vec![7; 16]),
+            ..Tamper::default()
+        },
+        401,
+        "unknown_credential",
+    );
+    // Bob's credential id presented for Ada.
+    refused_sign_in(
+        &site,
+        &mut ada,
+        ada_user,
+        Tamper {
+            credential_id: Some(bob.credentials[0].id.clone()),
+            ..Tamper::default()
+        },
+        401,
+        "unknown_credential",
+    );
+    // Username-less without a user handle.
+    refused_sign_in(
+        &site,
+        &mut ada,
+        None,
+        Tamper {
+            omit_user_handle: true,
+            ..Tamper::default()
+        },
+        400,
+        "missing_user_handle",
+    );
+    // Unknown username: the stand-in credential can never sign in.
+    let options = site.auth_start(Some("nobody@acme.test"));
+    let before = d.snapshot();
+    let mut fake = Soft::new(&site.origin);
+    let _ = fake.create(
+        &json!({"rp": {"id": "localhost"}, "challenge": "AA", "user": {"id": "AA"}}),
+        &Tamper::default(),
+    );
+    let assertion = fake.get(
+        &json!({"rpId": "localhost", "challenge": options["challenge"], "allowCredentials": []}),
+        &Tamper::default(),
+    );
+    let r = site.post(
+        "/auth/finish",
+        &json!({"assertion": assertion, "challenge": options["challenge"]}),
+        None,
+    );
+    assert_eq!(
+        (r.status, r.json()["error"].as_str().unwrap()),
+        (401, "unknown_credential")
+    );
+    assert_eq!(d.snapshot(), before);
+}
+
+#[test]
+fn malformed_requests() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut ada, _) = site.user_with_passkey("ada@acme.test");
+    let token = site.invite("eve@acme.test", "Eve");
+    let people = ["users", "credentials", "sessions", "invites"];
+    let before = d.snapshot_of(&people);
+    let url = |p: &str| format!("{}{p}", site.base);
+    let expect = |r: Http, status: u16, code: &str| {
+        assert_eq!(
+            (r.status, r.json()["error"].as_str().unwrap_or("")),
+            (status, code),
+            "{}",
+            r.body
+        );
+    };
+
+    // Malformed CBOR in the attestation object; malformed clientDataJSON in an assertion.
+    let options = site
+        .register_start("eve@acme.test", "Eve", Some(&token), None, json!({}))
+        .json();
+    let mut soft = Soft::new(&site.origin);
+    let mut credential = soft.create(&options, &Tamper::default());
+    credential["response"]["attestationObject"] = Value::from("oWNmbXQ");
+    expect(
+        site.post(
+            "/register/finish",
+            &json!({"credential": credential, "challenge": options["challenge"]}),
+            None,
+        ),
+        400,
+        "malformed_credential",
+    );
+    let options = site.auth_start(Some("ada@acme.test"));
+    let mut assertion = ada.get(&options, &Tamper::default());
+    assertion["response"]["clientDataJSON"] = Value::from("bm90IGpzb24");
+    expect(
+        site.post(
+            "/auth/finish",
+            &json!({"assertion": assertion, "challenge": options["challenge"]}),
+            None,
+        ),
+        400,
+        "malformed_credential",
+    );
+    assertion["response"] = json!("nope");
+    expect(
+        site.post(
+            "/auth/finish",
+            &json!({"assertion": assertion, "challenge": options["challenge"]}),
+            None,
+        ),
+        400,
+        "malformed_credential",
+    );
+
+    // Malformed JSON, missing fields, unknown fields, wrong content type, oversized body.
+    expect(
+        send_raw(
+            "POST",
+            &url("/auth/finish"),
+            Some("application/json"),
+            b"{\"assertion\":".to_vec(),
+            &[],
+        ),
+        400,
+        "malformed_json",
+    );
+    expect(
+        send_json("POST", &url("/register/start"), &json!({"username": "a@b.test"}), &[]),
+        400,
+        "invalid_input",
+    );
+    expect(
+        send_json("POST", &url("/auth/finish"), &json!({"challenge": "x"}), &[]),
+        400,
+        "invalid_input",
+    );
+    expect(
+        send_json(
+            "POST",
+            &url("/auth/start"),
+            &json!({"username": "a@b.test", "admin": true}),
+            &[],
+        ),
+        400,
+        "invalid_input",
+    );
+    expect(
+        send_raw("POST", &url("/register/start"), Some("text/plain"), b"{}".to_vec(), &[]),
+        415,
+        "unsupported_media_type",
+    );
+    let big = format!("{{\"username\":\"{}\"}}", "a".repeat(70_000));
+    expect(
+        send_raw(
+            "POST",
+            &url("/auth/start"),
+            Some("application/json"),
+            big.into_bytes(),
+            &[],
+        ),
+        413,
+        "payload_too_large",
+    );
+    expect(
+        send_json(
+            "POST",
+            &url("/register/start"),
+            &json!({"username": "not-an-email", "display_name": "x"}),
+            &[],
+        ),
+        400,
+        "invalid_email",
+    );
+    expect(
+        send_json("GET", &url("/register/start"), &json!({}), &[]),
+        405,
+        "method_not_allowed",
+    );
+
+    // Only the challenges issued by the start calls above were added.
+    let challenges: i64 = d
+        .db()
+        .query_row("SELECT count(*) FROM challenges", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(challenges, 2);
+    assert_eq!(
+        d.snapshot_of(&people),
+        before,
+        "no credential, session, user or invite changed"
+    );
+}
