@@ -5,6 +5,7 @@ mod support;
 
 mod admin_socket;
 mod apps;
+mod browser;
 mod config;
 mod dev_mode;
 mod docs;

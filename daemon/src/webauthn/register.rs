@@ -191,7 +191,7 @@ pub async fn start(
             };
 
             let uuid = Uuid::from_slice(&handle).map_err(ApiError::internal)?;
-            let exclude = excluded.into_iter().map(Into::into).collect();
+            let exclude = excluded;
             let (ccr, reg_state) = tenant
                 .webauthn
                 .start_passkey_registration(uuid, &username, &display_name, Some(exclude))
