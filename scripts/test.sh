@@ -17,7 +17,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "test dependencies"
 command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
 command -v setpriv >/dev/null || apt_install util-linux
-if [ ! -d tests/js/node_modules/jose ]; then
+# Debian's Chromium for the browser tests (playwright-core drives it; it downloads no browser).
+[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || apt_install chromium
+if [ ! -d tests/js/node_modules/jose ] || [ ! -d tests/js/node_modules/playwright-core ]; then
     npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
 fi
 

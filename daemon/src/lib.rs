@@ -12,6 +12,7 @@ pub mod http;
 pub mod metrics;
 pub mod notify;
 pub mod oidc;
+pub mod ratelimit;
 pub mod sessions;
 pub mod store;
 pub mod tenants;
@@ -42,6 +43,7 @@ pub struct State {
     pub clock: SharedClock,
     pub registry: Registry,
     pub metrics: Metrics,
+    pub limiter: ratelimit::RateLimiter,
     pub started: Instant,
     pub listen_addr: SocketAddr,
 }
@@ -91,6 +93,30 @@ pub enum StartError {
     Setup(String),
 }
 
+/// Every minute, deletes expired challenges and sessions (they are already refused when read;
+/// this keeps the tables small).
+async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = shutdown.changed() => return,
+        }
+        let now = state.clock.now();
+        let swept = state
+            .db
+            .write(move |tx| -> Result<usize, store::StoreError> {
+                Ok(store::challenges::sweep(tx, now)? + store::sessions::sweep(tx, now)?)
+            })
+            .await;
+        match swept {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(rows = n, "swept expired challenges and sessions"),
+            Err(e) => tracing::warn!(error = %e, "sweeping expired rows failed"),
+        }
+    }
+}
+
 /// Runs the daemon until `options.shutdown` turns true: opens the database (migrating it),
 /// loads tenants, binds the listener and the admin socket, serves, then drains and cleans up.
 pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
@@ -137,6 +163,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         clock: options.clock,
         registry: Registry::default(),
         metrics: Metrics::default(),
+        limiter: ratelimit::RateLimiter::default(),
         started: Instant::now(),
         listen_addr,
     });
@@ -179,6 +206,8 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         tokio::spawn(http::serve(acceptor, handler, shutdown.clone(), "admin"))
     };
 
+    let sweeper = tokio::spawn(sweep_expired(state.clone(), shutdown.clone()));
+
     let mut tenants_now: Vec<(String, String)> = vec![];
     for slug in state
         .db
@@ -201,6 +230,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
 
     let _ = public.await;
     let _ = admin_task.await;
+    let _ = sweeper.await;
     notify::notify("STOPPING=1");
     if let Err(e) = std::fs::remove_file(&config.admin_socket) {
         tracing::warn!(error = %e, "could not remove the admin socket");

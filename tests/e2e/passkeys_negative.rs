@@ -512,3 +512,17 @@ fn malformed_requests() {
         "no credential, session, user or invite changed"
     );
 }
+
+#[test]
+fn ceremonies_are_rate_limited_per_address() {
+    let d = TestDaemon::start_with(|f| f.limits.ceremony_rate_per_minute = Some(3));
+    let site = Site::new(&d, "acme", &[]);
+    for _ in 0..3 {
+        site.auth_start(None);
+    }
+    let r = site.post("/auth/start", &json!({}), None);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (429, "rate_limited"));
+    assert_eq!(r.header("retry-after"), Some("60"));
+    d.clock.advance(60);
+    site.auth_start(None);
+}

@@ -144,13 +144,39 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
     let name = route.name();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    let response = secure(dispatch(&state, route, req).await);
+    let response = match limited(&state, &route, peer, &req) {
+        Some(refusal) => secure(refusal),
+        None => secure(dispatch(&state, route, req).await),
+    };
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
     state.metrics.observe(name, status, elapsed);
     // The query string is left out on purpose: it may carry codes and tokens.
     tracing::info!(target: "latchkeyd::http", %peer, %method, %path, route = name, status, ms = %format_args!("{:.3}", elapsed.as_secs_f64() * 1e3));
     response
+}
+
+/// Applies the per-IP limits of `[limits]` to the endpoints they cover.
+fn limited(state: &State, route: &Route, peer: SocketAddr, req: &Request<Incoming>) -> Option<Response<Body>> {
+    let (bucket, per_minute) = match route {
+        Route::Tenant(
+            _,
+            TenantRoute::RegisterStart | TenantRoute::RegisterFinish | TenantRoute::AuthStart | TenantRoute::AuthFinish,
+        ) => ("ceremony", state.config.limits.ceremony_rate_per_minute),
+        _ => return None,
+    };
+    let ip = crate::ratelimit::client_ip(peer, req.headers(), &state.config.trusted_proxies);
+    if state.limiter.allow(ip, bucket, per_minute, state.clock.now()) {
+        return None;
+    }
+    let mut r = public_error(&ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        codes::RATE_LIMITED,
+        "too many requests from your address; wait a minute and try again",
+    ));
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+    Some(r)
 }
 
 async fn dispatch(state: &State, route: Route, req: Request<Incoming>) -> Response<Body> {

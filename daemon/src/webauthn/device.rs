@@ -83,8 +83,7 @@ pub fn label(aaguid: Option<&[u8; 16]>, user_agent: Option<&str>, roaming: bool)
         return name.to_owned();
     }
     match (user_agent.and_then(from_user_agent), roaming) {
-        (Some(ua), false) => ua,
-        (Some(ua), true) => format!("Security key ({ua})"),
+        (Some(ua), _) => ua,
         (None, false) => "Passkey".to_owned(),
         (None, true) => "Security key".to_owned(),
     }
@@ -103,7 +102,8 @@ mod tests {
         let linux_chrome =
             "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36";
         assert_eq!(label(Some(&[0; 16]), Some(linux_chrome), false), "Chrome on Linux");
-        assert_eq!(label(None, Some(linux_chrome), true), "Security key (Chrome on Linux)");
+        assert_eq!(label(None, Some(linux_chrome), true), "Chrome on Linux");
+        assert_eq!(label(None, None, true), "Security key");
         let iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile/15E148 Safari/604.1";
         assert_eq!(from_user_agent(iphone).as_deref(), Some("Safari on iOS"));
         assert_eq!(label(None, None, false), "Passkey");

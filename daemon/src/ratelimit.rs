@@ -1,0 +1,98 @@
+//! Per-client-IP request limits for the ceremony and token endpoints: a fixed one-minute window
+//! per address, in memory. Enough to blunt scripted guessing from one address; not a substitute
+//! for a limit at the edge when many addresses are involved.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+
+use hyper::HeaderMap;
+
+use crate::clock::Timestamp;
+
+#[derive(Debug, Default)]
+pub struct RateLimiter {
+    windows: Mutex<HashMap<(IpAddr, &'static str), (Timestamp, u32)>>,
+}
+
+impl RateLimiter {
+    /// Counts one request of `bucket` from `ip` at `now`; false when it is over `per_minute`
+    /// (0 means no limit).
+    pub fn allow(&self, ip: IpAddr, bucket: &'static str, per_minute: u32, now: Timestamp) -> bool {
+        if per_minute == 0 {
+            return true;
+        }
+        let minute = now.div_euclid(60);
+        let mut map = match self.windows.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        if map.len() > 100_000 {
+            map.retain(|_, (m, _)| *m == minute);
+        }
+        let entry = map.entry((ip, bucket)).or_insert((minute, 0));
+        if entry.0 != minute {
+            *entry = (minute, 0);
+        }
+        entry.1 += 1;
+        entry.1 <= per_minute
+    }
+}
+
+/// The client's address: the peer, or, when the peer is a trusted proxy, the last address in
+/// `X-Forwarded-For` that is not itself a trusted proxy.
+pub fn client_ip(peer: SocketAddr, headers: &HeaderMap, trusted: &[IpAddr]) -> IpAddr {
+    let peer_ip = peer.ip();
+    if !trusted.contains(&peer_ip) {
+        return peer_ip;
+    }
+    let forwarded = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|s| s.trim().parse::<IpAddr>().ok())
+        .collect::<Vec<_>>();
+    forwarded
+        .into_iter()
+        .rev()
+        .find(|ip| !trusted.contains(ip))
+        .unwrap_or(peer_ip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    #[test]
+    fn window_resets_each_minute() {
+        let r = RateLimiter::default();
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        assert!(r.allow(ip, "c", 2, 60));
+        assert!(r.allow(ip, "c", 2, 61));
+        assert!(!r.allow(ip, "c", 2, 62));
+        assert!(r.allow(ip, "t", 2, 62), "buckets are separate");
+        assert!(
+            r.allow("10.0.0.2".parse().unwrap(), "c", 2, 62),
+            "addresses are separate"
+        );
+        assert!(r.allow(ip, "c", 2, 120));
+        assert!(r.allow(ip, "c", 0, 120));
+    }
+
+    #[test]
+    fn forwarded_for_only_from_trusted_proxies() {
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9, 10.0.0.5"));
+        let proxy: SocketAddr = "10.0.0.5:443".parse().unwrap();
+        let trusted: Vec<IpAddr> = vec!["10.0.0.5".parse().unwrap()];
+        assert_eq!(client_ip(proxy, &h, &trusted), "203.0.113.9".parse::<IpAddr>().unwrap());
+        let stranger: SocketAddr = "198.51.100.1:1".parse().unwrap();
+        assert_eq!(
+            client_ip(stranger, &h, &trusted),
+            stranger.ip(),
+            "a stranger cannot spoof its address"
+        );
+    }
+}
