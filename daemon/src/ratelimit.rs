@@ -10,9 +10,12 @@ use hyper::HeaderMap;
 
 use crate::clock::Timestamp;
 
+/// Per (address, bucket): the minute being counted and the requests in it.
+type Windows = HashMap<(IpAddr, &'static str), (Timestamp, u32)>;
+
 #[derive(Debug, Default)]
 pub struct RateLimiter {
-    windows: Mutex<HashMap<(IpAddr, &'static str), (Timestamp, u32)>>,
+    windows: Mutex<Windows>,
 }
 
 impl RateLimiter {
