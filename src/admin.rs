@@ -227,11 +227,7 @@ mod tests {
             scopes: vec![],
             created: "2026-01-01".into(),
         };
-        let v = serde_json::to_value(AppCreated {
-            app,
-            client_secret: Some("s".into()),
-        })
-        .unwrap_or_default();
+        let v = serde_json::to_value(AppCreated { app, client_secret: Some("s".into()) }).unwrap_or_default();
         assert_eq!(v["client_id"], "c");
         assert_eq!(v["type"], "web");
         assert_eq!(v["client_secret"], "s");

@@ -54,3 +54,4 @@ pub const USER_NOT_FOUND: &str = "user_not_found";
 pub const USER_EXISTS: &str = "user_exists";
 pub const INVALID_EMAIL: &str = "invalid_email";
 pub const INVALID_NAME: &str = "invalid_name";
+pub const UNKNOWN_ROLE: &str = "unknown_role";

@@ -175,12 +175,14 @@ pub enum AppCmd {
     Show {
         #[command(flatten)]
         tenant: TenantArg,
+        #[arg(allow_hyphen_values = true)]
         client_id: String,
     },
     /// Delete an application; its tokens stop being accepted.
     Delete {
         #[command(flatten)]
         tenant: TenantArg,
+        #[arg(allow_hyphen_values = true)]
         client_id: String,
         /// Confirm the deletion.
         #[arg(long)]
@@ -190,6 +192,7 @@ pub enum AppCmd {
     RotateSecret {
         #[command(flatten)]
         tenant: TenantArg,
+        #[arg(allow_hyphen_values = true)]
         client_id: String,
     },
 }
@@ -210,6 +213,7 @@ pub enum KeyCmd {
     Retire {
         #[command(flatten)]
         tenant: TenantArg,
+        #[arg(allow_hyphen_values = true)]
         kid: String,
     },
 }
@@ -261,6 +265,7 @@ pub enum CredentialCmd {
         /// The user's e-mail address.
         email: String,
         /// Credential id, as `credential list` shows it.
+        #[arg(allow_hyphen_values = true)]
         credential_id: String,
     },
 }

@@ -58,8 +58,7 @@ impl Client {
     }
 
     pub fn delete<B: Serialize>(&self, path: &str, body: &B) -> Result<(), CliError> {
-        self.call::<B, serde_json::Value>(Method::DELETE, path, Some(body))
-            .map(|_| ())
+        self.call::<B, serde_json::Value>(Method::DELETE, path, Some(body)).map(|_| ())
     }
 
     /// Sends one request; a 2xx answer is parsed as `T` (204 as JSON `null`), anything else as
@@ -76,19 +75,13 @@ impl Client {
         };
         let (status, bytes) = self.runtime.block_on(self.send(method, path, payload))?;
         if status.is_success() {
-            let bytes = if status == StatusCode::NO_CONTENT || bytes.is_empty() {
-                Bytes::from_static(b"null")
-            } else {
-                bytes
-            };
+            let bytes =
+                if status == StatusCode::NO_CONTENT || bytes.is_empty() { Bytes::from_static(b"null") } else { bytes };
             return serde_json::from_slice(&bytes)
                 .map_err(|e| CliError::Protocol(format!("unexpected answer from the daemon: {e}")));
         }
         match serde_json::from_slice::<ErrorBody>(&bytes) {
-            Ok(e) => Err(CliError::Refused {
-                code: e.code,
-                message: e.message,
-            }),
+            Ok(e) => Err(CliError::Refused { code: e.code, message: e.message }),
             Err(_) => Err(CliError::Protocol(format!(
                 "the daemon answered {status} without an error body: {}",
                 String::from_utf8_lossy(&bytes)
@@ -97,13 +90,8 @@ impl Client {
     }
 
     async fn send(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes), CliError> {
-        let unreachable = |reason: String| CliError::Unreachable {
-            socket: self.socket.clone(),
-            reason,
-        };
-        let stream = UnixStream::connect(&self.socket)
-            .await
-            .map_err(|e| unreachable(e.to_string()))?;
+        let unreachable = |reason: String| CliError::Unreachable { socket: self.socket.clone(), reason };
+        let stream = UnixStream::connect(&self.socket).await.map_err(|e| unreachable(e.to_string()))?;
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| unreachable(e.to_string()))?;
@@ -117,9 +105,8 @@ impl Client {
         if body.is_some() {
             req = req.header("content-type", "application/json");
         }
-        let req = req
-            .body(Full::new(Bytes::from(body.unwrap_or_default())))
-            .map_err(|e| CliError::Local(e.to_string()))?;
+        let req =
+            req.body(Full::new(Bytes::from(body.unwrap_or_default()))).map_err(|e| CliError::Local(e.to_string()))?;
         let res = sender.send_request(req).await.map_err(|e| {
             // The daemon closes connections from uids it does not allow without answering.
             unreachable(format!(

@@ -20,12 +20,7 @@ pub struct Output {
 impl Output {
     pub fn new<T: Serialize>(value: &T) -> Result<Output, CliError> {
         let json = serde_json::to_value(value).map_err(|e| CliError::Local(e.to_string()))?;
-        Ok(Output {
-            json,
-            table: None,
-            notes: vec![],
-            text: None,
-        })
+        Ok(Output { json, table: None, notes: vec![], text: None })
     }
 
     pub fn table(mut self, table: Table) -> Output {
@@ -70,17 +65,14 @@ impl Output {
 /// A table with a header row.
 pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header);
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
     t
 }
 
 /// A two-column table of one object's fields.
 pub fn fields(rows: &[(&str, String)]) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v.clone()]);
     }
@@ -89,9 +81,5 @@ pub fn fields(rows: &[(&str, String)]) -> Table {
 
 /// A list shown in one cell.
 pub fn lines(items: &[String]) -> String {
-    if items.is_empty() {
-        "-".to_owned()
-    } else {
-        items.join("\n")
-    }
+    if items.is_empty() { "-".to_owned() } else { items.join("\n") }
 }

@@ -6,7 +6,7 @@ use latchkey::codes;
 
 use crate::State;
 use crate::clock::date;
-use crate::crypto::{b64url, random_bytes, random_token, sha256};
+use crate::crypto::{random_bytes, random_token, sha256};
 use crate::error::ApiError;
 use crate::store;
 use crate::store::apps::AppRow;
@@ -41,10 +41,7 @@ fn bad(code: &'static str, message: String) -> ApiError {
 pub fn validate(req: &CreateApp) -> Result<AppRow, ApiError> {
     let name = req.name.trim();
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
-        return Err(bad(
-            codes::INVALID_INPUT,
-            "name must be 1-100 printable characters".into(),
-        ));
+        return Err(bad(codes::INVALID_INPUT, "name must be 1-100 printable characters".into()));
     }
     let mut redirect_uris = vec![];
     for uri in &req.redirect_uris {
@@ -72,10 +69,7 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, ApiError> {
         if !OIDC_SCOPES.contains(&s.as_str()) && !API_SCOPES.contains(&s.as_str()) {
             return Err(bad(
                 codes::INVALID_SCOPE,
-                format!(
-                    "unknown scope {s:?}; known scopes: {}",
-                    [OIDC_SCOPES, API_SCOPES].concat().join(", ")
-                ),
+                format!("unknown scope {s:?}; known scopes: {}", [OIDC_SCOPES, API_SCOPES].concat().join(", ")),
             ));
         }
         if !scopes.contains(s) {
@@ -114,20 +108,27 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, ApiError> {
     })
 }
 
-/// A Client ID: 128 random bits, base64url (22 characters).
+/// A Client ID: 24 random alphanumeric characters (~142 bits). Alphanumeric so that it never
+/// starts with `-` (which command lines read as an option) and survives any copy-paste.
 fn new_client_id() -> Result<String, ApiError> {
-    Ok(b64url(&random_bytes::<16>()?))
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut id = String::with_capacity(24);
+    while id.len() < 24 {
+        for b in random_bytes::<32>()? {
+            // 248 = 4 × 62: rejecting larger bytes keeps every character equally likely.
+            if b < 248 && id.len() < 24 {
+                id.push(ALPHABET[usize::from(b % 62)] as char);
+            }
+        }
+    }
+    Ok(id)
 }
 
 pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCreated, ApiError> {
     let mut row = validate(&req)?;
     row.client_id = new_client_id()?;
     row.created_at = state.clock.now();
-    let secret = if req.app_type.is_confidential() {
-        Some(random_token()?)
-    } else {
-        None
-    };
+    let secret = if req.app_type.is_confidential() { Some(random_token()?) } else { None };
     row.secret_hash = secret.as_ref().map(|s| sha256(s.as_bytes()).to_vec());
     let stored = row.clone();
     state
@@ -138,10 +139,7 @@ pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCr
             Ok(())
         })
         .await?;
-    Ok(AppCreated {
-        app: to_wire(&row),
-        client_secret: secret,
-    })
+    Ok(AppCreated { app: to_wire(&row), client_secret: secret })
 }
 
 pub async fn list(state: &State, slug: String) -> Result<Vec<App>, ApiError> {
@@ -197,20 +195,14 @@ pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Re
             if row.secret_hash.is_none() {
                 return Err(ApiError::bad_request(
                     codes::NOT_CONFIDENTIAL,
-                    format!(
-                        "application {id:?} is a public ({}) client and has no secret",
-                        row.app_type
-                    ),
+                    format!("application {id:?} is a public ({}) client and has no secret", row.app_type),
                 ));
             }
             store::apps::set_secret_hash(tx, tenant.id, &id, &hash)?;
             Ok::<_, ApiError>(())
         })
         .await?;
-    Ok(SecretRotated {
-        client_id,
-        client_secret: secret,
-    })
+    Ok(SecretRotated { client_id, client_secret: secret })
 }
 
 #[cfg(test)]
@@ -231,16 +223,11 @@ mod tests {
     #[test]
     fn rules_by_type() {
         assert!(validate(&app(AppType::Web, &["https://a.example/oidc-callback"])).is_ok());
-        assert_eq!(
-            validate(&app(AppType::Web, &[])).err().map(|e| e.code),
-            Some(codes::INVALID_REDIRECT_URI)
-        );
+        assert_eq!(validate(&app(AppType::Web, &[])).err().map(|e| e.code), Some(codes::INVALID_REDIRECT_URI));
         assert!(validate(&app(AppType::M2m, &[])).is_ok());
         assert!(validate(&app(AppType::M2m, &["https://a.example/cb"])).is_err());
         assert_eq!(
-            validate(&app(AppType::Spa, &["http://evil.example/cb"]))
-                .err()
-                .map(|e| e.code),
+            validate(&app(AppType::Spa, &["http://evil.example/cb"])).err().map(|e| e.code),
             Some(codes::INVALID_REDIRECT_URI)
         );
         let mut a = app(AppType::M2m, &[]);

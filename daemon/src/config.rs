@@ -32,10 +32,7 @@ pub enum ConfigError {
 }
 
 fn invalid(key: &'static str, message: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
-        key,
-        message: message.into(),
-    }
+    ConfigError::Invalid { key, message: message.into() }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,19 +238,14 @@ impl Config {
             .clone()
             .unwrap_or_else(|| PathBuf::from(if dev { DEV_DATA_DIR } else { "/var/lib/latchkey" }));
 
-        let listen_text = flags.listen.clone().or(file.server.listen.clone()).unwrap_or_else(|| {
-            if dev {
-                DEV_LISTEN.to_owned()
-            } else {
-                "0.0.0.0:8080".to_owned()
-            }
-        });
-        let listen: SocketAddr = listen_text.parse().map_err(|_| {
-            invalid(
-                "server.listen",
-                format!("{listen_text:?} is not an address like 127.0.0.1:8080"),
-            )
-        })?;
+        let listen_text = flags
+            .listen
+            .clone()
+            .or(file.server.listen.clone())
+            .unwrap_or_else(|| if dev { DEV_LISTEN.to_owned() } else { "0.0.0.0:8080".to_owned() });
+        let listen: SocketAddr = listen_text
+            .parse()
+            .map_err(|_| invalid("server.listen", format!("{listen_text:?} is not an address like 127.0.0.1:8080")))?;
 
         let public_text = match (&file.server.public_url, dev) {
             (Some(url), _) => url.clone(),
@@ -277,19 +269,13 @@ impl Config {
             .trusted_proxies
             .unwrap_or_default()
             .iter()
-            .map(|p| {
-                p.parse()
-                    .map_err(|_| invalid("server.trusted_proxies", format!("{p:?} is not an IP address")))
-            })
+            .map(|p| p.parse().map_err(|_| invalid("server.trusted_proxies", format!("{p:?} is not an IP address"))))
             .collect::<Result<Vec<_>, _>>()?;
         let log_format = match file.server.log_format.as_deref().unwrap_or("text") {
             "text" => LogFormat::Text,
             "json" => LogFormat::Json,
             other => {
-                return Err(invalid(
-                    "server.log_format",
-                    format!("{other:?}: use \"text\" or \"json\""),
-                ));
+                return Err(invalid("server.log_format", format!("{other:?}: use \"text\" or \"json\"")));
             }
         };
 
@@ -308,20 +294,14 @@ impl Config {
                 .map_err(|_| invalid("admin.socket_mode", format!("{t:?} is not an octal mode like \"0600\"")))?,
         };
         if socket_mode & !0o777 != 0 {
-            return Err(invalid(
-                "admin.socket_mode",
-                format!("{socket_mode:o} is not a permission mode"),
-            ));
+            return Err(invalid("admin.socket_mode", format!("{socket_mode:o} is not a permission mode")));
         }
 
         let rsa_bits = file.keys.rsa_bits.unwrap_or(2048);
         if ![2048, 3072, 4096].contains(&rsa_bits) {
             return Err(invalid("keys.rsa_bits", format!("{rsa_bits}: use 2048, 3072 or 4096")));
         }
-        let kek_file = file
-            .keys
-            .encryption_key_file
-            .unwrap_or_else(|| data_dir.join("key-encryption.key"));
+        let kek_file = file.keys.encryption_key_file.unwrap_or_else(|| data_dir.join("key-encryption.key"));
 
         let t = &file.tokens;
         let tokens = TokenTtls {
@@ -346,15 +326,11 @@ impl Config {
         let smtp = match file.smtp {
             None => None,
             Some(s) => Some(Smtp {
-                host: s
-                    .host
-                    .ok_or_else(|| invalid("smtp.host", "is required when [smtp] is present"))?,
+                host: s.host.ok_or_else(|| invalid("smtp.host", "is required when [smtp] is present"))?,
                 port: s.port.unwrap_or(587),
                 username: s.username,
                 password_file: s.password_file,
-                from: s
-                    .from
-                    .ok_or_else(|| invalid("smtp.from", "is required when [smtp] is present"))?,
+                from: s.from.ok_or_else(|| invalid("smtp.from", "is required when [smtp] is present"))?,
                 starttls: s.starttls.unwrap_or(true),
             }),
         };
@@ -399,18 +375,13 @@ impl Config {
                     LogFormat::Json => "json".into(),
                 }),
             },
-            storage: StorageSection {
-                path: Some(self.storage_path.clone()),
-            },
+            storage: StorageSection { path: Some(self.storage_path.clone()) },
             admin: AdminSection {
                 socket: Some(self.admin_socket.clone()),
                 socket_mode: Some(Mode::Text(format!("0{:o}", self.socket_mode))),
                 allowed_uids: self.allowed_uids.clone(),
             },
-            keys: KeysSection {
-                rsa_bits: Some(self.rsa_bits),
-                encryption_key_file: Some(self.kek_file.clone()),
-            },
+            keys: KeysSection { rsa_bits: Some(self.rsa_bits), encryption_key_file: Some(self.kek_file.clone()) },
             tokens: TokensSection {
                 access_token_ttl: Some(fmt(self.tokens.access_token)),
                 id_token_ttl: Some(fmt(self.tokens.id_token)),
@@ -419,9 +390,7 @@ impl Config {
                 authorization_code_ttl: Some(fmt(self.tokens.authorization_code)),
                 invite_ttl: Some(fmt(self.tokens.invite)),
             },
-            webauthn: WebauthnSection {
-                challenge_ttl: Some(fmt(self.challenge_ttl)),
-            },
+            webauthn: WebauthnSection { challenge_ttl: Some(fmt(self.challenge_ttl)) },
             limits: LimitsSection {
                 json_body_max: Some(format_size(self.limits.json_body_max)),
                 invite_file_max: Some(format_size(self.limits.invite_file_max)),
@@ -444,14 +413,9 @@ impl Config {
 
 impl FileConfig {
     pub fn read(path: &Path) -> Result<FileConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
-        FileConfig::parse(&text).map_err(|message| ConfigError::Parse {
-            path: path.to_owned(),
-            message,
-        })
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        FileConfig::parse(&text).map_err(|message| ConfigError::Parse { path: path.to_owned(), message })
     }
 
     /// Parses TOML text; the error names the offending key and its line.
@@ -460,45 +424,32 @@ impl FileConfig {
     }
 }
 
-const SECTIONS: [&str; 8] = [
-    "server", "storage", "admin", "keys", "tokens", "webauthn", "limits", "smtp",
-];
+const SECTIONS: [&str; 8] = ["server", "storage", "admin", "keys", "tokens", "webauthn", "limits", "smtp"];
 
 /// Applies `LATCHKEY_<SECTION>_<KEY>` variables: `LATCHKEY_SERVER_PUBLIC_URL=…` sets
 /// `server.public_url`. Values are read as TOML values when they parse as one (numbers, arrays,
 /// booleans), else as strings. `LATCHKEY_CONFIG` names the file and is not an override.
 fn apply_env(file: FileConfig, env: impl IntoIterator<Item = (String, String)>) -> Result<FileConfig, ConfigError> {
-    let mut vars: Vec<(String, String)> = env
-        .into_iter()
-        .filter(|(k, _)| k.starts_with("LATCHKEY_") && k != "LATCHKEY_CONFIG")
-        .collect();
+    let mut vars: Vec<(String, String)> =
+        env.into_iter().filter(|(k, _)| k.starts_with("LATCHKEY_") && k != "LATCHKEY_CONFIG").collect();
     if vars.is_empty() {
         return Ok(file);
     }
     vars.sort();
-    let env_err = |var: &str, message: String| ConfigError::Env {
-        var: var.to_owned(),
-        message,
-    };
+    let env_err = |var: &str, message: String| ConfigError::Env { var: var.to_owned(), message };
     let mut table = toml::Table::try_from(&file).map_err(|e| env_err("LATCHKEY_*", e.to_string()))?;
     for (var, raw) in &vars {
         let rest = var.trim_start_matches("LATCHKEY_").to_ascii_lowercase();
-        let Some((section, key)) = SECTIONS
-            .iter()
-            .find_map(|s| rest.strip_prefix(s).and_then(|k| k.strip_prefix('_')).map(|k| (*s, k)))
+        let Some((section, key)) =
+            SECTIONS.iter().find_map(|s| rest.strip_prefix(s).and_then(|k| k.strip_prefix('_')).map(|k| (*s, k)))
         else {
             return Err(env_err(
                 var,
-                format!(
-                    "names no section; use LATCHKEY_<SECTION>_<KEY> with a section of {}",
-                    SECTIONS.join(", ")
-                ),
+                format!("names no section; use LATCHKEY_<SECTION>_<KEY> with a section of {}", SECTIONS.join(", ")),
             ));
         };
         let value = parse_env_value(raw);
-        let entry = table
-            .entry(section.to_owned())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = table.entry(section.to_owned()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         if let toml::Value::Table(t) = entry {
             t.insert(key.to_owned(), value);
         }
@@ -507,9 +458,7 @@ fn apply_env(file: FileConfig, env: impl IntoIterator<Item = (String, String)>) 
             .try_into::<FileConfig>()
             .map_err(|e| env_err(var, format!("{section}.{key}: {}", e.to_string().trim_end())))?;
     }
-    toml::Value::Table(table)
-        .try_into::<FileConfig>()
-        .map_err(|e| env_err("LATCHKEY_*", e.to_string()))
+    toml::Value::Table(table).try_into::<FileConfig>().map_err(|e| env_err("LATCHKEY_*", e.to_string()))
 }
 
 fn parse_env_value(raw: &str) -> toml::Value {
@@ -546,12 +495,8 @@ fn parse_public_url(text: &str) -> Result<Url, ConfigError> {
 /// Parses a human duration (`"60s"`, `"1h"`, `"30d"`), or takes the default.
 fn duration(key: &'static str, value: &Option<String>, default: &str) -> Result<Duration, ConfigError> {
     let text = value.as_deref().unwrap_or(default);
-    let d = humantime::parse_duration(text).map_err(|e| {
-        invalid(
-            key,
-            format!("{text:?} is not a duration like \"60s\", \"1h\" or \"30d\": {e}"),
-        )
-    })?;
+    let d = humantime::parse_duration(text)
+        .map_err(|e| invalid(key, format!("{text:?} is not a duration like \"60s\", \"1h\" or \"30d\": {e}")))?;
     if d.is_zero() {
         return Err(invalid(key, "must be longer than zero"));
     }
@@ -597,10 +542,7 @@ mod tests {
     use super::*;
 
     fn dev() -> Overrides {
-        Overrides {
-            dev: true,
-            ..Overrides::default()
-        }
+        Overrides { dev: true, ..Overrides::default() }
     }
 
     #[test]
@@ -615,10 +557,7 @@ mod tests {
 
     #[test]
     fn dev_public_url_follows_listen_port() {
-        let flags = Overrides {
-            listen: Some("127.0.0.1:9000".into()),
-            ..dev()
-        };
+        let flags = Overrides { listen: Some("127.0.0.1:9000".into()), ..dev() };
         assert_eq!(Config::load(&flags, []).unwrap().public_base(), "http://localhost:9000");
     }
 
@@ -632,10 +571,7 @@ mod tests {
     #[test]
     fn env_overrides_file_and_names_bad_variable() {
         let env = vec![
-            (
-                "LATCHKEY_SERVER_PUBLIC_URL".to_owned(),
-                "https://id.example.com/".to_owned(),
-            ),
+            ("LATCHKEY_SERVER_PUBLIC_URL".to_owned(), "https://id.example.com/".to_owned()),
             ("LATCHKEY_KEYS_RSA_BITS".to_owned(), "3072".to_owned()),
         ];
         let c = Config::from_file(apply_env(FileConfig::default(), env).unwrap(), &Overrides::default()).unwrap();
@@ -644,10 +580,7 @@ mod tests {
 
         let bad = vec![("LATCHKEY_SERVER_PUBLIK_URL".to_owned(), "x".to_owned())];
         let err = apply_env(FileConfig::default(), bad).unwrap_err().to_string();
-        assert!(
-            err.contains("LATCHKEY_SERVER_PUBLIK_URL") && err.contains("publik_url"),
-            "{err}"
-        );
+        assert!(err.contains("LATCHKEY_SERVER_PUBLIK_URL") && err.contains("publik_url"), "{err}");
     }
 
     #[test]

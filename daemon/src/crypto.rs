@@ -80,10 +80,7 @@ impl Kek {
     /// file does not exist. A key file that group or others can read is refused: whoever reads
     /// it can decrypt every signing key in the database.
     pub fn load_or_create(path: &Path) -> Result<Kek, CryptoError> {
-        let err = |message: String| CryptoError::KekFile {
-            path: path.to_owned(),
-            message,
-        };
+        let err = |message: String| CryptoError::KekFile { path: path.to_owned(), message };
         if !path.exists() {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 fs::create_dir_all(dir).map_err(|e| err(format!("cannot create its directory: {e}")))?;
@@ -101,19 +98,14 @@ impl Kek {
         let meta = fs::metadata(path).map_err(|e| err(format!("cannot read: {e}")))?;
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
-            return Err(err(format!(
-                "mode is {mode:04o}, readable by others; run `chmod 600 {}`",
-                path.display()
-            )));
+            return Err(err(format!("mode is {mode:04o}, readable by others; run `chmod 600 {}`", path.display())));
         }
         let text = fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
         let bytes = if text.len() == 32 {
             text
         } else {
             let s = String::from_utf8_lossy(&text);
-            STANDARD
-                .decode(s.trim())
-                .map_err(|_| err("is neither 32 raw bytes nor base64 of 32 bytes".into()))?
+            STANDARD.decode(s.trim()).map_err(|_| err("is neither 32 raw bytes nor base64 of 32 bytes".into()))?
         };
         Kek::from_bytes(&bytes).map_err(|_| err("must hold exactly 32 bytes (AES-256)".into()))
     }
@@ -123,10 +115,7 @@ impl Kek {
         let derive = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, bytes);
         let decoy_key = aws_lc_rs::hmac::sign(&derive, b"latchkey/decoy-credential-ids");
         let decoy = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, decoy_key.as_ref());
-        Ok(Kek {
-            key: LessSafeKey::new(unbound),
-            decoy,
-        })
+        Ok(Kek { key: LessSafeKey::new(unbound), decoy })
     }
 
     /// A stable, secret-keyed stand-in credential id for a username that has no credentials.
@@ -155,10 +144,7 @@ impl Kek {
         let (nonce, body) = sealed.split_at(NONCE_LEN);
         let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| CryptoError::Open)?;
         let mut buf = body.to_vec();
-        let plain = self
-            .key
-            .open_in_place(nonce, Aad::from(aad), &mut buf)
-            .map_err(|_| CryptoError::Open)?;
+        let plain = self.key.open_in_place(nonce, Aad::from(aad), &mut buf).map_err(|_| CryptoError::Open)?;
         Ok(plain.to_vec())
     }
 }

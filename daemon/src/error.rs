@@ -18,12 +18,7 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError {
-            status,
-            code,
-            message: message.into(),
-            cause: None,
-        }
+        ApiError { status, code, message: message.into(), cause: None }
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {

@@ -61,12 +61,7 @@ pub struct Options {
 
 impl Options {
     pub fn new(shutdown: watch::Receiver<bool>) -> Options {
-        Options {
-            clock: Arc::new(SystemClock),
-            listener: None,
-            shutdown,
-            ready: None,
-        }
+        Options { clock: Arc::new(SystemClock), listener: None, shutdown, ready: None }
     }
 }
 
@@ -136,25 +131,13 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
 
     let std_listener = match options.listener {
         Some(l) => l,
-        None => std::net::TcpListener::bind(config.listen).map_err(|source| StartError::Listen {
-            addr: config.listen,
-            source,
-        })?,
+        None => std::net::TcpListener::bind(config.listen)
+            .map_err(|source| StartError::Listen { addr: config.listen, source })?,
     };
-    let listen_addr = std_listener.local_addr().map_err(|source| StartError::Listen {
-        addr: config.listen,
-        source,
-    })?;
-    std_listener
-        .set_nonblocking(true)
-        .map_err(|source| StartError::Listen {
-            addr: listen_addr,
-            source,
-        })?;
-    let tcp = tokio::net::TcpListener::from_std(std_listener).map_err(|source| StartError::Listen {
-        addr: listen_addr,
-        source,
-    })?;
+    let listen_addr = std_listener.local_addr().map_err(|source| StartError::Listen { addr: config.listen, source })?;
+    std_listener.set_nonblocking(true).map_err(|source| StartError::Listen { addr: listen_addr, source })?;
+    let tcp = tokio::net::TcpListener::from_std(std_listener)
+        .map_err(|source| StartError::Listen { addr: listen_addr, source })?;
 
     let state = Arc::new(State {
         config: config.clone(),
@@ -170,21 +153,11 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     state
         .registry
         .load_all(&state.db, &state.kek, &config.public_base())
-        .map_err(|e| {
-            StartError::Setup(format!(
-                "loading tenants: {e} ({})",
-                e.cause.clone().unwrap_or_default()
-            ))
-        })?;
+        .map_err(|e| StartError::Setup(format!("loading tenants: {e} ({})", e.cause.clone().unwrap_or_default())))?;
 
     if config.dev && state.registry.is_empty() {
-        let req = latchkey::admin::CreateTenant {
-            slug: "dev".into(),
-            ..Default::default()
-        };
-        tenants::create(&state, req)
-            .await
-            .map_err(|e| StartError::Setup(format!("creating tenant dev: {e}")))?;
+        let req = latchkey::admin::CreateTenant { slug: "dev".into(), ..Default::default() };
+        tenants::create(&state, req).await.map_err(|e| StartError::Setup(format!("creating tenant dev: {e}")))?;
     }
 
     let unix = admin::bind(&config.admin_socket, config.socket_mode)?;
@@ -199,33 +172,20 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let admin_task = {
         let state = state.clone();
         let handler = move |req, peer| admin::handle(state.clone(), req, peer);
-        let acceptor = admin::AdminAcceptor {
-            listener: unix,
-            allowed_uids,
-        };
+        let acceptor = admin::AdminAcceptor { listener: unix, allowed_uids };
         tokio::spawn(http::serve(acceptor, handler, shutdown.clone(), "admin"))
     };
 
     let sweeper = tokio::spawn(sweep_expired(state.clone(), shutdown.clone()));
 
     let mut tenants_now: Vec<(String, String)> = vec![];
-    for slug in state
-        .db
-        .read(|tx| store::tenants::list(tx))
-        .await?
-        .into_iter()
-        .map(|t| (t.slug, t.base_url))
-    {
+    for slug in state.db.read(|tx| store::tenants::list(tx)).await?.into_iter().map(|t| (t.slug, t.base_url)) {
         tenants_now.push(slug);
     }
     tracing::info!(addr = %listen_addr, socket = %config.admin_socket.display(), tenants = tenants_now.len(), "ready");
     notify::notify("READY=1");
     if let Some(tx) = options.ready {
-        let _ = tx.send(Ready {
-            addr: listen_addr,
-            admin_socket: config.admin_socket.clone(),
-            tenants: tenants_now,
-        });
+        let _ = tx.send(Ready { addr: listen_addr, admin_socket: config.admin_socket.clone(), tenants: tenants_now });
     }
 
     let _ = public.await;

@@ -59,10 +59,7 @@ impl Metrics {
         out.push_str("# HELP latchkey_http_requests_total HTTP requests by route and status.\n");
         out.push_str("# TYPE latchkey_http_requests_total counter\n");
         for ((route, status), n) in &g.requests {
-            let _ = writeln!(
-                out,
-                "latchkey_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}"
-            );
+            let _ = writeln!(out, "latchkey_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}");
         }
         out.push_str("# HELP latchkey_http_request_duration_seconds Request latency by route.\n");
         out.push_str("# TYPE latchkey_http_request_duration_seconds histogram\n");
@@ -79,16 +76,8 @@ impl Metrics {
                 "latchkey_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
                 h.count
             );
-            let _ = writeln!(
-                out,
-                "latchkey_http_request_duration_seconds_sum{{route=\"{route}\"}} {}",
-                h.sum
-            );
-            let _ = writeln!(
-                out,
-                "latchkey_http_request_duration_seconds_count{{route=\"{route}\"}} {}",
-                h.count
-            );
+            let _ = writeln!(out, "latchkey_http_request_duration_seconds_sum{{route=\"{route}\"}} {}", h.sum);
+            let _ = writeln!(out, "latchkey_http_request_duration_seconds_count{{route=\"{route}\"}} {}", h.count);
         }
         out
     }

@@ -56,11 +56,7 @@ pub fn client_ip(peer: SocketAddr, headers: &HeaderMap, trusted: &[IpAddr]) -> I
         .flat_map(|v| v.split(','))
         .filter_map(|s| s.trim().parse::<IpAddr>().ok())
         .collect::<Vec<_>>();
-    forwarded
-        .into_iter()
-        .rev()
-        .find(|ip| !trusted.contains(ip))
-        .unwrap_or(peer_ip)
+    forwarded.into_iter().rev().find(|ip| !trusted.contains(ip)).unwrap_or(peer_ip)
 }
 
 #[cfg(test)]
@@ -76,10 +72,7 @@ mod tests {
         assert!(r.allow(ip, "c", 2, 61));
         assert!(!r.allow(ip, "c", 2, 62));
         assert!(r.allow(ip, "t", 2, 62), "buckets are separate");
-        assert!(
-            r.allow("10.0.0.2".parse().unwrap(), "c", 2, 62),
-            "addresses are separate"
-        );
+        assert!(r.allow("10.0.0.2".parse().unwrap(), "c", 2, 62), "addresses are separate");
         assert!(r.allow(ip, "c", 2, 120));
         assert!(r.allow(ip, "c", 0, 120));
     }
@@ -92,10 +85,6 @@ mod tests {
         let trusted: Vec<IpAddr> = vec!["10.0.0.5".parse().unwrap()];
         assert_eq!(client_ip(proxy, &h, &trusted), "203.0.113.9".parse::<IpAddr>().unwrap());
         let stranger: SocketAddr = "198.51.100.1:1".parse().unwrap();
-        assert_eq!(
-            client_ip(stranger, &h, &trusted),
-            stranger.ip(),
-            "a stranger cannot spoof its address"
-        );
+        assert_eq!(client_ip(stranger, &h, &trusted), stranger.ip(), "a stranger cannot spoof its address");
     }
 }

@@ -52,30 +52,15 @@ pub fn create(
 /// The `Set-Cookie` value for a new session: HttpOnly, SameSite=Lax, scoped to the tenant's path,
 /// Secure on https.
 pub fn set_cookie(tenant: &TenantRuntime, issued: &Issued, now: Timestamp) -> String {
-    let path = if tenant.path_prefix.is_empty() {
-        "/"
-    } else {
-        tenant.path_prefix.as_str()
-    };
-    let secure = if tenant.base.scheme() == "https" {
-        "; Secure"
-    } else {
-        ""
-    };
+    let path = if tenant.path_prefix.is_empty() { "/" } else { tenant.path_prefix.as_str() };
+    let secure = if tenant.base.scheme() == "https" { "; Secure" } else { "" };
     let max_age = (issued.expires_at - now).max(0);
-    format!(
-        "{COOKIE_NAME}={}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}",
-        issued.token
-    )
+    format!("{COOKIE_NAME}={}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}", issued.token)
 }
 
 /// A cookie that removes the session cookie.
 pub fn clear_cookie(tenant: &TenantRuntime) -> String {
-    let path = if tenant.path_prefix.is_empty() {
-        "/"
-    } else {
-        tenant.path_prefix.as_str()
-    };
+    let path = if tenant.path_prefix.is_empty() { "/" } else { tenant.path_prefix.as_str() };
     format!("{COOKIE_NAME}=; Path={path}; Max-Age=0; HttpOnly; SameSite=Lax")
 }
 

@@ -52,10 +52,8 @@ impl TenantRuntime {
     fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, ApiError> {
         let base = Url::parse(&row.base_url).map_err(|e| ApiError::internal(format!("stored base_url: {e}")))?;
         let mut keys = keys.into_iter();
-        let signer = Arc::new(
-            keys.next()
-                .ok_or_else(|| ApiError::internal(format!("tenant {} has no signing key", row.slug)))?,
-        );
+        let signer =
+            Arc::new(keys.next().ok_or_else(|| ApiError::internal(format!("tenant {} has no signing key", row.slug)))?);
         let retired: Vec<SigningKey> = keys.collect();
         let mut published: Vec<&Jwk> = vec![&signer.jwk];
         published.extend(retired.iter().map(|k| &k.jwk));
@@ -70,11 +68,7 @@ impl TenantRuntime {
             base_url: row.base_url.clone(),
             origin,
             rp_id: row.rp_id.clone(),
-            registration: if row.registration == "open" {
-                Registration::Open
-            } else {
-                Registration::Invite
-            },
+            registration: if row.registration == "open" { Registration::Open } else { Registration::Invite },
             authority: urls::authority(&base),
             path_prefix: base.path().trim_end_matches('/').to_owned(),
             under_public_url: row.base_url.starts_with(&format!("{public_url}/")),
@@ -156,10 +150,7 @@ impl Registry {
                 }
             }
         }
-        snap.tenants
-            .iter()
-            .filter(|t| t.under_public_url)
-            .find_map(|t| below(t).map(|rest| (t.clone(), rest)))
+        snap.tenants.iter().filter(|t| t.under_public_url).find_map(|t| below(t).map(|rest| (t.clone(), rest)))
     }
 
     /// Reloads one tenant from the database (after creation, rotation, or a settings change).
@@ -223,11 +214,7 @@ pub fn to_wire(row: &TenantRow) -> Tenant {
         base_url: row.base_url.clone(),
         issuer: row.base_url.clone(),
         rp_id: row.rp_id.clone(),
-        registration: if row.registration == "open" {
-            Registration::Open
-        } else {
-            Registration::Invite
-        },
+        registration: if row.registration == "open" { Registration::Open } else { Registration::Invite },
         created: date(row.created_at),
     }
 }
@@ -249,23 +236,12 @@ pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Api
     })?;
     let name = req.name.clone().unwrap_or_else(|| req.slug.clone());
     if name.trim().is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
-        return Err(ApiError::bad_request(
-            codes::INVALID_INPUT,
-            "name must be 1-100 printable characters",
-        ));
+        return Err(ApiError::bad_request(codes::INVALID_INPUT, "name must be 1-100 printable characters"));
     }
-    let base_text = req
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("{public_url}/{}", req.slug));
+    let base_text = req.base_url.clone().unwrap_or_else(|| format!("{public_url}/{}", req.slug));
     let base = urls::base_url(&base_text).map_err(|m| ApiError::bad_request(codes::INVALID_BASE_URL, m))?;
     let base_url = base.as_str().trim_end_matches('/').to_owned();
-    let host = base
-        .host_str()
-        .unwrap_or_default()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase();
+    let host = base.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
     let rp_id = match &req.rp_id {
         None => host,
         Some(rp) => {
@@ -296,19 +272,14 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, ApiError
     // RSA key generation takes tens of milliseconds; keep it off the async threads and outside
     // the write transaction.
     let bits = state.config.rsa_bits;
-    let generated = tokio::task::spawn_blocking(move || keys::generate(bits))
-        .await
-        .map_err(ApiError::internal)??;
+    let generated = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(ApiError::internal)??;
     let kek = state.kek.clone();
     let now = state.clock.now();
     let row = state
         .db
         .write(move |tx| -> Result<TenantRow, ApiError> {
             if store::tenants::by_slug(tx, &v.slug)?.is_some() {
-                return Err(ApiError::conflict(
-                    codes::TENANT_EXISTS,
-                    format!("tenant {:?} already exists", v.slug),
-                ));
+                return Err(ApiError::conflict(codes::TENANT_EXISTS, format!("tenant {:?} already exists", v.slug)));
             }
             if let Some(other) = store::tenants::by_base_url(tx, &v.base_url)? {
                 return Err(ApiError::conflict(
@@ -392,10 +363,7 @@ mod tests {
     use super::*;
 
     fn req(slug: &str) -> CreateTenant {
-        CreateTenant {
-            slug: slug.into(),
-            ..CreateTenant::default()
-        }
+        CreateTenant { slug: slug.into(), ..CreateTenant::default() }
     }
 
     #[test]
@@ -415,10 +383,7 @@ mod tests {
         assert_eq!(v.base_url, "https://login.acme.com");
         assert_eq!(v.rp_id, "acme.com");
         r.rp_id = Some("evil.com".into());
-        assert_eq!(
-            validate(&r, "https://id.example.com").err().map(|e| e.code),
-            Some(codes::INVALID_RP_ID)
-        );
+        assert_eq!(validate(&r, "https://id.example.com").err().map(|e| e.code), Some(codes::INVALID_RP_ID));
     }
 
     #[test]

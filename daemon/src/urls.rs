@@ -44,9 +44,7 @@ pub fn base_url(text: &str) -> Result<Url, String> {
         "https" => {}
         "http" if is_loopback_host(&url) => {}
         "http" => {
-            return Err(format!(
-                "{text:?}: plain http is allowed only for localhost, 127.0.0.1 and [::1]; use https"
-            ));
+            return Err(format!("{text:?}: plain http is allowed only for localhost, 127.0.0.1 and [::1]; use https"));
         }
         s => return Err(format!("{text:?}: scheme {s:?} is not allowed; use https")),
     }
@@ -61,31 +59,22 @@ pub fn redirect_uri(text: &str) -> Result<String, String> {
         return Err(format!("{text:?}: a redirect URI has no spaces or control characters"));
     }
     if text.contains('*') {
-        return Err(format!(
-            "{text:?}: wildcards are not allowed; register each redirect URI exactly"
-        ));
+        return Err(format!("{text:?}: wildcards are not allowed; register each redirect URI exactly"));
     }
     let url = Url::parse(text).map_err(|e| format!("{text:?} is not an absolute URL ({e})"))?;
     if url.fragment().is_some() || text.contains('#') {
-        return Err(format!(
-            "{text:?}: a redirect URI must not have a fragment (RFC 6749 §3.1.2)"
-        ));
+        return Err(format!("{text:?}: a redirect URI must not have a fragment (RFC 6749 §3.1.2)"));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(format!(
-            "{text:?}: a redirect URI must not carry a user name or password"
-        ));
+        return Err(format!("{text:?}: a redirect URI must not carry a user name or password"));
     }
     match url.scheme() {
         "https" if url.host().is_some() => Ok(text.to_owned()),
         "http" if is_loopback_host(&url) => Ok(text.to_owned()),
-        "http" => Err(format!(
-            "{text:?}: plain http is allowed only on localhost, 127.0.0.1 and [::1]; use https"
-        )),
-        "javascript" | "data" | "file" | "vbscript" | "blob" => Err(format!(
-            "{text:?}: the {} scheme is never a redirect target",
-            url.scheme()
-        )),
+        "http" => Err(format!("{text:?}: plain http is allowed only on localhost, 127.0.0.1 and [::1]; use https")),
+        "javascript" | "data" | "file" | "vbscript" | "blob" => {
+            Err(format!("{text:?}: the {} scheme is never a redirect target", url.scheme()))
+        }
         // Private-use schemes of native apps (RFC 8252 §7.1), e.g. com.example.app:/callback.
         s if s.contains('.') => Ok(text.to_owned()),
         s => Err(format!(
@@ -145,13 +134,8 @@ pub enum SlugError {
 
 /// `[a-z0-9][a-z0-9-]{0,62}`, and not one of the reserved top-level names.
 pub fn slug(text: &str) -> Result<(), SlugError> {
-    let ok_first = text
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    let ok_rest = text
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let ok_first = text.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let ok_rest = text.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !ok_first || !ok_rest || text.len() > 63 {
         return Err(SlugError::Invalid(format!(
             "{text:?} is not a valid slug: use 1-63 characters a-z, 0-9 and '-', starting with a letter or digit"
@@ -198,10 +182,7 @@ mod tests {
 
     #[test]
     fn origins() {
-        assert_eq!(
-            origin("https://app.example.com").as_deref(),
-            Ok("https://app.example.com")
-        );
+        assert_eq!(origin("https://app.example.com").as_deref(), Ok("https://app.example.com"));
         assert_eq!(origin("http://localhost:3000").as_deref(), Ok("http://localhost:3000"));
         assert!(origin("https://app.example.com/path").is_err());
         assert!(origin("*").is_err());
@@ -211,14 +192,8 @@ mod tests {
 
     #[test]
     fn base_urls() {
-        assert_eq!(
-            base_url("http://localhost:8080/acme/").unwrap().as_str(),
-            "http://localhost:8080/acme"
-        );
-        assert_eq!(
-            base_url("https://login.acme.com").unwrap().as_str(),
-            "https://login.acme.com/"
-        );
+        assert_eq!(base_url("http://localhost:8080/acme/").unwrap().as_str(), "http://localhost:8080/acme");
+        assert_eq!(base_url("https://login.acme.com").unwrap().as_str(), "https://login.acme.com/");
         assert!(base_url("http://acme.com/x").is_err());
         assert!(base_url("https://acme.com/x?y=1").is_err());
         assert!(base_url("acme").is_err());
@@ -237,10 +212,7 @@ mod tests {
 
     #[test]
     fn authorities() {
-        assert_eq!(
-            authority(&Url::parse("http://LOCALHOST:8080/x").unwrap()),
-            "localhost:8080"
-        );
+        assert_eq!(authority(&Url::parse("http://LOCALHOST:8080/x").unwrap()), "localhost:8080");
         assert_eq!(authority(&Url::parse("https://a.example:443/").unwrap()), "a.example");
         assert_eq!(authority(&Url::parse("http://[::1]:9/").unwrap()), "[::1]:9");
     }

@@ -13,11 +13,7 @@ fn socket_is_0600() {
 }
 
 fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
+    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
 }
 
 /// Runs the CLI as uid/gid 65534 (nobody) with `setpriv`.
@@ -49,11 +45,7 @@ fn other_uids_are_refused_before_any_request_is_read() {
     let r = cli_as_nobody(&d.socket, &["tenant", "create", "sneaky"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("closed the connection"), "{}", r.stderr);
-    assert!(
-        r.stderr.contains(d.socket.to_str().unwrap()),
-        "the hint names the socket: {}",
-        r.stderr
-    );
+    assert!(r.stderr.contains(d.socket.to_str().unwrap()), "the hint names the socket: {}", r.stderr);
     assert_eq!(d.snapshot(), before, "nothing was created");
     // Root, an allowed uid, is served.
     d.cli(&["status"]).ok();
@@ -81,20 +73,11 @@ fn bad_admin_requests_name_the_problem_and_store_nothing() {
     let before = d.snapshot();
     let cases: Vec<(Vec<u8>, u16, &str)> = vec![
         (
-            admin_request(
-                "POST",
-                "/admin/v1/tenants",
-                Some("application/json"),
-                b"{\"slug\": \"x\"",
-            ),
+            admin_request("POST", "/admin/v1/tenants", Some("application/json"), b"{\"slug\": \"x\""),
             400,
             "malformed_json",
         ),
-        (
-            admin_request("POST", "/admin/v1/tenants", Some("application/json"), b"not json"),
-            400,
-            "malformed_json",
-        ),
+        (admin_request("POST", "/admin/v1/tenants", Some("application/json"), b"not json"), 400, "malformed_json"),
         (
             admin_request(
                 "POST",
@@ -106,12 +89,7 @@ fn bad_admin_requests_name_the_problem_and_store_nothing() {
             "invalid_input",
         ),
         (
-            admin_request(
-                "POST",
-                "/admin/v1/tenants",
-                Some("application/json"),
-                b"{\"name\":\"no slug\"}",
-            ),
+            admin_request("POST", "/admin/v1/tenants", Some("application/json"), b"{\"name\":\"no slug\"}"),
             400,
             "invalid_input",
         ),
@@ -140,18 +118,9 @@ fn bad_admin_requests_name_the_problem_and_store_nothing() {
             400,
             "invalid_input",
         ),
+        (admin_request("DELETE", "/admin/v1/tenants/acme", None, b""), 400, "confirmation_required"),
         (
-            admin_request("DELETE", "/admin/v1/tenants/acme", None, b""),
-            400,
-            "confirmation_required",
-        ),
-        (
-            admin_request(
-                "DELETE",
-                "/admin/v1/tenants/acme",
-                Some("application/json"),
-                b"{\"confirm\":false}",
-            ),
+            admin_request("DELETE", "/admin/v1/tenants/acme", Some("application/json"), b"{\"confirm\":false}"),
             400,
             "confirmation_required",
         ),
@@ -163,10 +132,7 @@ fn bad_admin_requests_name_the_problem_and_store_nothing() {
         let head = String::from_utf8_lossy(&req[..40.min(req.len())]).into_owned();
         assert_eq!(got, status, "{head}: {body}");
         assert_eq!(body["code"], code, "{head}: {body}");
-        assert!(
-            body["message"].as_str().unwrap().len() > 10,
-            "{head}: a message that names the problem"
-        );
+        assert!(body["message"].as_str().unwrap().len() > 10, "{head}: a message that names the problem");
     }
     assert_eq!(d.snapshot(), before);
 }
@@ -174,12 +140,8 @@ fn bad_admin_requests_name_the_problem_and_store_nothing() {
 #[test]
 fn admin_api_answers_curl_style_json() {
     let d = TestDaemon::start();
-    let (status, body) = d.admin_raw(&admin_request(
-        "POST",
-        "/admin/v1/tenants",
-        Some("application/json"),
-        b"{\"slug\":\"viaraw\"}",
-    ));
+    let (status, body) =
+        d.admin_raw(&admin_request("POST", "/admin/v1/tenants", Some("application/json"), b"{\"slug\":\"viaraw\"}"));
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["issuer"], format!("{}/viaraw", d.base));
     let (status, body) = d.admin_raw(&admin_request("GET", "/admin/v1/status", None, b""));
@@ -194,11 +156,7 @@ fn unreachable_daemon_exits_3_naming_the_socket() {
     let r = cli(&sock, &["tenant", "list"]);
     assert_eq!(r.code, 3);
     assert!(r.stderr.contains(sock.to_str().unwrap()), "{}", r.stderr);
-    assert!(
-        r.stderr.contains("latchkeyd --dev"),
-        "the hint says how to start one: {}",
-        r.stderr
-    );
+    assert!(r.stderr.contains("latchkeyd --dev"), "the hint says how to start one: {}", r.stderr);
 }
 
 #[test]
@@ -206,16 +164,9 @@ fn usage_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let r = cli(&dir.path().join("s"), &["tenant", "create"]);
     assert_eq!(r.code, 2);
-    let r = cli(
-        &dir.path().join("s"),
-        &["app", "create", "--tenant", "a", "--name", "n", "--type", "desktop"],
-    );
+    let r = cli(&dir.path().join("s"), &["app", "create", "--tenant", "a", "--name", "n", "--type", "desktop"]);
     assert_eq!(r.code, 2);
-    assert!(
-        r.stderr.contains("web") && r.stderr.contains("m2m"),
-        "clap lists the choices: {}",
-        r.stderr
-    );
+    assert!(r.stderr.contains("web") && r.stderr.contains("m2m"), "clap lists the choices: {}", r.stderr);
 }
 
 #[test]

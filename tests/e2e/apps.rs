@@ -14,11 +14,7 @@ fn sha256_hex(s: &str) -> String {
             c.wait_with_output()
         })
         .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned()
+    String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_owned()
 }
 
 #[test]
@@ -48,7 +44,8 @@ fn confidential_app_secret_is_shown_once_and_stored_hashed() {
         .json();
     let client_id = app["client_id"].as_str().unwrap().to_owned();
     let secret = app["client_secret"].as_str().unwrap().to_owned();
-    assert_eq!(client_id.len(), 22);
+    assert_eq!(client_id.len(), 24);
+    assert!(client_id.chars().all(|c| c.is_ascii_alphanumeric()), "{client_id}");
     assert_eq!(secret.len(), 43);
     assert_eq!(app["type"], "web");
     assert_eq!(app["redirect_uris"][0], "https://portal.acme.com/oidc-callback");
@@ -63,37 +60,22 @@ fn confidential_app_secret_is_shown_once_and_stored_hashed() {
         .unwrap();
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, sha256_hex(&secret), "only the SHA-256 of the secret is stored");
-    assert!(
-        !d.snapshot().0.contains(&secret),
-        "the secret itself is nowhere in the database"
-    );
+    assert!(!d.snapshot().0.contains(&secret), "the secret itself is nowhere in the database");
 
-    let shown = d
-        .cli(&["app", "show", "--tenant", "acme", &client_id, "-o", "json"])
-        .ok()
-        .json();
+    let shown = d.cli(&["app", "show", "--tenant", "acme", &client_id, "-o", "json"]).ok().json();
     assert!(shown.get("client_secret").is_none(), "show never reveals a secret");
     assert!(!stored_text.is_empty());
 
-    let rotated = d
-        .cli(&["app", "rotate-secret", "--tenant", "acme", &client_id, "-o", "json"])
-        .ok()
-        .json();
+    let rotated = d.cli(&["app", "rotate-secret", "--tenant", "acme", &client_id, "-o", "json"]).ok().json();
     let new_secret = rotated["client_secret"].as_str().unwrap();
     assert_ne!(new_secret, secret);
-    let hash2: Vec<u8> = d
-        .db()
-        .query_row("SELECT secret_hash FROM applications", [], |r| r.get(0))
-        .unwrap();
+    let hash2: Vec<u8> = d.db().query_row("SELECT secret_hash FROM applications", [], |r| r.get(0)).unwrap();
     assert_ne!(hash2, hash);
 
     let listed = d.cli(&["app", "list", "--tenant", "acme", "-o", "json"]).ok().json();
     assert_eq!(listed[0]["client_id"], client_id.as_str());
     d.cli(&["app", "delete", "--tenant", "acme", &client_id, "--yes"]).ok();
-    assert_eq!(
-        d.cli(&["app", "list", "--tenant", "acme", "-o", "json"]).ok().json(),
-        serde_json::json!([])
-    );
+    assert_eq!(d.cli(&["app", "list", "--tenant", "acme", "-o", "json"]).ok().json(), serde_json::json!([]));
 }
 
 #[test]
@@ -119,13 +101,7 @@ fn public_and_m2m_apps() {
         .json();
     assert!(spa.get("client_secret").is_none());
     assert_eq!(spa["confidential"], false);
-    let r = d.cli(&[
-        "app",
-        "rotate-secret",
-        "--tenant",
-        "acme",
-        spa["client_id"].as_str().unwrap(),
-    ]);
+    let r = d.cli(&["app", "rotate-secret", "--tenant", "acme", spa["client_id"].as_str().unwrap()]);
     assert_eq!(r.code, 1, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
     assert!(r.stderr.contains("not_confidential"), "{}", r.stderr);
 
@@ -173,60 +149,17 @@ fn invalid_redirect_uris_and_origins_are_refused_and_nothing_stored() {
     d.tenant("acme");
     let before = d.snapshot();
     let cases: &[(&[&str], &str)] = &[
-        (
-            &[
-                "--type",
-                "web",
-                "--redirect-uri",
-                "http://portal.acme.com/oidc-callback",
-            ],
-            "invalid_redirect_uri",
-        ),
-        (
-            &["--type", "web", "--redirect-uri", "https://portal.acme.com/cb#x"],
-            "invalid_redirect_uri",
-        ),
-        (
-            &["--type", "web", "--redirect-uri", "https://*.acme.com/cb"],
-            "invalid_redirect_uri",
-        ),
-        (
-            &["--type", "web", "--redirect-uri", "javascript:alert(1)"],
-            "invalid_redirect_uri",
-        ),
-        (
-            &["--type", "web", "--redirect-uri", "data:text/html,x"],
-            "invalid_redirect_uri",
-        ),
-        (
-            &["--type", "web", "--redirect-uri", "/relative/cb"],
-            "invalid_redirect_uri",
-        ),
+        (&["--type", "web", "--redirect-uri", "http://portal.acme.com/oidc-callback"], "invalid_redirect_uri"),
+        (&["--type", "web", "--redirect-uri", "https://portal.acme.com/cb#x"], "invalid_redirect_uri"),
+        (&["--type", "web", "--redirect-uri", "https://*.acme.com/cb"], "invalid_redirect_uri"),
+        (&["--type", "web", "--redirect-uri", "javascript:alert(1)"], "invalid_redirect_uri"),
+        (&["--type", "web", "--redirect-uri", "data:text/html,x"], "invalid_redirect_uri"),
+        (&["--type", "web", "--redirect-uri", "/relative/cb"], "invalid_redirect_uri"),
         (&["--type", "web"], "invalid_redirect_uri"),
+        (&["--type", "m2m", "--redirect-uri", "https://a.example/cb"], "invalid_redirect_uri"),
+        (&["--type", "spa", "--redirect-uri", "https://a.example/cb", "--cors-origin", "*"], "invalid_origin"),
         (
-            &["--type", "m2m", "--redirect-uri", "https://a.example/cb"],
-            "invalid_redirect_uri",
-        ),
-        (
-            &[
-                "--type",
-                "spa",
-                "--redirect-uri",
-                "https://a.example/cb",
-                "--cors-origin",
-                "*",
-            ],
-            "invalid_origin",
-        ),
-        (
-            &[
-                "--type",
-                "spa",
-                "--redirect-uri",
-                "https://a.example/cb",
-                "--cors-origin",
-                "https://a.example/path",
-            ],
+            &["--type", "spa", "--redirect-uri", "https://a.example/cb", "--cors-origin", "https://a.example/path"],
             "invalid_origin",
         ),
         (&["--type", "m2m", "--scope", "admin:everything"], "invalid_scope"),

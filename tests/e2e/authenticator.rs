@@ -19,9 +19,7 @@ pub fn unb64(s: &str) -> Vec<u8> {
 }
 
 fn sha256(data: &[u8]) -> Vec<u8> {
-    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, data)
-        .as_ref()
-        .to_vec()
+    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, data).as_ref().to_vec()
 }
 
 // --- a minimal CBOR encoder (RFC 8949), enough for attestation objects and COSE keys -----------
@@ -133,11 +131,7 @@ pub struct Soft {
 
 impl Soft {
     pub fn new(origin: &str) -> Soft {
-        Soft {
-            origin: origin.to_owned(),
-            credentials: vec![],
-            flags: UP | UV,
-        }
+        Soft { origin: origin.to_owned(), credentials: vec![], flags: UP | UV }
     }
 
     fn client_data(&self, kind: &str, challenge: &str, t: &Tamper) -> Vec<u8> {
@@ -177,14 +171,8 @@ impl Soft {
                 Cbor::Map(vec![
                     (Cbor::Int(1), Cbor::Int(3)),
                     (Cbor::Int(3), Cbor::Int(-257)),
-                    (
-                        Cbor::Int(-1),
-                        Cbor::Bytes(public.modulus().big_endian_without_leading_zero().to_vec()),
-                    ),
-                    (
-                        Cbor::Int(-2),
-                        Cbor::Bytes(public.exponent().big_endian_without_leading_zero().to_vec()),
-                    ),
+                    (Cbor::Int(-1), Cbor::Bytes(public.modulus().big_endian_without_leading_zero().to_vec())),
+                    (Cbor::Int(-2), Cbor::Bytes(public.exponent().big_endian_without_leading_zero().to_vec())),
                 ])
             }
         };
@@ -201,10 +189,7 @@ impl Soft {
             let mut signed = auth.clone();
             signed.extend_from_slice(&sha256(&client_data));
             let sig = key.sign(&rng, &signed).unwrap();
-            Cbor::Map(vec![
-                (text("alg"), Cbor::Int(-7)),
-                (text("sig"), Cbor::Bytes(sig.as_ref().to_vec())),
-            ])
+            Cbor::Map(vec![(text("alg"), Cbor::Int(-7)), (text("sig"), Cbor::Bytes(sig.as_ref().to_vec()))])
         } else {
             Cbor::Map(vec![])
         };
@@ -265,11 +250,7 @@ impl Soft {
             sig[last] ^= 0x01;
         }
         let id = t.credential_id.clone().unwrap_or_else(|| cred.id.clone());
-        let user_handle = if t.omit_user_handle {
-            Value::Null
-        } else {
-            json!(b64(&cred.user_handle))
-        };
+        let user_handle = if t.omit_user_handle { Value::Null } else { json!(b64(&cred.user_handle)) };
         json!({
             "id": b64(&id),
             "rawId": b64(&id),
@@ -292,8 +273,5 @@ fn cbor_encodes_like_the_rfc_examples() {
     assert_eq!(Cbor::Int(-257).encode(), [0x39, 0x01, 0x00]);
     assert_eq!(Cbor::Int(1000).encode(), [0x19, 0x03, 0xe8]);
     assert_eq!(text("a").encode(), [0x61, 0x61]);
-    assert_eq!(
-        Cbor::Map(vec![(Cbor::Int(1), Cbor::Int(2))]).encode(),
-        [0xa1, 0x01, 0x02]
-    );
+    assert_eq!(Cbor::Map(vec![(Cbor::Int(1), Cbor::Int(2))]).encode(), [0xa1, 0x01, 0x02]);
 }

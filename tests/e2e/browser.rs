@@ -21,51 +21,28 @@ fn invite_to_account_to_username_less_sign_in_in_chromium() {
     let invite_url = format!("{}/invite/{token}", site.base);
     let shots = std::env::var("LATCHKEY_SCREENSHOTS").ok();
     let mut cmd = Command::new("node");
-    cmd.arg(repo_root().join("tests/js/browser-passkeys.mjs"))
-        .arg(&site.base)
-        .arg(&invite_url);
+    cmd.arg(repo_root().join("tests/js/browser-passkeys.mjs")).arg(&site.base).arg(&invite_url);
     if let Some(dir) = &shots {
         cmd.arg(dir);
     }
     let out: Run = cmd.output().expect("node").into();
-    let seen: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| {
-        panic!(
-            "browser script output is not JSON ({e}): {}\n{}",
-            out.stdout, out.stderr
-        )
-    });
+    let seen: serde_json::Value = serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("browser script output is not JSON ({e}): {}\n{}", out.stdout, out.stderr));
     assert_eq!(seen["ok"], true, "{seen:#}\n{}", out.stderr);
 
     assert!(seen["csp"].as_str().unwrap().contains("frame-ancestors 'none'"));
     assert!(seen["csp"].as_str().unwrap().contains("script-src 'self'"));
     assert_eq!(seen["invitePage"], "Create your passkey");
     assert_eq!(seen["afterRegister"], serde_json::json!(["platform"]));
-    assert_eq!(
-        seen["adviceShownWithOne"], true,
-        "the page recommends a second credential"
-    );
+    assert_eq!(seen["adviceShownWithOne"], true, "the page recommends a second credential");
     assert_eq!(seen["afterAdd"], serde_json::json!(["platform", "roaming"]));
     assert_eq!(seen["adviceShownWithTwo"], false);
-    assert!(
-        seen["devices"][0].as_str().unwrap().contains("Chrome on Linux"),
-        "{}",
-        seen["devices"]
-    );
+    assert!(seen["devices"][0].as_str().unwrap().contains("Chrome on Linux"), "{}", seen["devices"]);
     assert!(seen["names"].as_array().unwrap().iter().any(|n| n == "Blue YubiKey"));
-    assert_eq!(
-        seen["lastRemoveDisabled"], true,
-        "the last credential cannot be removed"
-    );
+    assert_eq!(seen["lastRemoveDisabled"], true, "the last credential cannot be removed");
     assert_eq!(seen["signedOutHeading"], "Sign in");
     assert_eq!(seen["signedInAgain"], "Your passkeys");
-    assert!(
-        seen["cancelMessage"]
-            .as_str()
-            .unwrap()
-            .contains("cancelled or timed out"),
-        "{}",
-        seen["cancelMessage"]
-    );
+    assert!(seen["cancelMessage"].as_str().unwrap().contains("cancelled or timed out"), "{}", seen["cancelMessage"]);
     assert_eq!(seen["consoleErrors"], serde_json::json!([]), "no script errors");
 
     // What the browser did is what the database holds.
@@ -80,9 +57,6 @@ fn invite_to_account_to_username_less_sign_in_in_chromium() {
     assert_eq!(status, "active");
     assert_eq!(creds, 1, "the platform passkey remains; the security key was revoked");
     assert_eq!(sessions, 2, "one from registration, one from the username-less sign-in");
-    let used: Option<i64> = d
-        .db()
-        .query_row("SELECT last_used_at FROM credentials", [], |r| r.get(0))
-        .unwrap();
+    let used: Option<i64> = d.db().query_row("SELECT last_used_at FROM credentials", [], |r| r.get(0)).unwrap();
     assert!(used.is_some());
 }

@@ -17,11 +17,7 @@ fn check(config: &std::path::Path, env: &[(&str, &str)]) -> Run {
 fn example_config_is_valid() {
     let r = check(&repo_root().join("config.example.toml"), &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(
-        r.stdout.contains("public_url = \"https://id.example.com\""),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("public_url = \"https://id.example.com\""), "{}", r.stdout);
 }
 
 #[test]
@@ -48,11 +44,8 @@ fn every_key_of_the_example_is_a_real_key() {
 fn unknown_key_is_named_with_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.toml");
-    std::fs::write(
-        &path,
-        "[server]\npublic_url = \"https://id.example.com\"\n\n[tokens]\nsession_tll = \"8h\"\n",
-    )
-    .unwrap();
+    std::fs::write(&path, "[server]\npublic_url = \"https://id.example.com\"\n\n[tokens]\nsession_tll = \"8h\"\n")
+        .unwrap();
     let r = check(&path, &[]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("session_tll"), "{}", r.stderr);
@@ -65,14 +58,8 @@ fn bad_values_are_explained() {
     let path = dir.path().join("c.toml");
     for (body, expect) in [
         ("[server]\npublic_url = \"http://id.example.com\"\n", "plain http"),
-        (
-            "[server]\npublic_url = \"https://id.example.com\"\n[tokens]\nsession_ttl = \"soon\"\n",
-            "tokens.session_ttl",
-        ),
-        (
-            "[server]\npublic_url = \"https://id.example.com\"\n[keys]\nrsa_bits = 1024\n",
-            "keys.rsa_bits",
-        ),
+        ("[server]\npublic_url = \"https://id.example.com\"\n[tokens]\nsession_ttl = \"soon\"\n", "tokens.session_ttl"),
+        ("[server]\npublic_url = \"https://id.example.com\"\n[keys]\nrsa_bits = 1024\n", "keys.rsa_bits"),
         ("[server]\nlisten = \"0.0.0.0:8080\"\n", "server.public_url"),
     ] {
         std::fs::write(&path, body).unwrap();
@@ -82,11 +69,7 @@ fn bad_values_are_explained() {
     }
     let r = check(&dir.path().join("missing.toml"), &[]);
     assert_eq!(r.code, 1);
-    assert!(
-        r.stderr.contains("--dev"),
-        "a missing file suggests --dev: {}",
-        r.stderr
-    );
+    assert!(r.stderr.contains("--dev"), "a missing file suggests --dev: {}", r.stderr);
 }
 
 #[test]
@@ -96,17 +79,10 @@ fn environment_overrides_the_file() {
     std::fs::write(&path, "[server]\npublic_url = \"https://id.example.com\"\n").unwrap();
     let r = check(
         &path,
-        &[
-            ("LATCHKEY_SERVER_PUBLIC_URL", "https://login.example.org"),
-            ("LATCHKEY_TOKENS_SESSION_TTL", "2h"),
-        ],
+        &[("LATCHKEY_SERVER_PUBLIC_URL", "https://login.example.org"), ("LATCHKEY_TOKENS_SESSION_TTL", "2h")],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(
-        r.stdout.contains("public_url = \"https://login.example.org\""),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("public_url = \"https://login.example.org\""), "{}", r.stdout);
     assert!(r.stdout.contains("session_ttl = \"2h\""), "{}", r.stdout);
     let r = check(&path, &[("LATCHKEY_TOKENS_SESION_TTL", "2h")]);
     assert_eq!(r.code, 1);

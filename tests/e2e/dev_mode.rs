@@ -33,10 +33,7 @@ fn pick_listen() -> String {
 
 fn start_dev(cwd: &std::path::Path, listen: &str, notify: Option<&std::path::Path>) -> DevDaemon {
     let mut c = Command::new(bin("latchkeyd"));
-    c.args(["--dev", "--listen", listen])
-        .current_dir(cwd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    c.args(["--dev", "--listen", listen]).current_dir(cwd).stdout(Stdio::piped()).stderr(Stdio::null());
     c.env_remove("LATCHKEY_ADMIN_SOCKET");
     if let Some(n) = notify {
         c.env("NOTIFY_SOCKET", n);
@@ -94,26 +91,15 @@ fn readme_quick_start_works_and_a_jose_library_agrees() {
 
     let mut dev = start_dev(cwd.path(), &listen, Some(&notify_path));
     let banner = dev.banner.join("\n");
-    assert!(
-        banner.contains(&format!("{public}/dev")),
-        "the banner shows the dev issuer:\n{banner}"
-    );
-    assert!(
-        banner.contains("latchkey-data/admin.sock"),
-        "the banner shows the socket:\n{banner}"
-    );
-    assert!(
-        banner.contains("latchkey tenant create acme"),
-        "the banner shows what to try next:\n{banner}"
-    );
+    assert!(banner.contains(&format!("{public}/dev")), "the banner shows the dev issuer:\n{banner}");
+    assert!(banner.contains("latchkey-data/admin.sock"), "the banner shows the socket:\n{banner}");
+    assert!(banner.contains("latchkey tenant create acme"), "the banner shows what to try next:\n{banner}");
     let mut buf = [0u8; 64];
     let n = notify.recv(&mut buf).expect("READY=1 on NOTIFY_SOCKET");
     assert_eq!(&buf[..n], b"READY=1");
 
     // Next to a --dev daemon, the CLI finds ./latchkey-data/admin.sock by itself.
-    let t = cli_in(cwd.path(), &["tenant", "create", "acme", "-o", "json"])
-        .ok()
-        .json();
+    let t = cli_in(cwd.path(), &["tenant", "create", "acme", "-o", "json"]).ok().json();
     assert_eq!(t["issuer"], format!("{public}/acme"));
     let doc = http_get(&format!("{public}/acme/.well-known/openid-configuration"), None).json();
     assert_eq!(doc["issuer"], format!("{public}/acme"));
@@ -122,21 +108,10 @@ fn readme_quick_start_works_and_a_jose_library_agrees() {
     let data = cwd.path().join("latchkey-data");
     let claims =
         json!({"iss": format!("{public}/acme"), "aud": "portal", "sub": "u1", "iat": now(), "exp": now() + 300});
-    let (token, kid) = sign_with_current_key(
-        &data.join("latchkey.db"),
-        &data.join("key-encryption.key"),
-        "acme",
-        &claims,
-    );
-    let v = node(
-        "verify-jwt.mjs",
-        &[
-            doc["jwks_uri"].as_str().unwrap(),
-            &token,
-            doc["issuer"].as_str().unwrap(),
-            "portal",
-        ],
-    );
+    let (token, kid) =
+        sign_with_current_key(&data.join("latchkey.db"), &data.join("key-encryption.key"), "acme", &claims);
+    let v =
+        node("verify-jwt.mjs", &[doc["jwks_uri"].as_str().unwrap(), &token, doc["issuer"].as_str().unwrap(), "portal"]);
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["kid"], kid.as_str());
     // The same token presented to another tenant's key set is rejected.
@@ -144,22 +119,14 @@ fn readme_quick_start_works_and_a_jose_library_agrees() {
     assert_eq!(other.status, 200);
     let v = node(
         "verify-jwt.mjs",
-        &[
-            &format!("{public}/dev/.well-known/jwks.json"),
-            &token,
-            doc["issuer"].as_str().unwrap(),
-            "portal",
-        ],
+        &[&format!("{public}/dev/.well-known/jwks.json"), &token, doc["issuer"].as_str().unwrap(), "portal"],
     );
     assert_eq!(v["ok"], false);
 
     assert_eq!(sigterm(&mut dev.child), 0, "SIGTERM ends the daemon with exit 0");
     let n = notify.recv(&mut buf).expect("STOPPING=1 on NOTIFY_SOCKET");
     assert_eq!(&buf[..n], b"STOPPING=1");
-    assert!(
-        !data.join("admin.sock").exists(),
-        "the admin socket is removed on shutdown"
-    );
+    assert!(!data.join("admin.sock").exists(), "the admin socket is removed on shutdown");
 
     // kill -9 leaves a stale socket; the next start removes it and carries on with the same data.
     let mut dev = start_dev(cwd.path(), &listen, None);
@@ -168,12 +135,7 @@ fn readme_quick_start_works_and_a_jose_library_agrees() {
     assert!(data.join("admin.sock").exists(), "kill -9 leaves the socket behind");
     let mut dev = start_dev(cwd.path(), &listen, None);
     let list = cli_in(cwd.path(), &["tenant", "list", "-o", "json"]).ok().json();
-    let slugs: Vec<&str> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["slug"].as_str().unwrap())
-        .collect();
+    let slugs: Vec<&str> = list.as_array().unwrap().iter().map(|t| t["slug"].as_str().unwrap()).collect();
     assert_eq!(slugs, ["acme", "dev"], "data survives; dev is not created twice");
     assert_eq!(sigterm(&mut dev.child), 0);
 }

@@ -23,11 +23,7 @@ fn expected() -> Vec<(String, String)> {
         }
         // clap wants 'static names without its `string` feature; a test may leak a few bytes.
         let name: &'static str = Box::leak(format!("latchkey-{}", sub.get_name()).into_boxed_str());
-        let page = sub
-            .clone()
-            .name(name)
-            .display_name(name)
-            .bin_name(format!("latchkey {}", sub.get_name()));
+        let page = sub.clone().name(name).display_name(name).bin_name(format!("latchkey {}", sub.get_name()));
         files.push((format!("man/{name}.1"), man(page, "1")));
     }
     for (shell, file) in [

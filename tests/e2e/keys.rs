@@ -19,12 +19,7 @@ fn verify(d: &TestDaemon, token: &str, aud: &str) -> serde_json::Value {
 
 fn kids(d: &TestDaemon) -> Vec<String> {
     let jwks = d.get("/acme/.well-known/jwks.json").json();
-    jwks["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k["kid"].as_str().unwrap().to_owned())
-        .collect()
+    jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap().to_owned()).collect()
 }
 
 #[test]
@@ -46,9 +41,7 @@ fn jwks_publishes_public_rsa_parameters_only() {
     assert_eq!(k["alg"], "RS256");
     assert_eq!(k["use"], "sig");
     assert_eq!(k["e"], "AQAB");
-    let n = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(k["n"].as_str().unwrap())
-        .unwrap();
+    let n = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(k["n"].as_str().unwrap()).unwrap();
     assert_eq!(n.len() * 8, 2048);
 }
 
@@ -67,48 +60,30 @@ fn rotation_and_retirement_as_a_relying_party_sees_them() {
     let new_kid = rotated["kid"].as_str().unwrap().to_owned();
     assert_eq!(rotated["state"], "current");
     assert_ne!(new_kid, old_kid);
-    assert_eq!(
-        kids(&d),
-        vec![new_kid.clone(), old_kid.clone()],
-        "both keys are published, current first"
-    );
+    assert_eq!(kids(&d), vec![new_kid.clone(), old_kid.clone()], "both keys are published, current first");
     let listed = d.cli(&["key", "list", "--tenant", "acme", "-o", "json"]).ok().json();
     assert_eq!(listed[1]["state"], "retired");
 
     let (new_token, signed_kid) = sign_with_current_key(&d.db_path, &d.kek_path, "acme", &claims(&d, "app-1"));
     assert_eq!(signed_kid, new_kid);
     assert_eq!(verify(&d, &new_token, "app-1")["ok"], true);
-    assert_eq!(
-        verify(&d, &old_token, "app-1")["ok"],
-        true,
-        "a token signed before rotation still verifies"
-    );
+    assert_eq!(verify(&d, &old_token, "app-1")["ok"], true, "a token signed before rotation still verifies");
 
     // The current key cannot be retired, and trying changes nothing.
     let before = d.snapshot();
     let r = d.cli(&["key", "retire", "--tenant", "acme", &new_kid]);
     assert_eq!(r.code, 1);
-    assert!(
-        r.stderr.contains("key_is_current") && r.stderr.contains("key rotate"),
-        "{}",
-        r.stderr
-    );
+    assert!(r.stderr.contains("key_is_current") && r.stderr.contains("key rotate"), "{}", r.stderr);
     let r = d.cli(&["key", "retire", "--tenant", "acme", "no-such-kid"]);
     assert!(r.stderr.contains("key_not_found"), "{}", r.stderr);
     assert_eq!(d.snapshot(), before);
 
-    let left = d
-        .cli(&["key", "retire", "--tenant", "acme", &old_kid, "-o", "json"])
-        .ok()
-        .json();
+    let left = d.cli(&["key", "retire", "--tenant", "acme", &old_kid, "-o", "json"]).ok().json();
     assert_eq!(left.as_array().unwrap().len(), 1);
     assert_eq!(kids(&d), vec![new_kid.clone()]);
     assert_eq!(verify(&d, &new_token, "app-1")["ok"], true);
     let v = verify(&d, &old_token, "app-1");
-    assert_eq!(
-        v["ok"], false,
-        "after retirement the old key's tokens no longer verify: {v}"
-    );
+    assert_eq!(v["ok"], false, "after retirement the old key's tokens no longer verify: {v}");
     assert_eq!(v["code"], "ERR_JWKS_NO_MATCHING_KEY");
 }
 
@@ -135,33 +110,27 @@ fn private_keys_are_sealed_at_rest_and_kek_is_0600() {
     let jwks = d.get("/acme/.well-known/jwks.json").json();
     let conn = d.db();
     let mut stmt = conn.prepare("SELECT kid, private_key FROM signing_keys").unwrap();
-    let rows: Vec<(String, Vec<u8>)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let rows: Vec<(String, Vec<u8>)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 2);
     // The rsaEncryption OID, present in every plaintext PKCS#8 or SPKI RSA key.
     let rsa_oid = [0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
     for (kid, blob) in rows {
-        let jwk = jwks["keys"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|k| k["kid"] == kid.as_str())
-            .unwrap();
-        let n = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(jwk["n"].as_str().unwrap())
-            .unwrap();
+        let jwk = jwks["keys"].as_array().unwrap().iter().find(|k| k["kid"] == kid.as_str()).unwrap();
+        let n = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(jwk["n"].as_str().unwrap()).unwrap();
         assert!(blob.len() > 1000, "the column holds the sealed key");
-        assert!(
-            !blob.windows(rsa_oid.len()).any(|w| w == rsa_oid),
-            "plaintext PKCS#8 structure in the database"
-        );
-        assert!(
-            !blob.windows(32).any(|w| w == &n[..32]),
-            "the modulus appears in clear in the database"
-        );
+        assert!(!blob.windows(rsa_oid.len()).any(|w| w == rsa_oid), "plaintext PKCS#8 structure in the database");
+        assert!(!blob.windows(32).any(|w| w == &n[..32]), "the modulus appears in clear in the database");
         assert!(!String::from_utf8_lossy(&blob).contains("PRIVATE KEY"));
     }
+}
+
+#[test]
+fn ids_that_begin_with_a_hyphen_are_accepted() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    // Key ids are base64url thumbprints and may begin with '-'; the CLI takes them as values.
+    let r = d.cli(&["key", "retire", "--tenant", "acme", "-abc"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("key_not_found"), "{}", r.stderr);
 }

@@ -8,9 +8,7 @@ use crate::authenticator::{BE, BS, Soft, Tamper, UP, UV, unb64};
 use crate::support::*;
 
 fn count(d: &TestDaemon, table: &str) -> i64 {
-    d.db()
-        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-        .unwrap()
+    d.db().query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap()
 }
 
 #[test]
@@ -18,19 +16,14 @@ fn registration_options_carry_the_seeds_values() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let token = site.invite("ada@acme.test", "Ada Lovelace");
-    let o = site
-        .register_start("ada@acme.test", "Ada Lovelace", Some(&token), None, json!({}))
-        .json();
+    let o = site.register_start("ada@acme.test", "Ada Lovelace", Some(&token), None, json!({})).json();
     assert_eq!(unb64(o["challenge"].as_str().unwrap()).len(), 32, "32 random bytes");
     assert_eq!(o["rp"]["id"], "localhost");
     assert_eq!(o["rp"]["name"], "acme");
     assert_eq!(o["user"]["name"], "ada@acme.test");
     assert_eq!(o["user"]["displayName"], "Ada Lovelace");
     let handle = o["user"]["id"].as_str().unwrap();
-    assert!(
-        !String::from_utf8_lossy(&unb64(handle)).contains("ada"),
-        "user.id is opaque, never the e-mail"
-    );
+    assert!(!String::from_utf8_lossy(&unb64(handle)).contains("ada"), "user.id is opaque, never the e-mail");
     assert_eq!(o["pubKeyCredParams"], json!([{"type": "public-key", "alg": -7}]));
     assert_eq!(o["timeout"], 60000);
     assert_eq!(
@@ -51,15 +44,9 @@ fn registration_options_carry_the_seeds_values() {
         )
         .json();
     assert_ne!(again["challenge"], o["challenge"]);
-    assert_eq!(
-        again["authenticatorSelection"]["authenticatorAttachment"],
-        "cross-platform"
-    );
+    assert_eq!(again["authenticatorSelection"]["authenticatorAttachment"], "cross-platform");
     assert_eq!(again["attestation"], "direct");
-    assert_eq!(
-        again["user"]["id"], o["user"]["id"],
-        "the same user keeps the same handle"
-    );
+    assert_eq!(again["user"]["id"], o["user"]["id"], "the same user keeps the same handle");
     assert_eq!(count(&d, "challenges"), 2);
 }
 
@@ -81,21 +68,11 @@ fn invited_user_registers_then_signs_in_both_ways() {
     let cred = body["credential"].as_object().unwrap();
     let mut keys: Vec<&str> = cred.keys().map(String::as_str).collect();
     keys.sort();
-    assert_eq!(
-        keys,
-        ["created", "device", "id", "name", "type"],
-        "exactly the seed's fields"
-    );
+    assert_eq!(keys, ["created", "device", "id", "name", "type"], "exactly the seed's fields");
     assert_eq!(cred["type"], "platform");
     assert_eq!(cred["created"].as_str().unwrap().len(), 10, "YYYY-MM-DD");
     let cookie = reg.set_cookie().unwrap();
-    for attr in [
-        "latchkey_session=",
-        "HttpOnly",
-        "SameSite=Lax",
-        "Path=/acme",
-        "Max-Age=28800",
-    ] {
+    for attr in ["latchkey_session=", "HttpOnly", "SameSite=Lax", "Path=/acme", "Max-Age=28800"] {
         assert!(cookie.contains(attr), "{attr} in {cookie}");
     }
     assert!(!cookie.contains("Secure"), "http://localhost is not https");
@@ -110,14 +87,8 @@ fn invited_user_registers_then_signs_in_both_ways() {
     assert_eq!(status, "active");
     assert!(backed_up && be, "synced passkey recorded as backed up");
     let session_token = reg.session_cookie().unwrap();
-    let stored: String = d
-        .db()
-        .query_row("SELECT hex(token_hash) FROM sessions", [], |r| r.get(0))
-        .unwrap();
-    assert!(
-        !session_token.contains(&stored) && stored.len() == 64,
-        "only the hash of the session token is stored"
-    );
+    let stored: String = d.db().query_row("SELECT hex(token_hash) FROM sessions", [], |r| r.get(0)).unwrap();
+    assert!(!session_token.contains(&stored) && stored.len() == 64, "only the hash of the session token is stored");
 
     // The invite is spent.
     let reuse = site.register_start("ada@acme.test", "Ada", Some(&token), None, json!({}));
@@ -130,42 +101,25 @@ fn invited_user_registers_then_signs_in_both_ways() {
     assert_eq!(options["timeout"], 60000);
     assert_eq!(options["userVerification"], "required");
     assert_eq!(options["rpId"], "localhost");
-    assert_eq!(
-        options["allowCredentials"],
-        json!([{"type": "public-key", "id": cred["id"]}])
-    );
+    assert_eq!(options["allowCredentials"], json!([{"type": "public-key", "id": cred["id"]}]));
     let assertion = soft.get(&options, &Tamper::default());
-    let r = site.post(
-        "/auth/finish",
-        &json!({"assertion": assertion, "challenge": options["challenge"]}),
-        None,
-    );
+    let r = site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), None);
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["user"]["email"], "Ada@Acme.test");
     assert!(r.json()["session"]["expires_at"].as_str().unwrap().ends_with('Z'));
     assert!(r.session_cookie().is_some());
-    let counter: i64 = d
-        .db()
-        .query_row("SELECT sign_count FROM credentials", [], |r| r.get(0))
-        .unwrap();
+    let counter: i64 = d.db().query_row("SELECT sign_count FROM credentials", [], |r| r.get(0)).unwrap();
     assert_eq!(counter, 1, "the counter is persisted after each sign-in");
 
     // Username-less: empty allowCredentials, the user handle identifies the user.
     let options = site.auth_start(None);
     assert_eq!(options["allowCredentials"], json!([]));
     let assertion = soft.get(&options, &Tamper::default());
-    let r = site.post(
-        "/auth/finish",
-        &json!({"assertion": assertion, "challenge": options["challenge"]}),
-        None,
-    );
+    let r = site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), None);
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["user"]["name"], "Ada Lovelace");
     assert_eq!(count(&d, "sessions"), 3);
-    let last_used: Option<i64> = d
-        .db()
-        .query_row("SELECT last_used_at FROM credentials", [], |r| r.get(0))
-        .unwrap();
+    let last_used: Option<i64> = d.db().query_row("SELECT last_used_at FROM credentials", [], |r| r.get(0)).unwrap();
     assert!(last_used.is_some());
 }
 
@@ -182,20 +136,12 @@ fn unknown_usernames_get_the_same_shape() {
         (
             k,
             v["allowCredentials"].as_array().unwrap().len(),
-            v["allowCredentials"][0]
-                .as_object()
-                .unwrap()
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>(),
+            v["allowCredentials"][0].as_object().unwrap().keys().cloned().collect::<Vec<_>>(),
         )
     };
     assert_eq!(shape(&known), shape(&unknown));
     let again = site.auth_start(Some("nobody@acme.test"));
-    assert_eq!(
-        again["allowCredentials"], unknown["allowCredentials"],
-        "stable across calls, so nothing to compare"
-    );
+    assert_eq!(again["allowCredentials"], unknown["allowCredentials"], "stable across calls, so nothing to compare");
     // An invited user without a passkey cannot sign in: it looks the same as unknown.
     site.invite("bob@acme.test", "Bob");
     let invited = site.auth_start(Some("bob@acme.test"));
@@ -209,24 +155,12 @@ fn a_signed_in_user_adds_a_roaming_key_and_manages_credentials() {
     let (mut soft, cookie) = site.user_with_passkey("ada@acme.test");
 
     // Add a backup security key from the session: excludeCredentials lists the passkey.
-    let start = site.register_start(
-        "ada@acme.test",
-        "Ada",
-        None,
-        Some(&cookie),
-        json!({"authenticator": "roaming"}),
-    );
+    let start = site.register_start("ada@acme.test", "Ada", None, Some(&cookie), json!({"authenticator": "roaming"}));
     assert_eq!(start.status, 200, "{}", start.body);
     let options = start.json();
     assert_eq!(options["excludeCredentials"].as_array().unwrap().len(), 1);
     let mut key = Soft::new(&site.origin);
-    let credential = key.create(
-        &options,
-        &Tamper {
-            attachment: Some("cross-platform"),
-            ..Tamper::default()
-        },
-    );
+    let credential = key.create(&options, &Tamper { attachment: Some("cross-platform"), ..Tamper::default() });
     let r = site.post(
         "/register/finish",
         &json!({"credential": credential, "challenge": options["challenge"]}),
@@ -246,38 +180,17 @@ fn a_signed_in_user_adds_a_roaming_key_and_manages_credentials() {
 
     // Rename: cookie requests that change state need this tenant's Origin.
     let path = format!("/api/credentials/{key_id}");
-    let r = site.api(
-        "PATCH",
-        &path,
-        Some(&json!({"name": "Blue YubiKey"})),
-        &cookie,
-        Some(&site.origin),
-    );
+    let r = site.api("PATCH", &path, Some(&json!({"name": "Blue YubiKey"})), &cookie, Some(&site.origin));
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["name"], "Blue YubiKey");
     let before = d.snapshot();
     let r = site.api("PATCH", &path, Some(&json!({"name": "x"})), &cookie, None);
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap()),
-        (403, "origin_not_allowed")
-    );
-    let r = site.api(
-        "PATCH",
-        &path,
-        Some(&json!({"name": "x"})),
-        &cookie,
-        Some("http://evil.example"),
-    );
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (403, "origin_not_allowed"));
+    let r = site.api("PATCH", &path, Some(&json!({"name": "x"})), &cookie, Some("http://evil.example"));
     assert_eq!(r.status, 403);
     let r = site.api("PATCH", &path, Some(&json!({"name": ""})), &cookie, Some(&site.origin));
     assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "invalid_name"));
-    let r = site.api(
-        "PATCH",
-        &path,
-        Some(&json!({"name": "x".repeat(65)})),
-        &cookie,
-        Some(&site.origin),
-    );
+    let r = site.api("PATCH", &path, Some(&json!({"name": "x".repeat(65)})), &cookie, Some(&site.origin));
     assert_eq!(r.status, 400);
     assert_eq!(d.snapshot(), before);
 
@@ -286,33 +199,18 @@ fn a_signed_in_user_adds_a_roaming_key_and_manages_credentials() {
     let before = d.snapshot();
     let r = site.api("DELETE", &path, None, &bob_cookie, Some(&site.origin));
     assert_eq!(r.status, 404);
-    let r = site.api(
-        "PATCH",
-        &path,
-        Some(&json!({"name": "mine now"})),
-        &bob_cookie,
-        Some(&site.origin),
-    );
+    let r = site.api("PATCH", &path, Some(&json!({"name": "mine now"})), &bob_cookie, Some(&site.origin));
     assert_eq!(r.status, 404);
     assert_eq!(d.snapshot(), before);
     let r = site.api("GET", "/api/credentials", None, "latchkey_session=forged", None);
     assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (401, "login_required"));
 
     // Revoke the passkey; the last credential cannot go.
-    let r = site.api(
-        "DELETE",
-        &format!("/api/credentials/{passkey_id}"),
-        None,
-        &cookie,
-        Some(&site.origin),
-    );
+    let r = site.api("DELETE", &format!("/api/credentials/{passkey_id}"), None, &cookie, Some(&site.origin));
     assert_eq!(r.status, 204);
     let before = d.snapshot();
     let r = site.api("DELETE", &path, None, &cookie, Some(&site.origin));
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap()),
-        (409, "last_credential")
-    );
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (409, "last_credential"));
     assert_eq!(d.snapshot(), before);
 
     // The revoked passkey no longer signs in; the security key does.
@@ -323,18 +221,12 @@ fn a_signed_in_user_adds_a_roaming_key_and_manages_credentials() {
     let _ = &mut soft;
 
     // Operators see and revoke credentials too.
-    let listed = d
-        .cli(&["credential", "list", "--tenant", "acme", "ada@acme.test", "-o", "json"])
-        .ok()
-        .json();
+    let listed = d.cli(&["credential", "list", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json();
     assert_eq!(listed[0]["name"], "Blue YubiKey");
     assert_eq!(listed[0]["type"], "roaming");
-    d.cli(&["credential", "revoke", "--tenant", "acme", "ada@acme.test", &key_id])
-        .ok();
+    d.cli(&["credential", "revoke", "--tenant", "acme", "ada@acme.test", &key_id]).ok();
     assert_eq!(
-        d.cli(&["credential", "list", "--tenant", "acme", "ada@acme.test", "-o", "json"])
-            .ok()
-            .json(),
+        d.cli(&["credential", "list", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json(),
         json!([])
     );
 }
@@ -347,10 +239,7 @@ fn who_may_register() {
     let before = d.snapshot();
     // No invite on an invite-only tenant.
     let r = site.register_start("eve@acme.test", "Eve", None, None, json!({}));
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap()),
-        (403, "registration_not_allowed")
-    );
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (403, "registration_not_allowed"));
     // Adding a credential to someone else's account without their session.
     let r = site.register_start("ada@acme.test", "Ada", None, None, json!({}));
     assert_eq!(r.status, 403);
@@ -389,11 +278,7 @@ fn recovery_link_registers_a_new_passkey_and_ends_other_sessions() {
     let r = site.register(&mut fresh, "ada@acme.test", Some(&token), None, &Tamper::default());
     assert_eq!(r.status, 201, "{}", r.body);
     let new_cookie = r.session_cookie().unwrap();
-    assert_eq!(
-        site.api("GET", "/api/credentials", None, &old_cookie, None).status,
-        401,
-        "the old session ended"
-    );
+    assert_eq!(site.api("GET", "/api/credentials", None, &old_cookie, None).status, 401, "the old session ended");
     let creds = site.api("GET", "/api/credentials", None, &new_cookie, None).json();
     assert_eq!(creds.as_array().unwrap().len(), 2);
     let r = site.register_start("ada@acme.test", "Ada", Some(&token), None, json!({}));
@@ -405,9 +290,7 @@ fn a_restart_between_start_and_finish_loses_nothing() {
     let mut d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let token = site.invite("ada@acme.test", "Ada");
-    let options = site
-        .register_start("ada@acme.test", "Ada", Some(&token), None, json!({}))
-        .json();
+    let options = site.register_start("ada@acme.test", "Ada", Some(&token), None, json!({})).json();
     let mut soft = Soft::new(&site.origin);
     let credential = soft.create(&options, &Tamper::default());
     let origin = site.origin.clone();

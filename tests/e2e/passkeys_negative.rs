@@ -16,17 +16,8 @@ fn refused_registration(site: &Site, tamper: Tamper, status: u16, code: &str) {
     let before = site.d.snapshot();
     let mut soft = Soft::new(&site.origin);
     let credential = soft.create(&options, &tamper);
-    let r = site.post(
-        "/register/finish",
-        &json!({"credential": credential, "challenge": options["challenge"]}),
-        None,
-    );
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap_or("")),
-        (status, code),
-        "{}",
-        r.body
-    );
+    let r = site.post("/register/finish", &json!({"credential": credential, "challenge": options["challenge"]}), None);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap_or("")), (status, code), "{}", r.body);
     assert!(r.session_cookie().is_none());
     assert_eq!(site.d.snapshot(), before, "a refused registration changes nothing");
 }
@@ -37,101 +28,53 @@ fn refused_sign_in(site: &Site, soft: &mut Soft, username: Option<&str>, tamper:
     let options = site.auth_start(username);
     let before = site.d.snapshot();
     let assertion = soft.get(&options, &tamper);
-    let r = site.post(
-        "/auth/finish",
-        &json!({"assertion": assertion, "challenge": options["challenge"]}),
-        None,
-    );
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap_or("")),
-        (status, code),
-        "{}",
-        r.body
-    );
+    let r = site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), None);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap_or("")), (status, code), "{}", r.body);
     assert!(r.session_cookie().is_none());
-    assert_eq!(
-        site.d.snapshot(),
-        before,
-        "a refused sign-in changes nothing: no session, same counter"
-    );
+    assert_eq!(site.d.snapshot(), before, "a refused sign-in changes nothing: no session, same counter");
 }
 
 #[test]
 fn registration_verification_steps() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
-    Site::new(&d, "other", &[]);
+    // Another tenant of the same daemon on its own domain: its origin is not acme's.
+    d.cli(&["tenant", "create", "other", "--base-url", "https://login.other.test"]).ok();
     refused_registration(
         &site,
-        Tamper {
-            origin: Some("http://evil.example".into()),
-            ..Tamper::default()
-        },
-        400,
-        "origin_mismatch",
-    );
-    // The other tenant lives on the same origin here but is a different RP only by path, so its
-    // origin would match; a custom-domain tenant's origin must not.
-    refused_registration(
-        &site,
-        Tamper {
-            origin: Some("https://login.other.test".into()),
-            ..Tamper::default()
-        },
+        Tamper { origin: Some("http://evil.example".into()), ..Tamper::default() },
         400,
         "origin_mismatch",
     );
     refused_registration(
         &site,
-        Tamper {
-            rp_id: Some("evil.example".into()),
-            ..Tamper::default()
-        },
+        Tamper { origin: Some("https://login.other.test".into()), ..Tamper::default() },
+        400,
+        "origin_mismatch",
+    );
+    refused_registration(
+        &site,
+        Tamper { rp_id: Some("evil.example".into()), ..Tamper::default() },
         400,
         "rp_id_mismatch",
     );
+    refused_registration(&site, Tamper { flags: Some(UV), ..Tamper::default() }, 400, "user_not_present");
+    refused_registration(&site, Tamper { flags: Some(UP), ..Tamper::default() }, 400, "user_not_verified");
     refused_registration(
         &site,
-        Tamper {
-            flags: Some(UV),
-            ..Tamper::default()
-        },
-        400,
-        "user_not_present",
-    );
-    refused_registration(
-        &site,
-        Tamper {
-            flags: Some(UP),
-            ..Tamper::default()
-        },
-        400,
-        "user_not_verified",
-    );
-    refused_registration(
-        &site,
-        Tamper {
-            key: Some(KeyKind::Rs256),
-            ..Tamper::default()
-        },
+        Tamper { key: Some(KeyKind::Rs256), ..Tamper::default() },
         400,
         "unsupported_algorithm",
     );
     refused_registration(
         &site,
-        Tamper {
-            client_data_type: Some("webauthn.get".into()),
-            ..Tamper::default()
-        },
+        Tamper { client_data_type: Some("webauthn.get".into()), ..Tamper::default() },
         400,
         "invalid_challenge",
     );
     refused_registration(
         &site,
-        Tamper {
-            challenge: Some("AAAA".into()),
-            ..Tamper::default()
-        },
+        Tamper { challenge: Some("AAAA".into()), ..Tamper::default() },
         400,
         "invalid_challenge",
     );
@@ -142,28 +85,11 @@ fn packed_self_attestation_is_verified_when_direct_is_asked() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let token = site.invite("ada@acme.test", "Ada");
-    let options = site
-        .register_start(
-            "ada@acme.test",
-            "Ada",
-            Some(&token),
-            None,
-            json!({"attestation": "direct"}),
-        )
-        .json();
+    let options =
+        site.register_start("ada@acme.test", "Ada", Some(&token), None, json!({"attestation": "direct"})).json();
     let mut soft = Soft::new(&site.origin);
-    let credential = soft.create(
-        &options,
-        &Tamper {
-            fmt_packed_self: true,
-            ..Tamper::default()
-        },
-    );
-    let r = site.post(
-        "/register/finish",
-        &json!({"credential": credential, "challenge": options["challenge"]}),
-        None,
-    );
+    let credential = soft.create(&options, &Tamper { fmt_packed_self: true, ..Tamper::default() });
+    let r = site.post("/register/finish", &json!({"credential": credential, "challenge": options["challenge"]}), None);
     assert_eq!(r.status, 201, "{}", r.body);
 }
 
@@ -173,9 +99,7 @@ fn challenge_rules() {
     let site = Site::new(&d, "acme", &[]);
     let other = Site::new(&d, "other", &[]);
     let token = site.invite("ada@acme.test", "Ada");
-    let options = site
-        .register_start("ada@acme.test", "Ada", Some(&token), None, json!({}))
-        .json();
+    let options = site.register_start("ada@acme.test", "Ada", Some(&token), None, json!({})).json();
     let mut soft = Soft::new(&site.origin);
     let credential = soft.create(&options, &Tamper::default());
     let finish = json!({"credential": credential, "challenge": options["challenge"]});
@@ -183,16 +107,9 @@ fn challenge_rules() {
     // Another tenant's finish endpoint does not know this challenge.
     let before = d.snapshot();
     let r = other.post("/register/finish", &finish, None);
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap()),
-        (400, "invalid_challenge")
-    );
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "invalid_challenge"));
     // A registration challenge is not an authentication challenge.
-    let r = site.post(
-        "/auth/finish",
-        &json!({"assertion": credential, "challenge": options["challenge"]}),
-        None,
-    );
+    let r = site.post("/auth/finish", &json!({"assertion": credential, "challenge": options["challenge"]}), None);
     assert_eq!(r.status, 400, "{}", r.body);
     assert_eq!(d.snapshot(), before);
 
@@ -200,10 +117,7 @@ fn challenge_rules() {
     // Replayed: the challenge was used.
     let before = d.snapshot();
     let r = site.post("/register/finish", &finish, None);
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap()),
-        (400, "invalid_challenge")
-    );
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "invalid_challenge"));
     assert_eq!(d.snapshot(), before);
 
     // Replayed sign-in.
@@ -213,10 +127,7 @@ fn challenge_rules() {
     assert_eq!(site.post("/auth/finish", &body, None).status, 200);
     let before = d.snapshot();
     let r = site.post("/auth/finish", &body, None);
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap()),
-        (400, "invalid_challenge")
-    );
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "invalid_challenge"));
     assert_eq!(d.snapshot(), before);
 
     // Expired: 61 seconds on the daemon's clock.
@@ -224,15 +135,8 @@ fn challenge_rules() {
     let assertion = soft.get(&options, &Tamper::default());
     d.clock.advance(61);
     let before = d.snapshot();
-    let r = site.post(
-        "/auth/finish",
-        &json!({"assertion": assertion, "challenge": options["challenge"]}),
-        None,
-    );
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap()),
-        (400, "invalid_challenge")
-    );
+    let r = site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), None);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "invalid_challenge"));
     assert_eq!(d.snapshot(), before);
 }
 
@@ -248,21 +152,18 @@ fn sign_in_verification_steps() {
         &site,
         &mut ada,
         ada_user,
-        Tamper {
-            origin: Some("http://evil.example".into()),
-            ..Tamper::default()
-        },
+        Tamper { origin: Some("http://evil.example".into()), ..Tamper::default() },
         401,
         "origin_mismatch",
     );
+    d.cli(&["tenant", "create", "other", "--base-url", "https://login.other.test"]).ok();
+    let other_origin = Tamper { origin: Some("https://login.other.test".into()), ..Tamper::default() };
+    refused_sign_in(&site, &mut ada, ada_user, other_origin, 401, "origin_mismatch");
     refused_sign_in(
         &site,
         &mut ada,
         ada_user,
-        Tamper {
-            rp_id: Some("evil.example".into()),
-            ..Tamper::default()
-        },
+        Tamper { rp_id: Some("evil.example".into()), ..Tamper::default() },
         401,
         "rp_id_mismatch",
     );
@@ -270,10 +171,7 @@ fn sign_in_verification_steps() {
         &site,
         &mut ada,
         ada_user,
-        Tamper {
-            flags: Some(UV),
-            ..Tamper::default()
-        },
+        Tamper { flags: Some(UV), ..Tamper::default() },
         401,
         "user_not_present",
     );
@@ -281,10 +179,7 @@ fn sign_in_verification_steps() {
         &site,
         &mut ada,
         ada_user,
-        Tamper {
-            flags: Some(UP),
-            ..Tamper::default()
-        },
+        Tamper { flags: Some(UP), ..Tamper::default() },
         401,
         "user_not_verified",
     );
@@ -292,29 +187,20 @@ fn sign_in_verification_steps() {
         &site,
         &mut ada,
         ada_user,
-        Tamper {
-            flip_signature_bit: true,
-            ..Tamper::default()
-        },
+        Tamper { flip_signature_bit: true, ..Tamper::default() },
         401,
         "invalid_signature",
     );
 
     // A good sign-in moves the counter forward; presenting an older counter is refused.
     assert_eq!(site.sign_in(&mut ada, ada_user, &Tamper::default()).status, 200);
-    let stored: i64 = d
-        .db()
-        .query_row("SELECT max(sign_count) FROM credentials", [], |r| r.get(0))
-        .unwrap();
+    let stored: i64 = d.db().query_row("SELECT max(sign_count) FROM credentials", [], |r| r.get(0)).unwrap();
     assert!(stored > 1);
     refused_sign_in(
         &site,
         &mut ada,
         ada_user,
-        Tamper {
-            counter: Some(1),
-            ..Tamper::default()
-        },
+        Tamper { counter: Some(1), ..Tamper::default() },
         401,
         "counter_regression",
     );
@@ -323,10 +209,7 @@ fn sign_in_verification_steps() {
         &site,
         &mut ada,
         ada_user,
-        Tamper {
-            credential_id: Some(vec![7; 16]),
-            ..Tamper::default()
-        },
+        Tamper { credential_id: Some(vec![7; 16]), ..Tamper::default() },
         401,
         "unknown_credential",
     );
@@ -335,10 +218,7 @@ fn sign_in_verification_steps() {
         &site,
         &mut ada,
         ada_user,
-        Tamper {
-            credential_id: Some(bob.credentials[0].id.clone()),
-            ..Tamper::default()
-        },
+        Tamper { credential_id: Some(bob.credentials[0].id.clone()), ..Tamper::default() },
         401,
         "unknown_credential",
     );
@@ -347,10 +227,7 @@ fn sign_in_verification_steps() {
         &site,
         &mut ada,
         None,
-        Tamper {
-            omit_user_handle: true,
-            ..Tamper::default()
-        },
+        Tamper { omit_user_handle: true, ..Tamper::default() },
         400,
         "missing_user_handle",
     );
@@ -358,23 +235,14 @@ fn sign_in_verification_steps() {
     let options = site.auth_start(Some("nobody@acme.test"));
     let before = d.snapshot();
     let mut fake = Soft::new(&site.origin);
-    let _ = fake.create(
-        &json!({"rp": {"id": "localhost"}, "challenge": "AA", "user": {"id": "AA"}}),
-        &Tamper::default(),
-    );
+    let _ =
+        fake.create(&json!({"rp": {"id": "localhost"}, "challenge": "AA", "user": {"id": "AA"}}), &Tamper::default());
     let assertion = fake.get(
         &json!({"rpId": "localhost", "challenge": options["challenge"], "allowCredentials": []}),
         &Tamper::default(),
     );
-    let r = site.post(
-        "/auth/finish",
-        &json!({"assertion": assertion, "challenge": options["challenge"]}),
-        None,
-    );
-    assert_eq!(
-        (r.status, r.json()["error"].as_str().unwrap()),
-        (401, "unknown_credential")
-    );
+    let r = site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), None);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (401, "unknown_credential"));
     assert_eq!(d.snapshot(), before);
 }
 
@@ -388,27 +256,16 @@ fn malformed_requests() {
     let before = d.snapshot_of(&people);
     let url = |p: &str| format!("{}{p}", site.base);
     let expect = |r: Http, status: u16, code: &str| {
-        assert_eq!(
-            (r.status, r.json()["error"].as_str().unwrap_or("")),
-            (status, code),
-            "{}",
-            r.body
-        );
+        assert_eq!((r.status, r.json()["error"].as_str().unwrap_or("")), (status, code), "{}", r.body);
     };
 
     // Malformed CBOR in the attestation object; malformed clientDataJSON in an assertion.
-    let options = site
-        .register_start("eve@acme.test", "Eve", Some(&token), None, json!({}))
-        .json();
+    let options = site.register_start("eve@acme.test", "Eve", Some(&token), None, json!({})).json();
     let mut soft = Soft::new(&site.origin);
     let mut credential = soft.create(&options, &Tamper::default());
     credential["response"]["attestationObject"] = Value::from("oWNmbXQ");
     expect(
-        site.post(
-            "/register/finish",
-            &json!({"credential": credential, "challenge": options["challenge"]}),
-            None,
-        ),
+        site.post("/register/finish", &json!({"credential": credential, "challenge": options["challenge"]}), None),
         400,
         "malformed_credential",
     );
@@ -416,54 +273,27 @@ fn malformed_requests() {
     let mut assertion = ada.get(&options, &Tamper::default());
     assertion["response"]["clientDataJSON"] = Value::from("bm90IGpzb24");
     expect(
-        site.post(
-            "/auth/finish",
-            &json!({"assertion": assertion, "challenge": options["challenge"]}),
-            None,
-        ),
+        site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), None),
         400,
         "malformed_credential",
     );
     assertion["response"] = json!("nope");
     expect(
-        site.post(
-            "/auth/finish",
-            &json!({"assertion": assertion, "challenge": options["challenge"]}),
-            None,
-        ),
+        site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), None),
         400,
         "malformed_credential",
     );
 
     // Malformed JSON, missing fields, unknown fields, wrong content type, oversized body.
     expect(
-        send_raw(
-            "POST",
-            &url("/auth/finish"),
-            Some("application/json"),
-            b"{\"assertion\":".to_vec(),
-            &[],
-        ),
+        send_raw("POST", &url("/auth/finish"), Some("application/json"), b"{\"assertion\":".to_vec(), &[]),
         400,
         "malformed_json",
     );
+    expect(send_json("POST", &url("/register/start"), &json!({"username": "a@b.test"}), &[]), 400, "invalid_input");
+    expect(send_json("POST", &url("/auth/finish"), &json!({"challenge": "x"}), &[]), 400, "invalid_input");
     expect(
-        send_json("POST", &url("/register/start"), &json!({"username": "a@b.test"}), &[]),
-        400,
-        "invalid_input",
-    );
-    expect(
-        send_json("POST", &url("/auth/finish"), &json!({"challenge": "x"}), &[]),
-        400,
-        "invalid_input",
-    );
-    expect(
-        send_json(
-            "POST",
-            &url("/auth/start"),
-            &json!({"username": "a@b.test", "admin": true}),
-            &[],
-        ),
+        send_json("POST", &url("/auth/start"), &json!({"username": "a@b.test", "admin": true}), &[]),
         400,
         "invalid_input",
     );
@@ -474,43 +304,21 @@ fn malformed_requests() {
     );
     let big = format!("{{\"username\":\"{}\"}}", "a".repeat(70_000));
     expect(
-        send_raw(
-            "POST",
-            &url("/auth/start"),
-            Some("application/json"),
-            big.into_bytes(),
-            &[],
-        ),
+        send_raw("POST", &url("/auth/start"), Some("application/json"), big.into_bytes(), &[]),
         413,
         "payload_too_large",
     );
     expect(
-        send_json(
-            "POST",
-            &url("/register/start"),
-            &json!({"username": "not-an-email", "display_name": "x"}),
-            &[],
-        ),
+        send_json("POST", &url("/register/start"), &json!({"username": "not-an-email", "display_name": "x"}), &[]),
         400,
         "invalid_email",
     );
-    expect(
-        send_json("GET", &url("/register/start"), &json!({}), &[]),
-        405,
-        "method_not_allowed",
-    );
+    expect(send_json("GET", &url("/register/start"), &json!({}), &[]), 405, "method_not_allowed");
 
     // Only the challenges issued by the start calls above were added.
-    let challenges: i64 = d
-        .db()
-        .query_row("SELECT count(*) FROM challenges", [], |r| r.get(0))
-        .unwrap();
+    let challenges: i64 = d.db().query_row("SELECT count(*) FROM challenges", [], |r| r.get(0)).unwrap();
     assert_eq!(challenges, 2);
-    assert_eq!(
-        d.snapshot_of(&people),
-        before,
-        "no credential, session, user or invite changed"
-    );
+    assert_eq!(d.snapshot_of(&people), before, "no credential, session, user or invite changed");
 }
 
 #[test]

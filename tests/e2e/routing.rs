@@ -26,10 +26,7 @@ fn discovery_is_built_from_the_base_url() {
     }
     assert_eq!(doc["response_types_supported"], serde_json::json!(["code"]));
     assert_eq!(doc["code_challenge_methods_supported"], serde_json::json!(["S256"]));
-    assert_eq!(
-        doc["id_token_signing_alg_values_supported"],
-        serde_json::json!(["RS256"])
-    );
+    assert_eq!(doc["id_token_signing_alg_values_supported"], serde_json::json!(["RS256"]));
     let grants = doc["grant_types_supported"].as_array().unwrap();
     assert!(!grants.iter().any(|g| g == "password" || g == "implicit"));
     for scope in ["openid", "profile", "email"] {
@@ -37,10 +34,7 @@ fn discovery_is_built_from_the_base_url() {
     }
 
     // A forged Host header routes (path-based) but never changes the issuer.
-    let forged = http_get(
-        &format!("{}/acme/.well-known/openid-configuration", d.base),
-        Some("evil.example.com"),
-    );
+    let forged = http_get(&format!("{}/acme/.well-known/openid-configuration", d.base), Some("evil.example.com"));
     assert_eq!(forged.status, 200);
     assert_eq!(forged.json()["issuer"], issuer.as_str());
     let preflight = http_request("OPTIONS", &format!("{}/acme/.well-known/openid-configuration", d.base));
@@ -51,16 +45,7 @@ fn discovery_is_built_from_the_base_url() {
 #[test]
 fn custom_domain_tenant_is_routed_by_host() {
     let d = TestDaemon::start();
-    d.cli(&[
-        "tenant",
-        "create",
-        "corp",
-        "--base-url",
-        "https://login.corp.test",
-        "--rp-id",
-        "corp.test",
-    ])
-    .ok();
+    d.cli(&["tenant", "create", "corp", "--base-url", "https://login.corp.test", "--rp-id", "corp.test"]).ok();
     let port = d.base.rsplit(':').next().unwrap();
     let url = format!("http://127.0.0.1:{port}/.well-known/openid-configuration");
     let r = http_get(&url, Some("login.corp.test"));
@@ -101,12 +86,6 @@ fn health_metrics_and_errors() {
 
     let metrics = d.get("/metrics");
     assert_eq!(metrics.status, 200);
-    assert!(
-        metrics
-            .body
-            .contains("latchkey_http_requests_total{route=\"jwks\",status=\"200\"}"),
-        "{}",
-        metrics.body
-    );
+    assert!(metrics.body.contains("latchkey_http_requests_total{route=\"jwks\",status=\"200\"}"), "{}", metrics.body);
     assert!(metrics.body.contains("latchkey_http_request_duration_seconds_bucket"));
 }

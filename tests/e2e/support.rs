@@ -33,10 +33,7 @@ pub fn bin(name: &str) -> PathBuf {
 }
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_owned()
 }
 
 pub struct Run {
@@ -51,11 +48,7 @@ impl Run {
     }
     #[track_caller]
     pub fn ok(self) -> Run {
-        assert_eq!(
-            self.code, 0,
-            "expected success\nstdout: {}\nstderr: {}",
-            self.stdout, self.stderr
-        );
+        assert_eq!(self.code, 0, "expected success\nstdout: {}\nstderr: {}", self.stdout, self.stderr);
         self
     }
 }
@@ -72,12 +65,7 @@ impl From<Output> for Run {
 
 /// Runs the `latchkey` CLI against `socket`.
 pub fn cli(socket: &Path, args: &[&str]) -> Run {
-    Command::new(bin("latchkey"))
-        .args(args)
-        .env("LATCHKEY_ADMIN_SOCKET", socket)
-        .output()
-        .expect("run latchkey")
-        .into()
+    Command::new(bin("latchkey")).args(args).env("LATCHKEY_ADMIN_SOCKET", socket).output().expect("run latchkey").into()
 }
 
 /// An in-process daemon with its own runtime thread, temporary data directory and manual clock.
@@ -112,10 +100,7 @@ impl TestDaemon {
         file.server.public_url = Some(format!("http://localhost:{port}"));
         file.server.listen = Some(format!("127.0.0.1:{port}"));
         edit(&mut file);
-        let flags = Overrides {
-            data_dir: Some(dir.path().to_owned()),
-            ..Overrides::default()
-        };
+        let flags = Overrides { data_dir: Some(dir.path().to_owned()), ..Overrides::default() };
         let config = Config::from_file(file, &flags).expect("config");
         TestDaemon::launch(dir, config, listener)
     }
@@ -133,26 +118,13 @@ impl TestDaemon {
         options.listener = Some(listener);
         options.ready = Some(ready_tx);
         let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("rt");
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
             if let Err(e) = rt.block_on(latchkeyd::run(config, options)) {
                 eprintln!("daemon failed: {e}");
             }
         });
         ready_rx.blocking_recv().expect("daemon did not become ready");
-        TestDaemon {
-            dir,
-            base,
-            socket,
-            db_path,
-            kek_path,
-            clock,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }
+        TestDaemon { dir, base, socket, db_path, kek_path, clock, stop: Some(stop_tx), thread: Some(thread) }
     }
 
     pub fn cli(&self, args: &[&str]) -> Run {
@@ -228,11 +200,7 @@ impl std::fmt::Debug for DbSnapshot {
         write!(
             f,
             "DbSnapshot({} digest {short})",
-            counts
-                .iter()
-                .map(|(t, n)| format!("{t}={n}"))
-                .collect::<Vec<_>>()
-                .join(" ")
+            counts.iter().map(|(t, n)| format!("{t}={n}")).collect::<Vec<_>>().join(" ")
         )
     }
 }
@@ -309,19 +277,16 @@ impl Http {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .build()
-        .into()
+/// One HTTP client for the whole process: its connection pool is shared by every request.
+pub fn agent() -> ureq::Agent {
+    static AGENT: std::sync::OnceLock<ureq::Agent> = std::sync::OnceLock::new();
+    AGENT
+        .get_or_init(|| ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().into())
+        .clone()
 }
 
 /// GET with an optional `Host` header override.
@@ -340,11 +305,7 @@ pub fn http_request(method: &str, url: &str) -> Http {
 
 fn into_http(mut res: ureq::http::Response<ureq::Body>) -> Http {
     let status = res.status().as_u16();
-    let headers = res
-        .headers()
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
-        .collect();
+    let headers = res.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned())).collect();
     let body = res.body_mut().read_to_string().unwrap_or_default();
     Http { status, headers, body }
 }
@@ -362,10 +323,7 @@ pub fn sign_with_current_key(db_path: &Path, kek_path: &Path, slug: &str, claims
         .expect("read keys");
     let current = rows.iter().find(|r| r.state == "current").expect("current key");
     let key = latchkeyd::oidc::keys::SigningKey::unseal(&kek, tenant_id, current).expect("unseal");
-    (
-        latchkeyd::oidc::jwt::sign(&key, "JWT", claims).expect("sign"),
-        key.kid.clone(),
-    )
+    (latchkeyd::oidc::jwt::sign(&key, "JWT", claims).expect("sign"), key.kid.clone())
 }
 
 /// Runs a script of the outside JavaScript clients in tests/js (installed by scripts/test.sh).
@@ -375,21 +333,13 @@ pub fn node(script: &str, args: &[&str]) -> Value {
         js.join("node_modules/jose").exists(),
         "the outside JOSE client is not installed: run `bash scripts/test.sh`, which runs `npm ci` in tests/js"
     );
-    let out: Run = Command::new("node")
-        .arg(js.join(script))
-        .args(args)
-        .output()
-        .expect("run node")
-        .into();
+    let out: Run = Command::new("node").arg(js.join(script)).args(args).output().expect("run node").into();
     assert_eq!(out.code, 0, "node {script} failed: {}", out.stderr);
     serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("node output is not JSON ({e}): {}", out.stdout))
 }
 
 pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }
 
 /// Sends a request with a body and extra headers; never follows redirects.
@@ -405,13 +355,7 @@ pub fn send_raw(method: &str, url: &str, content_type: Option<&str>, body: Vec<u
 }
 
 pub fn send_json(method: &str, url: &str, body: &Value, headers: &[(&str, &str)]) -> Http {
-    send_raw(
-        method,
-        url,
-        Some("application/json"),
-        serde_json::to_vec(body).unwrap(),
-        headers,
-    )
+    send_raw(method, url, Some("application/json"), serde_json::to_vec(body).unwrap(), headers)
 }
 
 impl Http {
@@ -420,12 +364,7 @@ impl Http {
         self.headers
             .iter()
             .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
-            .find_map(|(_, v)| {
-                v.split(';')
-                    .next()
-                    .filter(|p| p.starts_with("latchkey_session="))
-                    .map(str::to_owned)
-            })
+            .find_map(|(_, v)| v.split(';').next().filter(|p| p.starts_with("latchkey_session=")).map(str::to_owned))
     }
     pub fn set_cookie(&self) -> Option<&str> {
         self.header("set-cookie")
@@ -447,21 +386,14 @@ impl<'a> Site<'a> {
         let t = d.cli(&args).ok().json();
         let base = t["base_url"].as_str().unwrap().to_owned();
         let origin = d.base.clone();
-        Site {
-            d,
-            slug: slug.to_owned(),
-            base,
-            origin,
-        }
+        Site { d, slug: slug.to_owned(), base, origin }
     }
 
     /// Invites a user through the CLI; returns the invite token.
     pub fn invite(&self, email: &str, name: &str) -> String {
         let inv = self
             .d
-            .cli(&[
-                "user", "invite", "--tenant", &self.slug, "--email", email, "--name", name, "-o", "json",
-            ])
+            .cli(&["user", "invite", "--tenant", &self.slug, "--email", email, "--name", name, "-o", "json"])
             .ok()
             .json();
         let url = inv["invite_url"].as_str().unwrap();
@@ -470,18 +402,8 @@ impl<'a> Site<'a> {
     }
 
     pub fn recover(&self, email: &str) -> String {
-        let r = self
-            .d
-            .cli(&["user", "recover", "--tenant", &self.slug, email, "-o", "json"])
-            .ok()
-            .json();
-        r["recovery_url"]
-            .as_str()
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-            .to_owned()
+        let r = self.d.cli(&["user", "recover", "--tenant", &self.slug, email, "-o", "json"]).ok().json();
+        r["recovery_url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned()
     }
 
     /// POSTs JSON from this site's origin, with an optional session cookie.
@@ -563,11 +485,7 @@ impl<'a> Site<'a> {
     ) -> Http {
         let options = self.auth_start(username);
         let assertion = soft.get(&options, tamper);
-        self.post(
-            "/auth/finish",
-            &serde_json::json!({"assertion": assertion, "challenge": options["challenge"]}),
-            None,
-        )
+        self.post("/auth/finish", &serde_json::json!({"assertion": assertion, "challenge": options["challenge"]}), None)
     }
 
     /// An invited user who has registered one platform passkey: (authenticator, session cookie).

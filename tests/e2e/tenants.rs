@@ -19,26 +19,10 @@ fn create_show_list_delete() {
     assert_eq!(listed.as_array().unwrap().len(), 1);
 
     let table = d.cli(&["tenant", "list"]).ok();
-    assert!(
-        table.stdout.contains("ISSUER") && table.stdout.contains(&format!("{}/acme", d.base)),
-        "{}",
-        table.stdout
-    );
+    assert!(table.stdout.contains("ISSUER") && table.stdout.contains(&format!("{}/acme", d.base)), "{}", table.stdout);
 
-    let open = d
-        .cli(&[
-            "tenant",
-            "create",
-            "beta",
-            "--name",
-            "Beta Inc",
-            "--registration",
-            "open",
-            "-o",
-            "json",
-        ])
-        .ok()
-        .json();
+    let open =
+        d.cli(&["tenant", "create", "beta", "--name", "Beta Inc", "--registration", "open", "-o", "json"]).ok().json();
     assert_eq!(open["registration"], "open");
     assert_eq!(open["name"], "Beta Inc");
 
@@ -50,10 +34,7 @@ fn create_show_list_delete() {
     assert_eq!(gone.code, 1);
     assert!(gone.stderr.contains("tenant_not_found"), "{}", gone.stderr);
     assert_eq!(d.get("/acme/.well-known/openid-configuration").status, 404);
-    let keys: i64 = d
-        .db()
-        .query_row("SELECT count(*) FROM signing_keys", [], |r| r.get(0))
-        .unwrap();
+    let keys: i64 = d.db().query_row("SELECT count(*) FROM signing_keys", [], |r| r.get(0)).unwrap();
     assert_eq!(keys, 1, "only beta's key is left: deletion cascades");
 }
 
@@ -67,28 +48,11 @@ fn bad_tenant_input_is_refused_and_nothing_stored() {
         (vec!["tenant", "create", "--", "-leading-dash"], "invalid_slug"),
         (vec!["tenant", "create", "metrics"], "reserved_slug"),
         (vec!["tenant", "create", "acme"], "tenant_exists"),
+        (vec!["tenant", "create", "ext", "--base-url", "http://login.example.com"], "invalid_base_url"),
+        (vec!["tenant", "create", "ext", "--base-url", "https://login.example.com?x=1"], "invalid_base_url"),
+        (vec!["tenant", "create", "ext", "--base-url", &format!("{}/acme", d.base)], "base_url_taken"),
         (
-            vec!["tenant", "create", "ext", "--base-url", "http://login.example.com"],
-            "invalid_base_url",
-        ),
-        (
-            vec!["tenant", "create", "ext", "--base-url", "https://login.example.com?x=1"],
-            "invalid_base_url",
-        ),
-        (
-            vec!["tenant", "create", "ext", "--base-url", &format!("{}/acme", d.base)],
-            "base_url_taken",
-        ),
-        (
-            vec![
-                "tenant",
-                "create",
-                "ext",
-                "--base-url",
-                "https://login.example.com",
-                "--rp-id",
-                "evil.com",
-            ],
+            vec!["tenant", "create", "ext", "--base-url", "https://login.example.com", "--rp-id", "evil.com"],
             "invalid_rp_id",
         ),
     ] {
@@ -106,10 +70,7 @@ fn duplicate_tenant_message_is_clear() {
     d.tenant("acme");
     let r = d.cli(&["tenant", "create", "acme"]);
     assert_eq!(r.code, 1);
-    assert_eq!(
-        r.stderr.trim(),
-        "latchkey: tenant \"acme\" already exists (tenant_exists)"
-    );
+    assert_eq!(r.stderr.trim(), "latchkey: tenant \"acme\" already exists (tenant_exists)");
 }
 
 #[test]
@@ -129,10 +90,6 @@ fn tenants_and_keys_survive_a_restart() {
     // The new daemon has another port, so its base URL differs; the stored issuer does not.
     let t = again.cli(&["tenant", "show", "acme", "-o", "json"]).ok().json();
     assert_eq!(t["issuer"], format!("{}/acme", d.base));
-    let kid = again
-        .cli(&["key", "list", "--tenant", "acme", "-o", "json"])
-        .ok()
-        .json()[0]["kid"]
-        .clone();
+    let kid = again.cli(&["key", "list", "--tenant", "acme", "-o", "json"]).ok().json()[0]["kid"].clone();
     assert_eq!(jwks["keys"][0]["kid"], kid);
 }

@@ -11,14 +11,7 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("client id", a.client_id.clone()),
         ("name", a.name.clone()),
         ("type", a.app_type.as_str().to_owned()),
-        (
-            "confidential",
-            if a.confidential {
-                "yes".into()
-            } else {
-                "no (public client, PKCE)".into()
-            },
-        ),
+        ("confidential", if a.confidential { "yes".into() } else { "no (public client, PKCE)".into() }),
         ("redirect uris", lines(&a.redirect_uris)),
         ("post-logout uris", lines(&a.post_logout_redirect_uris)),
         ("cors origins", lines(&a.cors_origins)),
@@ -29,15 +22,7 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
 
 pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
     match cmd {
-        AppCmd::Create {
-            tenant,
-            name,
-            app_type,
-            redirect_uris,
-            post_logout_redirect_uris,
-            cors_origins,
-            scopes,
-        } => {
+        AppCmd::Create { tenant, name, app_type, redirect_uris, post_logout_redirect_uris, cors_origins, scopes } => {
             let req = CreateApp {
                 name,
                 app_type: match app_type {
@@ -96,18 +81,11 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
         }
         AppCmd::RotateSecret { tenant, client_id } => {
             let r: SecretRotated = client.post(
-                &format!(
-                    "/tenants/{}/apps/{}/rotate-secret",
-                    seg(&tenant.tenant)?,
-                    seg(&client_id)?
-                ),
+                &format!("/tenants/{}/apps/{}/rotate-secret", seg(&tenant.tenant)?, seg(&client_id)?),
                 &serde_json::json!({}),
             )?;
             Ok(Output::new(&r)?
-                .table(fields(&[
-                    ("client id", r.client_id.clone()),
-                    ("client secret", r.client_secret.clone()),
-                ]))
+                .table(fields(&[("client id", r.client_id.clone()), ("client secret", r.client_secret.clone())]))
                 .note("The old secret no longer works. The new one is shown this once: keep it now."))
         }
     }

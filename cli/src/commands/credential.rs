@@ -9,11 +9,8 @@ use crate::output::{Output, table};
 pub fn run(client: &Client, cmd: CredentialCmd) -> Result<Output, CliError> {
     match cmd {
         CredentialCmd::List { tenant, email } => {
-            let list: Vec<AdminCredential> = client.get(&format!(
-                "/tenants/{}/users/{}/credentials",
-                seg(&tenant.tenant)?,
-                seg(&email)?
-            ))?;
+            let list: Vec<AdminCredential> =
+                client.get(&format!("/tenants/{}/users/{}/credentials", seg(&tenant.tenant)?, seg(&email)?))?;
             let mut t = table(&["ID", "TYPE", "DEVICE", "NAME", "SYNCED", "CREATED", "LAST USED"]);
             for c in &list {
                 t.add_row(vec![
@@ -33,11 +30,7 @@ pub fn run(client: &Client, cmd: CredentialCmd) -> Result<Output, CliError> {
                 out
             })
         }
-        CredentialCmd::Revoke {
-            tenant,
-            email,
-            credential_id,
-        } => {
+        CredentialCmd::Revoke { tenant, email, credential_id } => {
             let path = format!(
                 "/tenants/{}/users/{}/credentials/{}",
                 seg(&tenant.tenant)?,
@@ -47,10 +40,7 @@ pub fn run(client: &Client, cmd: CredentialCmd) -> Result<Output, CliError> {
             client.call::<(), serde_json::Value>(hyper::Method::DELETE, &path, None)?;
             Ok(Output::new(&serde_json::json!({"revoked": credential_id}))?
                 .text(format!("Revoked credential {credential_id} of {email}."))
-                .note(format!(
-                    "If it was their only one: latchkey user recover --tenant {} {email}",
-                    tenant.tenant
-                )))
+                .note(format!("If it was their only one: latchkey user recover --tenant {} {email}", tenant.tenant)))
         }
     }
 }

@@ -38,10 +38,8 @@ pub fn run(client: &Client, cmd: KeyCmd) -> Result<Output, CliError> {
         }
         KeyCmd::Retire { tenant, kid } => {
             let slug = seg(&tenant.tenant)?;
-            let left: Vec<Key> = client.post(
-                &format!("/tenants/{slug}/keys/{}/retire", seg(&kid)?),
-                &serde_json::json!({}),
-            )?;
+            let left: Vec<Key> =
+                client.post(&format!("/tenants/{slug}/keys/{}/retire", seg(&kid)?), &serde_json::json!({}))?;
             Ok(Output::new(&left)?
                 .text(format!("Retired key {kid}; it is no longer published. Keys left:"))
                 .table(key_table(&left)))

@@ -14,9 +14,7 @@ pub fn require_yes(yes: bool, what: &str) -> Result<(), CliError> {
     if yes {
         Ok(())
     } else {
-        Err(CliError::Usage(format!(
-            "refusing to delete {what} without --yes; this cannot be undone"
-        )))
+        Err(CliError::Usage(format!("refusing to delete {what} without --yes; this cannot be undone")))
     }
 }
 

@@ -20,13 +20,7 @@ fn show(t: &Tenant) -> comfy_table::Table {
 
 pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
     match cmd {
-        TenantCmd::Create {
-            slug,
-            name,
-            base_url,
-            rp_id,
-            registration,
-        } => {
+        TenantCmd::Create { slug, name, base_url, rp_id, registration } => {
             let req = CreateTenant {
                 slug,
                 name,
@@ -47,21 +41,10 @@ pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
             let list: Vec<Tenant> = client.get("/tenants")?;
             let mut t = table(&["SLUG", "NAME", "ISSUER", "RP ID", "REGISTRATION", "CREATED"]);
             for x in &list {
-                t.add_row(vec![
-                    &x.slug,
-                    &x.name,
-                    &x.issuer,
-                    &x.rp_id,
-                    x.registration.as_str(),
-                    &x.created,
-                ]);
+                t.add_row(vec![&x.slug, &x.name, &x.issuer, &x.rp_id, x.registration.as_str(), &x.created]);
             }
             let out = Output::new(&list)?.table(t);
-            Ok(if list.is_empty() {
-                out.note("no tenants yet: latchkey tenant create SLUG")
-            } else {
-                out
-            })
+            Ok(if list.is_empty() { out.note("no tenants yet: latchkey tenant create SLUG") } else { out })
         }
         TenantCmd::Show { slug } => {
             let t: Tenant = client.get(&format!("/tenants/{}", seg(&slug)?))?;

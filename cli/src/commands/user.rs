@@ -8,16 +8,9 @@ use crate::output::{Output, fields};
 
 pub fn run(client: &Client, cmd: UserCmd) -> Result<Output, CliError> {
     match cmd {
-        UserCmd::Invite {
-            tenant,
-            email,
-            name,
-            roles,
-        } => {
-            let inv: Invitation = client.post(
-                &format!("/tenants/{}/users/invite", seg(&tenant.tenant)?),
-                &InviteUser { email, name, roles },
-            )?;
+        UserCmd::Invite { tenant, email, name, roles } => {
+            let inv: Invitation = client
+                .post(&format!("/tenants/{}/users/invite", seg(&tenant.tenant)?), &InviteUser { email, name, roles })?;
             Ok(Output::new(&inv)?
                 .table(fields(&[
                     ("email", inv.email.clone()),
@@ -29,10 +22,8 @@ pub fn run(client: &Client, cmd: UserCmd) -> Result<Output, CliError> {
         }
         UserCmd::Recover { tenant, email } => {
             let slug = seg(&tenant.tenant)?;
-            let rec: Recovery = client.post(
-                &format!("/tenants/{slug}/users/{}/recover", seg(&email)?),
-                &serde_json::json!({}),
-            )?;
+            let rec: Recovery =
+                client.post(&format!("/tenants/{slug}/users/{}/recover", seg(&email)?), &serde_json::json!({}))?;
             Ok(Output::new(&rec)?
                 .table(fields(&[
                     ("email", rec.email.clone()),

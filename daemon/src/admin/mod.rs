@@ -26,10 +26,7 @@ pub enum SocketError {
 /// Binds the socket at `path` with `mode`. A socket file left by a crashed daemon is removed, but
 /// only after a connection to it fails: a live daemon's socket is never taken over.
 pub fn bind(path: &Path, mode: u32) -> Result<UnixListener, SocketError> {
-    let io = |source| SocketError::Io {
-        path: path.to_owned(),
-        source,
-    };
+    let io = |source| SocketError::Io { path: path.to_owned(), source };
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
             return Err(SocketError::NotASocket { path: path.to_owned() });

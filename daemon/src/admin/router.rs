@@ -22,10 +22,14 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) 
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    let response = match dispatch(&state, req).await {
+    let had_body = crate::http::body::has_body(&req);
+    let mut response = match dispatch(&state, req).await {
         Ok(r) => r,
         Err(e) => admin_error(&e),
     };
+    if had_body && !response.status().is_success() {
+        response.headers_mut().insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
+    }
     let status = response.status().as_u16();
     tracing::info!(target: "latchkeyd::admin", uid = peer.uid, %method, %path, status, ms = %format_args!("{:.3}", started.elapsed().as_secs_f64() * 1e3));
     response
@@ -59,16 +63,9 @@ async fn confirmed(state: &State, req: Request<Incoming>, what: &str) -> Result<
 async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
     let path = req.uri().path().to_owned();
     let Some(rest) = path.strip_prefix(PREFIX) else {
-        return Err(ApiError::not_found(
-            codes::NOT_FOUND,
-            format!("admin calls live under {PREFIX}/"),
-        ));
+        return Err(ApiError::not_found(codes::NOT_FOUND, format!("admin calls live under {PREFIX}/")));
     };
-    let segs: Vec<String> = rest
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(percent_decode)
-        .collect::<Result<_, _>>()?;
+    let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(percent_decode).collect::<Result<_, _>>()?;
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let m = req.method().clone();
     match (&m, segs.as_slice()) {
@@ -137,10 +134,7 @@ async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body
             Ok(empty(StatusCode::NO_CONTENT))
         }
 
-        _ => Err(ApiError::not_found(
-            codes::NOT_FOUND,
-            format!("no admin call {m} {path}"),
-        )),
+        _ => Err(ApiError::not_found(codes::NOT_FOUND, format!("no admin call {m} {path}"))),
     }
 }
 

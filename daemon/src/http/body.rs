@@ -9,6 +9,16 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 
+/// Oversized bodies up to this size are read and discarded before the 413 is sent.
+const DRAIN_MAX: u64 = 1 << 20;
+
+/// Whether a request carries a body (so an early error may leave part of it unread).
+pub fn has_body(req: &Request<Incoming>) -> bool {
+    let h = req.headers();
+    h.contains_key(header::TRANSFER_ENCODING)
+        || h.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim() != "0")
+}
+
 fn too_large(limit: u64) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -19,22 +29,22 @@ fn too_large(limit: u64) -> ApiError {
 
 /// Reads the whole body, refusing it past `limit` bytes (early, from Content-Length, when given).
 pub async fn read_bounded(req: Request<Incoming>, limit: u64) -> Result<Bytes, ApiError> {
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit) {
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if let Some(n) = declared.filter(|n| *n > limit) {
+        // Read and drop a modestly oversized body before answering: closing a socket with unread
+        // data makes the kernel reset it, and the client would see a reset instead of the 413.
+        if n <= DRAIN_MAX {
+            let drain = Limited::new(req.into_body(), DRAIN_MAX as usize).collect();
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
+        }
         return Err(too_large(limit));
     }
     let limited = Limited::new(req.into_body(), usize::try_from(limit).unwrap_or(usize::MAX));
     match limited.collect().await {
         Ok(c) => Ok(c.to_bytes()),
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large(limit)),
-        Err(e) => Err(ApiError::bad_request(
-            codes::INVALID_INPUT,
-            format!("could not read the request body: {e}"),
-        )),
+        Err(e) => Err(ApiError::bad_request(codes::INVALID_INPUT, format!("could not read the request body: {e}"))),
     }
 }
 

@@ -58,13 +58,7 @@ fn with_session<T: Serialize>(
 /// The signed-in user of a credentials call. State-changing calls authenticated by cookie must
 /// come from the tenant's own origin (CSRF).
 async fn signed_in(state: &State, tenant: &Arc<TenantRuntime>, req: &Request<Incoming>) -> Result<i64, ApiError> {
-    let login = || {
-        ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            codes::LOGIN_REQUIRED,
-            "sign in first: no valid session",
-        )
-    };
+    let login = || ApiError::new(StatusCode::UNAUTHORIZED, codes::LOGIN_REQUIRED, "sign in first: no valid session");
     let token = sessions::token(req.headers()).ok_or_else(login)?;
     if req.method() != Method::GET && same_origin(req, tenant) != Some(true) {
         return Err(ApiError::new(
@@ -95,10 +89,7 @@ async fn run(
                 Some(false) => None,
                 _ => sessions::token(req.headers()),
             };
-            let caller = register::Caller {
-                session_token,
-                user_agent: header(&req, header::USER_AGENT),
-            };
+            let caller = register::Caller { session_token, user_agent: header(&req, header::USER_AGENT) };
             let body: register::StartRequest = read_json(req, limit).await?;
             let options = register::start(state, tenant, body, caller).await?;
             Ok(json(StatusCode::OK, &options))
@@ -107,13 +98,7 @@ async fn run(
             let body: register::FinishRequest = read_json(req, limit).await?;
             let t = tenant.clone();
             let done = register::finish(state, t, body).await?;
-            Ok(with_session(
-                StatusCode::CREATED,
-                &done.response,
-                &tenant,
-                done.session.as_ref(),
-                now,
-            ))
+            Ok(with_session(StatusCode::CREATED, &done.response, &tenant, done.session.as_ref(), now))
         }
         TenantRoute::AuthStart => {
             let body: authenticate::StartRequest = read_json_or_default(req, limit).await?;
@@ -123,13 +108,7 @@ async fn run(
             let body: authenticate::FinishRequest = read_json(req, limit).await?;
             let t = tenant.clone();
             let done = authenticate::finish(state, t, body).await?;
-            Ok(with_session(
-                StatusCode::OK,
-                &done.response,
-                &tenant,
-                Some(&done.session),
-                now,
-            ))
+            Ok(with_session(StatusCode::OK, &done.response, &tenant, Some(&done.session), now))
         }
         TenantRoute::Credentials => {
             let user = signed_in(state, &tenant, &req).await?;
@@ -142,10 +121,7 @@ async fn run(
                 Ok(empty(StatusCode::NO_CONTENT))
             } else {
                 let body: credentials::Rename = read_json(req, limit).await?;
-                Ok(json(
-                    StatusCode::OK,
-                    &credentials::rename(state, tenant, user, &id, body).await?,
-                ))
+                Ok(json(StatusCode::OK, &credentials::rename(state, tenant, user, &id, body).await?))
             }
         }
         _ => Err(ApiError::not_found(codes::NOT_FOUND, "no such endpoint")),

@@ -37,11 +37,7 @@ pub fn asset(name: &'static str) -> Response<Body> {
         "latchkey.js" => ("text/javascript; charset=utf-8", JS),
         _ => ("text/css; charset=utf-8", CSS),
     };
-    with_header(
-        bytes(StatusCode::OK, ct, body),
-        header::CACHE_CONTROL,
-        "public, max-age=300",
-    )
+    with_header(bytes(StatusCode::OK, ct, body), header::CACHE_CONTROL, "public, max-age=300")
 }
 
 /// Escapes text for HTML element content and double-quoted attributes.
@@ -63,10 +59,7 @@ pub fn escape(s: &str) -> String {
 /// A whole page: `main` is trusted markup; `data` values are escaped into attributes.
 pub fn render(tenant: &TenantRuntime, title: &str, page: &str, data: &[(&str, &str)], main: &str) -> String {
     let prefix = escape(&tenant.path_prefix);
-    let attrs: String = data
-        .iter()
-        .map(|(k, v)| format!(" data-{k}=\"{}\"", escape(v)))
-        .collect();
+    let attrs: String = data.iter().map(|(k, v)| format!(" data-{k}=\"{}\"", escape(v))).collect();
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -133,10 +126,7 @@ async fn render_page(
             let Some((invite, user)) = found.filter(|(i, _)| (i.purpose == "recovery") == recovery) else {
                 let main = "<h1>This link no longer works</h1>\n<p>It is invalid, has been used, or has expired. \
                             Ask your administrator for a new one.</p>";
-                return Ok(html(
-                    StatusCode::NOT_FOUND,
-                    render(tenant, "Link expired", "expired", &[], main),
-                ));
+                return Ok(html(StatusCode::NOT_FOUND, render(tenant, "Link expired", "expired", &[], main)));
             };
             let _ = invite;
             let (title, lead) = if recovery {
@@ -158,11 +148,7 @@ async fn render_page(
                 email = escape(&user.email),
             );
             let page = if recovery { "recover" } else { "invite" };
-            let data = [
-                ("token", token.as_str()),
-                ("email", user.email.as_str()),
-                ("name", user.name.as_str()),
-            ];
+            let data = [("token", token.as_str()), ("email", user.email.as_str()), ("name", user.name.as_str())];
             Ok(html(StatusCode::OK, render(tenant, title, page, &data, &main)))
         }
         TenantRoute::AccountPage => {
@@ -182,10 +168,7 @@ async fn render_page(
                         email = escape(&user.email)
                     );
                     let data = [("email", user.email.as_str()), ("name", user.name.as_str())];
-                    Ok(html(
-                        StatusCode::OK,
-                        render(tenant, "Your passkeys", "account", &data, &main),
-                    ))
+                    Ok(html(StatusCode::OK, render(tenant, "Your passkeys", "account", &data, &main)))
                 }
                 None => {
                     let main = "<h1>Sign in</h1>\n<p>Use the passkey on this device or your security key.</p>\n\
@@ -207,9 +190,6 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(
-            escape(r#"<a href="x">'&'</a>"#),
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
-        );
+        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
     }
 }

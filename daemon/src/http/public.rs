@@ -144,10 +144,15 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
     let name = route.name();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    let response = match limited(&state, &route, peer, &req) {
+    let had_body = super::body::has_body(&req);
+    let mut response = match limited(&state, &route, peer, &req) {
         Some(refusal) => secure(refusal),
         None => secure(dispatch(&state, route, req).await),
     };
+    // An error may have been answered before the body was read: do not reuse this connection.
+    if had_body && (response.status().is_client_error() || response.status().is_server_error()) {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
     state.metrics.observe(name, status, elapsed);
@@ -174,8 +179,7 @@ fn limited(state: &State, route: &Route, peer: SocketAddr, req: &Request<Incomin
         codes::RATE_LIMITED,
         "too many requests from your address; wait a minute and try again",
     ));
-    r.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+    r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
     Some(r)
 }
 
@@ -204,21 +208,16 @@ async fn dispatch(state: &State, route: Route, req: Request<Incoming>) -> Respon
                 cause: Some(e.to_string()),
             }),
         },
-        Route::Metrics => bytes(
-            StatusCode::OK,
-            "text/plain; version=0.0.4; charset=utf-8",
-            state.metrics.render(),
-        ),
+        Route::Metrics => bytes(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", state.metrics.render()),
         Route::UnknownTenant => public_error(&ApiError::not_found(
             codes::TENANT_NOT_FOUND,
             "no tenant is served at this address; check the issuer URL",
         )),
         Route::Tenant(t, TenantRoute::Discovery) => public_document(&req, t.discovery_json.clone()),
         Route::Tenant(t, TenantRoute::Jwks) => public_document(&req, t.jwks_json.clone()),
-        Route::Tenant(_, TenantRoute::NotFound) => public_error(&ApiError::not_found(
-            codes::NOT_FOUND,
-            format!("no such endpoint: {}", req.uri().path()),
-        )),
+        Route::Tenant(_, TenantRoute::NotFound) => {
+            public_error(&ApiError::not_found(codes::NOT_FOUND, format!("no such endpoint: {}", req.uri().path())))
+        }
         Route::Tenant(t, r @ (TenantRoute::InvitePage(_) | TenantRoute::RecoverPage(_) | TenantRoute::AccountPage)) => {
             super::pages::page(state, t, r, req).await
         }

@@ -22,8 +22,7 @@ pub fn empty(status: StatusCode) -> Response<Body> {
 pub fn bytes(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Body> {
     let mut r = Response::new(full(body));
     *r.status_mut() = status;
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r
 }
 
@@ -43,25 +42,13 @@ struct PublicError<'a> {
 /// The JSON error body of public endpoints: `{error, error_description}`.
 pub fn public_error(e: &ApiError) -> Response<Body> {
     log_cause(e);
-    json(
-        e.status,
-        &PublicError {
-            error: e.code,
-            error_description: &e.message,
-        },
-    )
+    json(e.status, &PublicError { error: e.code, error_description: &e.message })
 }
 
 /// The admin error body: `{code, message}`.
 pub fn admin_error(e: &ApiError) -> Response<Body> {
     log_cause(e);
-    json(
-        e.status,
-        &latchkey::ErrorBody {
-            code: e.code.to_owned(),
-            message: e.message.clone(),
-        },
-    )
+    json(e.status, &latchkey::ErrorBody { code: e.code.to_owned(), message: e.message.clone() })
 }
 
 fn log_cause(e: &ApiError) {

@@ -15,12 +15,7 @@ struct Header<'a> {
 
 /// Signs `claims` as a JWT with header `{alg: RS256, typ, kid}`.
 pub fn sign<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> Result<String, CryptoError> {
-    let header = serde_json::to_vec(&Header {
-        alg: "RS256",
-        typ,
-        kid: &key.kid,
-    })
-    .map_err(|_| CryptoError::Seal)?;
+    let header = serde_json::to_vec(&Header { alg: "RS256", typ, kid: &key.kid }).map_err(|_| CryptoError::Seal)?;
     let body = serde_json::to_vec(claims).map_err(|_| CryptoError::Seal)?;
     let mut token = String::with_capacity(64 + body.len() * 4 / 3 + 350);
     token.push_str(&b64url(&header));
@@ -41,12 +36,7 @@ mod tests {
     fn jsonwebtoken_verifies_our_tokens() {
         let g = generate(2048).unwrap();
         let key = SigningKey::from_pkcs8(&g.kid, 2048, &g.pkcs8).unwrap();
-        let token = sign(
-            &key,
-            "JWT",
-            &serde_json::json!({"sub": "u", "exp": 4_000_000_000u64, "iss": "i"}),
-        )
-        .unwrap();
+        let token = sign(&key, "JWT", &serde_json::json!({"sub": "u", "exp": 4_000_000_000u64, "iss": "i"})).unwrap();
         let dk = jsonwebtoken::DecodingKey::from_rsa_components(&key.jwk.n, &key.jwk.e).unwrap();
         let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
         v.set_issuer(&["i"]);

@@ -21,9 +21,7 @@ pub struct SigningKey {
 
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SigningKey")
-            .field("kid", &self.kid)
-            .finish_non_exhaustive()
+        f.debug_struct("SigningKey").field("kid", &self.kid).finish_non_exhaustive()
     }
 }
 
@@ -63,10 +61,7 @@ pub fn generate(bits: u32) -> Result<GeneratedKey, CryptoError> {
     let pair = RsaKeyPair::generate(key_size(bits)?).map_err(|_| CryptoError::KeyGen)?;
     let der = AsDer::<aws_lc_rs::encoding::Pkcs8V1Der<'static>>::as_der(&pair).map_err(|_| CryptoError::KeyGen)?;
     let (n, e) = public_parts(&pair);
-    Ok(GeneratedKey {
-        kid: thumbprint(&n, &e),
-        pkcs8: der.as_ref().to_vec(),
-    })
+    Ok(GeneratedKey { kid: thumbprint(&n, &e), pkcs8: der.as_ref().to_vec() })
 }
 
 fn public_parts(pair: &RsaKeyPair) -> (String, String) {
@@ -92,20 +87,8 @@ impl SigningKey {
     pub fn from_pkcs8(kid: &str, bits: u32, der: &[u8]) -> Result<SigningKey, CryptoError> {
         let pair = RsaKeyPair::from_pkcs8(der).map_err(|_| CryptoError::KeyParse)?;
         let (n, e) = public_parts(&pair);
-        let jwk = Jwk {
-            kty: "RSA",
-            use_: "sig",
-            alg: "RS256",
-            kid: kid.to_owned(),
-            n,
-            e,
-        };
-        Ok(SigningKey {
-            kid: kid.to_owned(),
-            bits,
-            pair,
-            jwk,
-        })
+        let jwk = Jwk { kty: "RSA", use_: "sig", alg: "RS256", kid: kid.to_owned(), n, e };
+        Ok(SigningKey { kid: kid.to_owned(), bits, pair, jwk })
     }
 
     /// Opens a stored key with the key-encryption key and parses it.

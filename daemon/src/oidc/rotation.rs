@@ -16,11 +16,7 @@ use crate::tenants::{insert_key, require};
 fn to_wire(row: &KeyRow) -> Key {
     Key {
         kid: row.kid.clone(),
-        state: if row.state == "current" {
-            KeyState::Current
-        } else {
-            KeyState::Retired
-        },
+        state: if row.state == "current" { KeyState::Current } else { KeyState::Retired },
         algorithm: "RS256".into(),
         bits: row.bits,
         created: date(row.created_at),
@@ -40,9 +36,7 @@ pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, ApiError> {
 /// Generates a key, makes it current, and refreshes what the tenant serves. Returns the new key.
 pub async fn rotate(state: &State, slug: String) -> Result<Key, ApiError> {
     let bits = state.config.rsa_bits;
-    let generated = tokio::task::spawn_blocking(move || keys::generate(bits))
-        .await
-        .map_err(ApiError::internal)??;
+    let generated = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(ApiError::internal)??;
     let kek = state.kek.clone();
     let now = state.clock.now();
     let s = slug.clone();

@@ -67,11 +67,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
 
 pub fn get(tx: &impl Reader, tenant: TenantId, client_id: &str) -> Result<Option<AppRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM applications WHERE tenant_id = ?1 AND client_id = ?2");
-    tx.conn()
-        .query_row(&sql, params![tenant, client_id], from_row)
-        .optional()?
-        .map(decode)
-        .transpose()
+    tx.conn().query_row(&sql, params![tenant, client_id], from_row).optional()?.map(decode).transpose()
 }
 
 pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<AppRow>, StoreError> {
@@ -82,10 +78,9 @@ pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<AppRow>, StoreErro
 }
 
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str) -> Result<bool, StoreError> {
-    let n = tx.conn_mut().execute(
-        "DELETE FROM applications WHERE tenant_id = ?1 AND client_id = ?2",
-        params![tenant, client_id],
-    )?;
+    let n = tx
+        .conn_mut()
+        .execute("DELETE FROM applications WHERE tenant_id = ?1 AND client_id = ?2", params![tenant, client_id])?;
     Ok(n == 1)
 }
 
@@ -107,14 +102,7 @@ mod tests {
         let url = format!("http://localhost/{slug}");
         tenants::insert(
             tx,
-            &NewTenant {
-                slug,
-                name: slug,
-                base_url: &url,
-                rp_id: "localhost",
-                registration: "invite",
-                created_at: 1,
-            },
+            &NewTenant { slug, name: slug, base_url: &url, rp_id: "localhost", registration: "invite", created_at: 1 },
         )
         .unwrap()
     }
@@ -138,10 +126,7 @@ mod tests {
             };
             insert(tx, a, &app)?;
             assert!(get(tx, b, "same")?.is_none());
-            assert_eq!(
-                get(tx, a, "same")?.unwrap().redirect_uris,
-                vec!["https://x/cb".to_owned()]
-            );
+            assert_eq!(get(tx, a, "same")?.unwrap().redirect_uris, vec!["https://x/cb".to_owned()]);
             assert!(!delete(tx, b, "same")?);
             assert!(insert(tx, a, &app).unwrap_err().is_unique_violation());
             Ok::<_, StoreError>(())

@@ -58,13 +58,9 @@ pub fn take(
 
 /// Removes expired challenges; returns how many.
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(tx
-        .conn_mut()
-        .execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])?)
+    Ok(tx.conn_mut().execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])?)
 }
 
 pub fn count(tx: &impl Reader) -> Result<i64, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row("SELECT count(*) FROM challenges", [], |r| r.get(0))?)
+    Ok(tx.conn().query_row("SELECT count(*) FROM challenges", [], |r| r.get(0))?)
 }

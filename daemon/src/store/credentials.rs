@@ -70,9 +70,7 @@ pub fn for_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<
     let sql =
         format!("SELECT {COLUMNS} FROM credentials WHERE tenant_id = ?1 AND user_id = ?2 ORDER BY created_at, id");
     let mut stmt = tx.conn().prepare(&sql)?;
-    let rows = stmt
-        .query_map(params![tenant, user], from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = stmt.query_map(params![tenant, user], from_row)?.collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 

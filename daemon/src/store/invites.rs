@@ -45,14 +45,7 @@ pub fn valid(
             "SELECT id, user_id, purpose, expires_at FROM invites
              WHERE tenant_id = ?1 AND token_hash = ?2 AND used_at IS NULL AND expires_at > ?3",
             params![tenant, token_hash, now],
-            |r| {
-                Ok(InviteRow {
-                    id: r.get(0)?,
-                    user_id: r.get(1)?,
-                    purpose: r.get(2)?,
-                    expires_at: r.get(3)?,
-                })
-            },
+            |r| Ok(InviteRow { id: r.get(0)?, user_id: r.get(1)?, purpose: r.get(2)?, expires_at: r.get(3)? }),
         )
         .optional()?)
 }

@@ -16,10 +16,7 @@ pub struct KeyRow {
 
 impl std::fmt::Debug for KeyRow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeyRow")
-            .field("kid", &self.kid)
-            .field("state", &self.state)
-            .finish_non_exhaustive()
+        f.debug_struct("KeyRow").field("kid", &self.kid).field("state", &self.state).finish_non_exhaustive()
     }
 }
 

@@ -84,6 +84,9 @@ impl WriteTx<'_> {
 pub struct Db {
     pool: r2d2::Pool<SqliteConnectionManager>,
     path: PathBuf,
+    /// SQLite runs one writer at a time. Queueing writers here, in order, replaces SQLite's
+    /// busy handler, which sleeps and retries and so turns contention into latency spikes.
+    writer: std::sync::Arc<std::sync::Mutex<()>>,
 }
 
 impl std::fmt::Debug for Db {
@@ -106,10 +109,7 @@ impl Db {
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     /// A database written by a newer Latchkey is refused, never modified.
     pub fn open(path: &Path) -> Result<Db, StoreError> {
-        let open_err = |message: String| StoreError::Open {
-            path: path.to_owned(),
-            message,
-        };
+        let open_err = |message: String| StoreError::Open { path: path.to_owned(), message };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| open_err(format!("cannot create directory: {e}")))?;
         }
@@ -123,17 +123,9 @@ impl Db {
         migrate(&mut conn)?;
         drop(conn);
 
-        let manager = SqliteConnectionManager::file(path)
-            .with_flags(flags)
-            .with_init(configure);
-        let pool = r2d2::Pool::builder()
-            .max_size(8)
-            .connection_timeout(Duration::from_secs(10))
-            .build(manager)?;
-        Ok(Db {
-            pool,
-            path: path.to_owned(),
-        })
+        let manager = SqliteConnectionManager::file(path).with_flags(flags).with_init(configure);
+        let pool = r2d2::Pool::builder().max_size(8).connection_timeout(Duration::from_secs(10)).build(manager)?;
+        Ok(Db { pool, path: path.to_owned(), writer: Default::default() })
     }
 
     pub fn path(&self) -> &Path {
@@ -172,9 +164,7 @@ impl Db {
         F: FnOnce(&ReadTx<'_>) -> Result<T, E>,
     {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Deferred)
-            .map_err(StoreError::from)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred).map_err(StoreError::from)?;
         let tx = ReadTx(tx);
         let out = f(&tx)?;
         tx.0.commit().map_err(StoreError::from)?;
@@ -187,9 +177,11 @@ impl Db {
         F: FnOnce(&WriteTx<'_>) -> Result<T, E>,
     {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
+        let _turn = match self.writer.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
         let tx = WriteTx(tx);
         let out = f(&tx)?;
         tx.0.commit().map_err(StoreError::from)?;
@@ -198,8 +190,7 @@ impl Db {
 
     /// `SELECT 1`: what `/readyz` asks.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        self.read(|tx| Ok::<_, StoreError>(tx.conn().query_row("SELECT 1", [], |_| Ok(()))?))
-            .await
+        self.read(|tx| Ok::<_, StoreError>(tx.conn().query_row("SELECT 1", [], |_| Ok(()))?)).await
     }
 }
 
@@ -216,9 +207,7 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
              it was written by a newer release. Run that release, or restore a backup; the database was not modified"
         )));
     }
-    migrations
-        .to_latest(conn)
-        .map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))
+    migrations.to_latest(conn).map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))
 }
 
 /// Reads a JSON array of strings stored in a TEXT column.
@@ -249,11 +238,8 @@ pub(crate) mod testing {
     pub fn temp_db() -> TempDb {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "lk-store-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("lk-store-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
         let _ = std::fs::remove_dir_all(&dir);
         let db = Db::open(&dir.join("t.db")).unwrap();
         TempDb { db, dir }

@@ -28,15 +28,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, s: &NewSession<'_>) -> Result<
     tx.conn_mut().execute(
         "INSERT INTO sessions (tenant_id, user_id, token_hash, auth_time, amr, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![
-            tenant,
-            s.user_id,
-            s.token_hash,
-            s.auth_time,
-            s.amr,
-            s.created_at,
-            s.expires_at
-        ],
+        params![tenant, s.user_id, s.token_hash, s.auth_time, s.amr, s.created_at, s.expires_at],
     )?;
     Ok(tx.conn_mut().last_insert_rowid())
 }
@@ -81,14 +73,12 @@ pub fn delete_for_user_except(
 }
 
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, token_hash: &[u8]) -> Result<bool, StoreError> {
-    Ok(tx.conn_mut().execute(
-        "DELETE FROM sessions WHERE tenant_id = ?1 AND token_hash = ?2",
-        params![tenant, token_hash],
-    )? == 1)
+    Ok(tx
+        .conn_mut()
+        .execute("DELETE FROM sessions WHERE tenant_id = ?1 AND token_hash = ?2", params![tenant, token_hash])?
+        == 1)
 }
 
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(tx
-        .conn_mut()
-        .execute("DELETE FROM sessions WHERE expires_at <= ?1", [now])?)
+    Ok(tx.conn_mut().execute("DELETE FROM sessions WHERE expires_at <= ?1", [now])?)
 }

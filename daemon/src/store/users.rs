@@ -52,26 +52,14 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<Use
     tx.conn_mut().execute(
         "INSERT INTO users (tenant_id, public_id, user_handle, email, email_norm, name, status, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            tenant,
-            u.public_id,
-            u.user_handle,
-            u.email,
-            normalise_email(u.email),
-            u.name,
-            u.status,
-            u.created_at
-        ],
+        params![tenant, u.public_id, u.user_handle, u.email, normalise_email(u.email), u.name, u.status, u.created_at],
     )?;
     Ok(tx.conn_mut().last_insert_rowid())
 }
 
 pub fn by_email(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND email_norm = ?2");
-    Ok(tx
-        .conn()
-        .query_row(&sql, params![tenant, normalise_email(email)], from_row)
-        .optional()?)
+    Ok(tx.conn().query_row(&sql, params![tenant, normalise_email(email)], from_row).optional()?)
 }
 
 pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<UserRow>, StoreError> {
@@ -81,24 +69,16 @@ pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<Us
 
 pub fn by_handle(tx: &impl Reader, tenant: TenantId, handle: &[u8]) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND user_handle = ?2");
-    Ok(tx
-        .conn()
-        .query_row(&sql, params![tenant, handle], from_row)
-        .optional()?)
+    Ok(tx.conn().query_row(&sql, params![tenant, handle], from_row).optional()?)
 }
 
 pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: &str) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
-        "UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2",
-        params![tenant, id, status],
-    )?;
+    tx.conn_mut()
+        .execute("UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, status])?;
     Ok(())
 }
 
 pub fn set_name(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, name: &str) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
-        "UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2",
-        params![tenant, id, name],
-    )?;
+    tx.conn_mut().execute("UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, name])?;
     Ok(())
 }

@@ -41,16 +41,10 @@ fn issue_token(
 pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invitation, ApiError> {
     let email = req.email.trim().to_owned();
     if !valid_email(&email) {
-        return Err(ApiError::bad_request(
-            codes::INVALID_EMAIL,
-            format!("{email:?} is not an e-mail address"),
-        ));
+        return Err(ApiError::bad_request(codes::INVALID_EMAIL, format!("{email:?} is not an e-mail address")));
     }
     if !valid_name(&req.name) {
-        return Err(ApiError::bad_request(
-            codes::INVALID_NAME,
-            "name must be 1-64 printable characters",
-        ));
+        return Err(ApiError::bad_request(codes::INVALID_NAME, "name must be 1-64 printable characters"));
     }
     let name = req.name.trim().to_owned();
     let now = state.clock.now();
@@ -104,10 +98,7 @@ pub async fn recover(state: &State, slug: String, email: String) -> Result<Recov
             if user.status == "disabled" {
                 return Err(ApiError::conflict(
                     codes::USER_DISABLED,
-                    format!(
-                        "{} is disabled; enable the account before issuing a recovery link",
-                        user.email
-                    ),
+                    format!("{} is disabled; enable the account before issuing a recovery link", user.email),
                 ));
             }
             let token = issue_token(tx, tenant.id, user.id, "recovery", now, expires_at)?;
@@ -140,10 +131,7 @@ pub async fn credentials(state: &State, slug: String, email: String) -> Result<V
         .read(move |tx| -> Result<_, ApiError> {
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
-            Ok(store::credentials::for_user(tx, tenant.id, user.id)?
-                .iter()
-                .map(admin_credential)
-                .collect())
+            Ok(store::credentials::for_user(tx, tenant.id, user.id)?.iter().map(admin_credential).collect())
         })
         .await
 }

@@ -38,11 +38,7 @@ pub fn parse(data: &[u8]) -> Option<AuthData> {
     } else {
         None
     };
-    Some(AuthData {
-        flags,
-        sign_count,
-        aaguid,
-    })
+    Some(AuthData { flags, sign_count, aaguid })
 }
 
 /// Extracts and parses `authData` from a CBOR attestation object.

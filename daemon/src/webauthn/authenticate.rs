@@ -84,23 +84,13 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
             let (options, kind, user_id, state_json) = match (known, decoy) {
                 (Some((user, creds)), _) => {
                     let passkeys = creds.iter().map(passkey).collect::<Result<Vec<_>, _>>()?;
-                    let (rcr, st) = tenant
-                        .webauthn
-                        .start_passkey_authentication(&passkeys)
-                        .map_err(ApiError::internal)?;
+                    let (rcr, st) =
+                        tenant.webauthn.start_passkey_authentication(&passkeys).map_err(ApiError::internal)?;
                     let options = serde_json::to_value(&rcr.public_key).map_err(ApiError::internal)?;
-                    (
-                        options,
-                        "authenticate",
-                        Some(user.id),
-                        serde_json::to_string(&st).map_err(ApiError::internal)?,
-                    )
+                    (options, "authenticate", Some(user.id), serde_json::to_string(&st).map_err(ApiError::internal)?)
                 }
                 (None, decoy) => {
-                    let (rcr, st) = tenant
-                        .webauthn
-                        .start_discoverable_authentication()
-                        .map_err(ApiError::internal)?;
+                    let (rcr, st) = tenant.webauthn.start_discoverable_authentication().map_err(ApiError::internal)?;
                     let mut options = serde_json::to_value(&rcr.public_key).map_err(ApiError::internal)?;
                     let kind = match decoy {
                         // Unknown username: same shape as a known one, nothing to sign with.
@@ -110,12 +100,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
                         }
                         None => "discoverable",
                     };
-                    (
-                        options,
-                        kind,
-                        None,
-                        serde_json::to_string(&st).map_err(ApiError::internal)?,
-                    )
+                    (options, kind, None, serde_json::to_string(&st).map_err(ApiError::internal)?)
                 }
             };
             let options = shape_options(options);
@@ -141,11 +126,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
 fn shape_options(options: Value) -> Value {
     let allow: Vec<Value> = options["allowCredentials"]
         .as_array()
-        .map(|list| {
-            list.iter()
-                .map(|c| json!({"type": "public-key", "id": c["id"]}))
-                .collect()
-        })
+        .map(|list| list.iter().map(|c| json!({"type": "public-key", "id": c["id"]})).collect())
         .unwrap_or_default();
     json!({
         "challenge": options["challenge"],
@@ -211,11 +192,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                 (user, credential, result)
             };
             if user.status != "active" {
-                return Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    codes::USER_DISABLED,
-                    "this account is disabled",
-                ));
+                return Err(ApiError::new(StatusCode::FORBIDDEN, codes::USER_DISABLED, "this account is disabled"));
             }
 
             let mut key = passkey(&credential)?;
@@ -225,14 +202,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             let session = sessions::create(tx, t, user.id, &["hwk", "user"], now, session_ttl)?;
             Ok(Finished {
                 response: FinishResponse {
-                    user: UserInfo {
-                        id: user.public_id.clone(),
-                        email: user.email.clone(),
-                        name: user.name.clone(),
-                    },
-                    session: SessionInfo {
-                        expires_at: rfc3339(session.expires_at),
-                    },
+                    user: UserInfo { id: user.public_id.clone(), email: user.email.clone(), name: user.name.clone() },
+                    session: SessionInfo { expires_at: rfc3339(session.expires_at) },
                 },
                 session,
                 user_id: user.id,

@@ -31,10 +31,7 @@ pub async fn list(state: &State, tenant: Arc<TenantRuntime>, user: i64) -> Resul
     state
         .db
         .read(move |tx| -> Result<_, ApiError> {
-            Ok(store::credentials::for_user(tx, tenant.id, user)?
-                .iter()
-                .map(CredentialInfo::from_row)
-                .collect())
+            Ok(store::credentials::for_user(tx, tenant.id, user)?.iter().map(CredentialInfo::from_row).collect())
         })
         .await
 }
@@ -53,10 +50,7 @@ pub async fn rename(
     req: Rename,
 ) -> Result<CredentialInfo, ApiError> {
     if !valid_label(&req.name) {
-        return Err(ApiError::bad_request(
-            codes::INVALID_NAME,
-            "name must be 1-64 printable characters",
-        ));
+        return Err(ApiError::bad_request(codes::INVALID_NAME, "name must be 1-64 printable characters"));
     }
     let raw = raw_id(id)?;
     state

@@ -29,14 +29,7 @@ const KNOWN: &[(&str, &str)] = &[
 
 pub fn format_aaguid(a: &[u8; 16]) -> String {
     let h: String = a.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
 }
 
 pub fn known_product(aaguid: &[u8; 16]) -> Option<&'static str> {
@@ -95,9 +88,7 @@ mod tests {
 
     #[test]
     fn labels() {
-        let icloud = [
-            0xfb, 0xfc, 0x30, 0x07, 0x15, 0x4e, 0x4e, 0xcc, 0x8c, 0x0b, 0x6e, 0x02, 0x05, 0x57, 0xd7, 0xbd,
-        ];
+        let icloud = [0xfb, 0xfc, 0x30, 0x07, 0x15, 0x4e, 0x4e, 0xcc, 0x8c, 0x0b, 0x6e, 0x02, 0x05, 0x57, 0xd7, 0xbd];
         assert_eq!(label(Some(&icloud), None, false), "iCloud Keychain");
         let linux_chrome =
             "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36";

@@ -24,11 +24,7 @@ pub const TIMEOUT_MS: u32 = 60_000;
 pub fn relying_party(rp_id: &str, origin: &str, name: &str) -> Result<Webauthn, String> {
     let origin = Url::parse(origin).map_err(|e| format!("origin {origin:?}: {e}"))?;
     WebauthnBuilder::new(rp_id, &origin)
-        .and_then(|b| {
-            b.rp_name(name)
-                .timeout(Duration::from_millis(u64::from(TIMEOUT_MS)))
-                .build()
-        })
+        .and_then(|b| b.rp_name(name).timeout(Duration::from_millis(u64::from(TIMEOUT_MS))).build())
         .map_err(|e| format!("relying party {rp_id:?} at {origin}: {e}"))
 }
 
@@ -71,46 +67,28 @@ fn fail(status: StatusCode, code: &'static str, message: &str) -> ApiError {
 /// sign-in is 401. The library's own wording is logged, not sent.
 pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
     use WebauthnError as W;
-    let denied = if signing_in {
-        StatusCode::UNAUTHORIZED
-    } else {
-        StatusCode::BAD_REQUEST
-    };
+    let denied = if signing_in { StatusCode::UNAUTHORIZED } else { StatusCode::BAD_REQUEST };
     let mut err = match &e {
-        W::InvalidRPOrigin | W::CredentialCrossOrigin => fail(
-            denied,
-            codes::ORIGIN_MISMATCH,
-            "the credential was made for another origin than this tenant's",
-        ),
-        W::InvalidRPIDHash => fail(
-            denied,
-            codes::RP_ID_MISMATCH,
-            "the authenticator signed for another relying party id",
-        ),
-        W::UserNotPresent => fail(
-            denied,
-            codes::USER_NOT_PRESENT,
-            "the authenticator did not confirm user presence",
-        ),
-        W::UserNotVerified | W::InconsistentUserVerificationPolicy => fail(
-            denied,
-            codes::USER_NOT_VERIFIED,
-            "user verification (biometric or PIN) is required",
-        ),
-        W::MismatchedChallenge | W::ChallengeNotFound | W::InvalidClientDataType => fail(
-            StatusCode::BAD_REQUEST,
-            codes::INVALID_CHALLENGE,
-            "the response does not answer this challenge",
-        ),
+        W::InvalidRPOrigin | W::CredentialCrossOrigin => {
+            fail(denied, codes::ORIGIN_MISMATCH, "the credential was made for another origin than this tenant's")
+        }
+        W::InvalidRPIDHash => {
+            fail(denied, codes::RP_ID_MISMATCH, "the authenticator signed for another relying party id")
+        }
+        W::UserNotPresent => fail(denied, codes::USER_NOT_PRESENT, "the authenticator did not confirm user presence"),
+        W::UserNotVerified | W::InconsistentUserVerificationPolicy => {
+            fail(denied, codes::USER_NOT_VERIFIED, "user verification (biometric or PIN) is required")
+        }
+        W::MismatchedChallenge | W::ChallengeNotFound | W::InvalidClientDataType => {
+            fail(StatusCode::BAD_REQUEST, codes::INVALID_CHALLENGE, "the response does not answer this challenge")
+        }
         W::CredentialAlteredAlgFromRequest
         | W::COSEKeyInvalidAlgorithm
         | W::COSEKeyEDUnsupported
         | W::COSEKeyInvalidType
-        | W::CredentialInsecureCryptography => fail(
-            StatusCode::BAD_REQUEST,
-            codes::UNSUPPORTED_ALGORITHM,
-            "only ES256 (alg -7) credentials are accepted",
-        ),
+        | W::CredentialInsecureCryptography => {
+            fail(StatusCode::BAD_REQUEST, codes::UNSUPPORTED_ALGORITHM, "only ES256 (alg -7) credentials are accepted")
+        }
         W::AuthenticationFailure | W::SignatureInvalid | W::AttestationStatementSigInvalid => {
             fail(denied, codes::INVALID_SIGNATURE, "the signature does not verify")
         }
@@ -119,16 +97,10 @@ pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
             codes::COUNTER_REGRESSION,
             "the signature counter went backwards: this authenticator may have been cloned",
         ),
-        W::CredentialNotFound => fail(
-            denied,
-            codes::UNKNOWN_CREDENTIAL,
-            "this credential is not registered here",
-        ),
-        W::CredentialExcludedFromRequest | W::CredentialAlreadyExists => fail(
-            StatusCode::CONFLICT,
-            codes::CREDENTIAL_EXISTS,
-            "this credential is already registered",
-        ),
+        W::CredentialNotFound => fail(denied, codes::UNKNOWN_CREDENTIAL, "this credential is not registered here"),
+        W::CredentialExcludedFromRequest | W::CredentialAlreadyExists => {
+            fail(StatusCode::CONFLICT, codes::CREDENTIAL_EXISTS, "this credential is already registered")
+        }
         W::InvalidUserUniqueId => fail(denied, codes::INVALID_USER_HANDLE, "the user handle does not match"),
         W::ParseBase64Failure(_)
         | W::ParseCBORFailure(_)
@@ -140,16 +112,10 @@ pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
         | W::COSEKeyECDSAInvalidCurve
         | W::MissingAttestationCredentialData
         | W::AttestationStatementMapInvalid
-        | W::EcdsaPointInvalid => fail(
-            StatusCode::BAD_REQUEST,
-            codes::MALFORMED_CREDENTIAL,
-            "the credential data could not be parsed",
-        ),
-        _ => fail(
-            denied,
-            codes::VERIFICATION_FAILED,
-            "the credential did not pass verification",
-        ),
+        | W::EcdsaPointInvalid => {
+            fail(StatusCode::BAD_REQUEST, codes::MALFORMED_CREDENTIAL, "the credential data could not be parsed")
+        }
+        _ => fail(denied, codes::VERIFICATION_FAILED, "the credential did not pass verification"),
     };
     err.cause = Some(format!("webauthn: {e:?}"));
     tracing::info!(code = err.code, cause = ?e, "ceremony refused");
@@ -157,17 +123,11 @@ pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
 }
 
 pub fn malformed(what: &str, detail: impl std::fmt::Display) -> ApiError {
-    ApiError::bad_request(
-        codes::MALFORMED_CREDENTIAL,
-        format!("{what} is not a valid WebAuthn response: {detail}"),
-    )
+    ApiError::bad_request(codes::MALFORMED_CREDENTIAL, format!("{what} is not a valid WebAuthn response: {detail}"))
 }
 
 pub fn invalid_challenge() -> ApiError {
-    ApiError::bad_request(
-        codes::INVALID_CHALLENGE,
-        "unknown, used or expired challenge; start the ceremony again",
-    )
+    ApiError::bad_request(codes::INVALID_CHALLENGE, "unknown, used or expired challenge; start the ceremony again")
 }
 
 /// Whether a string looks like an e-mail address: something@domain, no spaces, ≤ 254 chars.
@@ -181,9 +141,7 @@ pub fn valid_email(s: &str) -> bool {
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && s.len() <= 254
-        && !s
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '<' || c == '>' || c == '"')
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control() || c == '<' || c == '>' || c == '"')
 }
 
 /// A display name: 1–64 printable characters.
@@ -200,16 +158,8 @@ mod tests {
     fn emails_and_names() {
         assert!(valid_email("ada@example.com"));
         assert!(valid_email("Ada.Lovelace+x@sub.example.co.uk"));
-        for bad in [
-            "",
-            "ada",
-            "ada@",
-            "@example.com",
-            "ada@example",
-            "a da@example.com",
-            "ada@example.com.",
-            "<a@b.c>",
-        ] {
+        for bad in ["", "ada", "ada@", "@example.com", "ada@example", "a da@example.com", "ada@example.com.", "<a@b.c>"]
+        {
             assert!(!valid_email(bad), "{bad}");
         }
         assert!(valid_name("Ada Lovelace"));

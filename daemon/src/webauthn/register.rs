@@ -72,19 +72,9 @@ pub struct FinishResponse {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 enum Who {
-    Invite {
-        user_id: i64,
-        invite_id: i64,
-        recovery: bool,
-    },
-    Session {
-        user_id: i64,
-        session_id: i64,
-    },
-    Open {
-        handle: String,
-        public_id: String,
-    },
+    Invite { user_id: i64, invite_id: i64, recovery: bool },
+    Session { user_id: i64, session_id: i64 },
+    Open { handle: String, public_id: String },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -114,16 +104,10 @@ pub async fn start(
 ) -> Result<Value, ApiError> {
     let username = req.username.trim().to_owned();
     if !valid_email(&username) {
-        return Err(ApiError::bad_request(
-            codes::INVALID_EMAIL,
-            "username must be an e-mail address",
-        ));
+        return Err(ApiError::bad_request(codes::INVALID_EMAIL, "username must be an e-mail address"));
     }
     if !valid_name(&req.display_name) {
-        return Err(ApiError::bad_request(
-            codes::INVALID_NAME,
-            "display_name must be 1-64 printable characters",
-        ));
+        return Err(ApiError::bad_request(codes::INVALID_NAME, "display_name must be 1-64 printable characters"));
     }
     let display_name = req.display_name.trim().to_owned();
     let now = state.clock.now();
@@ -150,11 +134,8 @@ pub async fn start(
                     return Err(not_allowed("this account is disabled"));
                 }
                 let excluded = credential_ids(tx, t, user.id)?;
-                let who = Who::Invite {
-                    user_id: user.id,
-                    invite_id: invite.id,
-                    recovery: invite.purpose == "recovery",
-                };
+                let who =
+                    Who::Invite { user_id: user.id, invite_id: invite.id, recovery: invite.purpose == "recovery" };
                 (who, user.user_handle, Some(user.id), excluded)
             } else if let Some((session, user)) = match &caller.session_token {
                 Some(token) => sessions::lookup(tx, t, token, now)?,
@@ -164,25 +145,14 @@ pub async fn start(
                     return Err(not_allowed("you are signed in as another user"));
                 }
                 let excluded = credential_ids(tx, t, user.id)?;
-                (
-                    Who::Session {
-                        user_id: user.id,
-                        session_id: session.id,
-                    },
-                    user.user_handle,
-                    Some(user.id),
-                    excluded,
-                )
+                (Who::Session { user_id: user.id, session_id: session.id }, user.user_handle, Some(user.id), excluded)
             } else if tenant.registration == Registration::Open {
                 if store::users::by_email(tx, t, &username)?.is_some() {
                     return Err(not_allowed(
                         "this username is taken; sign in, or ask an administrator for a recovery link",
                     ));
                 }
-                let who = Who::Open {
-                    handle: b64url(&fresh_handle),
-                    public_id: fresh_public_id,
-                };
+                let who = Who::Open { handle: b64url(&fresh_handle), public_id: fresh_public_id };
                 (who, fresh_handle.to_vec(), None, vec![])
             } else {
                 return Err(not_allowed(
@@ -202,13 +172,7 @@ pub async fn start(
                 attachment,
                 conveyance,
             );
-            let context = Context {
-                who,
-                username,
-                display_name,
-                attachment,
-                user_agent: caller.user_agent,
-            };
+            let context = Context { who, username, display_name, attachment, user_agent: caller.user_agent };
             store::challenges::insert(
                 tx,
                 t,
@@ -227,10 +191,7 @@ pub async fn start(
 }
 
 fn credential_ids(tx: &WriteTx<'_>, tenant: i64, user: i64) -> Result<Vec<Vec<u8>>, ApiError> {
-    Ok(store::credentials::for_user(tx, tenant, user)?
-        .into_iter()
-        .map(|c| c.credential_id)
-        .collect())
+    Ok(store::credentials::for_user(tx, tenant, user)?.into_iter().map(|c| c.credential_id).collect())
 }
 
 /// The seed's exact values on top of what webauthn-rs generates: ES256 only, 60000 ms, the
@@ -263,11 +224,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         serde_json::from_value(req.credential.clone()).map_err(|e| malformed("credential", e))?;
     let auth = authdata::from_attestation_object(&reg.response.attestation_object)
         .ok_or_else(|| malformed("credential", "attestationObject carries no readable authenticator data"))?;
-    let reported_attachment = req
-        .credential
-        .get("authenticatorAttachment")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let reported_attachment = req.credential.get("authenticatorAttachment").and_then(Value::as_str).map(str::to_owned);
     let now = state.clock.now();
     let session_ttl = state.config.tokens.session.as_secs() as i64;
 
@@ -292,19 +249,12 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             }
             let cred_id: Vec<u8> = passkey.cred_id().to_vec();
             if store::credentials::by_credential_id(tx, t, &cred_id)?.is_some() {
-                return Err(ApiError::conflict(
-                    codes::CREDENTIAL_EXISTS,
-                    "this credential is already registered",
-                ));
+                return Err(ApiError::conflict(codes::CREDENTIAL_EXISTS, "this credential is already registered"));
             }
 
             // Who gets the credential; consume the invite in this same transaction.
             let (user, new_session) = match &ctx.who {
-                Who::Invite {
-                    user_id,
-                    invite_id,
-                    recovery,
-                } => {
+                Who::Invite { user_id, invite_id, recovery } => {
                     if !store::invites::consume(tx, t, *invite_id, now)? {
                         return Err(not_allowed("this invitation link was used or has expired"));
                     }
@@ -374,11 +324,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             Ok(Finished {
                 response: FinishResponse {
                     credential: CredentialInfo::from_row(&credential),
-                    user: UserInfo {
-                        id: user.public_id,
-                        email: user.email,
-                        name: user.name,
-                    },
+                    user: UserInfo { id: user.public_id, email: user.email, name: user.name },
                 },
                 session,
             })

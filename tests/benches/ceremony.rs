@@ -1,0 +1,113 @@
+//! Benchmark: complete passkey sign-in ceremonies (auth/start + authenticator + auth/finish)
+//! against an in-process daemon built with the release profile, over real HTTP on loopback and
+//! a real SQLite file (WAL, synchronous=FULL: two durable commits per ceremony).
+//!
+//! Run: `cargo bench -p latchkey-tests --bench ceremony`. Prints figures; asserts nothing about
+//! speed.
+
+#[path = "../e2e/authenticator.rs"]
+#[allow(dead_code)]
+mod authenticator;
+#[path = "../e2e/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use authenticator::{Soft, Tamper};
+use serde_json::json;
+use support::{Site, TestDaemon, admin_raw, admin_request};
+
+fn setup_user(d: &TestDaemon, site: &Site, email: &str) -> Soft {
+    let body = serde_json::to_vec(&json!({"email": email, "name": "Bench User"})).unwrap();
+    let (status, inv) = admin_raw(
+        &d.socket,
+        &admin_request("POST", "/admin/v1/tenants/bench/users/invite", Some("application/json"), &body),
+    );
+    assert_eq!(status, 201, "{inv}");
+    let token = inv["invite_url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+    let mut soft = Soft::new(&site.origin);
+    let r = site.register(&mut soft, email, Some(&token), None, &Tamper::default());
+    assert_eq!(r.status, 201, "{}", r.body);
+    soft
+}
+
+fn ceremony(site: &Site, soft: &mut Soft, username: Option<&str>) -> Duration {
+    let started = Instant::now();
+    let r = site.sign_in(soft, username, &Tamper::default());
+    assert_eq!(r.status, 200, "{}", r.body);
+    started.elapsed()
+}
+
+fn report(label: &str, mut samples: Vec<Duration>, wall: Duration) {
+    samples.sort();
+    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1e3;
+    println!(
+        "{label:<44} {:>6} ceremonies in {:>6.2} s = {:>7.0}/s   p50 {:>5.2} ms  p99 {:>5.2} ms",
+        samples.len(),
+        wall.as_secs_f64(),
+        samples.len() as f64 / wall.as_secs_f64(),
+        pct(0.5),
+        pct(0.99)
+    );
+}
+
+fn main() {
+    let n: usize = std::env::var("BENCH_CEREMONIES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let d = TestDaemon::start_with(|f| f.limits.ceremony_rate_per_minute = Some(0));
+    let (status, t) = admin_raw(
+        &d.socket,
+        &admin_request("POST", "/admin/v1/tenants", Some("application/json"), br#"{"slug":"bench"}"#),
+    );
+    assert_eq!(status, 201, "{t}");
+    let site = Site { d: &d, slug: "bench".into(), base: format!("{}/bench", d.base), origin: d.base.clone() };
+    println!(
+        "latchkey sign-in ceremony benchmark: {} cores, release build, loopback HTTP, SQLite WAL synchronous=FULL",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    );
+
+    let mut soft = setup_user(&d, &site, "seq@bench.test");
+    for _ in 0..20 {
+        ceremony(&site, &mut soft, Some("seq@bench.test"));
+    }
+    let wall = Instant::now();
+    let samples: Vec<Duration> = (0..n).map(|_| ceremony(&site, &mut soft, Some("seq@bench.test"))).collect();
+    report("1 client, username-first", samples, wall.elapsed());
+
+    let wall = Instant::now();
+    let samples: Vec<Duration> = (0..n).map(|_| ceremony(&site, &mut soft, None)).collect();
+    report("1 client, username-less (discoverable)", samples, wall.elapsed());
+
+    for clients in [4usize, 16] {
+        let users: Vec<(String, Soft)> = (0..clients)
+            .map(|i| {
+                let email = format!("c{clients}-{i}@bench.test");
+                let soft = setup_user(&d, &site, &email);
+                (email, soft)
+            })
+            .collect();
+        let per = n / clients;
+        let wall = Instant::now();
+        let samples: Vec<Duration> = std::thread::scope(|s| {
+            let handles: Vec<_> = users
+                .into_iter()
+                .map(|(email, mut soft)| {
+                    let site = &site;
+                    s.spawn(move || (0..per).map(|_| ceremony(site, &mut soft, Some(&email))).collect::<Vec<_>>())
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        report(&format!("{clients} concurrent clients, username-first"), samples, wall.elapsed());
+    }
+
+    let wall = Instant::now();
+    let starts: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            site.auth_start(Some("seq@bench.test"));
+            t.elapsed()
+        })
+        .collect();
+    report("auth/start alone (1 client)", starts, wall.elapsed());
+}
