@@ -6,10 +6,8 @@
 //! speed.
 
 #[path = "../e2e/authenticator.rs"]
-#[allow(dead_code)]
 mod authenticator;
 #[path = "../e2e/support.rs"]
-#[allow(dead_code)]
 mod support;
 
 use std::time::{Duration, Instant};
