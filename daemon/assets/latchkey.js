@@ -165,6 +165,48 @@
     });
   }
 
+  // The hosted OIDC login page: after a sign-in, continue the pending authorization request.
+  function loginPage() {
+    const resume = () => window.location.assign(base + '/authorize/resume?request=' + encodeURIComponent(app.dataset.request));
+    let conditional = null;
+    const stopConditional = async () => {
+      if (!conditional) return;
+      conditional.abort();
+      conditional = null;
+      // Give the browser a moment to drop the pending autofill request before a new one.
+      await new Promise((r) => setTimeout(r, 50));
+    };
+    async function autofill() {
+      // Conditional UI: passkeys offered in the username field's autofill, when the browser can.
+      if (!window.PublicKeyCredential || !PublicKeyCredential.isConditionalMediationAvailable) return;
+      if (!(await PublicKeyCredential.isConditionalMediationAvailable())) return;
+      conditional = new AbortController();
+      const signal = conditional.signal;
+      try {
+        const options = await api('POST', '/auth/start', {});
+        const credential = await navigator.credentials.get({ publicKey: requestOptions(options), mediation: 'conditional', signal });
+        await api('POST', '/auth/finish', { assertion: assertionJSON(credential), challenge: options.challenge });
+        resume();
+      } catch (e) {
+        if (!signal.aborted && e.name !== 'AbortError') say(explain(e), 'error');
+      }
+    }
+    const buttons = [$('signin')];
+    $('signin').addEventListener('click', async () => {
+      await stopConditional();
+      busy(buttons, true);
+      say('Choose your passkey…');
+      try { await signIn(null); resume(); } catch (e) { say(explain(e), 'error'); busy(buttons, false); }
+    });
+    $('signin-form').addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      await stopConditional();
+      say('Follow your device\'s prompt…');
+      try { await signIn($('username').value.trim()); resume(); } catch (e) { say(explain(e), 'error'); }
+    });
+    autofill();
+  }
+
   function credentialItem(c, only) {
     const li = document.createElement('li');
     li.dataset.id = c.id;
@@ -253,13 +295,14 @@
 
   document.addEventListener('DOMContentLoaded', () => {
     const page = app.dataset.page;
-    if (['invite', 'recover', 'account', 'signin'].includes(page) && !supported()) {
+    if (['invite', 'recover', 'account', 'signin', 'login'].includes(page) && !supported()) {
       say('This browser does not support passkeys. Use a current version of Chrome, Safari, Edge or Firefox.', 'error');
       document.querySelectorAll('button').forEach((b) => { b.disabled = true; });
       return;
     }
     if (page === 'invite' || page === 'recover') invitePage();
     else if (page === 'signin') signInPage();
+    else if (page === 'login') loginPage();
     else if (page === 'account') accountPage();
     app.dataset.ready = '1';
   });

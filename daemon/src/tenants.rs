@@ -44,6 +44,8 @@ pub struct TenantRuntime {
     pub signer: Arc<SigningKey>,
     /// The tenant's relying party (RP id and origin), built once.
     pub webauthn: Arc<webauthn_rs::prelude::Webauthn>,
+    /// Every published key by kid, parsed for verifying this tenant's own tokens.
+    pub decoding: HashMap<String, jsonwebtoken::DecodingKey>,
     pub jwks_json: Bytes,
     pub discovery_json: Bytes,
 }
@@ -57,6 +59,11 @@ impl TenantRuntime {
         let retired: Vec<SigningKey> = keys.collect();
         let mut published: Vec<&Jwk> = vec![&signer.jwk];
         published.extend(retired.iter().map(|k| &k.jwk));
+        let decoding = published
+            .iter()
+            .map(|k| jsonwebtoken::DecodingKey::from_rsa_components(&k.n, &k.e).map(|d| (k.kid.clone(), d)))
+            .collect::<Result<HashMap<_, _>, _>>()
+            .map_err(ApiError::internal)?;
         let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(ApiError::internal)?;
         let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(ApiError::internal)?;
         let origin = base.origin().ascii_serialization();
@@ -75,6 +82,7 @@ impl TenantRuntime {
             base,
             signer,
             webauthn: Arc::new(webauthn),
+            decoding,
             jwks_json: Bytes::from(jwks_json),
             discovery_json: Bytes::from(discovery_json),
         })

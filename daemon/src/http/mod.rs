@@ -3,6 +3,7 @@
 
 pub mod body;
 pub mod ceremony;
+pub mod oauth;
 pub mod pages;
 pub mod public;
 pub mod response;

@@ -42,6 +42,14 @@ pub enum TenantRoute {
     RecoverPage(String),
     AccountPage,
     Asset(&'static str),
+    Authorize,
+    AuthorizeResume,
+    Token,
+    Userinfo,
+    Logout,
+    Revoke,
+    Introspect,
+    Avatar(String),
     NotFound,
 }
 
@@ -66,6 +74,14 @@ impl Route {
                 TenantRoute::RecoverPage(_) => "recover_page",
                 TenantRoute::AccountPage => "account_page",
                 TenantRoute::Asset(_) => "asset",
+                TenantRoute::Authorize => "authorize",
+                TenantRoute::AuthorizeResume => "authorize_resume",
+                TenantRoute::Token => "token",
+                TenantRoute::Userinfo => "userinfo",
+                TenantRoute::Logout => "logout",
+                TenantRoute::Revoke => "revoke",
+                TenantRoute::Introspect => "introspect",
+                TenantRoute::Avatar(_) => "avatar",
                 TenantRoute::NotFound => "tenant_not_found",
             },
         }
@@ -88,6 +104,11 @@ impl Route {
                 | TenantRoute::RecoverPage(_)
                 | TenantRoute::AccountPage
                 | TenantRoute::Asset(_) => &[Method::GET, Method::HEAD],
+                TenantRoute::Authorize | TenantRoute::AuthorizeResume | TenantRoute::Avatar(_) => &[Method::GET],
+                TenantRoute::Token | TenantRoute::Revoke => &[Method::POST, Method::OPTIONS],
+                TenantRoute::Userinfo => &[Method::GET, Method::POST, Method::OPTIONS],
+                TenantRoute::Logout => &[Method::GET, Method::POST],
+                TenantRoute::Introspect => &[Method::POST],
                 TenantRoute::NotFound => &[],
             },
             Route::UnknownTenant => &[],
@@ -123,6 +144,14 @@ fn tenant_route(rest: &str) -> TenantRoute {
         ["invite", token] if !token.is_empty() => TenantRoute::InvitePage((*token).to_owned()),
         ["recover", token] if !token.is_empty() => TenantRoute::RecoverPage((*token).to_owned()),
         ["account"] => TenantRoute::AccountPage,
+        ["authorize"] => TenantRoute::Authorize,
+        ["authorize", "resume"] => TenantRoute::AuthorizeResume,
+        ["token"] => TenantRoute::Token,
+        ["userinfo"] => TenantRoute::Userinfo,
+        ["logout"] => TenantRoute::Logout,
+        ["revoke"] => TenantRoute::Revoke,
+        ["introspect"] => TenantRoute::Introspect,
+        ["avatars", file] if file.ends_with(".svg") => TenantRoute::Avatar(file.trim_end_matches(".svg").to_owned()),
         ["assets", name] => match super::pages::asset_name(name) {
             Some(n) => TenantRoute::Asset(n),
             None => TenantRoute::NotFound,
@@ -168,6 +197,9 @@ fn limited(state: &State, route: &Route, peer: SocketAddr, req: &Request<Incomin
             _,
             TenantRoute::RegisterStart | TenantRoute::RegisterFinish | TenantRoute::AuthStart | TenantRoute::AuthFinish,
         ) => ("ceremony", state.config.limits.ceremony_rate_per_minute),
+        Route::Tenant(_, TenantRoute::Token | TenantRoute::Revoke | TenantRoute::Introspect) => {
+            ("token", state.config.limits.token_rate_per_minute)
+        }
         _ => return None,
     };
     let ip = crate::ratelimit::client_ip(peer, req.headers(), &state.config.trusted_proxies);
@@ -222,6 +254,17 @@ async fn dispatch(state: &State, route: Route, req: Request<Incoming>) -> Respon
             super::pages::page(state, t, r, req).await
         }
         Route::Tenant(_, TenantRoute::Asset(name)) => super::pages::asset(name),
+        Route::Tenant(
+            t,
+            r @ (TenantRoute::Authorize
+            | TenantRoute::AuthorizeResume
+            | TenantRoute::Token
+            | TenantRoute::Userinfo
+            | TenantRoute::Logout
+            | TenantRoute::Revoke
+            | TenantRoute::Introspect
+            | TenantRoute::Avatar(_)),
+        ) => super::oauth::handle(state, t, r, req).await,
         Route::Tenant(t, r) => super::ceremony::handle(state, t, r, req).await,
     }
 }

@@ -1,6 +1,12 @@
 //! OpenID Connect provider: signing keys, tokens, discovery.
 
+pub mod authorize;
+pub mod clients;
 pub mod discovery;
+pub mod error;
+pub mod grants;
+pub mod introspection;
 pub mod jwt;
 pub mod keys;
 pub mod rotation;
+pub mod tokens;

@@ -10,6 +10,7 @@ pub mod challenges;
 pub mod credentials;
 pub mod invites;
 pub mod keys;
+pub mod oidc;
 pub mod sessions;
 pub mod tenants;
 pub mod users;
@@ -26,6 +27,7 @@ pub type TenantId = i64;
 const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0001-initial/up.sql")),
     M::up(include_str!("../../../migrations/0002-passkeys/up.sql")),
+    M::up(include_str!("../../../migrations/0003-oidc/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

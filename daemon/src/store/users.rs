@@ -17,6 +17,7 @@ pub struct UserRow {
     pub picture: Option<String>,
     pub status: String,
     pub created_at: Timestamp,
+    pub email_verified: bool,
 }
 
 pub struct NewUser<'a> {
@@ -28,7 +29,7 @@ pub struct NewUser<'a> {
     pub created_at: Timestamp,
 }
 
-const COLUMNS: &str = "id, public_id, user_handle, email, name, picture, status, created_at";
+const COLUMNS: &str = "id, public_id, user_handle, email, name, picture, status, created_at, email_verified";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<UserRow> {
     Ok(UserRow {
@@ -40,6 +41,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UserRow> {
         picture: r.get(5)?,
         status: r.get(6)?,
         created_at: r.get(7)?,
+        email_verified: r.get(8)?,
     })
 }
 
@@ -67,6 +69,11 @@ pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<Us
     Ok(tx.conn().query_row(&sql, params![tenant, id], from_row).optional()?)
 }
 
+pub fn by_public_id(tx: &impl Reader, tenant: TenantId, public_id: &str) -> Result<Option<UserRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND public_id = ?2");
+    Ok(tx.conn().query_row(&sql, params![tenant, public_id], from_row).optional()?)
+}
+
 pub fn by_handle(tx: &impl Reader, tenant: TenantId, handle: &[u8]) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND user_handle = ?2");
     Ok(tx.conn().query_row(&sql, params![tenant, handle], from_row).optional()?)
@@ -75,6 +82,13 @@ pub fn by_handle(tx: &impl Reader, tenant: TenantId, handle: &[u8]) -> Result<Op
 pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: &str) -> Result<(), StoreError> {
     tx.conn_mut()
         .execute("UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, status])?;
+    Ok(())
+}
+
+/// The user proved control of the address (an invitation link sent to it, or a verified social login).
+pub fn set_email_verified(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<(), StoreError> {
+    tx.conn_mut()
+        .execute("UPDATE users SET email_verified = 1 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
     Ok(())
 }
 

@@ -262,6 +262,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     if user.status == "invited" {
                         store::users::set_status(tx, t, user.id, "active")?;
                     }
+                    // The invitation reached this address: it is the user's.
+                    store::users::set_email_verified(tx, t, user.id)?;
                     if *recovery {
                         // A recovered account starts afresh: every other browser is signed out.
                         store::sessions::delete_for_user_except(tx, t, user.id, None)?;

@@ -1,0 +1,335 @@
+//! `GET {base_url}/authorize` (OIDC Core §3.1.2) and its continuation after the hosted login page.
+//!
+//! The client and redirect URI are checked first: until both are known good, errors are shown as
+//! a page and never redirected. After that, errors go back to the client with `error` and `state`.
+
+use serde::{Deserialize, Serialize};
+use url::form_urlencoded;
+
+use super::clients::redirect_allowed;
+use super::error::OAuthError;
+use crate::State;
+use crate::clock::Timestamp;
+use crate::crypto::{random_token, sha256};
+use crate::sessions;
+use crate::store::oidc::CodeRow;
+use crate::store::sessions::SessionRow;
+use crate::store::users::UserRow;
+use crate::store::{self, WriteTx};
+use crate::tenants::TenantRuntime;
+
+/// Scopes a user may grant an application at `/authorize`.
+pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "offline_access", "credentials"];
+
+/// A validated authorization request, kept while the user signs in.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AuthorizationRequest {
+    pub client_id: String,
+    pub client_name: String,
+    pub redirect_uri: String,
+    pub scope: String,
+    pub state: Option<String>,
+    pub nonce: Option<String>,
+    pub code_challenge: Option<String>,
+    pub prompt_login: bool,
+    pub max_age: Option<i64>,
+    pub login_hint: Option<String>,
+    /// With prompt=login: the session the browser had when asking, which does not count.
+    #[serde(default)]
+    pub stale_session: Option<i64>,
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    /// Unknown client or redirect URI: a page saying so, HTTP 400, no redirect.
+    InvalidRedirect(String),
+    /// Send the browser back to the client (with a code or an error).
+    Redirect(String),
+    /// Show the hosted login page for this pending request.
+    Login { request_id: String, request: AuthorizationRequest },
+}
+
+/// Query parameters, refusing repeats (RFC 6749 §3.1).
+pub struct Params(Vec<(String, String)>);
+
+impl Params {
+    pub fn parse(query: &str) -> Params {
+        Params(form_urlencoded::parse(query.as_bytes()).into_owned().collect())
+    }
+    pub fn get(&self, name: &str) -> Result<Option<&str>, String> {
+        let mut found = self.0.iter().filter(|(k, _)| k == name);
+        let first = found.next().map(|(_, v)| v.as_str());
+        if found.next().is_some() {
+            return Err(format!("parameter {name} is repeated"));
+        }
+        Ok(first.filter(|v| !v.is_empty()))
+    }
+}
+
+/// Appends parameters to a redirect URI that may already carry a query.
+pub fn with_query(uri: &str, pairs: &[(&str, &str)]) -> String {
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        q.append_pair(k, v);
+    }
+    let sep = if uri.contains('?') { '&' } else { '?' };
+    format!("{uri}{sep}{}", q.finish())
+}
+
+fn error_redirect(
+    tenant: &TenantRuntime,
+    redirect_uri: &str,
+    state: Option<&str>,
+    error: &str,
+    description: &str,
+) -> Outcome {
+    let mut pairs = vec![("error", error), ("error_description", description)];
+    if let Some(s) = state {
+        pairs.push(("state", s));
+    }
+    pairs.push(("iss", tenant.base_url.as_str()));
+    Outcome::Redirect(with_query(redirect_uri, &pairs))
+}
+
+/// A PKCE S256 challenge: the base64url SHA-256 of a verifier, 43 characters.
+fn valid_challenge(c: &str) -> bool {
+    c.len() == 43 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Validates the request; returns the outcome to render.
+pub async fn authorize(
+    state: &State,
+    tenant: &std::sync::Arc<TenantRuntime>,
+    params: Params,
+    session_token: Option<String>,
+) -> Result<Outcome, OAuthError> {
+    let now = state.clock.now();
+    let (client_id, redirect_uri) = match (params.get("client_id"), params.get("redirect_uri")) {
+        (Ok(Some(c)), Ok(Some(r))) => (c.to_owned(), r.to_owned()),
+        (Ok(None), _) => return Ok(Outcome::InvalidRedirect("The request names no application (client_id).".into())),
+        (_, Ok(None)) => return Ok(Outcome::InvalidRedirect("The request has no redirect_uri.".into())),
+        (Err(e), _) | (_, Err(e)) => return Ok(Outcome::InvalidRedirect(format!("The request is malformed: {e}."))),
+    };
+    let t = tenant.id;
+    let cid = client_id.clone();
+    let app = state.db.read(move |tx| store::apps::get(tx, t, &cid)).await?;
+    let Some(app) = app else {
+        return Ok(Outcome::InvalidRedirect("The application is unknown to this sign-in service.".into()));
+    };
+    if !redirect_allowed(&app, &redirect_uri) {
+        return Ok(Outcome::InvalidRedirect(
+            "The redirect_uri is not one of the application's registered Login Redirect URLs.".into(),
+        ));
+    }
+
+    // From here on, errors go back to the application.
+    let state_param = params.get("state").ok().flatten().map(str::to_owned);
+    let fail = |error: &str, description: &str| {
+        Ok(error_redirect(tenant, &redirect_uri, state_param.as_deref(), error, description))
+    };
+    let one = |name: &str| params.get(name);
+    let (response_type, scope, nonce, challenge, method, prompt, max_age, login_hint) = match (
+        one("response_type"),
+        one("scope"),
+        one("nonce"),
+        one("code_challenge"),
+        one("code_challenge_method"),
+        one("prompt"),
+        one("max_age"),
+        one("login_hint"),
+    ) {
+        (Ok(a), Ok(b), Ok(c), Ok(d), Ok(e), Ok(f), Ok(g), Ok(h)) => (a, b, c, d, e, f, g, h),
+        _ => return fail("invalid_request", "a parameter is repeated"),
+    };
+    if params.get("state").is_err() {
+        return fail("invalid_request", "state is repeated");
+    }
+    if app.app_type == "m2m" {
+        return fail("unauthorized_client", "a machine-to-machine application uses the client credentials grant");
+    }
+    match response_type {
+        Some("code") => {}
+        None => return fail("invalid_request", "response_type is required"),
+        Some(_) => return fail("unsupported_response_type", "only response_type=code is supported"),
+    }
+    let mut scopes: Vec<&str> = vec![];
+    for s in super::tokens::scopes(scope.unwrap_or("openid")) {
+        if !USER_SCOPES.contains(&s) {
+            return fail("invalid_scope", &format!("scope {s:?} is not available"));
+        }
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    match (challenge, method) {
+        (Some(c), Some("S256")) if valid_challenge(c) => {}
+        (Some(_), Some("S256")) => {
+            return fail("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier");
+        }
+        (Some(_), None | Some("plain")) => {
+            return fail("invalid_request", "PKCE method plain is not accepted; use S256");
+        }
+        (Some(_), Some(_)) => return fail("invalid_request", "unknown code_challenge_method; use S256"),
+        (None, Some(_)) => return fail("invalid_request", "code_challenge_method without code_challenge"),
+        (None, None) if app.secret_hash.is_none() => {
+            return fail("invalid_request", "PKCE (code_challenge with S256) is required for this application");
+        }
+        (None, None) => {}
+    }
+    let prompts: Vec<&str> = prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
+    let prompt_none = prompts.contains(&"none");
+    let prompt_login = prompts.contains(&"login");
+    if prompt_none && prompts.len() > 1 {
+        return fail("invalid_request", "prompt=none cannot be combined with other values");
+    }
+    let max_age = match max_age.map(str::parse::<i64>) {
+        None => None,
+        Some(Ok(v)) if v >= 0 => Some(v),
+        Some(_) => return fail("invalid_request", "max_age must be a non-negative number of seconds"),
+    };
+
+    let request = AuthorizationRequest {
+        client_id: app.client_id.clone(),
+        client_name: app.name.clone(),
+        redirect_uri: redirect_uri.clone(),
+        scope: scopes.join(" "),
+        state: state_param.clone(),
+        nonce: nonce.map(str::to_owned),
+        code_challenge: challenge.map(str::to_owned),
+        prompt_login,
+        max_age,
+        login_hint: login_hint.map(str::to_owned),
+        stale_session: None,
+    };
+    let request_id = random_token()?;
+    let code = random_token()?;
+    let code_ttl = state.config.tokens.authorization_code.as_secs() as i64;
+    let tenant2 = tenant.clone();
+    state
+        .db
+        .write(move |tx| -> Result<Outcome, OAuthError> {
+            let session = match &session_token {
+                Some(token) => sessions::lookup(tx, t, token, now)?,
+                None => None,
+            };
+            let (prompt_login, max_age) = (request.prompt_login, request.max_age);
+            let fresh = |s: &SessionRow| !prompt_login && max_age.is_none_or(|m| now - s.auth_time <= m);
+            let mut request = request;
+            if request.prompt_login {
+                request.stale_session = session.as_ref().map(|(s, _)| s.id);
+            }
+            match session {
+                Some((s, user)) if fresh(&s) => {
+                    Ok(Outcome::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
+                }
+                _ if prompt_none => Ok(error_redirect(
+                    &tenant2,
+                    &request.redirect_uri,
+                    request.state.as_deref(),
+                    "login_required",
+                    "the user is not signed in",
+                )),
+                _ => {
+                    let json = serde_json::to_string(&request).map_err(OAuthError::server_error)?;
+                    // Ten minutes to sign in.
+                    store::oidc::insert_request(tx, t, &request_id, &json, now, now + 600)?;
+                    Ok(Outcome::Login { request_id, request })
+                }
+            }
+        })
+        .await
+}
+
+/// Creates a single-use code for `user` and returns the redirect that carries it.
+#[allow(clippy::too_many_arguments)]
+pub fn issue_code(
+    tx: &WriteTx<'_>,
+    tenant: &TenantRuntime,
+    req: &AuthorizationRequest,
+    session: &SessionRow,
+    user: &UserRow,
+    code: &str,
+    now: Timestamp,
+    ttl: i64,
+) -> Result<String, OAuthError> {
+    let row = CodeRow {
+        client_id: req.client_id.clone(),
+        user_id: user.id,
+        session_id: Some(session.id),
+        redirect_uri: req.redirect_uri.clone(),
+        scope: req.scope.clone(),
+        nonce: req.nonce.clone(),
+        code_challenge: req.code_challenge.clone(),
+        auth_time: session.auth_time,
+        amr: session.amr.clone(),
+        expires_at: now + ttl,
+        used_at: None,
+        access_jti: None,
+    };
+    store::oidc::insert_code(tx, tenant.id, &sha256(code.as_bytes()), &row, now)?;
+    let mut pairs = vec![("code", code)];
+    if let Some(s) = &req.state {
+        pairs.push(("state", s));
+    }
+    pairs.push(("iss", &tenant.base_url));
+    Ok(with_query(&req.redirect_uri, &pairs))
+}
+
+/// After the login page: the pending request, if the browser now has a fresh enough session.
+pub enum Resumed {
+    Redirect(String),
+    /// Still not signed in (or not recently enough): show the login page again.
+    Login(AuthorizationRequest),
+    Expired,
+}
+
+pub async fn resume(
+    state: &State,
+    tenant: &std::sync::Arc<TenantRuntime>,
+    request_id: String,
+    session_token: Option<String>,
+) -> Result<Resumed, OAuthError> {
+    let now = state.clock.now();
+    let t = tenant.id;
+    let code = random_token()?;
+    let code_ttl = state.config.tokens.authorization_code.as_secs() as i64;
+    let tenant2 = tenant.clone();
+    state
+        .db
+        .write(move |tx| -> Result<Resumed, OAuthError> {
+            let Some((json, created)) = store::oidc::request(tx, t, &request_id, now)? else {
+                return Ok(Resumed::Expired);
+            };
+            let request: AuthorizationRequest = serde_json::from_str(&json).map_err(OAuthError::server_error)?;
+            let session = match &session_token {
+                Some(token) => sessions::lookup(tx, t, token, now)?,
+                None => None,
+            };
+            let Some((s, user)) = session else { return Ok(Resumed::Login(request)) };
+            // prompt=login asks for a sign-in made after the request; max_age for a recent one.
+            let stale = request.prompt_login && (request.stale_session == Some(s.id) || s.auth_time < created);
+            if stale || request.max_age.is_some_and(|m| now - s.auth_time > m) {
+                return Ok(Resumed::Login(request));
+            }
+            store::oidc::delete_request(tx, t, &request_id)?;
+            Ok(Resumed::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_building_and_repeats() {
+        assert_eq!(with_query("https://a/cb", &[("code", "x y"), ("state", "s")]), "https://a/cb?code=x+y&state=s");
+        assert_eq!(with_query("https://a/cb?t=1", &[("code", "c")]), "https://a/cb?t=1&code=c");
+        let p = Params::parse("a=1&a=2&b=&c=3");
+        assert!(p.get("a").is_err());
+        assert_eq!(p.get("b"), Ok(None));
+        assert_eq!(p.get("c"), Ok(Some("3")));
+        assert!(valid_challenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"));
+        assert!(!valid_challenge("short"));
+    }
+}

@@ -1,0 +1,134 @@
+//! OAuth clients (the tenant's applications): exact redirect URI matching and client
+//! authentication (`client_secret_basic`, `client_secret_post`, `none` for public clients).
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use hyper::HeaderMap;
+use hyper::header::AUTHORIZATION;
+use url::{Host, Url};
+
+use super::error::OAuthError;
+use crate::crypto::{constant_time_eq, sha256};
+use crate::store::apps::AppRow;
+use crate::store::{self, Reader, TenantId};
+
+/// `redirect_uri` equals a registered Login Redirect URL character for character. The one
+/// exception (RFC 8252 §7.3): a native app's loopback redirect may use any port.
+pub fn redirect_allowed(app: &AppRow, uri: &str) -> bool {
+    if app.redirect_uris.iter().any(|r| r == uri) {
+        return true;
+    }
+    if app.app_type != "native" {
+        return false;
+    }
+    let Ok(asked) = Url::parse(uri) else { return false };
+    let loopback_ip = matches!(asked.host(), Some(Host::Ipv4(ip)) if ip.is_loopback())
+        || matches!(asked.host(), Some(Host::Ipv6(ip)) if ip.is_loopback());
+    if asked.scheme() != "http" || !loopback_ip || asked.fragment().is_some() {
+        return false;
+    }
+    app.redirect_uris.iter().filter_map(|r| Url::parse(r).ok()).any(|mut registered| {
+        let _ = registered.set_port(asked.port());
+        registered.as_str() == asked.as_str()
+    })
+}
+
+/// How the client presented itself at the token, revocation or introspection endpoint.
+#[derive(Debug)]
+pub struct Presented {
+    pub client_id: String,
+    pub secret: Option<String>,
+    pub basic: bool,
+}
+
+fn form_decode(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={s}").as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default()
+}
+
+/// Reads client credentials from `Authorization: Basic` or the form; using both is an error.
+pub fn presented(headers: &HeaderMap, form: &[(String, String)]) -> Result<Presented, OAuthError> {
+    let field = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let basic = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Basic "));
+    match basic {
+        Some(b64) => {
+            if field("client_secret").is_some() {
+                return Err(OAuthError::invalid_request("use one client authentication method, not two"));
+            }
+            let raw =
+                STANDARD.decode(b64.trim()).map_err(|_| OAuthError::invalid_client("malformed Basic credentials"))?;
+            let text = String::from_utf8(raw).map_err(|_| OAuthError::invalid_client("malformed Basic credentials"))?;
+            let (id, secret) =
+                text.split_once(':').ok_or_else(|| OAuthError::invalid_client("malformed Basic credentials"))?;
+            let (id, secret) = (form_decode(id), form_decode(secret));
+            if field("client_id").is_some_and(|f| f != id) {
+                return Err(OAuthError::invalid_request("client_id differs from the authenticated client"));
+            }
+            Ok(Presented { client_id: id, secret: Some(secret), basic: true })
+        }
+        None => {
+            let id =
+                field("client_id").ok_or_else(|| OAuthError::invalid_client("client authentication is required"))?;
+            Ok(Presented { client_id: id, secret: field("client_secret"), basic: false })
+        }
+    }
+}
+
+/// Authenticates the client: confidential clients by secret (compared as SHA-256, in constant
+/// time), public clients by id alone and never with a secret.
+pub fn authenticate(tx: &impl Reader, tenant: TenantId, p: &Presented) -> Result<AppRow, OAuthError> {
+    let app =
+        store::apps::get(tx, tenant, &p.client_id)?.ok_or_else(|| OAuthError::invalid_client("unknown client"))?;
+    match (&app.secret_hash, &p.secret) {
+        (Some(hash), Some(secret)) if constant_time_eq(hash, &sha256(secret.as_bytes())) => Ok(app),
+        (Some(_), _) => Err(OAuthError::invalid_client("client authentication failed")),
+        (None, None) => Ok(app),
+        (None, Some(_)) => Err(OAuthError::invalid_client("a public client has no secret")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app(kind: &str, uris: &[&str]) -> AppRow {
+        AppRow {
+            client_id: "c".into(),
+            name: "n".into(),
+            app_type: kind.into(),
+            secret_hash: None,
+            redirect_uris: uris.iter().map(|s| s.to_string()).collect(),
+            post_logout_redirect_uris: vec![],
+            cors_origins: vec![],
+            scopes: vec![],
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn exact_match_only() {
+        let a = app("web", &["https://app.example.com/oidc-callback"]);
+        assert!(redirect_allowed(&a, "https://app.example.com/oidc-callback"));
+        for bad in [
+            "https://app.example.com/oidc-callback/",
+            "https://app.example.com/OIDC-callback",
+            "https://app.example.com/",
+            "https://app.example.com/oidc-callback?x=1",
+            "https://app.example.com/oidc-callback#x",
+            "https://app.example.com:443/oidc-callback",
+            "https://user@app.example.com/oidc-callback",
+            "https://app.example.com.evil.com/oidc-callback",
+        ] {
+            assert!(!redirect_allowed(&a, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn native_loopback_port_is_free() {
+        let a = app("native", &["http://127.0.0.1/callback"]);
+        assert!(redirect_allowed(&a, "http://127.0.0.1:51234/callback"));
+        assert!(!redirect_allowed(&a, "http://127.0.0.1:51234/other"));
+        assert!(!redirect_allowed(&a, "http://localhost:51234/callback"));
+        let w = app("web", &["http://127.0.0.1/callback"]);
+        assert!(!redirect_allowed(&w, "http://127.0.0.1:51234/callback"));
+    }
+}

@@ -1,0 +1,388 @@
+//! `POST {base_url}/token`: the `authorization_code`, `refresh_token` and `client_credentials`
+//! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636). Every grant runs in one write transaction, so
+//! a code or refresh token is consumed exactly once even under concurrent redemption.
+
+use serde::Serialize;
+
+use super::clients::{Presented, authenticate};
+use super::error::OAuthError;
+use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_access, sign_id, user_claims};
+use crate::State;
+use crate::clock::Timestamp;
+use crate::crypto::{b64url, random_token, sha256};
+use crate::store::apps::AppRow;
+use crate::store::oidc::NewRefresh;
+use crate::store::users::UserRow;
+use crate::store::{self, WriteTx};
+use crate::tenants::TenantRuntime;
+
+#[derive(Debug, Serialize)]
+pub struct TokenResponse {
+    pub access_token: String,
+    pub token_type: &'static str,
+    pub expires_in: i64,
+    pub scope: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+}
+
+pub struct Form(pub Vec<(String, String)>);
+
+impl Form {
+    fn get(&self, name: &str) -> Result<Option<&str>, OAuthError> {
+        let mut it = self.0.iter().filter(|(k, _)| k == name);
+        let first = it.next().map(|(_, v)| v.as_str());
+        if it.next().is_some() {
+            return Err(OAuthError::invalid_request(format!("parameter {name} is repeated")));
+        }
+        Ok(first.filter(|v| !v.is_empty()))
+    }
+    fn require(&self, name: &str) -> Result<&str, OAuthError> {
+        self.get(name)?.ok_or_else(|| OAuthError::invalid_request(format!("{name} is required")))
+    }
+}
+
+/// What a transaction decided; revocations must commit even when the answer is an error.
+enum Decision {
+    Issued(Box<TokenResponse>),
+    Refused(OAuthError),
+}
+
+struct Ttls {
+    access: i64,
+    id: i64,
+    refresh: i64,
+}
+
+pub async fn token(
+    state: &State,
+    tenant: std::sync::Arc<TenantRuntime>,
+    client: Presented,
+    form: Form,
+) -> Result<TokenResponse, OAuthError> {
+    let grant = form.require("grant_type")?.to_owned();
+    match grant.as_str() {
+        "authorization_code" | "refresh_token" | "client_credentials" => {}
+        "password" => return Err(unsupported("password login is not supported: users sign in with passkeys")),
+        other => return Err(unsupported(&format!("grant_type {other:?} is not supported"))),
+    }
+    let now = state.clock.now();
+    let c = &state.config.tokens;
+    let ttl = Ttls {
+        access: c.access_token.as_secs() as i64,
+        id: c.id_token.as_secs() as i64,
+        refresh: c.refresh_token.as_secs() as i64,
+    };
+    let decision = state
+        .db
+        .write(move |tx| -> Result<Decision, OAuthError> {
+            let app = authenticate(tx, tenant.id, &client)?;
+            match grant.as_str() {
+                "authorization_code" => authorization_code(tx, &tenant, &app, &form, now, &ttl),
+                "refresh_token" => refresh(tx, &tenant, &app, &form, now, &ttl),
+                _ => client_credentials(&tenant, &app, &form, now, &ttl),
+            }
+        })
+        .await?;
+    match decision {
+        Decision::Issued(r) => Ok(*r),
+        Decision::Refused(e) => Err(e),
+    }
+}
+
+fn unsupported(d: &str) -> OAuthError {
+    OAuthError::new(hyper::StatusCode::BAD_REQUEST, "unsupported_grant_type", d)
+}
+
+/// PKCE (RFC 7636 §4.6): BASE64URL(SHA256(verifier)) == challenge.
+fn pkce_ok(challenge: Option<&str>, verifier: Option<&str>) -> Result<(), &'static str> {
+    match (challenge, verifier) {
+        (None, None) => Ok(()),
+        (None, Some(_)) => Err("code_verifier given for a code issued without a code_challenge"),
+        (Some(_), None) => Err("code_verifier is required"),
+        (Some(c), Some(v)) => {
+            let well_formed = (43..=128).contains(&v.len())
+                && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
+            if well_formed && b64url(&sha256(v.as_bytes())) == c {
+                Ok(())
+            } else {
+                Err("code_verifier does not match the code_challenge")
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn issue_user_tokens(
+    tx: &WriteTx<'_>,
+    tenant: &TenantRuntime,
+    app: &AppRow,
+    user: &UserRow,
+    scope: &str,
+    nonce: Option<&str>,
+    auth_time: Timestamp,
+    amr: &str,
+    session_id: Option<i64>,
+    family: Option<&str>,
+    code_hash: Option<&[u8]>,
+    jti: &str,
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<TokenResponse, OAuthError> {
+    let roles: Vec<String> = vec![];
+    let access = AccessClaims {
+        iss: tenant.base_url.clone(),
+        sub: user.public_id.clone(),
+        aud: app.client_id.clone(),
+        client_id: app.client_id.clone(),
+        scope: scope.to_owned(),
+        exp: now + ttl.access,
+        iat: now,
+        jti: jti.to_owned(),
+        auth_time: Some(auth_time),
+        roles: roles.clone(),
+    };
+    let id_token = if scopes(scope).any(|s| s == "openid") {
+        let amr: Vec<String> = serde_json::from_str(amr).unwrap_or_default();
+        let claims = IdClaims {
+            iss: &tenant.base_url,
+            sub: &user.public_id,
+            aud: &app.client_id,
+            exp: now + ttl.id,
+            iat: now,
+            auth_time,
+            nonce,
+            amr,
+            user: user_claims(tenant, user, user.email_verified, &roles, scope),
+        };
+        Some(sign_id(tenant, &claims)?)
+    } else {
+        None
+    };
+    let refresh = random_token()?;
+    let family = match family {
+        Some(f) => f.to_owned(),
+        None => random_token()?,
+    };
+    store::oidc::insert_refresh(
+        tx,
+        tenant.id,
+        &NewRefresh {
+            hash: &sha256(refresh.as_bytes()),
+            family: &family,
+            client_id: &app.client_id,
+            user_id: user.id,
+            session_id,
+            code_hash,
+            scope,
+            auth_time,
+            amr,
+            expires_at: now + ttl.refresh,
+        },
+        now,
+    )?;
+    Ok(TokenResponse {
+        access_token: sign_access(tenant, &access)?,
+        token_type: "Bearer",
+        expires_in: ttl.access,
+        scope: scope.to_owned(),
+        id_token,
+        refresh_token: Some(refresh),
+    })
+}
+
+fn authorization_code(
+    tx: &WriteTx<'_>,
+    tenant: &TenantRuntime,
+    app: &AppRow,
+    form: &Form,
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<Decision, OAuthError> {
+    let code = form.require("code")?;
+    let redirect_uri = form.require("redirect_uri")?;
+    let verifier = form.get("code_verifier")?;
+    let hash = sha256(code.as_bytes());
+    let Some(row) = store::oidc::code(tx, tenant.id, &hash)? else {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("unknown authorization code")));
+    };
+    let reused = || -> Result<Decision, OAuthError> {
+        // A second redemption: whoever holds the code may be an attacker; revoke what it issued.
+        store::oidc::revoke_for_code(tx, tenant.id, &hash, now)?;
+        if let Some(jti) = &row.access_jti {
+            store::oidc::revoke_access(tx, tenant.id, jti, now + ttl.access)?;
+        }
+        Ok(Decision::Refused(OAuthError::invalid_grant(
+            "authorization code already used; the tokens issued for it are revoked",
+        )))
+    };
+    if row.used_at.is_some() {
+        return reused();
+    }
+    if row.client_id != app.client_id {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("the code was issued to another client")));
+    }
+    if row.expires_at <= now {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("the authorization code has expired")));
+    }
+    if row.redirect_uri != redirect_uri {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("redirect_uri differs from the authorization request")));
+    }
+    if let Err(why) = pkce_ok(row.code_challenge.as_deref(), verifier) {
+        return Ok(Decision::Refused(OAuthError::invalid_grant(why)));
+    }
+    let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == "active");
+    let Some(user) = user else { return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in"))) };
+    // The access token's id is recorded with the code, so a replay of the code can revoke it.
+    let jti = new_jti()?;
+    if !store::oidc::use_code(tx, tenant.id, &hash, &jti, now)? {
+        return reused();
+    }
+    let response = issue_user_tokens(
+        tx,
+        tenant,
+        app,
+        &user,
+        &row.scope,
+        row.nonce.as_deref(),
+        row.auth_time,
+        &row.amr,
+        row.session_id,
+        None,
+        Some(&hash),
+        &jti,
+        now,
+        ttl,
+    )?;
+    Ok(Decision::Issued(Box::new(response)))
+}
+
+fn refresh(
+    tx: &WriteTx<'_>,
+    tenant: &TenantRuntime,
+    app: &AppRow,
+    form: &Form,
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<Decision, OAuthError> {
+    let token = form.require("refresh_token")?;
+    let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? else {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("unknown refresh token")));
+    };
+    if row.client_id != app.client_id {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token was issued to another client")));
+    }
+    if row.revoked_at.is_some() {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token was revoked")));
+    }
+    if row.used_at.is_some() {
+        // A rotated token came back: it has leaked. End the whole family.
+        store::oidc::revoke_family(tx, tenant.id, &row.family, now)?;
+        return Ok(Decision::Refused(OAuthError::invalid_grant(
+            "refresh token reused; all tokens of this grant are revoked",
+        )));
+    }
+    if row.expires_at <= now {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token has expired")));
+    }
+    let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == "active");
+    let Some(user) = user else { return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in"))) };
+    let scope = match form.get("scope")? {
+        None => row.scope.clone(),
+        Some(asked) => {
+            let granted: Vec<&str> = scopes(&row.scope).collect();
+            if let Some(extra) = scopes(asked).find(|s| !granted.contains(s)) {
+                return Ok(Decision::Refused(OAuthError::invalid_scope(format!("scope {extra:?} was not granted"))));
+            }
+            scopes(asked).collect::<Vec<_>>().join(" ")
+        }
+    };
+    if !store::oidc::use_refresh(tx, tenant.id, row.id, now)? {
+        store::oidc::revoke_family(tx, tenant.id, &row.family, now)?;
+        return Ok(Decision::Refused(OAuthError::invalid_grant(
+            "refresh token reused; all tokens of this grant are revoked",
+        )));
+    }
+    let response = issue_user_tokens(
+        tx,
+        tenant,
+        app,
+        &user,
+        &scope,
+        None,
+        row.auth_time,
+        &row.amr,
+        row.session_id,
+        Some(&row.family),
+        None,
+        &new_jti()?,
+        now,
+        ttl,
+    )?;
+    Ok(Decision::Issued(Box::new(response)))
+}
+
+fn client_credentials(
+    tenant: &TenantRuntime,
+    app: &AppRow,
+    form: &Form,
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<Decision, OAuthError> {
+    if app.app_type != "m2m" {
+        return Ok(Decision::Refused(OAuthError::unauthorized_client(
+            "only machine-to-machine applications may use the client credentials grant",
+        )));
+    }
+    let granted: Vec<&str> =
+        app.scopes.iter().map(String::as_str).filter(|s| !super::authorize::USER_SCOPES.contains(s)).collect();
+    let scope = match form.get("scope")? {
+        None => granted.join(" "),
+        Some(asked) => {
+            if let Some(extra) = scopes(asked).find(|s| !granted.contains(s)) {
+                return Ok(Decision::Refused(OAuthError::invalid_scope(format!(
+                    "scope {extra:?} is not granted to this application"
+                ))));
+            }
+            scopes(asked).collect::<Vec<_>>().join(" ")
+        }
+    };
+    let claims = AccessClaims {
+        iss: tenant.base_url.clone(),
+        sub: app.client_id.clone(),
+        aud: app.client_id.clone(),
+        client_id: app.client_id.clone(),
+        scope: scope.clone(),
+        exp: now + ttl.access,
+        iat: now,
+        jti: new_jti()?,
+        auth_time: None,
+        roles: vec![],
+    };
+    Ok(Decision::Issued(Box::new(TokenResponse {
+        access_token: sign_access(tenant, &claims)?,
+        token_type: "Bearer",
+        expires_in: ttl.access,
+        scope,
+        id_token: None,
+        refresh_token: None,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pkce_ok;
+
+    #[test]
+    fn pkce_rfc7636_appendix_b() {
+        let v = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        let c = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+        assert!(pkce_ok(Some(c), Some(v)).is_ok());
+        assert!(pkce_ok(Some(c), Some("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX")).is_err());
+        assert!(pkce_ok(Some(c), None).is_err());
+        assert!(pkce_ok(None, Some(v)).is_err());
+        assert!(pkce_ok(None, None).is_ok());
+    }
+}

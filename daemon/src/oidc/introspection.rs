@@ -1,0 +1,175 @@
+//! Token-holding endpoints: userinfo (OIDC Core §5.3), revocation (RFC 7009), introspection
+//! (RFC 7662) and RP-initiated logout (OIDC RP-Initiated Logout 1.0).
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::clients::{Presented, authenticate};
+use super::error::OAuthError;
+use super::tokens::{AccessClaims, UserClaims, user_claims, verify_access, verify_id_hint};
+use crate::State;
+use crate::crypto::sha256;
+use crate::store::users::UserRow;
+use crate::store::{self, Reader};
+use crate::tenants::TenantRuntime;
+
+/// A valid access token of this tenant: signature, issuer, expiry, not revoked, and for user
+/// tokens a user who may still sign in.
+pub fn check_access(
+    tx: &impl Reader,
+    tenant: &TenantRuntime,
+    token: &str,
+    now: i64,
+) -> Result<(AccessClaims, Option<UserRow>), OAuthError> {
+    let claims = verify_access(tenant, token, now)?;
+    if store::oidc::access_revoked(tx, tenant.id, &claims.jti)? {
+        return Err(OAuthError::invalid_token("the access token was revoked"));
+    }
+    if claims.is_client_token() {
+        if store::apps::get(tx, tenant.id, &claims.client_id)?.is_none() {
+            return Err(OAuthError::invalid_token("the client no longer exists"));
+        }
+        return Ok((claims, None));
+    }
+    let user = store::users::by_public_id(tx, tenant.id, &claims.sub)?
+        .filter(|u| u.status == "active")
+        .ok_or_else(|| OAuthError::invalid_token("the user cannot sign in"))?;
+    Ok((claims, Some(user)))
+}
+
+#[derive(Debug, Serialize)]
+pub struct UserInfo {
+    pub sub: String,
+    #[serde(flatten)]
+    pub claims: UserClaims,
+}
+
+pub async fn userinfo(state: &State, tenant: Arc<TenantRuntime>, token: String) -> Result<UserInfo, OAuthError> {
+    let now = state.clock.now();
+    state
+        .db
+        .read(move |tx| -> Result<UserInfo, OAuthError> {
+            let (claims, user) = check_access(tx, &tenant, &token, now)?;
+            let user = user.ok_or_else(|| OAuthError::invalid_token("a client credentials token has no user"))?;
+            if !claims.has_scope("openid") {
+                return Err(OAuthError::insufficient_scope("userinfo needs the openid scope", "openid"));
+            }
+            Ok(UserInfo {
+                sub: user.public_id.clone(),
+                claims: user_claims(&tenant, &user, user.email_verified, &claims.roles, &claims.scope),
+            })
+        })
+        .await
+}
+
+/// RFC 7009: revokes a refresh token (and its whole grant) or an access token of the calling
+/// client. Unknown tokens are not an error.
+pub async fn revoke(
+    state: &State,
+    tenant: Arc<TenantRuntime>,
+    client: Presented,
+    token: String,
+) -> Result<(), OAuthError> {
+    let now = state.clock.now();
+    let access_ttl = state.config.tokens.access_token.as_secs() as i64;
+    state
+        .db
+        .write(move |tx| -> Result<(), OAuthError> {
+            let app = authenticate(tx, tenant.id, &client)?;
+            if let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? {
+                if row.client_id == app.client_id {
+                    store::oidc::revoke_family(tx, tenant.id, &row.family, now)?;
+                }
+                return Ok(());
+            }
+            if let Ok(claims) = verify_access(&tenant, &token, now)
+                && claims.client_id == app.client_id
+            {
+                store::oidc::revoke_access(tx, tenant.id, &claims.jti, claims.exp.min(now + access_ttl))?;
+            }
+            Ok(())
+        })
+        .await
+}
+
+/// RFC 7662, for confidential clients.
+pub async fn introspect(
+    state: &State,
+    tenant: Arc<TenantRuntime>,
+    client: Presented,
+    token: String,
+) -> Result<Value, OAuthError> {
+    let now = state.clock.now();
+    state
+        .db
+        .read(move |tx| -> Result<Value, OAuthError> {
+            let app = authenticate(tx, tenant.id, &client)?;
+            if app.secret_hash.is_none() {
+                return Err(OAuthError::invalid_client("introspection is for confidential clients"));
+            }
+            if let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? {
+                let live = row.used_at.is_none() && row.revoked_at.is_none() && row.expires_at > now;
+                let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == "active");
+                return Ok(match (live, user) {
+                    (true, Some(u)) => json!({
+                        "active": true, "token_type": "refresh_token", "scope": row.scope, "client_id": row.client_id,
+                        "sub": u.public_id, "exp": row.expires_at, "iss": tenant.base_url,
+                    }),
+                    _ => json!({"active": false}),
+                });
+            }
+            Ok(match check_access(tx, &tenant, &token, now) {
+                Ok((c, _)) => json!({
+                    "active": true, "token_type": "access_token", "scope": c.scope, "client_id": c.client_id,
+                    "sub": c.sub, "aud": c.aud, "exp": c.exp, "iat": c.iat, "iss": c.iss, "jti": c.jti,
+                }),
+                Err(_) => json!({"active": false}),
+            })
+        })
+        .await
+}
+
+pub struct LogoutRequest {
+    pub session_token: Option<String>,
+    pub id_token_hint: Option<String>,
+    pub client_id: Option<String>,
+    pub post_logout_redirect_uri: Option<String>,
+    pub state: Option<String>,
+}
+
+/// Ends the session (and the refresh tokens issued within it); returns where to send the
+/// browser, only if that place is registered for the client.
+pub async fn logout(
+    state: &State,
+    tenant: Arc<TenantRuntime>,
+    req: LogoutRequest,
+) -> Result<Option<String>, OAuthError> {
+    let now = state.clock.now();
+    let hint = req.id_token_hint.as_deref().map(|h| verify_id_hint(&tenant, h));
+    state
+        .db
+        .write(move |tx| -> Result<Option<String>, OAuthError> {
+            if let Some(token) = &req.session_token {
+                let hash = sha256(token.as_bytes());
+                if let Some(s) = store::sessions::valid(tx, tenant.id, &hash, now)? {
+                    store::oidc::revoke_for_session(tx, tenant.id, s.id, now)?;
+                }
+                store::sessions::delete(tx, tenant.id, &hash)?;
+            }
+            let client_id = match (&hint, &req.client_id) {
+                (Some(Ok(h)), _) => Some(h.aud.clone()),
+                (Some(Err(_)), _) => return Ok(None),
+                (None, Some(c)) => Some(c.clone()),
+                (None, None) => None,
+            };
+            let (Some(client_id), Some(uri)) = (client_id, req.post_logout_redirect_uri) else { return Ok(None) };
+            let app = store::apps::get(tx, tenant.id, &client_id)?;
+            Ok(app.filter(|a| a.post_logout_redirect_uris.contains(&uri)).map(|_| match &req.state {
+                Some(s) => super::authorize::with_query(&uri, &[("state", s)]),
+                None => uri,
+            }))
+        })
+        .await
+}

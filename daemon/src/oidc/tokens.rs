@@ -1,0 +1,149 @@
+//! Minting and checking tokens: ID tokens and access tokens (JWT, RS256, `kid`), signed with the
+//! tenant's cached key; access tokens checked against the tenant's own published keys only.
+
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::{Deserialize, Serialize};
+
+use super::error::OAuthError;
+use super::jwt;
+use crate::clock::Timestamp;
+use crate::crypto::{b64url, random_bytes};
+use crate::store::users::UserRow;
+use crate::tenants::TenantRuntime;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AccessClaims {
+    pub iss: String,
+    pub sub: String,
+    pub aud: String,
+    pub client_id: String,
+    pub scope: String,
+    pub exp: Timestamp,
+    pub iat: Timestamp,
+    pub jti: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_time: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
+}
+
+impl AccessClaims {
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scope.split(' ').any(|s| s == scope)
+    }
+    /// Tokens of the client-credentials grant have the client as subject: there is no user.
+    pub fn is_client_token(&self) -> bool {
+        self.sub == self.client_id && self.auth_time.is_none()
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct IdClaims<'a> {
+    pub iss: &'a str,
+    pub sub: &'a str,
+    pub aud: &'a str,
+    pub exp: Timestamp,
+    pub iat: Timestamp,
+    pub auth_time: Timestamp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<&'a str>,
+    pub amr: Vec<String>,
+    #[serde(flatten)]
+    pub user: UserClaims,
+}
+
+/// The claims about a user that the granted scopes allow (ID token and userinfo).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UserClaims {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub picture: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email_verified: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<String>>,
+}
+
+pub fn scopes(scope: &str) -> impl Iterator<Item = &str> {
+    scope.split(' ').filter(|s| !s.is_empty())
+}
+
+/// A generated avatar for users without a picture: the tenant serves it (initials on a colour).
+pub fn picture_url(tenant: &TenantRuntime, user: &UserRow) -> String {
+    user.picture.clone().unwrap_or_else(|| format!("{}/avatars/{}.svg", tenant.base_url, user.public_id))
+}
+
+pub fn user_claims(
+    tenant: &TenantRuntime,
+    user: &UserRow,
+    email_verified: bool,
+    roles: &[String],
+    scope: &str,
+) -> UserClaims {
+    let has = |s: &str| scopes(scope).any(|x| x == s);
+    UserClaims {
+        name: has("profile").then(|| user.name.clone()),
+        picture: has("profile").then(|| picture_url(tenant, user)),
+        email: has("email").then(|| user.email.clone()),
+        email_verified: has("email").then_some(email_verified),
+        roles: (!roles.is_empty()).then(|| roles.to_vec()),
+    }
+}
+
+pub fn new_jti() -> Result<String, OAuthError> {
+    Ok(b64url(&random_bytes::<16>()?))
+}
+
+pub fn sign_access(tenant: &TenantRuntime, claims: &AccessClaims) -> Result<String, OAuthError> {
+    Ok(jwt::sign(&tenant.signer, "at+jwt", claims)?)
+}
+
+pub fn sign_id(tenant: &TenantRuntime, claims: &IdClaims<'_>) -> Result<String, OAuthError> {
+    Ok(jwt::sign(&tenant.signer, "JWT", claims)?)
+}
+
+/// Checks a token's signature with one of this tenant's published keys, RS256 only, and its
+/// issuer. Expiry is checked by the caller against the daemon's clock.
+fn verify<T: serde::de::DeserializeOwned>(tenant: &TenantRuntime, token: &str, typ: Option<&str>) -> Result<T, String> {
+    let header = jsonwebtoken::decode_header(token).map_err(|e| format!("not a JWT: {e}"))?;
+    if header.alg != Algorithm::RS256 {
+        return Err(format!("algorithm {:?} is not accepted; RS256 only", header.alg));
+    }
+    if let Some(want) = typ
+        && header.typ.as_deref() != Some(want)
+    {
+        return Err(format!("token type {:?} is not {want}", header.typ));
+    }
+    let kid = header.kid.ok_or("no kid in the token header")?;
+    let key: &DecodingKey = tenant.decoding.get(&kid).ok_or("signed by a key this tenant does not publish")?;
+    let mut v = Validation::new(Algorithm::RS256);
+    v.set_issuer(&[&tenant.base_url]);
+    v.validate_aud = false;
+    v.validate_exp = false;
+    v.set_required_spec_claims(&["iss", "sub"]);
+    jsonwebtoken::decode::<T>(token, key, &v).map(|d| d.claims).map_err(|e| format!("rejected: {e}"))
+}
+
+/// An access token of this tenant that has not expired (revocation and user state are checked
+/// by the caller, which has the database).
+pub fn verify_access(tenant: &TenantRuntime, token: &str, now: Timestamp) -> Result<AccessClaims, OAuthError> {
+    let claims: AccessClaims = verify(tenant, token, Some("at+jwt")).map_err(OAuthError::invalid_token)?;
+    if claims.exp <= now {
+        return Err(OAuthError::invalid_token("the access token has expired"));
+    }
+    Ok(claims)
+}
+
+#[derive(Debug, Deserialize)]
+pub struct IdTokenHint {
+    pub sub: String,
+    pub aud: String,
+}
+
+/// An `id_token_hint`: ours, signed, for some client; it may have expired (OIDC RP-initiated logout).
+pub fn verify_id_hint(tenant: &TenantRuntime, token: &str) -> Result<IdTokenHint, String> {
+    verify(tenant, token, None)
+}

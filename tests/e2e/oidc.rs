@@ -1,0 +1,249 @@
+//! The OpenID Connect provider over real HTTP: the code flow with PKCE through the hosted login
+//! page (signed in with the software authenticator), tokens and their claims, userinfo, refresh,
+//! client credentials, logout, revocation, introspection.
+
+use serde_json::json;
+
+use crate::oidc_support::*;
+use crate::support::*;
+
+#[test]
+fn code_flow_tokens_userinfo_refresh() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+
+    let r = exchange(&site, &web, &code, &p);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.header("cache-control"), Some("no-store"));
+    let t = r.json();
+    assert_eq!(t["token_type"], "Bearer");
+    assert_eq!(t["expires_in"], 3600);
+    assert_eq!(t["scope"], "openid profile email");
+
+    let (h, id) = jwt_parts(t["id_token"].as_str().unwrap());
+    assert_eq!(h["alg"], "RS256");
+    let kid = d.cli(&["key", "list", "--tenant", "acme", "-o", "json"]).ok().json()[0]["kid"].clone();
+    assert_eq!(h["kid"], kid);
+    assert_eq!(id["iss"], site.base.as_str());
+    assert_eq!(id["aud"], web.client_id.as_str());
+    assert_eq!(id["nonce"], "n-456");
+    assert_eq!(id["name"], "Test User");
+    assert_eq!(id["email"], "ada@acme.test");
+    assert_eq!(id["email_verified"], true);
+    assert!(id["picture"].as_str().unwrap().starts_with(&format!("{}/avatars/", site.base)));
+    assert_eq!(id["amr"], json!(["hwk", "user"]));
+    assert!(id["auth_time"].as_i64().unwrap() <= id["iat"].as_i64().unwrap());
+    assert!(id.get("roles").is_none(), "no roles, no claim");
+    let sub = id["sub"].as_str().unwrap().to_owned();
+    assert!(!sub.contains('@'), "sub is opaque");
+
+    let (ah, at) = jwt_parts(t["access_token"].as_str().unwrap());
+    assert_eq!(ah["typ"], "at+jwt");
+    assert_eq!(at["sub"], sub.as_str());
+    assert_eq!(at["aud"], web.client_id.as_str());
+    assert_eq!(at["client_id"], web.client_id.as_str());
+    assert_eq!(at["scope"], "openid profile email");
+    assert!(at["jti"].is_string());
+
+    let avatar = get(id["picture"].as_str().unwrap(), None);
+    assert_eq!(avatar.status, 200);
+    assert!(avatar.body.contains("<svg") && avatar.body.contains(">TU<"), "initials: {}", avatar.body);
+
+    let info = userinfo(&site, t["access_token"].as_str().unwrap());
+    assert_eq!(info.status, 200, "{}", info.body);
+    let info = info.json();
+    assert_eq!(info["sub"], sub.as_str());
+    assert_eq!(info["email"], "ada@acme.test");
+    assert_eq!(info["name"], "Test User");
+    let post = send_raw(
+        "POST",
+        &format!("{}/userinfo", site.base),
+        Some("application/x-www-form-urlencoded"),
+        format!("access_token={}", t["access_token"].as_str().unwrap()).into_bytes(),
+        &[],
+    );
+    assert_eq!(post.status, 200, "userinfo also answers POST");
+
+    // Refresh rotates; the old refresh token then revokes the whole family.
+    let old_refresh = t["refresh_token"].as_str().unwrap().to_owned();
+    let r = token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", &old_refresh)]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let t2 = r.json();
+    let new_refresh = t2["refresh_token"].as_str().unwrap().to_owned();
+    assert_ne!(new_refresh, old_refresh);
+    let (_, id2) = jwt_parts(t2["id_token"].as_str().unwrap());
+    assert_eq!(id2["sub"], sub.as_str());
+    let r = token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", &old_refresh)]);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "invalid_grant"));
+    let r = token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", &new_refresh)]);
+    assert_eq!(r.status, 400, "reuse of a rotated token revoked the family: {}", r.body);
+}
+
+#[test]
+fn a_live_session_goes_straight_back_and_prompt_login_asks_again() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (_, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let again = get(&authorize_url(&site, &web, &p, &[]), Some(&cookie));
+    assert_eq!(again.status, 302, "a valid session skips the login page");
+    assert!(param(&location_params(&again), "code").is_some());
+    let login = get(&authorize_url(&site, &web, &p, &[("prompt", "login")]), Some(&cookie));
+    assert_eq!(login.status, 200, "prompt=login shows the login page");
+    let id = request_id(&login);
+    let early = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&cookie));
+    assert_eq!(early.status, 200, "the old session is not fresh enough for prompt=login");
+    d.clock.advance(5);
+    let fresh = site.sign_in(&mut soft, Some("ada@acme.test"), &Default::default()).session_cookie().unwrap();
+    let done = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&fresh));
+    assert_eq!(done.status, 302);
+    // max_age=0 needs a sign-in now; prompt=none without a session answers login_required.
+    let none = get(&authorize_url(&site, &web, &p, &[("prompt", "none")]), None);
+    let params = location_params(&none);
+    assert_eq!(param(&params, "error"), Some("login_required"));
+    assert_eq!(param(&params, "state"), Some("st-123"));
+}
+
+#[test]
+fn client_credentials_for_machines() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let m2m = app(&site, "m2m", &["--scope", "users:invite"]);
+    let r = token(&site, &m2m, &[("grant_type", "client_credentials")]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let t = r.json();
+    assert!(t.get("refresh_token").is_none() && t.get("id_token").is_none());
+    let (_, at) = jwt_parts(t["access_token"].as_str().unwrap());
+    assert_eq!(at["sub"], m2m.client_id.as_str());
+    assert_eq!(at["aud"], m2m.client_id.as_str());
+    assert_eq!(at["scope"], "users:invite");
+    let r = token(&site, &m2m, &[("grant_type", "client_credentials"), ("scope", "credentials")]);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "invalid_scope"));
+    // A client token has no user for userinfo.
+    assert_eq!(userinfo(&site, t["access_token"].as_str().unwrap()).status, 401);
+    // Only m2m apps may use the grant.
+    let web = app(&site, "web", &[]);
+    let r = token(&site, &web, &[("grant_type", "client_credentials")]);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "unauthorized_client"));
+    // Introspection by a confidential client.
+    let intro = send_raw(
+        "POST",
+        &format!("{}/introspect", site.base),
+        Some("application/x-www-form-urlencoded"),
+        query(&[
+            ("token", t["access_token"].as_str().unwrap()),
+            ("client_id", &m2m.client_id),
+            ("client_secret", m2m.secret.as_deref().unwrap()),
+        ])
+        .into_bytes(),
+        &[],
+    );
+    assert_eq!(intro.status, 200, "{}", intro.body);
+    assert_eq!(intro.json()["active"], true);
+    assert_eq!(intro.json()["scope"], "users:invite");
+}
+
+#[test]
+fn logout_revocation_and_introspection() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &["--post-logout-redirect-uri", "https://app.example.com/bye"]);
+    let p = pkce();
+    let (code, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let t = exchange(&site, &web, &code, &p).json();
+    let id_token = t["id_token"].as_str().unwrap();
+
+    // An unregistered post-logout URI: signed out, no redirect.
+    let (code2, cookie2) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let t2 = exchange(&site, &web, &code2, &p).json();
+    let out = get(
+        &format!(
+            "{}/logout?{}",
+            site.base,
+            query(&[("id_token_hint", id_token), ("post_logout_redirect_uri", "https://evil.example/")])
+        ),
+        Some(&cookie2),
+    );
+    assert_eq!(out.status, 200);
+    assert!(out.header("location").is_none());
+    assert!(out.set_cookie().unwrap().contains("Max-Age=0"));
+    let r = token(
+        &site,
+        &web,
+        &[("grant_type", "refresh_token"), ("refresh_token", t2["refresh_token"].as_str().unwrap())],
+    );
+    assert_eq!(r.status, 400, "logout revoked the refresh tokens of the session");
+
+    // A registered one redirects with state.
+    let out = get(
+        &format!(
+            "{}/logout?{}",
+            site.base,
+            query(&[
+                ("id_token_hint", id_token),
+                ("post_logout_redirect_uri", "https://app.example.com/bye"),
+                ("state", "s1")
+            ])
+        ),
+        Some(&cookie),
+    );
+    assert_eq!(out.status, 302);
+    assert_eq!(out.header("location"), Some("https://app.example.com/bye?state=s1"));
+    assert_eq!(site.api("GET", "/api/credentials", None, &cookie, None).status, 401, "the session ended");
+
+    // RFC 7009 revocation of an access token; RFC 7662 then says inactive.
+    let (code3, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let t3 = exchange(&site, &web, &code3, &p).json();
+    let access = t3["access_token"].as_str().unwrap();
+    assert_eq!(userinfo(&site, access).status, 200);
+    let r = token_endpoint(&site, &web, "revoke", &[("token", access)]);
+    assert_eq!(r.status, 200);
+    let info = userinfo(&site, access);
+    assert_eq!(info.status, 401);
+    assert!(info.header("www-authenticate").unwrap().contains("invalid_token"));
+    let intro = token_endpoint(&site, &web, "introspect", &[("token", access)]);
+    assert_eq!(intro.json()["active"], false);
+    let intro = token_endpoint(&site, &web, "introspect", &[("token", t3["refresh_token"].as_str().unwrap())]);
+    assert_eq!(intro.json()["active"], true);
+    assert_eq!(intro.json()["token_type"], "refresh_token");
+}
+
+/// POST to revoke/introspect with the app's client authentication.
+fn token_endpoint(site: &Site, app: &App, path: &str, form: &[(&str, &str)]) -> Http {
+    let mut form = form.to_vec();
+    form.push(("client_id", &app.client_id));
+    form.push(("client_secret", app.secret.as_deref().unwrap()));
+    send_raw(
+        "POST",
+        &format!("{}/{path}", site.base),
+        Some("application/x-www-form-urlencoded"),
+        query(&form).into_bytes(),
+        &[],
+    )
+}
+
+#[test]
+fn discovery_lists_exactly_what_is_implemented() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let doc = get(&format!("{}/.well-known/openid-configuration", site.base), None).json();
+    for field in [
+        "authorization_endpoint",
+        "token_endpoint",
+        "userinfo_endpoint",
+        "end_session_endpoint",
+        "revocation_endpoint",
+        "introspection_endpoint",
+    ] {
+        let url = doc[field].as_str().unwrap();
+        let r = send_raw("OPTIONS", url, None, vec![], &[]);
+        assert_ne!(r.status, 404, "{field} {url} is served");
+    }
+}

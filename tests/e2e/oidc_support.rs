@@ -1,0 +1,173 @@
+//! Helpers for OpenID Connect tests: an application of a test tenant, PKCE, the authorize → login
+//! → code round trip with the software authenticator, and token requests.
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use serde_json::Value;
+
+use crate::authenticator::{Soft, Tamper};
+use crate::support::*;
+
+pub struct App {
+    pub client_id: String,
+    pub secret: Option<String>,
+    pub redirect: String,
+}
+
+pub fn app(site: &Site, kind: &str, extra: &[&str]) -> App {
+    let redirect = "https://app.example.com/oidc-callback".to_owned();
+    let mut args = vec!["app", "create", "--tenant", &site.slug, "--name", "Portal", "--type", kind, "-o", "json"];
+    if kind != "m2m" {
+        args.extend_from_slice(&["--redirect-uri", &redirect]);
+    }
+    args.extend_from_slice(extra);
+    let a = site.d.cli(&args).ok().json();
+    App {
+        client_id: a["client_id"].as_str().unwrap().to_owned(),
+        secret: a["client_secret"].as_str().map(str::to_owned),
+        redirect,
+    }
+}
+
+pub struct Pkce {
+    pub verifier: String,
+    pub challenge: String,
+}
+
+pub fn pkce() -> Pkce {
+    let mut raw = [0u8; 32];
+    aws_lc_rs::rand::SecureRandom::fill(&aws_lc_rs::rand::SystemRandom::new(), &mut raw).unwrap();
+    let verifier = URL_SAFE_NO_PAD.encode(raw);
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, verifier.as_bytes());
+    Pkce { challenge: URL_SAFE_NO_PAD.encode(digest.as_ref()), verifier }
+}
+
+pub fn query(pairs: &[(&str, &str)]) -> String {
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        s.append_pair(k, v);
+    }
+    s.finish()
+}
+
+/// GET without following redirects, with an optional cookie.
+pub fn get(url: &str, cookie: Option<&str>) -> Http {
+    let headers: Vec<(&str, &str)> = cookie.map(|c| vec![("Cookie", c)]).unwrap_or_default();
+    send_raw("GET", url, None, vec![], &headers)
+}
+
+pub fn authorize_url(site: &Site, app: &App, pkce: &Pkce, extra: &[(&str, &str)]) -> String {
+    let mut pairs = vec![
+        ("response_type", "code"),
+        ("client_id", app.client_id.as_str()),
+        ("redirect_uri", app.redirect.as_str()),
+        ("scope", "openid profile email"),
+        ("state", "st-123"),
+        ("nonce", "n-456"),
+        ("code_challenge", pkce.challenge.as_str()),
+        ("code_challenge_method", "S256"),
+    ];
+    for (k, v) in extra {
+        pairs.retain(|(n, _)| n != k);
+        if !v.is_empty() {
+            pairs.push((k, v));
+        }
+    }
+    format!("{}/authorize?{}", site.base, query(&pairs))
+}
+
+/// The pending request id on a login page.
+pub fn request_id(page: &Http) -> String {
+    let marker = "data-request=\"";
+    let start = page.body.find(marker).unwrap_or_else(|| panic!("not a login page: {}", page.body)) + marker.len();
+    page.body[start..].split('"').next().unwrap().to_owned()
+}
+
+/// Query parameters of a redirect's Location.
+pub fn location_params(r: &Http) -> Vec<(String, String)> {
+    let loc = r.header("location").unwrap_or_else(|| panic!("no redirect: {} {}", r.status, r.body));
+    let q = loc.split_once('?').map(|(_, q)| q).unwrap_or("");
+    url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()
+}
+
+pub fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// authorize → login page → passkey sign-in → resume: returns the code and the session cookie.
+pub fn code_flow(
+    site: &Site,
+    soft: &mut Soft,
+    user: &str,
+    app: &App,
+    pkce: &Pkce,
+    extra: &[(&str, &str)],
+) -> (String, String) {
+    let page = get(&authorize_url(site, app, pkce, extra), None);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let id = request_id(&page);
+    let r = site.sign_in(soft, Some(user), &Tamper::default());
+    assert_eq!(r.status, 200, "{}", r.body);
+    let cookie = r.session_cookie().unwrap();
+    let back = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&cookie));
+    assert_eq!(back.status, 302, "{}", back.body);
+    let params = location_params(&back);
+    assert!(back.header("location").unwrap().starts_with(&app.redirect));
+    assert_eq!(param(&params, "state"), Some("st-123"));
+    assert_eq!(param(&params, "iss"), Some(site.base.as_str()));
+    (param(&params, "code").expect("code").to_owned(), cookie)
+}
+
+/// POSTs a form to /token; confidential apps authenticate with HTTP Basic.
+pub fn token(site: &Site, app: &App, form: &[(&str, &str)]) -> Http {
+    let mut headers: Vec<(&str, String)> = vec![];
+    let mut form: Vec<(&str, &str)> = form.to_vec();
+    match &app.secret {
+        Some(s) => {
+            headers.push(("Authorization", format!("Basic {}", STANDARD.encode(format!("{}:{s}", app.client_id)))))
+        }
+        None => form.push(("client_id", &app.client_id)),
+    }
+    let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    send_raw(
+        "POST",
+        &format!("{}/token", site.base),
+        Some("application/x-www-form-urlencoded"),
+        query(&form).into_bytes(),
+        &h,
+    )
+}
+
+pub fn exchange(site: &Site, app: &App, code: &str, pkce: &Pkce) -> Http {
+    token(
+        site,
+        app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", &app.redirect),
+            ("code_verifier", &pkce.verifier),
+        ],
+    )
+}
+
+/// The decoded (not verified) payload and header of a JWT.
+pub fn jwt_parts(token: &str) -> (Value, Value) {
+    let mut parts = token.split('.');
+    let header = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts.next().unwrap()).unwrap()).unwrap();
+    let payload = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts.next().unwrap()).unwrap()).unwrap();
+    (header, payload)
+}
+
+pub fn userinfo(site: &Site, access_token: &str) -> Http {
+    send_raw(
+        "GET",
+        &format!("{}/userinfo", site.base),
+        None,
+        vec![],
+        &[("Authorization", &format!("Bearer {access_token}"))],
+    )
+}
+
+pub const OIDC_TABLES: &[&str] =
+    &["authorization_codes", "refresh_tokens", "sessions", "authorize_requests", "revoked_access_tokens"];
