@@ -19,7 +19,7 @@ command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs np
 command -v setpriv >/dev/null || apt_install util-linux
 # Debian's Chromium for the browser tests (playwright-core drives it; it downloads no browser).
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || apt_install chromium
-if [ ! -d tests/js/node_modules/jose ] || [ ! -d tests/js/node_modules/playwright-core ]; then
+if [ ! -d tests/js/node_modules/jose ] || [ ! -d tests/js/node_modules/playwright-core ] || [ ! -d tests/js/node_modules/openid-client ]; then
     npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
 fi
 

@@ -11,6 +11,7 @@ mod dev_mode;
 mod docs;
 mod keys;
 mod oidc;
+mod oidc_browser;
 mod oidc_negative;
 mod oidc_support;
 mod passkeys;

@@ -28,6 +28,7 @@ pub struct ProviderMetadata<'a> {
     pub claims_parameter_supported: bool,
     pub request_parameter_supported: bool,
     pub request_uri_parameter_supported: bool,
+    pub authorization_response_iss_parameter_supported: bool,
 }
 
 pub const SCOPES: &[&str] = &["openid", "profile", "email", "offline_access"];
@@ -72,5 +73,6 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
         claims_parameter_supported: false,
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
+        authorization_response_iss_parameter_supported: true,
     }
 }
