@@ -247,3 +247,52 @@ fn discovery_lists_exactly_what_is_implemented() {
         assert_ne!(r.status, 404, "{field} {url} is served");
     }
 }
+
+#[test]
+fn a_relying_backend_accepts_only_its_own_tokens() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let other = Site::new(&d, "other", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let access = exchange(&site, &web, &code, &p).json()["access_token"].as_str().unwrap().to_owned();
+    let (mut bob, _) = other.user_with_passkey("bob@other.test");
+    let other_app = app(&other, "web", &[]);
+    let (code, _) = code_flow(&other, &mut bob, "bob@other.test", &other_app, &p, &[]);
+    let foreign = exchange(&other, &other_app, &code, &p).json()["access_token"].as_str().unwrap().to_owned();
+
+    let jwks = |s: &Site| format!("{}/.well-known/jwks.json", s.base);
+    let verify = |jwks: &str, token: &str, iss: &str, aud: &str| node("verify-jwt.mjs", &[jwks, token, iss, aud]);
+    assert_eq!(verify(&jwks(&site), &access, &site.base, &web.client_id)["ok"], true);
+    // Another audience, another tenant's token, the wrong key set: the protected API says 401.
+    assert_eq!(verify(&jwks(&site), &access, &site.base, "some-other-client")["ok"], false);
+    assert_eq!(verify(&jwks(&site), &foreign, &site.base, &other_app.client_id)["ok"], false);
+    assert_eq!(verify(&jwks(&other), &access, &site.base, &web.client_id)["ok"], false);
+    assert_eq!(verify(&jwks(&site), &access, &other.base, &web.client_id)["ok"], false);
+}
+
+#[test]
+fn credentials_api_accepts_a_bearer_token_with_the_credentials_scope() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let spa = App { redirect: "https://app.example.com/oidc-callback".into(), ..app(&site, "spa", &[]) };
+    let p = pkce();
+    let bearer = |token: &str, method: &str, path: &str| {
+        send_raw(method, &format!("{}{path}", site.base), None, vec![], &[("Authorization", &format!("Bearer {token}"))])
+    };
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &spa, &p, &[("scope", "openid credentials")]);
+    let t = exchange(&site, &spa, &code, &p).json();
+    let list = bearer(t["access_token"].as_str().unwrap(), "GET", "/api/credentials");
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert_eq!(list.json().as_array().unwrap().len(), 1);
+    // Without the scope: 403 insufficient_scope.
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &spa, &p, &[("scope", "openid")]);
+    let t = exchange(&site, &spa, &code, &p).json();
+    let r = bearer(t["access_token"].as_str().unwrap(), "GET", "/api/credentials");
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (403, "insufficient_scope"));
+    let r = bearer("garbage", "GET", "/api/credentials");
+    assert_eq!(r.status, 401);
+}

@@ -14,6 +14,7 @@ use super::public::TenantRoute;
 use super::response::{empty, json, public_error};
 use crate::State;
 use crate::error::ApiError;
+use crate::oidc::introspection::check_access;
 use crate::sessions::{self, Issued};
 use crate::tenants::TenantRuntime;
 use crate::webauthn::{authenticate, credentials, register};
@@ -28,6 +29,12 @@ pub async fn handle(
         Ok(r) => r,
         Err(e) => public_error(&e),
     }
+}
+
+fn bearer(req: &Request<Incoming>) -> Option<String> {
+    let v = header(req, header::AUTHORIZATION)?;
+    let (scheme, token) = v.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
 }
 
 fn header(req: &Request<Incoming>, name: header::HeaderName) -> Option<String> {
@@ -55,9 +62,20 @@ fn with_session<T: Serialize>(
     r
 }
 
-/// The signed-in user of a credentials call. State-changing calls authenticated by cookie must
-/// come from the tenant's own origin (CSRF).
+/// The signed-in user of a credentials call: a Bearer access token of this tenant with scope
+/// `credentials`, or the session cookie. State-changing calls authenticated by cookie must come
+/// from the tenant's own origin (CSRF); a bearer token is not sent by browsers on their own.
 async fn signed_in(state: &State, tenant: &Arc<TenantRuntime>, req: &Request<Incoming>) -> Result<i64, ApiError> {
+    if let Some(token) = bearer(req) {
+        let now = state.clock.now();
+        let t = tenant.clone();
+        let checked = state.db.read(move |tx| Ok::<_, crate::store::StoreError>(check_access(tx, &t, &token, now))).await?;
+        return match checked {
+            Ok((claims, Some(user))) if claims.has_scope("credentials") => Ok(user.id),
+            Ok(_) => Err(ApiError::new(StatusCode::FORBIDDEN, "insufficient_scope", "the access token lacks the credentials scope")),
+            Err(e) => Err(ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", e.description)),
+        };
+    }
     let login = || ApiError::new(StatusCode::UNAUTHORIZED, codes::LOGIN_REQUIRED, "sign in first: no valid session");
     let token = sessions::token(req.headers()).ok_or_else(login)?;
     if req.method() != Method::GET && same_origin(req, tenant) != Some(true) {
