@@ -281,7 +281,13 @@ fn credentials_api_accepts_a_bearer_token_with_the_credentials_scope() {
     let spa = App { redirect: "https://app.example.com/oidc-callback".into(), ..app(&site, "spa", &[]) };
     let p = pkce();
     let bearer = |token: &str, method: &str, path: &str| {
-        send_raw(method, &format!("{}{path}", site.base), None, vec![], &[("Authorization", &format!("Bearer {token}"))])
+        send_raw(
+            method,
+            &format!("{}{path}", site.base),
+            None,
+            vec![],
+            &[("Authorization", &format!("Bearer {token}"))],
+        )
     };
     let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &spa, &p, &[("scope", "openid credentials")]);
     let t = exchange(&site, &spa, &code, &p).json();

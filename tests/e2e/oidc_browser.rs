@@ -13,10 +13,39 @@ fn openid_client_signs_in_through_chromium() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let redirect = format!("http://127.0.0.1:{port}/oidc-callback");
     let web = d
-        .cli(&["app", "create", "--tenant", "acme", "--name", "Portal", "--type", "web", "--redirect-uri", &redirect, "-o", "json"])
+        .cli(&[
+            "app",
+            "create",
+            "--tenant",
+            "acme",
+            "--name",
+            "Portal",
+            "--type",
+            "web",
+            "--redirect-uri",
+            &redirect,
+            "-o",
+            "json",
+        ])
         .ok()
         .json();
-    let m2m = d.cli(&["app", "create", "--tenant", "acme", "--name", "Importer", "--type", "m2m", "--scope", "users:invite", "-o", "json"]).ok().json();
+    let m2m = d
+        .cli(&[
+            "app",
+            "create",
+            "--tenant",
+            "acme",
+            "--name",
+            "Importer",
+            "--type",
+            "m2m",
+            "--scope",
+            "users:invite",
+            "-o",
+            "json",
+        ])
+        .ok()
+        .json();
     let out: Run = Command::new("node")
         .arg(repo_root().join("tests/js/oidc-rp.mjs"))
         .args([

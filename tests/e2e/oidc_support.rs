@@ -1,3 +1,5 @@
+#![allow(dead_code)]
+
 //! Helpers for OpenID Connect tests: an application of a test tenant, PKCE, the authorize → login
 //! → code round trip with the software authenticator, and token requests.
 

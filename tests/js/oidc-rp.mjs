@@ -50,6 +50,11 @@ try {
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
   const context = await browser.newContext();
+  // The virtual authenticator answers conditional (autofill) requests by itself, racing the click
+  // below; turn autofill off so the username-less button is what signs in.
+  await context.addInitScript(() => {
+    if (window.PublicKeyCredential) window.PublicKeyCredential.isConditionalMediationAvailable = async () => false;
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(20000);
   const cdp = await context.newCDPSession(page);

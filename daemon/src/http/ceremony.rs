@@ -69,10 +69,15 @@ async fn signed_in(state: &State, tenant: &Arc<TenantRuntime>, req: &Request<Inc
     if let Some(token) = bearer(req) {
         let now = state.clock.now();
         let t = tenant.clone();
-        let checked = state.db.read(move |tx| Ok::<_, crate::store::StoreError>(check_access(tx, &t, &token, now))).await?;
+        let checked =
+            state.db.read(move |tx| Ok::<_, crate::store::StoreError>(check_access(tx, &t, &token, now))).await?;
         return match checked {
             Ok((claims, Some(user))) if claims.has_scope("credentials") => Ok(user.id),
-            Ok(_) => Err(ApiError::new(StatusCode::FORBIDDEN, "insufficient_scope", "the access token lacks the credentials scope")),
+            Ok(_) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "insufficient_scope",
+                "the access token lacks the credentials scope",
+            )),
             Err(e) => Err(ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", e.description)),
         };
     }

@@ -184,16 +184,6 @@ async fn render_page(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::escape;
-
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
-    }
-}
-
 /// A generated avatar: the user's initials on a colour derived from their id. `picture` in tokens
 /// points here for users without a picture of their own.
 pub async fn avatar(state: &State, tenant: &TenantRuntime, public_id: &str) -> Response<Body> {
@@ -215,4 +205,14 @@ pub async fn avatar(state: &State, tenant: &TenantRuntime, public_id: &str) -> R
     let r = bytes(StatusCode::OK, "image/svg+xml", svg);
     let r = with_header(r, header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'");
     with_header(r, header::CACHE_CONTROL, "public, max-age=3600")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+    }
 }

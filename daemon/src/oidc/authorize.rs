@@ -46,7 +46,7 @@ pub enum Outcome {
     /// Send the browser back to the client (with a code or an error).
     Redirect(String),
     /// Show the hosted login page for this pending request.
-    Login { request_id: String, request: AuthorizationRequest },
+    Login { request_id: String, request: Box<AuthorizationRequest> },
 }
 
 /// Query parameters, refusing repeats (RFC 6749 §3.1).
@@ -233,7 +233,7 @@ pub async fn authorize(
                     let json = serde_json::to_string(&request).map_err(OAuthError::server_error)?;
                     // Ten minutes to sign in.
                     store::oidc::insert_request(tx, t, &request_id, &json, now, now + 600)?;
-                    Ok(Outcome::Login { request_id, request })
+                    Ok(Outcome::Login { request_id, request: Box::new(request) })
                 }
             }
         })
@@ -279,7 +279,7 @@ pub fn issue_code(
 pub enum Resumed {
     Redirect(String),
     /// Still not signed in (or not recently enough): show the login page again.
-    Login(AuthorizationRequest),
+    Login(Box<AuthorizationRequest>),
     Expired,
 }
 
@@ -305,11 +305,11 @@ pub async fn resume(
                 Some(token) => sessions::lookup(tx, t, token, now)?,
                 None => None,
             };
-            let Some((s, user)) = session else { return Ok(Resumed::Login(request)) };
+            let Some((s, user)) = session else { return Ok(Resumed::Login(Box::new(request))) };
             // prompt=login asks for a sign-in made after the request; max_age for a recent one.
             let stale = request.prompt_login && (request.stale_session == Some(s.id) || s.auth_time < created);
             if stale || request.max_age.is_some_and(|m| now - s.auth_time > m) {
-                return Ok(Resumed::Login(request));
+                return Ok(Resumed::Login(Box::new(request)));
             }
             store::oidc::delete_request(tx, t, &request_id)?;
             Ok(Resumed::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))

@@ -75,17 +75,27 @@ pub async fn token(
         id: c.id_token.as_secs() as i64,
         refresh: c.refresh_token.as_secs() as i64,
     };
-    let decision = state
-        .db
-        .write(move |tx| -> Result<Decision, OAuthError> {
-            let app = authenticate(tx, tenant.id, &client)?;
-            match grant.as_str() {
-                "authorization_code" => authorization_code(tx, &tenant, &app, &form, now, &ttl),
-                "refresh_token" => refresh(tx, &tenant, &app, &form, now, &ttl),
-                _ => client_credentials(&tenant, &app, &form, now, &ttl),
-            }
-        })
-        .await?;
+    let decision = if grant == "client_credentials" {
+        // Nothing to store: a read transaction does not queue behind writers.
+        state
+            .db
+            .read(move |tx| -> Result<Decision, OAuthError> {
+                let app = authenticate(tx, tenant.id, &client)?;
+                client_credentials(&tenant, &app, &form, now, &ttl)
+            })
+            .await?
+    } else {
+        state
+            .db
+            .write(move |tx| -> Result<Decision, OAuthError> {
+                let app = authenticate(tx, tenant.id, &client)?;
+                match grant.as_str() {
+                    "authorization_code" => authorization_code(tx, &tenant, &app, &form, now, &ttl),
+                    _ => refresh(tx, &tenant, &app, &form, now, &ttl),
+                }
+            })
+            .await?
+    };
     match decision {
         Decision::Issued(r) => Ok(*r),
         Decision::Refused(e) => Err(e),

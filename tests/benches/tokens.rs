@@ -1,0 +1,162 @@
+//! Benchmark: token endpoint throughput against an in-process daemon built with the release
+//! profile, over real HTTP on loopback, with a real SQLite file: client-credentials grants (one
+//! RS256 signature, no database write) and authorization-code exchanges (ID + access token
+//! signatures, code consumed and refresh token stored in one durable commit). Prints the machine's
+//! single-core RSA-2048 signing rate from `openssl speed` in the same run, as the ceiling.
+//!
+//! Run: `cargo bench -p latchkey-tests --bench tokens`.
+
+#[path = "../e2e/authenticator.rs"]
+mod authenticator;
+#[path = "../e2e/oidc_support.rs"]
+mod oidc_support;
+#[path = "../e2e/support.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use authenticator::{Soft, Tamper};
+use oidc_support::{App, Pkce, authorize_url, get, location_params, param, pkce, token};
+use serde_json::json;
+use support::{Site, TestDaemon, admin_raw, admin_request};
+
+fn admin(d: &TestDaemon, path: &str, body: serde_json::Value) -> serde_json::Value {
+    let (status, v) = admin_raw(
+        &d.socket,
+        &admin_request("POST", path, Some("application/json"), &serde_json::to_vec(&body).unwrap()),
+    );
+    assert!(status == 201 || status == 200, "{path}: {v}");
+    v
+}
+
+fn report(label: &str, n: usize, wall: Duration, mut samples: Vec<Duration>) {
+    samples.sort();
+    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1e3;
+    println!(
+        "{label:<46} {n:>6} in {:>6.2} s = {:>7.0}/s   p50 {:>5.2} ms  p99 {:>5.2} ms",
+        wall.as_secs_f64(),
+        n as f64 / wall.as_secs_f64(),
+        pct(0.5),
+        pct(0.99)
+    );
+}
+
+fn parallel<T: Send>(clients: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|i| {
+                s.spawn({
+                    let w = &work;
+                    move || w(i)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn openssl_rsa2048() -> String {
+    let out = std::process::Command::new("openssl").args(["speed", "-seconds", "3", "rsa2048"]).output();
+    match out {
+        Ok(o) => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .find(|l| l.trim_start().starts_with("rsa 2048"))
+            .map(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                // rsa 2048 bits <sign s> <verify s> <sign/s> <verify/s>
+                format!(
+                    "{} signs/s, {} verifies/s (openssl speed rsa2048, one core)",
+                    cols[cols.len() - 2],
+                    cols[cols.len() - 1]
+                )
+            })
+            .unwrap_or_else(|| "openssl printed no rsa2048 line".into()),
+        Err(e) => format!("openssl not available: {e}"),
+    }
+}
+
+fn main() {
+    let n: usize = std::env::var("BENCH_GRANTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let d = TestDaemon::start_with(|f| {
+        f.limits.ceremony_rate_per_minute = Some(0);
+        f.limits.token_rate_per_minute = Some(0);
+    });
+    admin(&d, "/admin/v1/tenants", json!({"slug": "bench"}));
+    let site = Site { d: &d, slug: "bench".into(), base: format!("{}/bench", d.base), origin: d.base.clone() };
+    println!(
+        "latchkey token endpoint benchmark: {} cores, release build, loopback HTTP, SQLite WAL synchronous=FULL",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    );
+    println!("RSA-2048 ceiling: {}", openssl_rsa2048());
+
+    let m2m =
+        admin(&d, "/admin/v1/tenants/bench/apps", json!({"name": "m2m", "type": "m2m", "scopes": ["users:invite"]}));
+    let m2m = App {
+        client_id: m2m["client_id"].as_str().unwrap().into(),
+        secret: m2m["client_secret"].as_str().map(Into::into),
+        redirect: String::new(),
+    };
+    let grant = || {
+        let t = Instant::now();
+        let r = token(&site, &m2m, &[("grant_type", "client_credentials")]);
+        assert_eq!(r.status, 200, "{}", r.body);
+        t.elapsed()
+    };
+    for _ in 0..50 {
+        grant();
+    }
+    for clients in [1usize, 4] {
+        let wall = Instant::now();
+        let samples: Vec<Duration> = parallel(clients, |_| (0..n / clients).map(|_| grant()).collect::<Vec<_>>())
+            .into_iter()
+            .flatten()
+            .collect();
+        report(&format!("client_credentials, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
+    }
+
+    // Authorization codes: a signed-in browser session gets a code straight from /authorize.
+    let web = admin(
+        &d,
+        "/admin/v1/tenants/bench/apps",
+        json!({"name": "web", "type": "web", "redirect_uris": ["https://app.example.com/oidc-callback"]}),
+    );
+    let web = App {
+        client_id: web["client_id"].as_str().unwrap().into(),
+        secret: web["client_secret"].as_str().map(Into::into),
+        redirect: "https://app.example.com/oidc-callback".into(),
+    };
+    let inv = admin(&d, "/admin/v1/tenants/bench/users/invite", json!({"email": "ada@bench.test", "name": "Ada"}));
+    let invite = inv["invite_url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+    let mut soft = Soft::new(&site.origin);
+    let reg = site.register(&mut soft, "ada@bench.test", Some(&invite), None, &Tamper::default());
+    let cookie = reg.session_cookie().unwrap();
+    let p: Pkce = pkce();
+    let code = || {
+        let r = get(&authorize_url(&site, &web, &p, &[]), Some(&cookie));
+        param(&location_params(&r), "code").unwrap().to_owned()
+    };
+    let exchange = |c: &str| {
+        let t = Instant::now();
+        let r = token(
+            &site,
+            &web,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", c),
+                ("redirect_uri", &web.redirect),
+                ("code_verifier", &p.verifier),
+            ],
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        t.elapsed()
+    };
+    for clients in [1usize, 4] {
+        let codes: Vec<Vec<String>> = (0..clients).map(|_| (0..n / clients).map(|_| code()).collect()).collect();
+        let wall = Instant::now();
+        let samples: Vec<Duration> = parallel(clients, |i| codes[i].iter().map(|c| exchange(c)).collect::<Vec<_>>())
+            .into_iter()
+            .flatten()
+            .collect();
+        report(&format!("authorization_code exchange, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
+    }
+}
