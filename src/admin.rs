@@ -280,3 +280,47 @@ pub struct AdminCredential {
     pub synced: bool,
     pub sign_count: u32,
 }
+
+/// A user as operators see it (`latchkey user list|show`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub status: String,
+    pub roles: Vec<String>,
+    pub created: String,
+    pub credentials: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRole {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Role {
+    pub name: String,
+    pub description: String,
+    pub users: u64,
+    pub created: String,
+}
+
+/// `POST .../roles/{name}/assign|unassign`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Emails {
+    pub emails: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RoleChange {
+    pub role: String,
+    /// Users whose roles changed.
+    pub changed: Vec<String>,
+    /// Users who already had (or already lacked) the role.
+    pub unchanged: Vec<String>,
+}

@@ -55,3 +55,4 @@ pub const USER_EXISTS: &str = "user_exists";
 pub const INVALID_EMAIL: &str = "invalid_email";
 pub const INVALID_NAME: &str = "invalid_name";
 pub const UNKNOWN_ROLE: &str = "unknown_role";
+pub const ROLE_EXISTS: &str = "role_exists";

@@ -62,6 +62,9 @@ pub enum Command {
     /// List and revoke a user's passkeys and security keys.
     #[command(subcommand)]
     Credential(CredentialCmd),
+    /// Create roles and assign them to users; they appear in the `roles` claim of tokens.
+    #[command(subcommand)]
+    Role(RoleCmd),
     /// Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`.
     Completions {
         #[arg(value_enum)]
@@ -238,6 +241,44 @@ pub enum UserCmd {
         #[arg(long = "role", value_name = "ROLE")]
         roles: Vec<String>,
     },
+    /// List users (filter by role or status).
+    List {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// Only users with this role.
+        #[arg(long)]
+        role: Option<String>,
+        /// Only users in this state.
+        #[arg(long, value_parser = ["invited", "active", "disabled"])]
+        status: Option<String>,
+    },
+    /// Show one user.
+    Show {
+        #[command(flatten)]
+        tenant: TenantArg,
+        email: String,
+    },
+    /// Disable a user: they cannot sign in, and their sessions and refresh tokens end at once.
+    Disable {
+        #[command(flatten)]
+        tenant: TenantArg,
+        email: String,
+    },
+    /// Enable a disabled user again.
+    Enable {
+        #[command(flatten)]
+        tenant: TenantArg,
+        email: String,
+    },
+    /// Delete a user with their credentials, sessions and tokens. Cannot be undone.
+    Delete {
+        #[command(flatten)]
+        tenant: TenantArg,
+        email: String,
+        /// Confirm the deletion.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Issue a one-time recovery link: the user registers a new passkey (lost device) and their
     /// other sessions end.
     Recover {
@@ -245,6 +286,48 @@ pub enum UserCmd {
         tenant: TenantArg,
         /// The user's e-mail address.
         email: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RoleCmd {
+    /// Create a role: lowercase a-z, 0-9 and _ . : - (e.g. admin, team:billing).
+    Create {
+        #[command(flatten)]
+        tenant: TenantArg,
+        name: String,
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// List roles with their number of users.
+    List {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Delete a role; users lose it.
+    Delete {
+        #[command(flatten)]
+        tenant: TenantArg,
+        name: String,
+        /// Confirm the deletion.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Give a role to users (all or nothing: an unknown e-mail changes nobody).
+    Assign {
+        #[command(flatten)]
+        tenant: TenantArg,
+        name: String,
+        #[arg(required = true)]
+        emails: Vec<String>,
+    },
+    /// Take a role from users.
+    Unassign {
+        #[command(flatten)]
+        tenant: TenantArg,
+        name: String,
+        #[arg(required = true)]
+        emails: Vec<String>,
     },
 }
 

@@ -46,6 +46,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Key(c) => commands::key::run(&client, c)?,
         Command::User(c) => commands::user::run(&client, c)?,
         Command::Credential(c) => commands::credential::run(&client, c)?,
+        Command::Role(c) => commands::role::run(&client, c)?,
         Command::Completions { .. } => return Ok(()),
     };
     output.print(cli.output, cli.quiet)

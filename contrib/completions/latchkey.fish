@@ -36,6 +36,7 @@ complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "app" -d 'Register
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "user" -d 'Invite users and issue recovery links'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "credential" -d 'List and revoke a user\'s passkeys and security keys'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "role" -d 'Create roles and assign them to users; they appear in the `roles` claim of tokens'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand status" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
@@ -172,14 +173,19 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite recover help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "list" -d 'List users (filter by role or status)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "show" -d 'Show one user'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "disable" -d 'Disable a user: they cannot sign in, and their sessions and refresh tokens end at once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "enable" -d 'Enable a disabled user again'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "delete" -d 'Delete a user with their credentials, sessions and tokens. Cannot be undone'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l email -d 'The user\'s e-mail address (their username)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l name -d 'The user\'s display name' -r
@@ -189,6 +195,41 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l role -d 'Only users with this role' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l status -d 'Only users in this state' -r -f -a "invited\t''
+active\t''
+disabled\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
@@ -196,6 +237,11 @@ json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "list" -d 'List users (filter by role or status)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one user'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Disable a user: they cannot sign in, and their sessions and refresh tokens end at once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "enable" -d 'Enable a disabled user again'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a user with their credentials, sessions and tokens. Cannot be undone'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
@@ -221,19 +267,69 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "list" -d 'List a user\'s credentials'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing a recovery link'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "create" -d 'Create a role: lowercase a-z, 0-9 and _ . : - (e.g. admin, team:billing)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "list" -d 'List roles with their number of users'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "delete" -d 'Delete a role; users lose it'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "assign" -d 'Give a role to users (all or nothing: an unknown e-mail changes nobody)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "unassign" -d 'Take a role from users'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -l description -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "create" -d 'Create a role: lowercase a-z, 0-9 and _ . : - (e.g. admin, team:billing)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "list" -d 'List roles with their number of users'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a role; users lose it'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "assign" -d 'Give a role to users (all or nothing: an unknown e-mail changes nobody)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "unassign" -d 'Take a role from users'
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "status" -d 'Show whether the daemon is up, its version, listener and tenant count'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "user" -d 'Invite users and issue recovery links'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "credential" -d 'List and revoke a user\'s passkeys and security keys'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "status" -d 'Show whether the daemon is up, its version, listener and tenant count'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "user" -d 'Invite users and issue recovery links'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "credential" -d 'List and revoke a user\'s passkeys and security keys'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "role" -d 'Create roles and assign them to users; they appear in the `roles` claim of tokens'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "create" -d 'Create a tenant with its first signing key'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "list" -d 'List tenants'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "show" -d 'Show one tenant'
@@ -247,6 +343,16 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "list" -d 'List users (filter by role or status)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "show" -d 'Show one user'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "disable" -d 'Disable a user: they cannot sign in, and their sessions and refresh tokens end at once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "enable" -d 'Enable a disabled user again'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "delete" -d 'Delete a user with their credentials, sessions and tokens. Cannot be undone'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from credential" -f -a "list" -d 'List a user\'s credentials'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from credential" -f -a "revoke" -d 'Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing a recovery link'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from role" -f -a "create" -d 'Create a role: lowercase a-z, 0-9 and _ . : - (e.g. admin, team:billing)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from role" -f -a "list" -d 'List roles with their number of users'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from role" -f -a "delete" -d 'Delete a role; users lose it'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from role" -f -a "assign" -d 'Give a role to users (all or nothing: an unknown e-mail changes nobody)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from role" -f -a "unassign" -d 'Take a role from users'

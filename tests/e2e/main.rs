@@ -18,3 +18,4 @@ mod passkeys;
 mod passkeys_negative;
 mod routing;
 mod tenants;
+mod users;

@@ -3,6 +3,7 @@
 pub mod app;
 pub mod credential;
 pub mod key;
+pub mod role;
 pub mod status;
 pub mod tenant;
 pub mod user;

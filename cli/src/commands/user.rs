@@ -1,10 +1,33 @@
-use latchkey::admin::{Invitation, InviteUser, Recovery};
+use latchkey::admin::{Confirm, Invitation, InviteUser, Recovery, User};
 
-use super::seg;
+use super::{require_yes, seg};
 use crate::args::UserCmd;
 use crate::client::Client;
 use crate::error::CliError;
-use crate::output::{Output, fields};
+use crate::output::{Output, fields, table};
+
+fn user_fields(u: &User) -> comfy_table::Table {
+    fields(&[
+        ("email", u.email.clone()),
+        ("name", u.name.clone()),
+        ("status", u.status.clone()),
+        ("roles", if u.roles.is_empty() { "-".into() } else { u.roles.join(", ") }),
+        ("credentials", u.credentials.to_string()),
+        ("id (sub)", u.id.clone()),
+        ("created", u.created.clone()),
+    ])
+}
+
+/// `?k=v&…` for the given values (percent-encoded), or nothing.
+fn query(pairs: &[(&str, Option<&str>)]) -> Result<String, CliError> {
+    let mut parts = vec![];
+    for (k, v) in pairs {
+        if let Some(v) = v {
+            parts.push(format!("{k}={}", seg(v)?));
+        }
+    }
+    Ok(if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) })
+}
 
 pub fn run(client: &Client, cmd: UserCmd) -> Result<Output, CliError> {
     match cmd {
@@ -19,6 +42,44 @@ pub fn run(client: &Client, cmd: UserCmd) -> Result<Output, CliError> {
                     ("expires", inv.expires_at.clone()),
                 ]))
                 .note("Send the link to the user: it works once, and they register their passkey with it."))
+        }
+        UserCmd::List { tenant, role, status } => {
+            let q = query(&[("role", role.as_deref()), ("status", status.as_deref())])?;
+            let list: Vec<User> = client.get(&format!("/tenants/{}/users{q}", seg(&tenant.tenant)?))?;
+            let mut t = table(&["EMAIL", "NAME", "STATUS", "ROLES", "CREDENTIALS", "CREATED"]);
+            for u in &list {
+                t.add_row(vec![
+                    u.email.clone(),
+                    u.name.clone(),
+                    u.status.clone(),
+                    u.roles.join(", "),
+                    u.credentials.to_string(),
+                    u.created.clone(),
+                ]);
+            }
+            Ok(Output::new(&list)?.table(t))
+        }
+        UserCmd::Show { tenant, email } => {
+            let u: User = client.get(&format!("/tenants/{}/users/{}", seg(&tenant.tenant)?, seg(&email)?))?;
+            Ok(Output::new(&u)?.table(user_fields(&u)))
+        }
+        UserCmd::Disable { tenant, email } => {
+            let path = format!("/tenants/{}/users/{}/disable", seg(&tenant.tenant)?, seg(&email)?);
+            let u: User = client.post(&path, &serde_json::json!({}))?;
+            Ok(Output::new(&u)?.text(format!("Disabled {}: their sessions and refresh tokens have ended.", u.email)))
+        }
+        UserCmd::Enable { tenant, email } => {
+            let path = format!("/tenants/{}/users/{}/enable", seg(&tenant.tenant)?, seg(&email)?);
+            let u: User = client.post(&path, &serde_json::json!({}))?;
+            Ok(Output::new(&u)?.text(format!("Enabled {} ({}).", u.email, u.status)))
+        }
+        UserCmd::Delete { tenant, email, yes } => {
+            require_yes(yes, &format!("user {email:?} with their credentials and sessions"))?;
+            client.delete(
+                &format!("/tenants/{}/users/{}", seg(&tenant.tenant)?, seg(&email)?),
+                &Confirm { confirm: true },
+            )?;
+            Ok(Output::new(&serde_json::json!({"deleted": email}))?.text(format!("Deleted user {email}.")))
         }
         UserCmd::Recover { tenant, email } => {
             let slug = seg(&tenant.tenant)?;

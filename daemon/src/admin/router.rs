@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use latchkey::admin::{Confirm, CreateApp, CreateTenant, InviteUser, PREFIX, Status};
+use latchkey::admin::{Confirm, CreateApp, CreateRole, CreateTenant, Emails, InviteUser, PREFIX, Status};
 use latchkey::codes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -123,6 +123,42 @@ async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body
             let r: InviteUser = body(state, req).await?;
             created(&users::invite(state, slug, r).await?)
         }
+        (&Method::GET, ["tenants", slug, "users"]) => {
+            let q = query(&req);
+            ok(&users::list(state, slug.to_string(), q.get("role").cloned(), q.get("status").cloned()).await?)
+        }
+        (&Method::GET, ["tenants", slug, "users", email]) => {
+            ok(&users::show(state, slug.to_string(), email.to_string()).await?)
+        }
+        (&Method::POST, ["tenants", slug, "users", email, "disable"]) => {
+            ok(&users::set_enabled(state, slug.to_string(), email.to_string(), false).await?)
+        }
+        (&Method::POST, ["tenants", slug, "users", email, "enable"]) => {
+            ok(&users::set_enabled(state, slug.to_string(), email.to_string(), true).await?)
+        }
+        (&Method::DELETE, ["tenants", slug, "users", email]) => {
+            let (slug, email) = (slug.to_string(), email.to_string());
+            confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;
+            users::delete(state, slug, email).await?;
+            Ok(empty(StatusCode::NO_CONTENT))
+        }
+        (&Method::GET, ["tenants", slug, "roles"]) => ok(&users::roles::list(state, slug.to_string()).await?),
+        (&Method::POST, ["tenants", slug, "roles"]) => {
+            let slug = slug.to_string();
+            let r: CreateRole = body(state, req).await?;
+            created(&users::roles::create(state, slug, r).await?)
+        }
+        (&Method::DELETE, ["tenants", slug, "roles", name]) => {
+            let (slug, name) = (slug.to_string(), name.to_string());
+            confirmed(state, req, &format!("role {name:?}")).await?;
+            users::roles::delete(state, slug, name).await?;
+            Ok(empty(StatusCode::NO_CONTENT))
+        }
+        (&Method::POST, ["tenants", slug, "roles", name, action @ ("assign" | "unassign")]) => {
+            let (slug, name, assign) = (slug.to_string(), name.to_string(), *action == "assign");
+            let r: Emails = body(state, req).await?;
+            ok(&users::roles::change(state, slug, name, r, assign).await?)
+        }
         (&Method::POST, ["tenants", slug, "users", email, "recover"]) => {
             created(&users::recover(state, slug.to_string(), email.to_string()).await?)
         }
@@ -136,6 +172,11 @@ async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body
 
         _ => Err(ApiError::not_found(codes::NOT_FOUND, format!("no admin call {m} {path}"))),
     }
+}
+
+/// Query parameters of an admin call.
+fn query(req: &Request<Incoming>) -> std::collections::HashMap<String, String> {
+    url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect()
 }
 
 /// Decodes `%XX` escapes of a path segment (e-mail addresses travel in paths).

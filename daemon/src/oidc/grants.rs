@@ -141,7 +141,7 @@ fn issue_user_tokens(
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<TokenResponse, OAuthError> {
-    let roles: Vec<String> = vec![];
+    let roles = store::roles::for_user(tx, user.id)?;
     let access = AccessClaims {
         iss: tenant.base_url.clone(),
         sub: user.public_id.clone(),

@@ -56,9 +56,11 @@ pub async fn userinfo(state: &State, tenant: Arc<TenantRuntime>, token: String) 
             if !claims.has_scope("openid") {
                 return Err(OAuthError::insufficient_scope("userinfo needs the openid scope", "openid"));
             }
+            // Current roles, which may have changed since the token was issued.
+            let roles = store::roles::for_user(tx, user.id)?;
             Ok(UserInfo {
                 sub: user.public_id.clone(),
-                claims: user_claims(&tenant, &user, user.email_verified, &claims.roles, &claims.scope),
+                claims: user_claims(&tenant, &user, user.email_verified, &roles, &claims.scope),
             })
         })
         .await

@@ -6,11 +6,13 @@
 //! A transaction commits when the closure returns `Ok` and rolls back otherwise.
 
 pub mod apps;
+pub mod audit;
 pub mod challenges;
 pub mod credentials;
 pub mod invites;
 pub mod keys;
 pub mod oidc;
+pub mod roles;
 pub mod sessions;
 pub mod tenants;
 pub mod users;
@@ -28,6 +30,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0001-initial/up.sql")),
     M::up(include_str!("../../../migrations/0002-passkeys/up.sql")),
     M::up(include_str!("../../../migrations/0003-oidc/up.sql")),
+    M::up(include_str!("../../../migrations/0004-users-roles-audit/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -96,3 +96,39 @@ pub fn set_name(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, name: &str) -> R
     tx.conn_mut().execute("UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, name])?;
     Ok(())
 }
+
+/// Users of a tenant, optionally only those with a role or a status, by e-mail.
+pub fn list(
+    tx: &impl Reader,
+    tenant: TenantId,
+    role: Option<&str>,
+    status: Option<&str>,
+) -> Result<Vec<UserRow>, StoreError> {
+    let cols = COLUMNS.split(", ").map(|c| format!("u.{c}")).collect::<Vec<_>>().join(", ");
+    let sql = format!(
+        "SELECT {cols} FROM users u WHERE u.tenant_id = ?1
+           AND (?2 IS NULL OR EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+                                      WHERE ur.user_id = u.id AND r.name = ?2))
+           AND (?3 IS NULL OR u.status = ?3)
+         ORDER BY u.email_norm"
+    );
+    let mut stmt = tx.conn().prepare(&sql)?;
+    let rows = stmt.query_map(params![tenant, role, status], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Deletes a user; credentials, sessions, invites, codes and refresh tokens go with them.
+pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<bool, StoreError> {
+    Ok(tx.conn_mut().execute("DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
+}
+
+/// Ends everything a user is signed in with: sessions and refresh tokens.
+pub fn sign_out_everywhere(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: Timestamp) -> Result<(), StoreError> {
+    let c = tx.conn_mut();
+    c.execute("DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
+    c.execute(
+        "UPDATE refresh_tokens SET revoked_at = ?3 WHERE tenant_id = ?1 AND user_id = ?2 AND revoked_at IS NULL",
+        params![tenant, id, now],
+    )?;
+    Ok(())
+}

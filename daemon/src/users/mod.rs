@@ -1,7 +1,9 @@
-//! Users as operators manage them over the admin socket: invitations, recovery links, and a
-//! user's credentials.
+//! Users as operators manage them over the admin socket: invitations, recovery links, a user's
+//! credentials, and the user lifecycle (list, show, disable, enable, delete).
 
-use latchkey::admin::{AdminCredential, Invitation, InviteUser, Recovery};
+pub mod roles;
+
+use latchkey::admin::{AdminCredential, Invitation, InviteUser, Recovery, User};
 use latchkey::codes;
 
 use crate::State;
@@ -75,6 +77,10 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
                     store::users::by_id(tx, tenant.id, id)?.ok_or_else(|| ApiError::internal("user vanished"))?
                 }
             };
+            for role in &req.roles {
+                let role = roles::require_role(tx, tenant.id, &slug, role)?;
+                store::roles::assign(tx, user.id, role.id)?;
+            }
             let token = issue_token(tx, tenant.id, user.id, "invite", now, expires_at)?;
             Ok(Invitation {
                 email: user.email,
@@ -151,6 +157,99 @@ pub async fn revoke_credential(state: &State, slug: String, email: String, id: S
                     format!("{email} has no credential {id:?}; `latchkey credential list --tenant {slug} {email}` shows them"),
                 ));
             }
+            Ok(())
+        })
+        .await
+}
+
+pub fn to_wire(tx: &impl Reader, tenant: TenantId, u: &UserRow) -> Result<User, ApiError> {
+    Ok(User {
+        id: u.public_id.clone(),
+        email: u.email.clone(),
+        name: u.name.clone(),
+        status: u.status.clone(),
+        roles: store::roles::for_user(tx, u.id)?,
+        created: date(u.created_at),
+        credentials: store::credentials::count_for_user(tx, tenant, u.id)?,
+    })
+}
+
+pub async fn list(
+    state: &State,
+    slug: String,
+    role: Option<String>,
+    status: Option<String>,
+) -> Result<Vec<User>, ApiError> {
+    if let Some(s) = &status
+        && !["invited", "active", "disabled"].contains(&s.as_str())
+    {
+        return Err(ApiError::bad_request(
+            codes::INVALID_INPUT,
+            format!("status {s:?}: use invited, active or disabled"),
+        ));
+    }
+    state
+        .db
+        .read(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &slug)?;
+            if let Some(r) = &role {
+                roles::require_role(tx, tenant.id, &slug, r)?;
+            }
+            store::users::list(tx, tenant.id, role.as_deref(), status.as_deref())?
+                .iter()
+                .map(|u| to_wire(tx, tenant.id, u))
+                .collect()
+        })
+        .await
+}
+
+pub async fn show(state: &State, slug: String, email: String) -> Result<User, ApiError> {
+    state
+        .db
+        .read(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &slug)?;
+            let user = require_user(tx, tenant.id, &slug, &email)?;
+            to_wire(tx, tenant.id, &user)
+        })
+        .await
+}
+
+/// Disables (or enables) a user. Disabling ends their sessions and refresh tokens at once; their
+/// access tokens stop working at this service's endpoints, which check the user on every call.
+pub async fn set_enabled(state: &State, slug: String, email: String, enabled: bool) -> Result<User, ApiError> {
+    let now = state.clock.now();
+    state
+        .db
+        .write(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &slug)?;
+            let user = require_user(tx, tenant.id, &slug, &email)?;
+            if enabled {
+                if user.status == "disabled" {
+                    let has_credentials = store::credentials::count_for_user(tx, tenant.id, user.id)? > 0;
+                    store::users::set_status(
+                        tx,
+                        tenant.id,
+                        user.id,
+                        if has_credentials { "active" } else { "invited" },
+                    )?;
+                }
+            } else {
+                store::users::set_status(tx, tenant.id, user.id, "disabled")?;
+                store::users::sign_out_everywhere(tx, tenant.id, user.id, now)?;
+            }
+            let user = require_user(tx, tenant.id, &slug, &email)?;
+            to_wire(tx, tenant.id, &user)
+        })
+        .await
+}
+
+pub async fn delete(state: &State, slug: String, email: String) -> Result<(), ApiError> {
+    state
+        .db
+        .write(move |tx| -> Result<_, ApiError> {
+            let tenant = require(tx, &slug)?;
+            let user = require_user(tx, tenant.id, &slug, &email)?;
+            store::users::delete(tx, tenant.id, user.id)?;
             Ok(())
         })
         .await
