@@ -2,6 +2,7 @@
 //! graceful shutdown, bounded body reading, and response helpers.
 
 pub mod body;
+pub mod bulk;
 pub mod ceremony;
 pub mod oauth;
 pub mod pages;

@@ -50,6 +50,7 @@ pub enum TenantRoute {
     Revoke,
     Introspect,
     Avatar(String),
+    BulkInvite,
     NotFound,
 }
 
@@ -82,6 +83,7 @@ impl Route {
                 TenantRoute::Revoke => "revoke",
                 TenantRoute::Introspect => "introspect",
                 TenantRoute::Avatar(_) => "avatar",
+                TenantRoute::BulkInvite => "bulk_invite",
                 TenantRoute::NotFound => "tenant_not_found",
             },
         }
@@ -108,7 +110,7 @@ impl Route {
                 TenantRoute::Token | TenantRoute::Revoke => &[Method::POST, Method::OPTIONS],
                 TenantRoute::Userinfo => &[Method::GET, Method::POST, Method::OPTIONS],
                 TenantRoute::Logout => &[Method::GET, Method::POST],
-                TenantRoute::Introspect => &[Method::POST],
+                TenantRoute::Introspect | TenantRoute::BulkInvite => &[Method::POST],
                 TenantRoute::NotFound => &[],
             },
             Route::UnknownTenant => &[],
@@ -140,6 +142,7 @@ fn tenant_route(rest: &str) -> TenantRoute {
         ["auth", "start"] => TenantRoute::AuthStart,
         ["auth", "finish"] => TenantRoute::AuthFinish,
         ["api", "credentials"] => TenantRoute::Credentials,
+        ["api", "v1", "users", "invite"] => TenantRoute::BulkInvite,
         ["api", "credentials", id] if !id.is_empty() => TenantRoute::Credential((*id).to_owned()),
         ["invite", token] if !token.is_empty() => TenantRoute::InvitePage((*token).to_owned()),
         ["recover", token] if !token.is_empty() => TenantRoute::RecoverPage((*token).to_owned()),
@@ -254,6 +257,7 @@ async fn dispatch(state: &State, route: Route, req: Request<Incoming>) -> Respon
             super::pages::page(state, t, r, req).await
         }
         Route::Tenant(_, TenantRoute::Asset(name)) => super::pages::asset(name),
+        Route::Tenant(t, TenantRoute::BulkInvite) => super::bulk::invite(state, t, req).await,
         Route::Tenant(
             t,
             r @ (TenantRoute::Authorize

@@ -215,6 +215,12 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     migrations.to_latest(conn).map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))
 }
 
+/// Executes a statement through the connection's statement cache: for statements run once per row
+/// of a bulk operation, preparing each time would dominate.
+pub(crate) fn exec<P: rusqlite::Params>(conn: &Connection, sql: &str, params: P) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute(params)
+}
+
 /// Reads a JSON array of strings stored in a TEXT column.
 pub(crate) fn json_list(text: &str) -> Result<Vec<String>, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("list column: {e}")))

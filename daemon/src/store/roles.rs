@@ -22,7 +22,7 @@ pub fn insert(
     description: &str,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(tx.conn_mut(), 
         "INSERT INTO roles (tenant_id, name, description, created_at) VALUES (?1, ?2, ?3, ?4)",
         params![tenant, name, description, now],
     )?;
@@ -56,7 +56,7 @@ pub fn by_name(tx: &impl Reader, tenant: TenantId, name: &str) -> Result<Option<
 }
 
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: i64) -> Result<(), StoreError> {
-    tx.conn_mut().execute("DELETE FROM roles WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
+    super::exec(tx.conn_mut(), "DELETE FROM roles WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
     Ok(())
 }
 
@@ -69,7 +69,7 @@ pub fn assign(tx: &WriteTx<'_>, user: UserId, role: i64) -> Result<bool, StoreEr
 }
 
 pub fn unassign(tx: &WriteTx<'_>, user: UserId, role: i64) -> Result<bool, StoreError> {
-    Ok(tx.conn_mut().execute("DELETE FROM user_roles WHERE user_id = ?1 AND role_id = ?2", params![user, role])? == 1)
+    Ok(super::exec(tx.conn_mut(), "DELETE FROM user_roles WHERE user_id = ?1 AND role_id = ?2", params![user, role])? == 1)
 }
 
 /// A user's role names, sorted.

@@ -51,7 +51,7 @@ pub fn normalise_email(email: &str) -> String {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<UserId, StoreError> {
-    tx.conn_mut().execute(
+    super::exec(tx.conn_mut(), 
         "INSERT INTO users (tenant_id, public_id, user_handle, email, email_norm, name, status, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![tenant, u.public_id, u.user_handle, u.email, normalise_email(u.email), u.name, u.status, u.created_at],
@@ -61,7 +61,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<Use
 
 pub fn by_email(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND email_norm = ?2");
-    Ok(tx.conn().query_row(&sql, params![tenant, normalise_email(email)], from_row).optional()?)
+    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, normalise_email(email)], from_row).optional()?)
 }
 
 pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<UserRow>, StoreError> {
@@ -93,7 +93,7 @@ pub fn set_email_verified(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Res
 }
 
 pub fn set_name(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, name: &str) -> Result<(), StoreError> {
-    tx.conn_mut().execute("UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, name])?;
+    super::exec(tx.conn_mut(), "UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, name])?;
     Ok(())
 }
 
@@ -119,7 +119,7 @@ pub fn list(
 
 /// Deletes a user; credentials, sessions, invites, codes and refresh tokens go with them.
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<bool, StoreError> {
-    Ok(tx.conn_mut().execute("DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
+    Ok(super::exec(tx.conn_mut(), "DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
 }
 
 /// Ends everything a user is signed in with: sessions and refresh tokens.

@@ -1,6 +1,7 @@
 //! Users as operators manage them over the admin socket: invitations, recovery links, a user's
 //! credentials, and the user lifecycle (list, show, disable, enable, delete).
 
+pub mod import;
 pub mod roles;
 
 use latchkey::admin::{AdminCredential, Invitation, InviteUser, Recovery, User};
@@ -24,7 +25,7 @@ pub fn require_user(tx: &impl Reader, tenant: TenantId, slug: &str, email: &str)
 }
 
 /// Issues a one-time token of `purpose` for `user`, withdrawing older unused ones. Returns the token.
-fn issue_token(
+pub(crate) fn issue_token(
     tx: &WriteTx<'_>,
     tenant: TenantId,
     user: i64,

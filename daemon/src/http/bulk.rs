@@ -1,0 +1,140 @@
+//! `POST {api_url}/v1/users/invite`: a CSV file in `multipart/form-data`, from a client holding an
+//! access token of this tenant with scope `users:invite` (SPEC §5).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use latchkey::codes;
+use serde_json::json;
+
+use super::Body;
+use super::response::{json, public_error};
+use crate::State;
+use crate::error::ApiError;
+use crate::oidc::introspection::check_access;
+use crate::store;
+use crate::tenants::TenantRuntime;
+use crate::users::import::{self, Outcome};
+
+fn too_large(max: u64) -> ApiError {
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, codes::PAYLOAD_TOO_LARGE, format!("the file is larger than {max} bytes (limits.invite_file_max)"))
+}
+
+pub async fn invite(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) -> Response<Body> {
+    match run(state, tenant, req).await {
+        Ok(r) => r,
+        Err(e) => {
+            let mut r = public_error(&e);
+            if e.status == StatusCode::UNAUTHORIZED
+                && let Ok(v) = HeaderValue::from_str(&format!("Bearer error=\"invalid_token\", error_description=\"{}\"", e.message.replace('"', "'")))
+            {
+                r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+            }
+            r
+        }
+    }
+}
+
+async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
+    // Who: a Bearer token of this tenant with scope users:invite.
+    let token = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim().to_owned())
+        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", "an access token is required (Authorization: Bearer)"))?;
+    let now = state.clock.now();
+    let t = tenant.clone();
+    let checked = state.db.read(move |tx| Ok::<_, store::StoreError>(check_access(tx, &t, &token, now))).await?;
+    let claims = checked.map_err(|e| ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", e.description))?.0;
+    if !claims.has_scope("users:invite") {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "insufficient_scope", "the access token lacks the users:invite scope"));
+    }
+
+    // What: exactly one file field, within the size limit, read as a stream.
+    let max = state.config.limits.invite_file_max;
+    let boundary = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ct| multer::parse_boundary(ct).ok())
+        .ok_or_else(|| {
+            ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, codes::UNSUPPORTED_MEDIA_TYPE, "send the CSV as multipart/form-data with a field named file")
+        })?;
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    // Room for the multipart framing around the file itself.
+    let envelope = max + 64 * 1024;
+    if declared.is_some_and(|n| n > envelope) {
+        return Err(too_large(max));
+    }
+    let stream = req.into_body().into_data_stream().map(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
+    let limits = multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(envelope).per_field(max));
+    let mut multipart = multer::Multipart::with_constraints(stream, boundary, limits);
+    let mut file: Option<Bytes> = None;
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => return Err(multipart_error(e, max)),
+        };
+        if field.name() != Some("file") {
+            continue;
+        }
+        if file.is_some() {
+            return Err(ApiError::bad_request(codes::INVALID_INPUT, "send exactly one file field, not several"));
+        }
+        let mut buf = BytesMut::new();
+        let mut field = field;
+        loop {
+            match field.chunk().await {
+                Ok(Some(chunk)) => buf.extend_from_slice(&chunk),
+                Ok(None) => break,
+                Err(e) => return Err(multipart_error(e, max)),
+            }
+        }
+        file = Some(buf.freeze());
+    }
+    let file = file.ok_or_else(|| ApiError::bad_request(codes::INVALID_INPUT, "no file field: send the CSV in a field named file"))?;
+
+    // Whole-file validation first: any bad row refuses the file and nothing is stored.
+    let t = tenant.id;
+    let known: HashSet<String> = state.db.read(move |tx| store::roles::list(tx, t)).await?.into_iter().map(|r| r.name).collect();
+    let rows_max = state.config.limits.invite_rows_max;
+    let (rows, errors) = tokio::task::spawn_blocking(move || import::parse(&file, &known, rows_max)).await.map_err(ApiError::internal)?;
+    if !errors.is_empty() {
+        let body = json!({
+            "error": "invalid_rows",
+            "error_description": format!("{} row(s) are invalid; nothing was stored", errors.len()),
+            "rows": errors,
+        });
+        return Ok(json(StatusCode::UNPROCESSABLE_ENTITY, &body));
+    }
+    let ttl = state.config.tokens.invite.as_secs() as i64;
+    let base = tenant.base_url.clone();
+    let t = tenant.id;
+    let outcome = state
+        .db
+        .write(move |tx| -> Result<Outcome, ApiError> {
+            let mut out = Outcome::default();
+            import::invite_rows(tx, t, &base, &rows, now, now + ttl, &mut out)?;
+            Ok(out)
+        })
+        .await?;
+    tracing::info!(tenant = %tenant.slug, client = %claims.client_id, invited = outcome.invited.len(), already = outcome.already_present.len(), "bulk invite");
+    Ok(json(StatusCode::OK, &outcome))
+}
+
+fn multipart_error(e: multer::Error, max: u64) -> ApiError {
+    match e {
+        multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => too_large(max),
+        other => ApiError::bad_request(codes::INVALID_INPUT, format!("malformed multipart body: {other}")),
+    }
+}

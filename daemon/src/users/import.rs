@@ -1,0 +1,181 @@
+//! Bulk invitations from CSV (`email,name[,roles]`): whole-file validation, then one invitation per
+//! new user. Used by `POST {api_url}/v1/users/invite` and by `latchkey user import`.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::issue_token;
+use crate::clock::{Timestamp, rfc3339};
+use crate::crypto::{b64url, random_bytes};
+use crate::error::ApiError;
+use crate::store::users::{NewUser, normalise_email};
+use crate::store::{self, TenantId, WriteTx};
+use crate::webauthn::{valid_email, valid_name};
+
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// 1-based line number in the file (the header is line 1).
+    pub line: u64,
+    pub email: String,
+    pub name: String,
+    pub roles: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RowError {
+    pub row: u64,
+    pub column: String,
+    pub reason: String,
+}
+
+/// Parses and checks every row; the caller refuses the file when any row is wrong. `known_roles`
+/// are the tenant's role names. Stops after `max_rows` data rows with an error.
+pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<Row>, Vec<RowError>) {
+    let mut rows = vec![];
+    let mut errors = vec![];
+    let err = |row: u64, column: &str, reason: String| RowError { row, column: column.to_owned(), reason };
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(data);
+    let header: Vec<String> = match reader.headers() {
+        Ok(h) => h.iter().map(|s| s.trim_start_matches('\u{feff}').to_ascii_lowercase()).collect(),
+        Err(e) => return (rows, vec![err(1, "header", format!("unreadable CSV: {e}"))]),
+    };
+    let with_roles = match header.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["email", "name"] => false,
+        ["email", "name", "roles"] => true,
+        _ => {
+            let got = header.join(",");
+            return (rows, vec![err(1, "header", format!("the header must be email,name or email,name,roles; found {got:?}"))]);
+        }
+    };
+    let mut seen = HashSet::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i as u64 + 2;
+        if i as u64 >= max_rows {
+            errors.push(err(line, "file", format!("more than {max_rows} rows (limits.invite_rows_max)")));
+            break;
+        }
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                errors.push(err(line, "row", format!("unreadable: {e}")));
+                continue;
+            }
+        };
+        let want = if with_roles { 3 } else { 2 };
+        if record.len() != want {
+            errors.push(err(line, "row", format!("{} columns, expected {want}", record.len())));
+            continue;
+        }
+        let email = record.get(0).unwrap_or_default().to_owned();
+        let name = record.get(1).unwrap_or_default().to_owned();
+        let mut ok = true;
+        if !valid_email(&email) {
+            errors.push(err(line, "email", format!("{email:?} is not an e-mail address")));
+            ok = false;
+        } else if !seen.insert(normalise_email(&email)) {
+            errors.push(err(line, "email", format!("{email} appears earlier in the file")));
+            ok = false;
+        }
+        if !valid_name(&name) {
+            errors.push(err(line, "name", "must be 1-64 printable characters".into()));
+            ok = false;
+        }
+        let roles: Vec<String> = if with_roles {
+            record.get(2).unwrap_or_default().split(';').map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned).collect()
+        } else {
+            vec![]
+        };
+        for r in &roles {
+            if !known_roles.contains(r) {
+                errors.push(err(line, "roles", format!("role {r:?} does not exist")));
+                ok = false;
+            }
+        }
+        if ok {
+            rows.push(Row { line, email, name, roles });
+        }
+    }
+    (rows, errors)
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Invited {
+    pub email: String,
+    pub name: String,
+    pub invite_url: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Outcome {
+    pub invited: Vec<Invited>,
+    pub already_present: Vec<String>,
+}
+
+/// Invites each new user of `rows` in the caller's transaction; users that exist are reported,
+/// not invited again.
+pub fn invite_rows(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    base_url: &str,
+    rows: &[Row],
+    now: Timestamp,
+    expires_at: Timestamp,
+    out: &mut Outcome,
+) -> Result<(), ApiError> {
+    let roles: std::collections::HashMap<String, i64> =
+        store::roles::list(tx, tenant)?.into_iter().map(|r| (r.name, r.id)).collect();
+    for row in rows {
+        if store::users::by_email(tx, tenant, &row.email)?.is_some() {
+            out.already_present.push(row.email.clone());
+            continue;
+        }
+        let handle = random_bytes::<16>()?;
+        let public_id = b64url(&random_bytes::<16>()?);
+        let id = store::users::insert(
+            tx,
+            tenant,
+            &NewUser { public_id: &public_id, user_handle: &handle, email: &row.email, name: &row.name, status: "invited", created_at: now },
+        )?;
+        for r in &row.roles {
+            if let Some(role) = roles.get(r) {
+                store::roles::assign(tx, id, *role)?;
+            }
+        }
+        let token = issue_token(tx, tenant, id, "invite", now, expires_at)?;
+        out.invited.push(Invited { email: row.email.clone(), name: row.name.clone(), invite_url: format!("{base_url}/invite/{token}") });
+    }
+    Ok(())
+}
+
+pub fn expires(now: Timestamp, ttl: i64) -> (Timestamp, String) {
+    (now + ttl, rfc3339(now + ttl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roles() -> HashSet<String> {
+        ["staff".to_owned()].into_iter().collect()
+    }
+
+    #[test]
+    fn every_bad_row_is_reported() {
+        let csv = "email,name,roles\nada@x.test,Ada,staff\nbad,Bob,\nada@X.test,Again,\ncy@x.test,,\ndi@x.test,Di,ghost\n";
+        let (rows, errors) = parse(csv.as_bytes(), &roles(), 100);
+        assert_eq!(rows.len(), 1);
+        let summary: Vec<(u64, &str)> = errors.iter().map(|e| (e.row, e.column.as_str())).collect();
+        assert_eq!(summary, [(3, "email"), (4, "email"), (5, "name"), (6, "roles")]);
+    }
+
+    #[test]
+    fn header_and_limits() {
+        assert_eq!(parse(b"mail,name\n", &roles(), 10).1[0].column, "header");
+        let (rows, errors) = parse(b"\xef\xbb\xbfEmail,Name\na@x.test,A\nb@x.test,B\n", &roles(), 1);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(errors[0].column, "file");
+        let (rows, errors) = parse(b"email,name\n\"=cmd\"@x.test,\"=HYPERLINK(1)\"\n", &roles(), 10);
+        assert!(errors.is_empty() || rows.is_empty());
+    }
+}
