@@ -6,6 +6,7 @@ mod support;
 mod admin_socket;
 mod apps;
 mod browser;
+mod bulk;
 mod config;
 mod dev_mode;
 mod docs;

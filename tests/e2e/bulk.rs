@@ -1,0 +1,109 @@
+//! `POST {api_url}/v1/users/invite` with a real client-credentials token from /token and real
+//! multipart sent by curl.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::oidc_support::{App, app, token};
+use crate::support::*;
+
+fn cc_token(site: &Site, m2m: &App) -> String {
+    let r = token(site, m2m, &[("grant_type", "client_credentials")]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["access_token"].as_str().unwrap().to_owned()
+}
+
+/// curl -F: returns (status, body).
+fn upload(url: &str, token: Option<&str>, parts: &[&str]) -> (u16, Value) {
+    let mut c = Command::new("curl");
+    c.args(["-sS", "-o", "-", "-w", "\n%{http_code}", "-X", "POST", url]);
+    if let Some(t) = token {
+        c.args(["-H", &format!("Authorization: Bearer {t}")]);
+    }
+    for p in parts {
+        c.args(["-F", p]);
+    }
+    let out = c.output().expect("curl");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+#[test]
+fn bulk_invite_from_csv() {
+    let d = TestDaemon::start_with(|f| f.limits.invite_file_max = Some("2KiB".into()));
+    let site = Site::new(&d, "acme", &[]);
+    d.cli(&["role", "create", "--tenant", "acme", "staff"]).ok();
+    let m2m = app(&site, "m2m", &["--scope", "users:invite"]);
+    let bearer = cc_token(&site, &m2m);
+    let url = format!("{}/api/v1/users/invite", site.base);
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        format!("file=@{};type=text/csv", p.display())
+    };
+    let good = file("good.csv", "email,name,roles\nada@acme.test,Ada Lovelace,staff\nbob@acme.test,Bob,\n=cmd@acme.test,=HYPERLINK(\"x\"),\n");
+
+    let (status, body) = upload(&url, Some(&bearer), &[&good]);
+    assert_eq!(status, 200, "{body}");
+    let invited = body["invited"].as_array().unwrap();
+    assert_eq!(invited.len(), 3);
+    assert!(invited[0]["invite_url"].as_str().unwrap().starts_with(&format!("{}/invite/", site.base)));
+    assert_eq!(body["already_present"], json!([]));
+    let ada = d.cli(&["user", "show", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json();
+    assert_eq!((ada["status"].as_str(), ada["roles"].clone()), (Some("invited"), json!(["staff"])));
+    let stored: String = d.db().query_row("SELECT name FROM users WHERE email = '=cmd@acme.test'", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, "=HYPERLINK(\"x\")", "cells are stored as given");
+
+    // Re-sending the same file invites no one twice.
+    let before = d.snapshot();
+    let (status, body) = upload(&url, Some(&bearer), &[&good]);
+    assert_eq!(status, 200);
+    assert_eq!(body["invited"], json!([]));
+    assert_eq!(body["already_present"].as_array().unwrap().len(), 3);
+    assert_eq!(d.snapshot(), before);
+
+    // Any bad row: 422 listing every bad row, and the database is byte-for-byte unchanged.
+    let bad = file(
+        "bad.csv",
+        "email,name,roles\nnew@acme.test,New,\nnot-an-email,X,\nnew@ACME.test,Dup,\nempty@acme.test,,\nrole@acme.test,R,ghost\n",
+    );
+    let before = d.snapshot();
+    let (status, body) = upload(&url, Some(&bearer), &[&bad]);
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"], "invalid_rows");
+    let rows: Vec<(u64, String)> =
+        body["rows"].as_array().unwrap().iter().map(|r| (r["row"].as_u64().unwrap(), r["column"].as_str().unwrap().to_owned())).collect();
+    assert_eq!(rows, [(3, "email".into()), (4, "email".into()), (5, "name".into()), (6, "roles".into())]);
+    let (status, body) = upload(&url, Some(&bearer), &[&file("header.csv", "mail,name\na@acme.test,A\n")]);
+    assert_eq!((status, body["rows"][0]["column"].as_str()), (422, Some("header")));
+    assert_eq!(d.snapshot(), before, "a refused file stores nothing");
+
+    // Every other error status; none of them stores a user or an invitation.
+    let people = d.snapshot_of(&["users", "invites"]);
+    let big = file("big.csv", &format!("email,name\n{}", "a@acme.test,A\n".repeat(300)));
+    let checks: Vec<(Option<&str>, Vec<&str>, u16, &str)> = vec![
+        (None, vec![good.as_str()], 401, "invalid_token"),
+        (Some("garbage"), vec![good.as_str()], 401, "invalid_token"),
+        (Some(bearer.as_str()), vec![big.as_str()], 413, "payload_too_large"),
+        (Some(bearer.as_str()), vec![good.as_str(), good.as_str()], 400, "invalid_input"),
+        (Some(bearer.as_str()), vec!["note=hello"], 400, "invalid_input"),
+    ];
+    for (tok, parts, status, code) in checks {
+        let (got, body) = upload(&url, tok, &parts);
+        assert_eq!((got, body["error"].as_str().unwrap_or("")), (status, code), "{parts:?}: {body}");
+    }
+    let r = send_json("POST", &url, &json!({"file": "x"}), &[("Authorization", &format!("Bearer {bearer}"))]);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (415, "unsupported_media_type"));
+    // A token without the scope, and a token of another tenant.
+    let plain = app(&site, "m2m", &[]);
+    let (status, body) = upload(&url, Some(&cc_token(&site, &plain)), &[&good]);
+    assert_eq!((status, body["error"].as_str().unwrap()), (403, "insufficient_scope"));
+    let other = Site::new(&d, "other", &[]);
+    let other_m2m = app(&other, "m2m", &["--scope", "users:invite"]);
+    let (status, _) = upload(&url, Some(&cc_token(&other, &other_m2m)), &[&good]);
+    assert_eq!(status, 401, "another tenant's token");
+    assert_eq!(d.snapshot_of(&["users", "invites"]), people);
+}
