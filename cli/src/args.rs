@@ -241,6 +241,23 @@ pub enum UserCmd {
         #[arg(long = "role", value_name = "ROLE")]
         roles: Vec<String>,
     },
+    /// Invite everyone in a CSV file (header email,name[,roles]; roles separated by ';').
+    /// Bad rows are rejected one by one and reported; the others are invited. Re-running skips
+    /// users who are already present. Exit code 1 when any row was rejected.
+    #[command(after_help = "Examples:\n  latchkey user import --tenant acme staff.csv --dry-run\n  \
+        latchkey user import --tenant acme staff.csv --links-out links.csv")]
+    Import {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// The CSV file.
+        file: std::path::PathBuf,
+        /// Check the file and report what would happen; store nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Write email,name,invite_url of the invited users to this CSV file.
+        #[arg(long, value_name = "FILE.csv")]
+        links_out: Option<std::path::PathBuf>,
+    },
     /// List users (filter by role or status).
     List {
         #[command(flatten)]

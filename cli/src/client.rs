@@ -89,6 +89,58 @@ impl Client {
         }
     }
 
+    /// Sends `body` and hands each line of a streamed answer to `on_line` as it arrives.
+    pub fn stream_lines(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+        mut on_line: impl FnMut(&str) -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        self.runtime.block_on(async {
+            let unreachable = |reason: String| CliError::Unreachable { socket: self.socket.clone(), reason };
+            let stream = UnixStream::connect(&self.socket).await.map_err(|e| unreachable(e.to_string()))?;
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .map_err(|e| unreachable(e.to_string()))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            let req = Request::builder()
+                .method(Method::POST)
+                .uri(format!("{}{path}", latchkey::admin::PREFIX))
+                .header("host", "latchkeyd")
+                .header("content-type", content_type)
+                .body(Full::new(Bytes::from(body)))
+                .map_err(|e| CliError::Local(e.to_string()))?;
+            let res = sender.send_request(req).await.map_err(|e| unreachable(e.to_string()))?;
+            let status = res.status();
+            let mut body = res.into_body();
+            if !status.is_success() {
+                let bytes = body.collect().await.map_err(|e| CliError::Protocol(e.to_string()))?.to_bytes();
+                return Err(match serde_json::from_slice::<ErrorBody>(&bytes) {
+                    Ok(e) => CliError::Refused { code: e.code, message: e.message },
+                    Err(_) => CliError::Protocol(format!("the daemon answered {status}")),
+                });
+            }
+            let mut pending: Vec<u8> = vec![];
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| CliError::Protocol(format!("reading the answer: {e}")))?;
+                if let Ok(data) = frame.into_data() {
+                    pending.extend_from_slice(&data);
+                    while let Some(pos) = pending.iter().position(|b| *b == b'\n') {
+                        let line: Vec<u8> = pending.drain(..=pos).collect();
+                        on_line(String::from_utf8_lossy(&line).trim())?;
+                    }
+                }
+            }
+            if !pending.is_empty() {
+                on_line(String::from_utf8_lossy(&pending).trim())?;
+            }
+            Ok(())
+        })
+    }
+
     async fn send(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes), CliError> {
         let unreachable = |reason: String| CliError::Unreachable { socket: self.socket.clone(), reason };
         let stream = UnixStream::connect(&self.socket).await.map_err(|e| unreachable(e.to_string()))?;

@@ -19,7 +19,8 @@ use crate::error::CliError;
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("latchkey: {e}");
             ExitCode::from(e.exit_code())
@@ -27,7 +28,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), CliError> {
+fn run(cli: Cli) -> Result<u8, CliError> {
     if let Command::Completions { shell } = cli.command {
         let mut cmd = args::command();
         let shell = match shell {
@@ -36,7 +37,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Shell::Fish => clap_complete::Shell::Fish,
         };
         clap_complete::generate(shell, &mut cmd, "latchkey", &mut std::io::stdout());
-        return Ok(());
+        return Ok(0);
     }
     let client = Client::new(cli.socket.clone().unwrap_or_else(default_socket))?;
     let output = match cli.command {
@@ -44,10 +45,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Tenant(c) => commands::tenant::run(&client, c)?,
         Command::App(c) => commands::app::run(&client, c)?,
         Command::Key(c) => commands::key::run(&client, c)?,
-        Command::User(c) => commands::user::run(&client, c)?,
+        Command::User(c) => commands::user::run(&client, c, cli.quiet)?,
         Command::Credential(c) => commands::credential::run(&client, c)?,
         Command::Role(c) => commands::role::run(&client, c)?,
-        Command::Completions { .. } => return Ok(()),
+        Command::Completions { .. } => return Ok(0),
     };
-    output.print(cli.output, cli.quiet)
+    output.print(cli.output, cli.quiet)?;
+    Ok(output.exit_code)
 }

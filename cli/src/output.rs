@@ -15,12 +15,14 @@ pub struct Output {
     pub notes: Vec<String>,
     /// Text printed instead of a table.
     pub text: Option<String>,
+    /// Exit code after printing (1 when a command partly failed, e.g. rejected import rows).
+    pub exit_code: u8,
 }
 
 impl Output {
     pub fn new<T: Serialize>(value: &T) -> Result<Output, CliError> {
         let json = serde_json::to_value(value).map_err(|e| CliError::Local(e.to_string()))?;
-        Ok(Output { json, table: None, notes: vec![], text: None })
+        Ok(Output { json, table: None, notes: vec![], text: None, exit_code: 0 })
     }
 
     pub fn table(mut self, table: Table) -> Output {

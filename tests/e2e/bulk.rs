@@ -44,7 +44,10 @@ fn bulk_invite_from_csv() {
         std::fs::write(&p, text).unwrap();
         format!("file=@{};type=text/csv", p.display())
     };
-    let good = file("good.csv", "email,name,roles\nada@acme.test,Ada Lovelace,staff\nbob@acme.test,Bob,\n=cmd@acme.test,=HYPERLINK(\"x\"),\n");
+    let good = file(
+        "good.csv",
+        "email,name,roles\nada@acme.test,Ada Lovelace,staff\nbob@acme.test,Bob,\n=cmd@acme.test,=HYPERLINK(\"x\"),\n",
+    );
 
     let (status, body) = upload(&url, Some(&bearer), &[&good]);
     assert_eq!(status, 200, "{body}");
@@ -54,7 +57,8 @@ fn bulk_invite_from_csv() {
     assert_eq!(body["already_present"], json!([]));
     let ada = d.cli(&["user", "show", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json();
     assert_eq!((ada["status"].as_str(), ada["roles"].clone()), (Some("invited"), json!(["staff"])));
-    let stored: String = d.db().query_row("SELECT name FROM users WHERE email = '=cmd@acme.test'", [], |r| r.get(0)).unwrap();
+    let stored: String =
+        d.db().query_row("SELECT name FROM users WHERE email = '=cmd@acme.test'", [], |r| r.get(0)).unwrap();
     assert_eq!(stored, "=HYPERLINK(\"x\")", "cells are stored as given");
 
     // Re-sending the same file invites no one twice.
@@ -74,8 +78,12 @@ fn bulk_invite_from_csv() {
     let (status, body) = upload(&url, Some(&bearer), &[&bad]);
     assert_eq!(status, 422, "{body}");
     assert_eq!(body["error"], "invalid_rows");
-    let rows: Vec<(u64, String)> =
-        body["rows"].as_array().unwrap().iter().map(|r| (r["row"].as_u64().unwrap(), r["column"].as_str().unwrap().to_owned())).collect();
+    let rows: Vec<(u64, String)> = body["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["row"].as_u64().unwrap(), r["column"].as_str().unwrap().to_owned()))
+        .collect();
     assert_eq!(rows, [(3, "email".into()), (4, "email".into()), (5, "name".into()), (6, "roles".into())]);
     let (status, body) = upload(&url, Some(&bearer), &[&file("header.csv", "mail,name\na@acme.test,A\n")]);
     assert_eq!((status, body["rows"][0]["column"].as_str()), (422, Some("header")));
@@ -106,4 +114,51 @@ fn bulk_invite_from_csv() {
     let (status, _) = upload(&url, Some(&cc_token(&other, &other_m2m)), &[&good]);
     assert_eq!(status, 401, "another tenant's token");
     assert_eq!(d.snapshot_of(&["users", "invites"]), people);
+}
+
+#[test]
+fn cli_import_with_dry_run_rejections_and_links_out() {
+    let d = TestDaemon::start();
+    Site::new(&d, "acme", &[]);
+    d.cli(&["role", "create", "--tenant", "acme", "staff"]).ok();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("staff.csv");
+    std::fs::write(
+        &csv,
+        "email,name,roles\nada@acme.test,Ada,staff\n=evil@acme.test,=HYPERLINK(\"http://x\"),\nbad-email,Bob,\ncy@acme.test,Cy,ghost\n",
+    )
+    .unwrap();
+    let csv_arg = csv.to_str().unwrap();
+
+    let before = d.snapshot();
+    let dry = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--dry-run", "-o", "json"]);
+    assert_eq!(dry.code, 1, "rejected rows make the exit code 1: {}", dry.stderr);
+    let s = dry.json();
+    assert_eq!(s["dry_run"], true);
+    assert_eq!(s["invited"].as_array().unwrap().len(), 2);
+    assert_eq!(s["rejected"].as_array().unwrap().len(), 2);
+    assert_eq!(d.snapshot(), before, "--dry-run stores nothing");
+
+    let links = dir.path().join("links.csv");
+    let run = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--links-out", links.to_str().unwrap()]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("invited") && run.stdout.contains('2'), "{}", run.stdout);
+    assert!(run.stderr.contains("bad-email") || run.stderr.contains("not an e-mail"), "{}", run.stderr);
+    assert!(run.stderr.contains("ghost"), "{}", run.stderr);
+    let text = std::fs::read_to_string(&links).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "email,name,invite_url");
+    assert!(lines[1].starts_with("ada@acme.test,Ada,http://"), "{text}");
+    assert!(lines[2].starts_with("'=evil@acme.test,\"'=HYPERLINK("), "formula cells neutralised: {text}");
+
+    // Fixing the file and re-running invites only who is missing.
+    std::fs::write(&csv, "email,name\nada@acme.test,Ada\ncy@acme.test,Cy\n").unwrap();
+    let again = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "-o", "json"]).ok().json();
+    assert_eq!(again["invited"].as_array().unwrap().len(), 1);
+    assert_eq!(again["already_present"], json!(["ada@acme.test"]));
+    let bad_header = dir.path().join("h.csv");
+    std::fs::write(&bad_header, "mail\nx\n").unwrap();
+    let r = d.cli(&["user", "import", "--tenant", "acme", bad_header.to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("header"), "{}", r.stderr);
 }

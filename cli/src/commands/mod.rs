@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod credential;
+pub mod import;
 pub mod key;
 pub mod role;
 pub mod status;

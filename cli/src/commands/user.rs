@@ -29,8 +29,11 @@ fn query(pairs: &[(&str, Option<&str>)]) -> Result<String, CliError> {
     Ok(if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) })
 }
 
-pub fn run(client: &Client, cmd: UserCmd) -> Result<Output, CliError> {
+pub fn run(client: &Client, cmd: UserCmd, quiet: bool) -> Result<Output, CliError> {
     match cmd {
+        UserCmd::Import { tenant, file, dry_run, links_out } => {
+            super::import::run(client, &tenant.tenant, &file, dry_run, links_out, quiet)
+        }
         UserCmd::Invite { tenant, email, name, roles } => {
             let inv: Invitation = client
                 .post(&format!("/tenants/{}/users/invite", seg(&tenant.tenant)?), &InviteUser { email, name, roles })?;

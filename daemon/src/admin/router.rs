@@ -60,7 +60,7 @@ async fn confirmed(state: &State, req: Request<Incoming>, what: &str) -> Result<
     }
 }
 
-async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
+async fn dispatch(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
     let path = req.uri().path().to_owned();
     let Some(rest) = path.strip_prefix(PREFIX) else {
         return Err(ApiError::not_found(codes::NOT_FOUND, format!("admin calls live under {PREFIX}/")));
@@ -122,6 +122,10 @@ async fn dispatch(state: &State, req: Request<Incoming>) -> Result<Response<Body
             let slug = slug.to_string();
             let r: InviteUser = body(state, req).await?;
             created(&users::invite(state, slug, r).await?)
+        }
+        (&Method::POST, ["tenants", slug, "users", "import"]) => {
+            let dry_run = query(&req).get("dry_run").is_some_and(|v| v == "true" || v == "1");
+            super::import::import(state, slug.to_string(), dry_run, req).await
         }
         (&Method::GET, ["tenants", slug, "users"]) => {
             let q = query(&req);

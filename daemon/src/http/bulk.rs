@@ -23,7 +23,11 @@ use crate::tenants::TenantRuntime;
 use crate::users::import::{self, Outcome};
 
 fn too_large(max: u64) -> ApiError {
-    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, codes::PAYLOAD_TOO_LARGE, format!("the file is larger than {max} bytes (limits.invite_file_max)"))
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        codes::PAYLOAD_TOO_LARGE,
+        format!("the file is larger than {max} bytes (limits.invite_file_max)"),
+    )
 }
 
 pub async fn invite(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) -> Response<Body> {
@@ -32,7 +36,10 @@ pub async fn invite(state: &State, tenant: Arc<TenantRuntime>, req: Request<Inco
         Err(e) => {
             let mut r = public_error(&e);
             if e.status == StatusCode::UNAUTHORIZED
-                && let Ok(v) = HeaderValue::from_str(&format!("Bearer error=\"invalid_token\", error_description=\"{}\"", e.message.replace('"', "'")))
+                && let Ok(v) = HeaderValue::from_str(&format!(
+                    "Bearer error=\"invalid_token\", error_description=\"{}\"",
+                    e.message.replace('"', "'")
+                ))
             {
                 r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
             }
@@ -50,13 +57,23 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
         .and_then(|v| v.split_once(' '))
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, t)| t.trim().to_owned())
-        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", "an access token is required (Authorization: Bearer)"))?;
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "invalid_token",
+                "an access token is required (Authorization: Bearer)",
+            )
+        })?;
     let now = state.clock.now();
     let t = tenant.clone();
     let checked = state.db.read(move |tx| Ok::<_, store::StoreError>(check_access(tx, &t, &token, now))).await?;
     let claims = checked.map_err(|e| ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", e.description))?.0;
     if !claims.has_scope("users:invite") {
-        return Err(ApiError::new(StatusCode::FORBIDDEN, "insufficient_scope", "the access token lacks the users:invite scope"));
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "insufficient_scope",
+            "the access token lacks the users:invite scope",
+        ));
     }
 
     // What: exactly one file field, within the size limit, read as a stream.
@@ -67,9 +84,14 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
         .and_then(|v| v.to_str().ok())
         .and_then(|ct| multer::parse_boundary(ct).ok())
         .ok_or_else(|| {
-            ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, codes::UNSUPPORTED_MEDIA_TYPE, "send the CSV as multipart/form-data with a field named file")
+            ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                codes::UNSUPPORTED_MEDIA_TYPE,
+                "send the CSV as multipart/form-data with a field named file",
+            )
         })?;
-    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     // Room for the multipart framing around the file itself.
     let envelope = max + 64 * 1024;
     if declared.is_some_and(|n| n > envelope) {
@@ -102,13 +124,18 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
         }
         file = Some(buf.freeze());
     }
-    let file = file.ok_or_else(|| ApiError::bad_request(codes::INVALID_INPUT, "no file field: send the CSV in a field named file"))?;
+    let file = file.ok_or_else(|| {
+        ApiError::bad_request(codes::INVALID_INPUT, "no file field: send the CSV in a field named file")
+    })?;
 
     // Whole-file validation first: any bad row refuses the file and nothing is stored.
     let t = tenant.id;
-    let known: HashSet<String> = state.db.read(move |tx| store::roles::list(tx, t)).await?.into_iter().map(|r| r.name).collect();
+    let known: HashSet<String> =
+        state.db.read(move |tx| store::roles::list(tx, t)).await?.into_iter().map(|r| r.name).collect();
     let rows_max = state.config.limits.invite_rows_max;
-    let (rows, errors) = tokio::task::spawn_blocking(move || import::parse(&file, &known, rows_max)).await.map_err(ApiError::internal)?;
+    let (rows, errors) = tokio::task::spawn_blocking(move || import::parse(&file, &known, rows_max))
+        .await
+        .map_err(ApiError::internal)?;
     if !errors.is_empty() {
         let body = json!({
             "error": "invalid_rows",

@@ -25,7 +25,8 @@ pub fn insert(
     now: Timestamp,
     expires_at: Timestamp,
 ) -> Result<InviteId, StoreError> {
-    super::exec(tx.conn_mut(), 
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO invites (tenant_id, user_id, token_hash, purpose, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![tenant, user, token_hash, purpose, now, expires_at],
     )?;
@@ -52,7 +53,8 @@ pub fn valid(
 
 /// Marks the invite used; false when it was already used (a concurrent registration won).
 pub fn consume(tx: &WriteTx<'_>, tenant: TenantId, id: InviteId, now: Timestamp) -> Result<bool, StoreError> {
-    let n = super::exec(tx.conn_mut(), 
+    let n = super::exec(
+        tx.conn_mut(),
         "UPDATE invites SET used_at = ?3 WHERE tenant_id = ?1 AND id = ?2 AND used_at IS NULL AND expires_at > ?3",
         params![tenant, id, now],
     )?;
@@ -67,7 +69,8 @@ pub fn revoke_unused(
     purpose: &str,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    super::exec(tx.conn_mut(), 
+    super::exec(
+        tx.conn_mut(),
         "UPDATE invites SET used_at = ?4 WHERE tenant_id = ?1 AND user_id = ?2 AND purpose = ?3 AND used_at IS NULL",
         params![tenant, user, purpose, now],
     )?;

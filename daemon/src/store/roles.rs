@@ -22,7 +22,8 @@ pub fn insert(
     description: &str,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    super::exec(tx.conn_mut(), 
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO roles (tenant_id, name, description, created_at) VALUES (?1, ?2, ?3, ?4)",
         params![tenant, name, description, now],
     )?;
@@ -69,7 +70,8 @@ pub fn assign(tx: &WriteTx<'_>, user: UserId, role: i64) -> Result<bool, StoreEr
 }
 
 pub fn unassign(tx: &WriteTx<'_>, user: UserId, role: i64) -> Result<bool, StoreError> {
-    Ok(super::exec(tx.conn_mut(), "DELETE FROM user_roles WHERE user_id = ?1 AND role_id = ?2", params![user, role])? == 1)
+    Ok(super::exec(tx.conn_mut(), "DELETE FROM user_roles WHERE user_id = ?1 AND role_id = ?2", params![user, role])?
+        == 1)
 }
 
 /// A user's role names, sorted.

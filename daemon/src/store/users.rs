@@ -51,7 +51,8 @@ pub fn normalise_email(email: &str) -> String {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<UserId, StoreError> {
-    super::exec(tx.conn_mut(), 
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO users (tenant_id, public_id, user_handle, email, email_norm, name, status, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![tenant, u.public_id, u.user_handle, u.email, normalise_email(u.email), u.name, u.status, u.created_at],
@@ -93,7 +94,11 @@ pub fn set_email_verified(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Res
 }
 
 pub fn set_name(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, name: &str) -> Result<(), StoreError> {
-    super::exec(tx.conn_mut(), "UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, name])?;
+    super::exec(
+        tx.conn_mut(),
+        "UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id, name],
+    )?;
     Ok(())
 }
 

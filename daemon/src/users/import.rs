@@ -45,7 +45,10 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
         ["email", "name", "roles"] => true,
         _ => {
             let got = header.join(",");
-            return (rows, vec![err(1, "header", format!("the header must be email,name or email,name,roles; found {got:?}"))]);
+            return (
+                rows,
+                vec![err(1, "header", format!("the header must be email,name or email,name,roles; found {got:?}"))],
+            );
         }
     };
     let mut seen = HashSet::new();
@@ -82,7 +85,14 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
             ok = false;
         }
         let roles: Vec<String> = if with_roles {
-            record.get(2).unwrap_or_default().split(';').map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned).collect()
+            record
+                .get(2)
+                .unwrap_or_default()
+                .split(';')
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(str::to_owned)
+                .collect()
         } else {
             vec![]
         };
@@ -135,7 +145,14 @@ pub fn invite_rows(
         let id = store::users::insert(
             tx,
             tenant,
-            &NewUser { public_id: &public_id, user_handle: &handle, email: &row.email, name: &row.name, status: "invited", created_at: now },
+            &NewUser {
+                public_id: &public_id,
+                user_handle: &handle,
+                email: &row.email,
+                name: &row.name,
+                status: "invited",
+                created_at: now,
+            },
         )?;
         for r in &row.roles {
             if let Some(role) = roles.get(r) {
@@ -143,7 +160,11 @@ pub fn invite_rows(
             }
         }
         let token = issue_token(tx, tenant, id, "invite", now, expires_at)?;
-        out.invited.push(Invited { email: row.email.clone(), name: row.name.clone(), invite_url: format!("{base_url}/invite/{token}") });
+        out.invited.push(Invited {
+            email: row.email.clone(),
+            name: row.name.clone(),
+            invite_url: format!("{base_url}/invite/{token}"),
+        });
     }
     Ok(())
 }
@@ -162,7 +183,8 @@ mod tests {
 
     #[test]
     fn every_bad_row_is_reported() {
-        let csv = "email,name,roles\nada@x.test,Ada,staff\nbad,Bob,\nada@X.test,Again,\ncy@x.test,,\ndi@x.test,Di,ghost\n";
+        let csv =
+            "email,name,roles\nada@x.test,Ada,staff\nbad,Bob,\nada@X.test,Again,\ncy@x.test,,\ndi@x.test,Di,ghost\n";
         let (rows, errors) = parse(csv.as_bytes(), &roles(), 100);
         assert_eq!(rows.len(), 1);
         let summary: Vec<(u64, &str)> = errors.iter().map(|e| (e.row, e.column.as_str())).collect();

@@ -1,0 +1,141 @@
+//! `POST /admin/v1/tenants/{slug}/users/import[?dry_run=true]`: the CSV as the body; the answer is
+//! a stream of JSON lines — `{"type":"progress",…}` as rows are handled, then one
+//! `{"type":"summary",…}`. Unlike the API endpoint, bad rows are rejected one by one and the good
+//! ones are invited; rows are committed in batches, and a re-run skips who is already present.
+
+use std::collections::HashSet;
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Frame, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use latchkey::codes;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use crate::State;
+use crate::error::ApiError;
+
+use crate::http::body::read_bounded;
+use crate::store;
+use crate::tenants::require;
+use crate::users::import::{self, Outcome};
+
+/// A response body fed line by line from a channel.
+struct Lines(mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for Lines {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        self.0.poll_recv(cx).map(|line| line.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+/// Rows per write transaction: large enough to amortise the durable commit, small enough to
+/// report progress often and keep the writer lock short.
+const BATCH: usize = 2_000;
+
+pub async fn import(
+    state: &std::sync::Arc<State>,
+    slug: String,
+    dry_run: bool,
+    req: Request<Incoming>,
+) -> Result<Response<crate::http::Body>, ApiError> {
+    let max = state.config.limits.invite_file_max;
+    let data = read_bounded(req, max).await?;
+    let s = slug.clone();
+    let (tenant_id, base_url, known) = state
+        .db
+        .read(move |tx| -> Result<_, ApiError> {
+            let t = require(tx, &s)?;
+            let roles: HashSet<String> = store::roles::list(tx, t.id)?.into_iter().map(|r| r.name).collect();
+            Ok((t.id, t.base_url, roles))
+        })
+        .await?;
+    let rows_max = state.config.limits.invite_rows_max;
+    let (rows, rejected) = tokio::task::spawn_blocking(move || import::parse(&data, &known, rows_max))
+        .await
+        .map_err(ApiError::internal)?;
+    if rejected.iter().any(|e| e.column == "header") {
+        return Err(ApiError::bad_request(codes::INVALID_INPUT, rejected[0].reason.clone()));
+    }
+
+    let (tx_lines, rx) = mpsc::channel::<Bytes>(16);
+    let state = state.clone();
+    tokio::spawn(async move {
+        let total = rows.len() + rejected.len();
+        let now = state.clock.now();
+        let ttl = state.config.tokens.invite.as_secs() as i64;
+        let mut out = Outcome::default();
+        let mut failure = None;
+        for (i, chunk) in rows.chunks(BATCH).enumerate() {
+            let chunk = chunk.to_vec();
+            let base = base_url.clone();
+            let result = if dry_run {
+                state
+                    .db
+                    .read(move |tx| -> Result<Outcome, ApiError> {
+                        let mut o = Outcome::default();
+                        for row in &chunk {
+                            if store::users::by_email(tx, tenant_id, &row.email)?.is_some() {
+                                o.already_present.push(row.email.clone());
+                            } else {
+                                o.invited.push(import::Invited {
+                                    email: row.email.clone(),
+                                    name: row.name.clone(),
+                                    invite_url: String::new(),
+                                });
+                            }
+                        }
+                        Ok(o)
+                    })
+                    .await
+            } else {
+                state
+                    .db
+                    .write(move |tx| -> Result<Outcome, ApiError> {
+                        let mut o = Outcome::default();
+                        import::invite_rows(tx, tenant_id, &base, &chunk, now, now + ttl, &mut o)?;
+                        Ok(o)
+                    })
+                    .await
+            };
+            match result {
+                Ok(o) => {
+                    out.invited.extend(o.invited);
+                    out.already_present.extend(o.already_present);
+                }
+                Err(e) => {
+                    failure = Some(format!("{e}"));
+                    break;
+                }
+            }
+            let done = ((i + 1) * BATCH).min(rows.len()) + rejected.len();
+            let line = json!({"type": "progress", "processed": done, "total": total});
+            if tx_lines.send(Bytes::from(format!("{line}\n"))).await.is_err() {
+                return; // The client went away.
+            }
+        }
+        tracing::info!(tenant = %slug, invited = out.invited.len(), already = out.already_present.len(), rejected = rejected.len(), dry_run, "user import");
+        let summary = json!({
+            "type": "summary",
+            "dry_run": dry_run,
+            "invited": out.invited,
+            "already_present": out.already_present,
+            "rejected": rejected,
+            "error": failure,
+        });
+        let _ = tx_lines.send(Bytes::from(format!("{summary}\n"))).await;
+    });
+
+    let mut r = Response::new(Lines(rx).boxed());
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    *r.status_mut() = StatusCode::OK;
+    Ok(r)
+}
