@@ -190,6 +190,9 @@ _latchkey() {
             latchkey__subcmd__help__subcmd__user,enable)
                 cmd="latchkey__subcmd__help__subcmd__user__subcmd__enable"
                 ;;
+            latchkey__subcmd__help__subcmd__user,import)
+                cmd="latchkey__subcmd__help__subcmd__user__subcmd__import"
+                ;;
             latchkey__subcmd__help__subcmd__user,invite)
                 cmd="latchkey__subcmd__help__subcmd__user__subcmd__invite"
                 ;;
@@ -304,6 +307,9 @@ _latchkey() {
             latchkey__subcmd__user,help)
                 cmd="latchkey__subcmd__user__subcmd__help"
                 ;;
+            latchkey__subcmd__user,import)
+                cmd="latchkey__subcmd__user__subcmd__import"
+                ;;
             latchkey__subcmd__user,invite)
                 cmd="latchkey__subcmd__user__subcmd__invite"
                 ;;
@@ -327,6 +333,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__user__subcmd__help,help)
                 cmd="latchkey__subcmd__user__subcmd__help__subcmd__help"
+                ;;
+            latchkey__subcmd__user__subcmd__help,import)
+                cmd="latchkey__subcmd__user__subcmd__help__subcmd__import"
                 ;;
             latchkey__subcmd__user__subcmd__help,invite)
                 cmd="latchkey__subcmd__user__subcmd__help__subcmd__invite"
@@ -1259,7 +1268,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__user)
-            opts="invite list show disable enable delete recover"
+            opts="invite import list show disable enable delete recover"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1301,6 +1310,20 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__user__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__user__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2123,7 +2146,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user)
-            opts="-o -q -h --socket --output --quiet --help invite list show disable enable delete recover help"
+            opts="-o -q -h --socket --output --quiet --help invite import list show disable enable delete recover help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2251,7 +2274,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user__subcmd__help)
-            opts="invite list show disable enable delete recover help"
+            opts="invite import list show disable enable delete recover help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2320,6 +2343,20 @@ _latchkey() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        latchkey__subcmd__user__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         latchkey__subcmd__user__subcmd__help__subcmd__invite)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -2369,6 +2406,44 @@ _latchkey() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__user__subcmd__import)
+            opts="-t -o -q -h --tenant --dry-run --links-out --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --links-out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

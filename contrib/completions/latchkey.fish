@@ -173,19 +173,20 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "list" -d 'List users (filter by role or status)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "show" -d 'Show one user'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "disable" -d 'Disable a user: they cannot sign in, and their sessions and refresh tokens end at once'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "enable" -d 'Enable a disabled user again'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "delete" -d 'Delete a user with their credentials, sessions and tokens. Cannot be undone'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite list show disable enable delete recover help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "import" -d 'Invite everyone in a CSV file (header email,name[,roles]; roles separated by \';\'). Bad rows are rejected one by one and reported; the others are invited. Re-running skips users who are already present. Exit code 1 when any row was rejected'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "list" -d 'List users (filter by role or status)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "show" -d 'Show one user'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "disable" -d 'Disable a user: they cannot sign in, and their sessions and refresh tokens end at once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "enable" -d 'Enable a disabled user again'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "delete" -d 'Delete a user with their credentials, sessions and tokens. Cannot be undone'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l email -d 'The user\'s e-mail address (their username)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l name -d 'The user\'s display name' -r
@@ -195,6 +196,14 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l links-out -d 'Write email,name,invite_url of the invited users to this CSV file' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l dry-run -d 'Check the file and report what would happen; store nothing'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l role -d 'Only users with this role' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l status -d 'Only users in this state' -r -f -a "invited\t''
@@ -237,6 +246,7 @@ json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "import" -d 'Invite everyone in a CSV file (header email,name[,roles]; roles separated by \';\'). Bad rows are rejected one by one and reported; the others are invited. Re-running skips users who are already present. Exit code 1 when any row was rejected'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "list" -d 'List users (filter by role or status)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one user'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Disable a user: they cannot sign in, and their sessions and refresh tokens end at once'
@@ -343,6 +353,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "invite" -d 'Invite a user: prints a one-time link with which they register a passkey'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "import" -d 'Invite everyone in a CSV file (header email,name[,roles]; roles separated by \';\'). Bad rows are rejected one by one and reported; the others are invited. Re-running skips users who are already present. Exit code 1 when any row was rejected'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "list" -d 'List users (filter by role or status)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "show" -d 'Show one user'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from user" -f -a "disable" -d 'Disable a user: they cannot sign in, and their sessions and refresh tokens end at once'

@@ -17,15 +17,33 @@ pub fn neutralise(cell: &str) -> String {
     if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{cell}") } else { cell.to_owned() }
 }
 
-fn write_links(path: &Path, invited: &[Value]) -> Result<(), CliError> {
-    let local = |e: &dyn std::fmt::Display| CliError::Local(format!("writing {}: {e}", path.display()));
-    let mut w = csv::Writer::from_path(path).map_err(|e| local(&e))?;
-    w.write_record(["email", "name", "invite_url"]).map_err(|e| local(&e))?;
-    for i in invited {
-        let cell = |k: &str| neutralise(i[k].as_str().unwrap_or_default());
-        w.write_record([cell("email"), cell("name"), cell("invite_url")]).map_err(|e| local(&e))?;
+/// The `--links-out` file, written batch by batch as the daemon reports invitations.
+struct Links {
+    path: PathBuf,
+    writer: csv::Writer<std::fs::File>,
+}
+
+impl Links {
+    fn create(path: &Path) -> Result<Links, CliError> {
+        let mut writer = csv::Writer::from_path(path).map_err(|e| Links::error(path, &e))?;
+        writer.write_record(["email", "name", "invite_url"]).map_err(|e| Links::error(path, &e))?;
+        Ok(Links { path: path.to_owned(), writer })
     }
-    w.flush().map_err(|e| local(&e))
+    fn error(path: &Path, e: &dyn std::fmt::Display) -> CliError {
+        CliError::Local(format!("writing {}: {e}", path.display()))
+    }
+    fn add(&mut self, invited: &[Value]) -> Result<(), CliError> {
+        for i in invited {
+            let cell = |k: &str| neutralise(i[k].as_str().unwrap_or_default());
+            self.writer
+                .write_record([cell("email"), cell("name"), cell("invite_url")])
+                .map_err(|e| Links::error(&self.path, &e))?;
+        }
+        Ok(())
+    }
+    fn finish(mut self) -> Result<(), CliError> {
+        self.writer.flush().map_err(|e| Links::error(&self.path, &e))
+    }
 }
 
 pub fn run(
@@ -46,6 +64,11 @@ pub fn run(
         bar
     });
     let mut summary = Value::Null;
+    let mut links = match (&links_out, dry_run) {
+        (Some(p), false) => Some(Links::create(p)?),
+        _ => None,
+    };
+    let (mut invited, mut already): (Vec<Value>, Vec<Value>) = (vec![], vec![]);
     let path = format!("/tenants/{}/users/import{}", seg(tenant)?, if dry_run { "?dry_run=true" } else { "" });
     client.stream_lines(&path, "text/csv", data, |line| {
         if line.is_empty() {
@@ -58,6 +81,12 @@ pub fn run(
                     b.set_length(v["total"].as_u64().unwrap_or(0));
                     b.set_position(v["processed"].as_u64().unwrap_or(0));
                 }
+                let batch = v["invited"].as_array().map(Vec::as_slice).unwrap_or_default();
+                if let Some(l) = links.as_mut() {
+                    l.add(batch)?;
+                }
+                invited.extend_from_slice(batch);
+                already.extend(v["already_present"].as_array().cloned().unwrap_or_default());
             }
             Some("summary") => summary = v,
             _ => {}
@@ -76,11 +105,12 @@ pub fn run(
             message: format!("import stopped: {err}; re-run to continue"),
         });
     }
-    let list = |k: &str| summary[k].as_array().cloned().unwrap_or_default();
-    let (invited, already, rejected) = (list("invited"), list("already_present"), list("rejected"));
-    if let (Some(path), false) = (&links_out, dry_run) {
-        write_links(path, &invited)?;
+    if let Some(l) = links {
+        l.finish()?;
     }
+    let rejected = summary["rejected"].as_array().cloned().unwrap_or_default();
+    summary["invited"] = Value::Array(invited.clone());
+    summary["already_present"] = Value::Array(already.clone());
     let verb = if dry_run { "would be invited" } else { "invited" };
     let mut out = Output::new(&summary)?.table(fields(&[
         (verb, invited.len().to_string()),

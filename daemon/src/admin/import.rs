@@ -25,6 +25,17 @@ use crate::store;
 use crate::tenants::require;
 use crate::users::import::{self, Outcome};
 
+/// One batch done: its invitations travel with the progress line.
+#[derive(serde::Serialize)]
+struct Progress<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    processed: usize,
+    total: usize,
+    invited: &'a [import::Invited],
+    already_present: &'a [String],
+}
+
 /// A response body fed line by line from a channel.
 struct Lines(mpsc::Receiver<Bytes>);
 
@@ -72,7 +83,9 @@ pub async fn import(
         let total = rows.len() + rejected.len();
         let now = state.clock.now();
         let ttl = state.config.tokens.invite.as_secs() as i64;
-        let mut out = Outcome::default();
+        // Only counts are kept: each batch's links leave with its progress line, so the daemon's
+        // memory does not grow with the number of invitations.
+        let (mut invited, mut already) = (0usize, 0usize);
         let mut failure = None;
         for (i, chunk) in rows.chunks(BATCH).enumerate() {
             let chunk = chunk.to_vec();
@@ -106,28 +119,34 @@ pub async fn import(
                     })
                     .await
             };
-            match result {
-                Ok(o) => {
-                    out.invited.extend(o.invited);
-                    out.already_present.extend(o.already_present);
-                }
+            let batch = match result {
+                Ok(o) => o,
                 Err(e) => {
                     failure = Some(format!("{e}"));
                     break;
                 }
-            }
+            };
+            invited += batch.invited.len();
+            already += batch.already_present.len();
             let done = ((i + 1) * BATCH).min(rows.len()) + rejected.len();
-            let line = json!({"type": "progress", "processed": done, "total": total});
-            if tx_lines.send(Bytes::from(format!("{line}\n"))).await.is_err() {
+            let line = Progress {
+                kind: "progress",
+                processed: done,
+                total,
+                invited: &batch.invited,
+                already_present: &batch.already_present,
+            };
+            let Ok(text) = serde_json::to_string(&line) else { break };
+            if tx_lines.send(Bytes::from(text + "\n")).await.is_err() {
                 return; // The client went away.
             }
         }
-        tracing::info!(tenant = %slug, invited = out.invited.len(), already = out.already_present.len(), rejected = rejected.len(), dry_run, "user import");
+        tracing::info!(tenant = %slug, invited, already, rejected = rejected.len(), dry_run, "user import");
         let summary = json!({
             "type": "summary",
             "dry_run": dry_run,
-            "invited": out.invited,
-            "already_present": out.already_present,
+            "invited": invited,
+            "already_present": already,
             "rejected": rejected,
             "error": failure,
         });

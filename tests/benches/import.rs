@@ -1,0 +1,146 @@
+//! Benchmark: bulk invitations of 10,000 and 100,000 CSV rows, through the API
+//! (`POST {api_url}/v1/users/invite`, multipart sent by curl) and through the CLI
+//! (`latchkey user import`), each against a fresh release-build `latchkeyd` process whose peak
+//! resident memory (VmHWM) is read from /proc afterwards.
+//!
+//! Run: `cargo build --release --workspace --bins && cargo bench -p latchkey-tests --bench import`.
+
+#[path = "../e2e/authenticator.rs"]
+mod authenticator;
+#[path = "../e2e/support.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::bin;
+
+struct Daemon {
+    child: Child,
+    dir: tempfile::TempDir,
+    base: String,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Daemon {
+    fn start() -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(bin("latchkeyd"))
+            .args(["--dev", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+            .arg(dir.path())
+            .env("LATCHKEY_LIMITS_TOKEN_RATE_PER_MINUTE", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start latchkeyd");
+        let sock = dir.path().join("admin.sock");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !sock.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let d = Daemon { child, dir, base: format!("http://localhost:{port}/dev") };
+        d.cli(&["status"]);
+        d
+    }
+
+    fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new(bin("latchkey"))
+            .args(args)
+            .env("LATCHKEY_ADMIN_SOCKET", self.dir.path().join("admin.sock"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "latchkey {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Peak resident set size of the daemon process, in MiB.
+    fn peak_rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+            .unwrap_or(f64::NAN)
+    }
+}
+
+fn csv(path: &Path, rows: usize) {
+    let mut text = String::with_capacity(rows * 40 + 16);
+    text.push_str("email,name\n");
+    for i in 0..rows {
+        text.push_str(&format!("user{i:06}@bench.example.com,User Number {i}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn main() {
+    println!("latchkey bulk-invite benchmark: release latchkeyd process, SQLite WAL synchronous=FULL, loopback");
+    println!("{:<8} {:>8} {:>9} {:>10} {:>16}", "path", "rows", "seconds", "rows/s", "daemon peak RSS");
+    for rows in [10_000usize, 100_000] {
+        // Through the CLI.
+        let d = Daemon::start();
+        let file = d.dir.path().join("users.csv");
+        csv(&file, rows);
+        let t = Instant::now();
+        let out = d.cli(&["user", "import", "--tenant", "dev", file.to_str().unwrap(), "-q", "-o", "json"]);
+        let secs = t.elapsed().as_secs_f64();
+        let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(summary["invited"].as_array().unwrap().len(), rows);
+        println!("{:<8} {:>8} {:>9.2} {:>10.0} {:>12.1} MiB", "cli", rows, secs, rows as f64 / secs, d.peak_rss_mib());
+        drop(d);
+
+        // Through the API, with a client-credentials token.
+        let d = Daemon::start();
+        let file = d.dir.path().join("users.csv");
+        csv(&file, rows);
+        let app: serde_json::Value = serde_json::from_str(&d.cli(&[
+            "app",
+            "create",
+            "--tenant",
+            "dev",
+            "--name",
+            "importer",
+            "--type",
+            "m2m",
+            "--scope",
+            "users:invite",
+            "-o",
+            "json",
+        ]))
+        .unwrap();
+        let token = Command::new("curl")
+            .args([
+                "-sS",
+                "-u",
+                &format!("{}:{}", app["client_id"].as_str().unwrap(), app["client_secret"].as_str().unwrap()),
+            ])
+            .args(["-d", "grant_type=client_credentials", &format!("{}/token", d.base)])
+            .output()
+            .unwrap();
+        let token: serde_json::Value = serde_json::from_slice(&token.stdout).unwrap();
+        let t = Instant::now();
+        let out = Command::new("curl")
+            .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H"])
+            .arg(format!("Authorization: Bearer {}", token["access_token"].as_str().unwrap()))
+            .args([
+                "-F",
+                &format!("file=@{};type=text/csv", file.display()),
+                &format!("{}/api/v1/users/invite", d.base),
+            ])
+            .output()
+            .unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "200", "{}", String::from_utf8_lossy(&out.stderr));
+        println!("{:<8} {:>8} {:>9.2} {:>10.0} {:>12.1} MiB", "api", rows, secs, rows as f64 / secs, d.peak_rss_mib());
+    }
+}
