@@ -324,3 +324,16 @@ pub struct RoleChange {
     /// Users who already had (or already lacked) the role.
     pub unchanged: Vec<String>,
 }
+
+/// `GET /admin/v1/tenants/{slug}/audit?since=UNIX&user=EMAIL&after=ID&limit=N`
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AuditEvent {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub outcome: String,
+    pub ip: Option<String>,
+    pub subject: Option<String>,
+    pub detail: Option<String>,
+}

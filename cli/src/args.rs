@@ -65,6 +65,23 @@ pub enum Command {
     /// Create roles and assign them to users; they appear in the `roles` claim of tokens.
     #[command(subcommand)]
     Role(RoleCmd),
+    /// Read the audit log: sign-ins, registrations, credential changes, token grants, admin operations.
+    #[command(
+        after_help = "Examples:\n  latchkey audit --tenant acme --since 1h\n  latchkey audit --tenant acme --user ada@acme.com --follow"
+    )]
+    Audit {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// Only events of the last DURATION (e.g. 15m, 1h, 7d).
+        #[arg(long, value_name = "DURATION")]
+        since: Option<String>,
+        /// Only events about this user.
+        #[arg(long, value_name = "EMAIL")]
+        user: Option<String>,
+        /// Keep printing new events as they happen (Ctrl-C to stop).
+        #[arg(long)]
+        follow: bool,
+    },
     /// Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`.
     Completions {
         #[arg(value_enum)]

@@ -48,6 +48,9 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::User(c) => commands::user::run(&client, c, cli.quiet)?,
         Command::Credential(c) => commands::credential::run(&client, c)?,
         Command::Role(c) => commands::role::run(&client, c)?,
+        Command::Audit { tenant, since, user, follow } => {
+            commands::audit::run(&client, &tenant.tenant, since.as_deref(), user.as_deref(), follow, cli.output)?
+        }
         Command::Completions { .. } => return Ok(0),
     };
     output.print(cli.output, cli.quiet)?;

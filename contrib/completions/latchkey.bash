@@ -19,6 +19,9 @@ _latchkey() {
             latchkey,app)
                 cmd="latchkey__subcmd__app"
                 ;;
+            latchkey,audit)
+                cmd="latchkey__subcmd__audit"
+                ;;
             latchkey,completions)
                 cmd="latchkey__subcmd__completions"
                 ;;
@@ -99,6 +102,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__help,app)
                 cmd="latchkey__subcmd__help__subcmd__app"
+                ;;
+            latchkey__subcmd__help,audit)
+                cmd="latchkey__subcmd__help__subcmd__audit"
                 ;;
             latchkey__subcmd__help,completions)
                 cmd="latchkey__subcmd__help__subcmd__completions"
@@ -356,7 +362,7 @@ _latchkey() {
 
     case "${cmd}" in
         latchkey)
-            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role completions help"
+            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role audit completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -699,6 +705,48 @@ _latchkey() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        latchkey__subcmd__audit)
+            opts="-t -o -q -h --tenant --since --user --follow --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         latchkey__subcmd__completions)
             opts="-o -q -h --socket --output --quiet --help bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -876,7 +924,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help)
-            opts="status tenant app key user credential role completions help"
+            opts="status tenant app key user credential role audit completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -962,6 +1010,20 @@ _latchkey() {
         latchkey__subcmd__help__subcmd__app__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__audit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

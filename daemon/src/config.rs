@@ -55,8 +55,17 @@ pub struct FileConfig {
     pub webauthn: WebauthnSection,
     #[serde(default)]
     pub limits: LimitsSection,
+    #[serde(default)]
+    pub audit: AuditSection,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smtp: Option<SmtpSection>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSection {
+    /// How long audit events are kept.
+    pub retention: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -203,6 +212,7 @@ pub struct Config {
     pub tokens: TokenTtls,
     pub challenge_ttl: Duration,
     pub limits: Limits,
+    pub audit_retention: Duration,
     pub smtp: Option<Smtp>,
 }
 
@@ -351,6 +361,7 @@ impl Config {
             tokens,
             challenge_ttl,
             limits,
+            audit_retention: duration("audit.retention", &file.audit.retention, "90d")?,
             smtp,
         })
     }
@@ -398,6 +409,7 @@ impl Config {
                 ceremony_rate_per_minute: Some(self.limits.ceremony_rate_per_minute),
                 token_rate_per_minute: Some(self.limits.token_rate_per_minute),
             },
+            audit: AuditSection { retention: Some(fmt(self.audit_retention)) },
             smtp: self.smtp.as_ref().map(|s| SmtpSection {
                 host: Some(s.host.clone()),
                 port: Some(s.port),
@@ -424,7 +436,7 @@ impl FileConfig {
     }
 }
 
-const SECTIONS: [&str; 8] = ["server", "storage", "admin", "keys", "tokens", "webauthn", "limits", "smtp"];
+const SECTIONS: [&str; 9] = ["server", "storage", "admin", "keys", "tokens", "webauthn", "limits", "audit", "smtp"];
 
 /// Applies `LATCHKEY_<SECTION>_<KEY>` variables: `LATCHKEY_SERVER_PUBLIC_URL=…` sets
 /// `server.public_url`. Values are read as TOML values when they parse as one (numbers, arrays,

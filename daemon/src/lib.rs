@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod apps;
 pub mod args;
+pub mod audit;
 pub mod clock;
 pub mod config;
 pub mod crypto;
@@ -44,6 +45,7 @@ pub struct State {
     pub registry: Registry,
     pub metrics: Metrics,
     pub limiter: ratelimit::RateLimiter,
+    pub audit: audit::AuditLog,
     pub started: Instant,
     pub listen_addr: SocketAddr,
 }
@@ -98,10 +100,15 @@ async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
             _ = shutdown.changed() => return,
         }
         let now = state.clock.now();
+        let retention_secs = state.config.audit_retention.as_secs() as i64;
         let swept = state
             .db
             .write(move |tx| -> Result<usize, store::StoreError> {
-                Ok(store::challenges::sweep(tx, now)? + store::sessions::sweep(tx, now)?)
+                let retention = now - retention_secs;
+                Ok(store::challenges::sweep(tx, now)?
+                    + store::sessions::sweep(tx, now)?
+                    + store::oidc::sweep(tx, now)?
+                    + store::audit::sweep(tx, retention)?)
             })
             .await;
         match swept {
@@ -139,6 +146,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let tcp = tokio::net::TcpListener::from_std(std_listener)
         .map_err(|source| StartError::Listen { addr: listen_addr, source })?;
 
+    let (audit_log, audit_task) = audit::AuditLog::start(db.clone());
     let state = Arc::new(State {
         config: config.clone(),
         db,
@@ -147,6 +155,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         registry: Registry::default(),
         metrics: Metrics::default(),
         limiter: ratelimit::RateLimiter::default(),
+        audit: audit_log,
         started: Instant::now(),
         listen_addr,
     });
@@ -191,6 +200,9 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let _ = public.await;
     let _ = admin_task.await;
     let _ = sweeper.await;
+    // Everything recorded before shutdown is written before the process ends.
+    state.audit.flush().await;
+    audit_task.abort();
     notify::notify("STOPPING=1");
     if let Err(e) = std::fs::remove_file(&config.admin_socket) {
         tracing::warn!(error = %e, "could not remove the admin socket");

@@ -5,6 +5,7 @@ mod support;
 
 mod admin_socket;
 mod apps;
+mod audit;
 mod browser;
 mod bulk;
 mod config;

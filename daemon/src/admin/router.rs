@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use latchkey::admin::{Confirm, CreateApp, CreateRole, CreateTenant, Emails, InviteUser, PREFIX, Status};
+use latchkey::admin::{AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, InviteUser, PREFIX, Status};
 use latchkey::codes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -31,6 +31,22 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) 
         response.headers_mut().insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
     }
     let status = response.status().as_u16();
+    // Every admin operation is audited (reads included: who looked at what is part of the trail).
+    let segs: Vec<&str> = path.trim_start_matches(PREFIX).split('/').filter(|s| !s.is_empty()).collect();
+    let tenant = match segs.as_slice() {
+        ["tenants", slug, ..] => Some(*slug),
+        _ => None,
+    };
+    if !(method == Method::GET && segs.last() == Some(&"audit")) {
+        let outcome = if (200..300).contains(&status) { "success".to_owned() } else { format!("failure: {status}") };
+        state.audit.record(crate::audit::event(
+            state.clock.now(),
+            tenant,
+            &format!("admin uid {}", peer.uid),
+            &format!("admin {method} {}", path.trim_start_matches(PREFIX)),
+            &outcome,
+        ));
+    }
     tracing::info!(target: "latchkeyd::admin", uid = peer.uid, %method, %path, status, ms = %format_args!("{:.3}", started.elapsed().as_secs_f64() * 1e3));
     response
 }
@@ -145,6 +161,32 @@ async fn dispatch(state: &Arc<State>, req: Request<Incoming>) -> Result<Response
             confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;
             users::delete(state, slug, email).await?;
             Ok(empty(StatusCode::NO_CONTENT))
+        }
+        (&Method::GET, ["tenants", slug, "audit"]) => {
+            let q = query(&req);
+            let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok());
+            let (since, after, limit) =
+                (num("since").unwrap_or(0), num("after").unwrap_or(0), num("limit").unwrap_or(1000).clamp(1, 10_000));
+            let (slug, user) = (slug.to_string(), q.get("user").cloned());
+            state.audit.flush().await;
+            let rows = state
+                .db
+                .read(move |tx| store::audit::query(tx, &slug, since, user.as_deref(), after, limit as u32))
+                .await?;
+            let events: Vec<AuditEvent> = rows
+                .into_iter()
+                .map(|(id, e)| AuditEvent {
+                    id,
+                    at: crate::clock::rfc3339(e.at),
+                    actor: e.actor,
+                    action: e.action,
+                    outcome: e.outcome,
+                    ip: e.ip,
+                    subject: e.subject,
+                    detail: e.detail,
+                })
+                .collect();
+            ok(&events)
         }
         (&Method::GET, ["tenants", slug, "roles"]) => ok(&users::roles::list(state, slug.to_string()).await?),
         (&Method::POST, ["tenants", slug, "roles"]) => {

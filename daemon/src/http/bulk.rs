@@ -155,7 +155,9 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
             Ok(out)
         })
         .await?;
-    tracing::info!(tenant = %tenant.slug, client = %claims.client_id, invited = outcome.invited.len(), already = outcome.already_present.len(), "bulk invite");
+    let mut e = crate::audit::event(now, Some(&tenant.slug), &claims.client_id, "users.invite", "success");
+    e.detail = Some(format!("{} invited, {} already present", outcome.invited.len(), outcome.already_present.len()));
+    state.audit.record(e);
     Ok(json(StatusCode::OK, &outcome))
 }
 

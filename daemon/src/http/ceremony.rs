@@ -118,9 +118,25 @@ async fn run(
             Ok(json(StatusCode::OK, &options))
         }
         TenantRoute::RegisterFinish => {
+            let ip = crate::audit::ip_of(&req);
             let body: register::FinishRequest = read_json(req, limit).await?;
             let t = tenant.clone();
-            let done = register::finish(state, t, body).await?;
+            let done = register::finish(state, t, body).await;
+            let mut e = crate::audit::event(
+                now,
+                Some(&tenant.slug),
+                "anonymous",
+                "registration",
+                &crate::audit::outcome(&done, |e| e.code.to_owned()),
+            );
+            e.ip = ip;
+            if let Ok(d) = &done {
+                e.actor = d.response.user.email.clone();
+                e.subject = Some(d.response.user.email.clone());
+                e.detail = Some(format!("{} via {}", d.response.credential.kind, d.via));
+            }
+            state.audit.record(e);
+            let done = done?;
             Ok(with_session(StatusCode::CREATED, &done.response, &tenant, done.session.as_ref(), now))
         }
         TenantRoute::AuthStart => {
@@ -128,9 +144,25 @@ async fn run(
             Ok(json(StatusCode::OK, &authenticate::start(state, tenant, body).await?))
         }
         TenantRoute::AuthFinish => {
+            let ip = crate::audit::ip_of(&req);
             let body: authenticate::FinishRequest = read_json(req, limit).await?;
             let t = tenant.clone();
-            let done = authenticate::finish(state, t, body).await?;
+            let done = authenticate::finish(state, t, body).await;
+            let mut e = crate::audit::event(
+                now,
+                Some(&tenant.slug),
+                "anonymous",
+                "login",
+                &crate::audit::outcome(&done, |e| e.code.to_owned()),
+            );
+            e.ip = ip;
+            if let Ok(d) = &done {
+                e.actor = d.response.user.email.clone();
+                e.subject = Some(d.response.user.email.clone());
+                e.detail = Some("passkey".into());
+            }
+            state.audit.record(e);
+            let done = done?;
             Ok(with_session(StatusCode::OK, &done.response, &tenant, Some(&done.session), now))
         }
         TenantRoute::Credentials => {
@@ -139,13 +171,21 @@ async fn run(
         }
         TenantRoute::Credential(id) => {
             let user = signed_in(state, &tenant, &req).await?;
-            if req.method() == Method::DELETE {
-                credentials::delete(state, tenant, user, &id).await?;
-                Ok(empty(StatusCode::NO_CONTENT))
+            let mut e =
+                crate::audit::event(now, Some(&tenant.slug), &format!("user:{user}"), "credential.revoke", "success");
+            e.ip = crate::audit::ip_of(&req);
+            e.detail = Some(id.clone());
+            let t = tenant.clone();
+            let result = if req.method() == Method::DELETE {
+                credentials::delete(state, t, user, &id).await.map(|()| empty(StatusCode::NO_CONTENT))
             } else {
+                e.action = "credential.rename".into();
                 let body: credentials::Rename = read_json(req, limit).await?;
-                Ok(json(StatusCode::OK, &credentials::rename(state, tenant, user, &id, body).await?))
-            }
+                credentials::rename(state, t, user, &id, body).await.map(|c| json(StatusCode::OK, &c))
+            };
+            e.outcome = crate::audit::outcome(&result, |e| e.code.to_owned());
+            state.audit.record(e);
+            result
         }
         _ => Err(ApiError::not_found(codes::NOT_FOUND, "no such endpoint")),
     }

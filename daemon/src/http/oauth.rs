@@ -174,9 +174,22 @@ async fn run(
             }
         }
         TenantRoute::Token => {
+            let ip = crate::audit::ip_of(&req);
             let (headers, fields) = form(state, req).await?;
             let client = presented(&headers, &fields)?;
-            json(&grants::token(state, tenant, client, Form(fields)).await?)
+            let grant = field(&fields, "grant_type").unwrap_or_default();
+            let mut e = crate::audit::event(
+                state.clock.now(),
+                Some(&tenant.slug),
+                &client.client_id,
+                &format!("token.{grant}"),
+                "",
+            );
+            e.ip = ip;
+            let result = grants::token(state, tenant, client, Form(fields)).await;
+            e.outcome = crate::audit::outcome(&result, |e| e.error.to_owned());
+            state.audit.record(e);
+            json(&result?)
         }
         TenantRoute::Userinfo => {
             let token = match bearer(&req) {
@@ -219,6 +232,13 @@ async fn run(
                 state: field(&fields, "state"),
             };
             let t = tenant.clone();
+            state.audit.record(crate::audit::event(
+                state.clock.now(),
+                Some(&tenant.slug),
+                "browser",
+                "logout",
+                "success",
+            ));
             let mut r = match introspection::logout(state, t, request).await? {
                 Some(to) => redirect(&to)?,
                 None => html(

@@ -164,7 +164,9 @@ fn tenant_route(rest: &str) -> TenantRoute {
 }
 
 /// Entry point of the public listener.
-pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+pub async fn handle(state: Arc<State>, mut req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+    let ip = crate::ratelimit::client_ip(peer, req.headers(), &state.config.trusted_proxies);
+    req.extensions_mut().insert(crate::audit::ClientIp(ip));
     let started = Instant::now();
     let host = req
         .headers()

@@ -217,6 +217,8 @@ fn shape_options(mut options: Value, attachment: Attachment, conveyance: Conveya
 pub struct Finished {
     pub response: FinishResponse,
     pub session: Option<Issued>,
+    /// How the registration was allowed: invite, recovery, session or open.
+    pub via: &'static str,
 }
 
 pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, ApiError> {
@@ -253,6 +255,12 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             }
 
             // Who gets the credential; consume the invite in this same transaction.
+            let via = match &ctx.who {
+                Who::Invite { recovery: true, .. } => "recovery",
+                Who::Invite { .. } => "invite",
+                Who::Session { .. } => "session",
+                Who::Open { .. } => "open",
+            };
             let (user, new_session) = match &ctx.who {
                 Who::Invite { user_id, invite_id, recovery } => {
                     if !store::invites::consume(tx, t, *invite_id, now)? {
@@ -329,6 +337,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     user: UserInfo { id: user.public_id, email: user.email, name: user.name },
                 },
                 session,
+                via,
             })
         })
         .await

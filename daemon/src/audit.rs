@@ -1,0 +1,113 @@
+//! The audit log: events are queued without waiting and written by one background task in
+//! batches (one durable commit per batch), so recording a sign-in or a token grant adds no fsync
+//! to the request. Readers flush the queue first; shutdown flushes it too.
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::clock::Timestamp;
+use crate::store::audit::Event;
+use crate::store::{Db, StoreError};
+
+enum Msg {
+    Event(Event),
+    Flush(oneshot::Sender<()>),
+}
+
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    tx: mpsc::Sender<Msg>,
+}
+
+impl std::fmt::Debug for Msg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("audit message")
+    }
+}
+
+/// Queue length; beyond it events are dropped with a warning rather than slowing requests down.
+const QUEUE: usize = 50_000;
+const BATCH: usize = 1_000;
+
+impl AuditLog {
+    /// Starts the writer; it ends when every `AuditLog` handle is dropped.
+    pub fn start(db: Db) -> (AuditLog, tokio::task::JoinHandle<()>) {
+        let (tx, mut rx) = mpsc::channel::<Msg>(QUEUE);
+        let task = tokio::spawn(async move {
+            while let Some(first) = rx.recv().await {
+                let mut events = vec![];
+                let mut waiters = vec![];
+                let mut next = Some(first);
+                while let Some(m) = next.take() {
+                    match m {
+                        Msg::Event(e) => events.push(e),
+                        Msg::Flush(w) => waiters.push(w),
+                    }
+                    if events.len() < BATCH {
+                        next = rx.try_recv().ok();
+                    }
+                }
+                if !events.is_empty() {
+                    let n = events.len();
+                    let written = db
+                        .write(move |tx| -> Result<(), StoreError> {
+                            for e in &events {
+                                crate::store::audit::insert(tx, e)?;
+                            }
+                            Ok(())
+                        })
+                        .await;
+                    if let Err(e) = written {
+                        tracing::error!(error = %e, events = n, "audit events could not be written");
+                    }
+                }
+                for w in waiters {
+                    let _ = w.send(());
+                }
+            }
+        });
+        (AuditLog { tx }, task)
+    }
+
+    /// Queues an event; never waits.
+    pub fn record(&self, e: Event) {
+        if let Err(err) = self.tx.try_send(Msg::Event(e)) {
+            tracing::warn!(error = %err, "audit queue full; event dropped");
+        }
+    }
+
+    /// Waits until everything queued so far is written.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Msg::Flush(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// Builds an event.
+pub fn event(at: Timestamp, tenant: Option<&str>, actor: &str, action: &str, outcome: &str) -> Event {
+    Event {
+        at,
+        tenant: tenant.map(str::to_owned),
+        actor: actor.to_owned(),
+        action: action.to_owned(),
+        outcome: outcome.to_owned(),
+        ..Event::default()
+    }
+}
+
+/// The client address of a public request, put there by the router.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientIp(pub std::net::IpAddr);
+
+pub fn ip_of<B>(req: &hyper::Request<B>) -> Option<String> {
+    req.extensions().get::<ClientIp>().map(|c| c.0.to_string())
+}
+
+/// `success`, or `failure: <code>`.
+pub fn outcome<T, E>(r: &Result<T, E>, code: impl Fn(&E) -> String) -> String {
+    match r {
+        Ok(_) => "success".to_owned(),
+        Err(e) => format!("failure: {}", code(e)),
+    }
+}
