@@ -337,3 +337,80 @@ pub struct AuditEvent {
     pub subject: Option<String>,
     pub detail: Option<String>,
 }
+
+/// The declarative configuration of `latchkey apply` / `latchkey export` (TOML on disk, JSON on
+/// the socket). Things are matched by slug (tenants) and name (roles, apps); apply creates and
+/// updates, never deletes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Declared {
+    #[serde(default, rename = "tenant")]
+    pub tenants: Vec<DeclaredTenant>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredTenant {
+    pub slug: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rp_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<Registration>,
+    #[serde(default, rename = "role", skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<DeclaredRole>,
+    #[serde(default, rename = "app", skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<DeclaredApp>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredRole {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredApp {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub app_type: AppType,
+    #[serde(default)]
+    pub redirect_uris: Vec<String>,
+    #[serde(default)]
+    pub post_logout_redirect_uris: Vec<String>,
+    #[serde(default)]
+    pub cors_origins: Vec<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyRequest {
+    pub declared: Declared,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ApplyResult {
+    pub dry_run: bool,
+    /// One line per change, e.g. "create app acme/Portal"; empty when nothing changes.
+    pub changes: Vec<String>,
+    /// Applications created now, with their secrets (shown this once).
+    pub created_apps: Vec<AppCreatedIn>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AppCreatedIn {
+    pub tenant: String,
+    pub name: String,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+}

@@ -65,6 +65,26 @@ pub enum Command {
     /// Create roles and assign them to users; they appear in the `roles` claim of tokens.
     #[command(subcommand)]
     Role(RoleCmd),
+    /// Create or update tenants, roles and applications from a TOML file (idempotent: a second
+    /// run changes nothing). Nothing is deleted. New confidential apps' secrets are printed once.
+    #[command(
+        after_help = "File format (export writes the same):\n\n  [[tenant]]\n  slug = \"acme\"\n  name = \"Acme\"\n  registration = \"invite\"\n\n  \
+        [[tenant.role]]\n  name = \"admin\"\n  description = \"Administrators\"\n\n  [[tenant.app]]\n  name = \"Portal\"\n  type = \"web\"\n  \
+        redirect_uris = [\"https://portal.acme.com/oidc-callback\"]\n\nExamples:\n  latchkey apply -f latchkey.toml --dry-run\n  latchkey export --tenant acme > acme.toml"
+    )]
+    Apply {
+        /// The declarative configuration file.
+        #[arg(short = 'f', long = "file", value_name = "FILE.toml")]
+        file: std::path::PathBuf,
+        /// Print the plan; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Print a tenant's tenants/roles/apps configuration in the `apply` format (no secrets).
+    Export {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
     /// Read the audit log: sign-ins, registrations, credential changes, token grants, admin operations.
     #[command(
         after_help = "Examples:\n  latchkey audit --tenant acme --since 1h\n  latchkey audit --tenant acme --user ada@acme.com --follow"

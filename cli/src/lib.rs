@@ -48,6 +48,8 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::User(c) => commands::user::run(&client, c, cli.quiet)?,
         Command::Credential(c) => commands::credential::run(&client, c)?,
         Command::Role(c) => commands::role::run(&client, c)?,
+        Command::Apply { file, dry_run } => commands::apply::apply(&client, &file, dry_run)?,
+        Command::Export { tenant } => commands::apply::export(&client, &tenant.tenant)?,
         Command::Audit { tenant, since, user, follow } => {
             commands::audit::run(&client, &tenant.tenant, since.as_deref(), user.as_deref(), follow, cli.output)?
         }

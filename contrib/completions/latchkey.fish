@@ -37,6 +37,8 @@ complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "key" -d 'List, ro
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "user" -d 'Invite users and issue recovery links'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "credential" -d 'List and revoke a user\'s passkeys and security keys'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "role" -d 'Create roles and assign them to users; they appear in the `roles` claim of tokens'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "apply" -d 'Create or update tenants, roles and applications from a TOML file (idempotent: a second run changes nothing). Nothing is deleted. New confidential apps\' secrets are printed once'
+complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "export" -d 'Print a tenant\'s tenants/roles/apps configuration in the `apply` format (no secrets)'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "audit" -d 'Read the audit log: sign-ins, registrations, credential changes, token grants, admin operations'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -327,6 +329,19 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "assign" -d 'Give a role to users (all or nothing: an unknown e-mail changes nobody)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "unassign" -d 'Take a role from users'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s f -l file -d 'The declarative configuration file' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -l dry-run -d 'Print the plan; change nothing'
+complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand export" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l since -d 'Only events of the last DURATION (e.g. 15m, 1h, 7d)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l user -d 'Only events about this user' -r
@@ -341,16 +356,18 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s o -l o
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "status" -d 'Show whether the daemon is up, its version, listener and tenant count'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "user" -d 'Invite users and issue recovery links'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "credential" -d 'List and revoke a user\'s passkeys and security keys'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "role" -d 'Create roles and assign them to users; they appear in the `roles` claim of tokens'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "audit" -d 'Read the audit log: sign-ins, registrations, credential changes, token grants, admin operations'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
-complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role audit completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "status" -d 'Show whether the daemon is up, its version, listener and tenant count'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "tenant" -d 'Create, list, inspect and delete tenants (one issuer each)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "app" -d 'Register OpenID Connect client applications and manage their secrets'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "key" -d 'List, rotate and retire a tenant\'s token-signing keys'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "user" -d 'Invite users and issue recovery links'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "credential" -d 'List and revoke a user\'s passkeys and security keys'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "role" -d 'Create roles and assign them to users; they appear in the `roles` claim of tokens'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "apply" -d 'Create or update tenants, roles and applications from a TOML file (idempotent: a second run changes nothing). Nothing is deleted. New confidential apps\' secrets are printed once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "export" -d 'Print a tenant\'s tenants/roles/apps configuration in the `apply` format (no secrets)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "audit" -d 'Read the audit log: sign-ins, registrations, credential changes, token grants, admin operations'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and not __fish_seen_subcommand_from status tenant app key user credential role apply export audit completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "create" -d 'Create a tenant with its first signing key'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "list" -d 'List tenants'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from tenant" -f -a "show" -d 'Show one tenant'

@@ -110,7 +110,7 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, ApiError> {
 
 /// A Client ID: 24 random alphanumeric characters (~142 bits). Alphanumeric so that it never
 /// starts with `-` (which command lines read as an option) and survives any copy-paste.
-fn new_client_id() -> Result<String, ApiError> {
+pub fn new_client_id() -> Result<String, ApiError> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut id = String::with_capacity(24);
     while id.len() < 24 {

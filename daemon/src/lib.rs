@@ -8,6 +8,7 @@ pub mod audit;
 pub mod clock;
 pub mod config;
 pub mod crypto;
+pub mod declarative;
 pub mod error;
 pub mod http;
 pub mod metrics;

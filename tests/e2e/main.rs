@@ -9,6 +9,7 @@ mod audit;
 mod browser;
 mod bulk;
 mod config;
+mod declarative;
 mod dev_mode;
 mod docs;
 mod keys;

@@ -1,6 +1,7 @@
 //! One module per noun. Each command makes its admin calls and returns an [`Output`].
 
 pub mod app;
+pub mod apply;
 pub mod audit;
 pub mod credential;
 pub mod import;

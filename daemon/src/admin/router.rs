@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use latchkey::admin::{AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, InviteUser, PREFIX, Status};
+use latchkey::admin::{
+    ApplyRequest, AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, InviteUser, PREFIX, Status,
+};
 use latchkey::codes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -162,6 +164,11 @@ async fn dispatch(state: &Arc<State>, req: Request<Incoming>) -> Result<Response
             users::delete(state, slug, email).await?;
             Ok(empty(StatusCode::NO_CONTENT))
         }
+        (&Method::POST, ["apply"]) => {
+            let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max).await?;
+            ok(&crate::declarative::apply(state, r).await?)
+        }
+        (&Method::GET, ["tenants", slug, "export"]) => ok(&crate::declarative::export(state, slug.to_string()).await?),
         (&Method::GET, ["tenants", slug, "audit"]) => {
             let q = query(&req);
             let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok());

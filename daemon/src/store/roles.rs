@@ -82,3 +82,12 @@ pub fn for_user(tx: &impl Reader, user: UserId) -> Result<Vec<String>, StoreErro
     let names = stmt.query_map([user], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
     Ok(names)
 }
+
+pub fn set_description(tx: &WriteTx<'_>, tenant: TenantId, id: i64, description: &str) -> Result<(), StoreError> {
+    super::exec(
+        tx.conn_mut(),
+        "UPDATE roles SET description = ?3 WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id, description],
+    )?;
+    Ok(())
+}

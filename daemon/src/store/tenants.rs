@@ -73,3 +73,9 @@ pub fn count(tx: &impl Reader) -> Result<u64, StoreError> {
 pub fn delete(tx: &WriteTx<'_>, id: TenantId) -> Result<bool, StoreError> {
     Ok(tx.conn_mut().execute("DELETE FROM tenants WHERE id = ?1", [id])? == 1)
 }
+
+pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: &str) -> Result<(), StoreError> {
+    tx.conn_mut()
+        .execute("UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1", params![id, name, registration])?;
+    Ok(())
+}
