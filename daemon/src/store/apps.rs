@@ -92,6 +92,23 @@ pub fn set_secret_hash(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str, hash
     Ok(n == 1)
 }
 
+/// Replaces the lists of an application (redirects, origins, scopes).
+pub fn update_lists(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
+    tx.conn_mut().execute(
+        "UPDATE applications SET redirect_uris = ?3, post_logout_redirect_uris = ?4, cors_origins = ?5, scopes = ?6
+         WHERE tenant_id = ?1 AND client_id = ?2",
+        params![
+            tenant,
+            app.client_id,
+            to_json_list(&app.redirect_uris),
+            to_json_list(&app.post_logout_redirect_uris),
+            to_json_list(&app.cors_origins),
+            to_json_list(&app.scopes)
+        ],
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,21 +150,4 @@ mod tests {
         })
         .unwrap();
     }
-}
-
-/// Replaces the lists of an application (redirects, origins, scopes).
-pub fn update_lists(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
-        "UPDATE applications SET redirect_uris = ?3, post_logout_redirect_uris = ?4, cors_origins = ?5, scopes = ?6
-         WHERE tenant_id = ?1 AND client_id = ?2",
-        params![
-            tenant,
-            app.client_id,
-            to_json_list(&app.redirect_uris),
-            to_json_list(&app.post_logout_redirect_uris),
-            to_json_list(&app.cors_origins),
-            to_json_list(&app.scopes)
-        ],
-    )?;
-    Ok(())
 }
