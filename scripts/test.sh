@@ -23,6 +23,9 @@ if [ ! -d tests/js/node_modules/jose ] || [ ! -d tests/js/node_modules/playwrigh
     npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
 fi
 
+# The local SMTP sink of the invitation e-mail tests.
+python3 -c "import aiosmtpd" 2>/dev/null || python3 -m pip install --quiet aiosmtpd
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -256,6 +256,12 @@ pub struct Invitation {
     pub name: String,
     pub invite_url: String,
     pub expires_at: String,
+    /// `Some(true)` when e-mailed, `Some(false)` when sending failed (see `email_error`), `None`
+    /// when no `[smtp]` is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emailed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email_error: Option<String>,
 }
 
 /// `POST /admin/v1/tenants/{slug}/users/{email}/recover`

@@ -11,6 +11,7 @@ pub mod crypto;
 pub mod declarative;
 pub mod error;
 pub mod http;
+pub mod mail;
 pub mod metrics;
 pub mod notify;
 pub mod oidc;
@@ -47,6 +48,8 @@ pub struct State {
     pub metrics: Metrics,
     pub limiter: ratelimit::RateLimiter,
     pub audit: audit::AuditLog,
+    /// Present when `[smtp]` is configured.
+    pub mailer: Option<mail::Mailer>,
     pub started: Instant,
     pub listen_addr: SocketAddr,
 }
@@ -147,6 +150,10 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let tcp = tokio::net::TcpListener::from_std(std_listener)
         .map_err(|source| StartError::Listen { addr: listen_addr, source })?;
 
+    let mailer = match &config.smtp {
+        Some(smtp) => Some(mail::Mailer::from_config(smtp).map_err(StartError::Setup)?),
+        None => None,
+    };
     let (audit_log, audit_task) = audit::AuditLog::start(db.clone());
     let state = Arc::new(State {
         config: config.clone(),
@@ -157,6 +164,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         metrics: Metrics::default(),
         limiter: ratelimit::RateLimiter::default(),
         audit: audit_log,
+        mailer,
         started: Instant::now(),
         listen_addr,
     });

@@ -13,6 +13,7 @@ mod declarative;
 mod dev_mode;
 mod docs;
 mod keys;
+mod mail;
 mod oidc;
 mod oidc_browser;
 mod oidc_negative;

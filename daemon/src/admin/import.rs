@@ -61,12 +61,12 @@ pub async fn import(
     let max = state.config.limits.invite_file_max;
     let data = read_bounded(req, max).await?;
     let s = slug.clone();
-    let (tenant_id, base_url, known) = state
+    let (tenant_id, base_url, tenant_name, known) = state
         .db
         .read(move |tx| -> Result<_, ApiError> {
             let t = require(tx, &s)?;
             let roles: HashSet<String> = store::roles::list(tx, t.id)?.into_iter().map(|r| r.name).collect();
-            Ok((t.id, t.base_url, roles))
+            Ok((t.id, t.base_url, t.name, roles))
         })
         .await?;
     let rows_max = state.config.limits.invite_rows_max;
@@ -103,6 +103,8 @@ pub async fn import(
                                     email: row.email.clone(),
                                     name: row.name.clone(),
                                     invite_url: String::new(),
+                                    emailed: None,
+                                    email_error: None,
                                 });
                             }
                         }
@@ -119,13 +121,16 @@ pub async fn import(
                     })
                     .await
             };
-            let batch = match result {
+            let mut batch = match result {
                 Ok(o) => o,
                 Err(e) => {
                     failure = Some(format!("{e}"));
                     break;
                 }
             };
+            if !dry_run {
+                import::deliver_all(&state, &tenant_name, &mut batch.invited).await;
+            }
             invited += batch.invited.len();
             already += batch.already_present.len();
             let done = ((i + 1) * BATCH).min(rows.len()) + rejected.len();

@@ -147,7 +147,7 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
     let ttl = state.config.tokens.invite.as_secs() as i64;
     let base = tenant.base_url.clone();
     let t = tenant.id;
-    let outcome = state
+    let mut outcome = state
         .db
         .write(move |tx| -> Result<Outcome, ApiError> {
             let mut out = Outcome::default();
@@ -155,6 +155,7 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
             Ok(out)
         })
         .await?;
+    import::deliver_all(state, &tenant.name, &mut outcome.invited).await;
     let mut e = crate::audit::event(now, Some(&tenant.slug), &claims.client_id, "users.invite", "success");
     e.detail = Some(format!("{} invited, {} already present", outcome.invited.len(), outcome.already_present.len()));
     state.audit.record(e);

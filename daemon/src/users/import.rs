@@ -114,6 +114,38 @@ pub struct Invited {
     pub email: String,
     pub name: String,
     pub invite_url: String,
+    /// With `[smtp]`: whether the invitation e-mail went out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emailed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email_error: Option<String>,
+}
+
+/// E-mails the invitations (eight at a time) when `[smtp]` is configured, noting per row whether
+/// it worked. The invitations are already stored: a failure loses nothing.
+pub async fn deliver_all(state: &crate::State, tenant_name: &str, invited: &mut [Invited]) {
+    use futures_util::StreamExt;
+    let Some(mailer) = &state.mailer else { return };
+    // Owned data per message: the futures must not borrow across the concurrent stream.
+    let jobs: Vec<(usize, String, String, String)> =
+        invited.iter().enumerate().map(|(i, v)| (i, v.email.clone(), v.name.clone(), v.invite_url.clone())).collect();
+    let tenant = tenant_name.to_owned();
+    let results: Vec<(usize, Result<(), String>)> = futures_util::stream::iter(jobs)
+        .map(|(i, email, name, url)| {
+            let tenant = tenant.clone();
+            async move {
+                let invite =
+                    crate::mail::Invite { tenant: &tenant, email: &email, name: &name, url: &url, recovery: false };
+                (i, mailer.send(&invite).await)
+            }
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    for (i, r) in results {
+        invited[i].emailed = Some(r.is_ok());
+        invited[i].email_error = r.err();
+    }
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -164,6 +196,8 @@ pub fn invite_rows(
             email: row.email.clone(),
             name: row.name.clone(),
             invite_url: format!("{base_url}/invite/{token}"),
+            emailed: None,
+            email_error: None,
         });
     }
     Ok(())

@@ -54,9 +54,9 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
     let expires_at = now + state.config.tokens.invite.as_secs() as i64;
     let handle = random_bytes::<16>()?;
     let public_id = b64url(&random_bytes::<16>()?);
-    state
+    let invitation = state
         .db
-        .write(move |tx| -> Result<Invitation, ApiError> {
+        .write(move |tx| -> Result<(Invitation, String), ApiError> {
             let tenant = require(tx, &slug)?;
             let user = match store::users::by_email(tx, tenant.id, &email)? {
                 Some(u) if u.status == "invited" => u,
@@ -83,14 +83,42 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
                 store::roles::assign(tx, user.id, role.id)?;
             }
             let token = issue_token(tx, tenant.id, user.id, "invite", now, expires_at)?;
-            Ok(Invitation {
-                email: user.email,
-                name: user.name,
-                invite_url: format!("{}/invite/{token}", tenant.base_url),
-                expires_at: rfc3339(expires_at),
-            })
+            Ok((
+                Invitation {
+                    email: user.email,
+                    name: user.name,
+                    invite_url: format!("{}/invite/{token}", tenant.base_url),
+                    expires_at: rfc3339(expires_at),
+                    emailed: None,
+                    email_error: None,
+                },
+                tenant.name,
+            ))
         })
-        .await
+        .await?;
+    deliver(state, invitation.0, invitation.1).await
+}
+
+/// Sends the invitation when `[smtp]` is configured; a failure is reported, never fatal.
+async fn deliver(state: &State, mut inv: Invitation, tenant_name: String) -> Result<Invitation, ApiError> {
+    if let Some(m) = &state.mailer {
+        let invite = crate::mail::Invite {
+            tenant: &tenant_name,
+            email: &inv.email,
+            name: &inv.name,
+            url: &inv.invite_url,
+            recovery: false,
+        };
+        match m.send(&invite).await {
+            Ok(()) => inv.emailed = Some(true),
+            Err(e) => {
+                tracing::warn!(email = %inv.email, error = %e, "invitation e-mail not sent");
+                inv.emailed = Some(false);
+                inv.email_error = Some(e);
+            }
+        }
+    }
+    Ok(inv)
 }
 
 /// Issues a one-time recovery link with which the user registers a new passkey.

@@ -1,0 +1,82 @@
+//! Invitation e-mails over SMTP (`[smtp]`). Sending happens after the invitation is stored, so a
+//! failed delivery never loses an invitation: the failure is reported for that address and the
+//! link still works (and is still shown to the operator).
+
+use lettre::message::{Mailbox, header::ContentType};
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+
+use crate::config::Smtp;
+
+pub struct Mailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+}
+
+impl std::fmt::Debug for Mailer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mailer").field("from", &self.from.to_string()).finish_non_exhaustive()
+    }
+}
+
+/// One invitation to deliver.
+pub struct Invite<'a> {
+    pub tenant: &'a str,
+    pub email: &'a str,
+    pub name: &'a str,
+    pub url: &'a str,
+    pub recovery: bool,
+}
+
+impl Mailer {
+    pub fn from_config(smtp: &Smtp) -> Result<Mailer, String> {
+        let from: Mailbox = smtp.from.parse().map_err(|e| format!("smtp.from {:?}: {e}", smtp.from))?;
+        let mut builder = if smtp.starttls {
+            AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&smtp.host).map_err(|e| format!("smtp.host: {e}"))?
+        } else {
+            AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&smtp.host)
+        }
+        .port(smtp.port)
+        .timeout(Some(std::time::Duration::from_secs(15)));
+        if let Some(user) = &smtp.username {
+            let password = match &smtp.password_file {
+                Some(p) => std::fs::read_to_string(p)
+                    .map_err(|e| format!("smtp.password_file {}: {e}", p.display()))?
+                    .trim()
+                    .to_owned(),
+                None => return Err("smtp.username needs smtp.password_file".into()),
+            };
+            builder = builder.credentials(Credentials::new(user.clone(), password));
+        }
+        Ok(Mailer { transport: builder.build(), from })
+    }
+
+    pub async fn send(&self, invite: &Invite<'_>) -> Result<(), String> {
+        let to: Mailbox = format!("{} <{}>", invite.name.replace(['<', '>', '"'], ""), invite.email)
+            .parse()
+            .map_err(|e| format!("address {}: {e}", invite.email))?;
+        let (subject, lead) = if invite.recovery {
+            (
+                format!("Recover your {} account", invite.tenant),
+                "Use this link to register a new passkey for your account.",
+            )
+        } else {
+            (
+                format!("You are invited to {}", invite.tenant),
+                "Use this link to create your passkey and sign in without a password.",
+            )
+        };
+        let body = format!(
+            "Hello {},\n\n{lead}\n\n{}\n\nThe link works once. If you did not expect this message, ignore it.\n",
+            invite.name, invite.url
+        );
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(subject)
+            .header(ContentType::TEXT_PLAIN)
+            .body(body)
+            .map_err(|e| e.to_string())?;
+        self.transport.send(message).await.map(|_| ()).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,117 @@
+//! Invitation e-mails, delivered to a local SMTP sink (Python's aiosmtpd from PyPI, a Maildir).
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::oidc_support::{app, token};
+use crate::support::*;
+
+struct Sink {
+    child: Child,
+    port: u16,
+    maildir: tempfile::TempDir,
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sink() -> Sink {
+    let ok = Command::new("python3").args(["-c", "import aiosmtpd"]).status().map(|s| s.success()).unwrap_or(false);
+    assert!(ok, "aiosmtpd is not installed: run `bash scripts/test.sh`, which installs it from PyPI");
+    let maildir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new("python3")
+        .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}"), "-c", "aiosmtpd.handlers.Mailbox"])
+        // A path that does not exist yet: Python's Maildir then creates it with its subfolders.
+        .arg(maildir.path().join("mail"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start aiosmtpd");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "aiosmtpd did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Sink { child, port, maildir }
+}
+
+fn messages(s: &Sink) -> Vec<String> {
+    let dir = s.maildir.path().join("mail").join("new");
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let raw = std::fs::read_to_string(e.path()).unwrap_or_default();
+        // Undo quoted-printable soft line breaks and escapes, as a mail client would.
+        out.push(raw.replace("=\r\n", "").replace("=\n", "").replace("=3D", "="));
+    }
+    out
+}
+
+fn smtp_daemon(port: u16) -> TestDaemon {
+    TestDaemon::start_with(|f| {
+        f.smtp = Some(latchkeyd::config::SmtpSection {
+            host: Some("127.0.0.1".into()),
+            port: Some(port),
+            from: Some("Latchkey <noreply@acme.test>".into()),
+            starttls: Some(false),
+            ..Default::default()
+        })
+    })
+}
+
+#[test]
+fn invitations_are_emailed_with_links_from_the_base_url() {
+    let s = sink();
+    let d = smtp_daemon(s.port);
+    let site = Site::new(&d, "acme", &["--name", "Acme Corp"]);
+    let inv = d
+        .cli(&["user", "invite", "--tenant", "acme", "--email", "ada@acme.test", "--name", "Ada", "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(inv["emailed"], true, "{inv}");
+    let url = inv["invite_url"].as_str().unwrap();
+    assert!(url.starts_with(&format!("{}/invite/", site.base)));
+    let mail = messages(&s);
+    assert_eq!(mail.len(), 1);
+    assert!(mail[0].contains("To: Ada <ada@acme.test>"), "{}", mail[0]);
+    assert!(mail[0].contains("Subject: You are invited to Acme Corp"), "{}", mail[0]);
+    assert!(mail[0].contains(url), "the mail carries the link: {}", mail[0]);
+
+    // Bulk invitations are e-mailed one by one and reported per row.
+    let m2m = app(&site, "m2m", &["--scope", "users:invite"]);
+    let bearer =
+        token(&site, &m2m, &[("grant_type", "client_credentials")]).json()["access_token"].as_str().unwrap().to_owned();
+    let csv = s.maildir.path().join("u.csv");
+    std::fs::write(&csv, "email,name\nbob@acme.test,Bob\ncy@acme.test,Cy\n").unwrap();
+    let out = Command::new("curl")
+        .args(["-sS", "-H", &format!("Authorization: Bearer {bearer}"), "-F"])
+        .arg(format!("file=@{}", csv.display()))
+        .arg(format!("{}/api/v1/users/invite", site.base))
+        .output()
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(body["invited"].as_array().unwrap().iter().all(|i| i["emailed"] == true), "{body}");
+    assert_eq!(messages(&s).len(), 3);
+}
+
+#[test]
+fn a_failed_delivery_is_reported_and_loses_no_invitation() {
+    // An SMTP server that is not there.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let d = smtp_daemon(closed);
+    let site = Site::new(&d, "acme", &[]);
+    let inv = d
+        .cli(&["user", "invite", "--tenant", "acme", "--email", "ada@acme.test", "--name", "Ada", "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(inv["emailed"], false);
+    assert!(inv["email_error"].as_str().unwrap().len() > 3);
+    // The invitation stands: the link registers a passkey.
+    let token = inv["invite_url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+    let mut soft = crate::authenticator::Soft::new(&site.origin);
+    assert_eq!(site.register(&mut soft, "ada@acme.test", Some(&token), None, &Default::default()).status, 201);
+}
