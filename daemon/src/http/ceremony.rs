@@ -65,14 +65,18 @@ fn with_session<T: Serialize>(
 /// The signed-in user of a credentials call: a Bearer access token of this tenant with scope
 /// `credentials`, or the session cookie. State-changing calls authenticated by cookie must come
 /// from the tenant's own origin (CSRF); a bearer token is not sent by browsers on their own.
-async fn signed_in(state: &State, tenant: &Arc<TenantRuntime>, req: &Request<Incoming>) -> Result<i64, ApiError> {
+async fn signed_in(
+    state: &State,
+    tenant: &Arc<TenantRuntime>,
+    req: &Request<Incoming>,
+) -> Result<(i64, String), ApiError> {
     if let Some(token) = bearer(req) {
         let now = state.clock.now();
         let t = tenant.clone();
         let checked =
             state.db.read(move |tx| Ok::<_, crate::store::StoreError>(check_access(tx, &t, &token, now))).await?;
         return match checked {
-            Ok((claims, Some(user))) if claims.has_scope("credentials") => Ok(user.id),
+            Ok((claims, Some(user))) if claims.has_scope("credentials") => Ok((user.id, user.email)),
             Ok(_) => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "insufficient_scope",
@@ -93,7 +97,7 @@ async fn signed_in(state: &State, tenant: &Arc<TenantRuntime>, req: &Request<Inc
     let now = state.clock.now();
     let t = tenant.id;
     let found = state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?;
-    found.map(|(_, user)| user.id).ok_or_else(login)
+    found.map(|(_, user)| (user.id, user.email)).ok_or_else(login)
 }
 
 async fn run(
@@ -166,14 +170,14 @@ async fn run(
             Ok(with_session(StatusCode::OK, &done.response, &tenant, Some(&done.session), now))
         }
         TenantRoute::Credentials => {
-            let user = signed_in(state, &tenant, &req).await?;
+            let (user, _) = signed_in(state, &tenant, &req).await?;
             Ok(json(StatusCode::OK, &credentials::list(state, tenant, user).await?))
         }
         TenantRoute::Credential(id) => {
-            let user = signed_in(state, &tenant, &req).await?;
-            let mut e =
-                crate::audit::event(now, Some(&tenant.slug), &format!("user:{user}"), "credential.revoke", "success");
+            let (user, email) = signed_in(state, &tenant, &req).await?;
+            let mut e = crate::audit::event(now, Some(&tenant.slug), &email, "credential.revoke", "success");
             e.ip = crate::audit::ip_of(&req);
+            e.subject = Some(email.clone());
             e.detail = Some(id.clone());
             let t = tenant.clone();
             let result = if req.method() == Method::DELETE {
