@@ -16,9 +16,8 @@ use crate::crypto::{random_token, sha256};
 use crate::error::ApiError;
 use crate::oidc::keys::{self, GeneratedKey};
 use crate::store::apps::AppRow;
-use crate::store::tenants::NewTenant;
 use crate::store::{self, Reader, WriteTx};
-use crate::tenants::{ValidTenant, insert_key, validate};
+use crate::tenants::{ValidTenant, insert_with_key, validate};
 use crate::users::roles::valid_name;
 
 enum Step {
@@ -170,16 +169,7 @@ fn execute(
                 let key = keys.remove(&v.slug).ok_or_else(|| {
                     ApiError::conflict(codes::INVALID_INPUT, "the configuration changed during apply; run it again")
                 })?;
-                let new = NewTenant {
-                    slug: &v.slug,
-                    name: &v.name,
-                    base_url: &v.base_url,
-                    rp_id: &v.rp_id,
-                    registration: v.registration.as_str(),
-                    created_at: now,
-                };
-                let id = store::tenants::insert(tx, &new)?;
-                insert_key(tx, state_kek, id, &key, bits, now)?;
+                insert_with_key(tx, state_kek, &v, &key, bits, now)?;
             }
             Step::UpdateTenant { id, name, registration, .. } => {
                 store::tenants::update(tx, id, &name, registration.as_str())?

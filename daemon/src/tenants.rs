@@ -286,25 +286,7 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, ApiError
     let row = state
         .db
         .write(move |tx| -> Result<TenantRow, ApiError> {
-            if store::tenants::by_slug(tx, &v.slug)?.is_some() {
-                return Err(ApiError::conflict(codes::TENANT_EXISTS, format!("tenant {:?} already exists", v.slug)));
-            }
-            if let Some(other) = store::tenants::by_base_url(tx, &v.base_url)? {
-                return Err(ApiError::conflict(
-                    codes::BASE_URL_TAKEN,
-                    format!("base URL {} is already used by tenant {:?}", v.base_url, other.slug),
-                ));
-            }
-            let new = NewTenant {
-                slug: &v.slug,
-                name: &v.name,
-                base_url: &v.base_url,
-                rp_id: &v.rp_id,
-                registration: v.registration.as_str(),
-                created_at: now,
-            };
-            let id = store::tenants::insert(tx, &new)?;
-            insert_key(tx, &kek, id, &generated, bits, now)?;
+            let id = insert_with_key(tx, &kek, &v, &generated, bits, now)?;
             Ok(TenantRow {
                 id,
                 slug: v.slug,
@@ -318,6 +300,37 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, ApiError
         .await?;
     state.registry.refresh(state, &row.slug).await?;
     Ok(to_wire(&row))
+}
+
+/// Stores a validated tenant with its first signing key, refusing a taken slug or base URL.
+pub fn insert_with_key(
+    tx: &WriteTx<'_>,
+    kek: &Kek,
+    v: &ValidTenant,
+    key: &keys::GeneratedKey,
+    bits: u32,
+    now: i64,
+) -> Result<TenantId, ApiError> {
+    if store::tenants::by_slug(tx, &v.slug)?.is_some() {
+        return Err(ApiError::conflict(codes::TENANT_EXISTS, format!("tenant {:?} already exists", v.slug)));
+    }
+    if let Some(other) = store::tenants::by_base_url(tx, &v.base_url)? {
+        return Err(ApiError::conflict(
+            codes::BASE_URL_TAKEN,
+            format!("base URL {} is already used by tenant {:?}", v.base_url, other.slug),
+        ));
+    }
+    let new = NewTenant {
+        slug: &v.slug,
+        name: &v.name,
+        base_url: &v.base_url,
+        rp_id: &v.rp_id,
+        registration: v.registration.as_str(),
+        created_at: now,
+    };
+    let id = store::tenants::insert(tx, &new)?;
+    insert_key(tx, kek, id, key, bits, now)?;
+    Ok(id)
 }
 
 pub fn insert_key(

@@ -106,6 +106,15 @@ fn unsupported(d: &str) -> OAuthError {
     OAuthError::new(hyper::StatusCode::BAD_REQUEST, "unsupported_grant_type", d)
 }
 
+/// The scope of a new token: all of `granted` by default, or the asked subset of it.
+fn narrow(granted: &[&str], asked: Option<&str>) -> Result<String, OAuthError> {
+    let Some(asked) = asked else { return Ok(granted.join(" ")) };
+    if let Some(extra) = scopes(asked).find(|s| !granted.contains(s)) {
+        return Err(OAuthError::invalid_scope(format!("scope {extra:?} is not granted")));
+    }
+    Ok(scopes(asked).collect::<Vec<_>>().join(" "))
+}
+
 /// PKCE (RFC 7636 §4.6): BASE64URL(SHA256(verifier)) == challenge.
 fn pkce_ok(challenge: Option<&str>, verifier: Option<&str>) -> Result<(), &'static str> {
     match (challenge, verifier) {
@@ -299,15 +308,10 @@ fn refresh(
     }
     let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == "active");
     let Some(user) = user else { return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in"))) };
-    let scope = match form.get("scope")? {
-        None => row.scope.clone(),
-        Some(asked) => {
-            let granted: Vec<&str> = scopes(&row.scope).collect();
-            if let Some(extra) = scopes(asked).find(|s| !granted.contains(s)) {
-                return Ok(Decision::Refused(OAuthError::invalid_scope(format!("scope {extra:?} was not granted"))));
-            }
-            scopes(asked).collect::<Vec<_>>().join(" ")
-        }
+    let granted: Vec<&str> = scopes(&row.scope).collect();
+    let scope = match narrow(&granted, form.get("scope")?) {
+        Ok(s) => s,
+        Err(e) => return Ok(Decision::Refused(e)),
     };
     if !store::oidc::use_refresh(tx, tenant.id, row.id, now)? {
         store::oidc::revoke_family(tx, tenant.id, &row.family, now)?;
@@ -348,16 +352,9 @@ fn client_credentials(
     }
     let granted: Vec<&str> =
         app.scopes.iter().map(String::as_str).filter(|s| !super::authorize::USER_SCOPES.contains(s)).collect();
-    let scope = match form.get("scope")? {
-        None => granted.join(" "),
-        Some(asked) => {
-            if let Some(extra) = scopes(asked).find(|s| !granted.contains(s)) {
-                return Ok(Decision::Refused(OAuthError::invalid_scope(format!(
-                    "scope {extra:?} is not granted to this application"
-                ))));
-            }
-            scopes(asked).collect::<Vec<_>>().join(" ")
-        }
+    let scope = match narrow(&granted, form.get("scope")?) {
+        Ok(s) => s,
+        Err(e) => return Ok(Decision::Refused(e)),
     };
     let claims = AccessClaims {
         iss: tenant.base_url.clone(),
