@@ -102,6 +102,12 @@ pub enum Command {
         #[arg(long)]
         follow: bool,
     },
+    /// Write a consistent online copy of the database to FILE (a new file, mode 0600). Back up the
+    /// key-encryption key file separately: the copy's signing keys are sealed with it.
+    Backup {
+        /// Where to write the copy; must not exist yet.
+        file: std::path::PathBuf,
+    },
     /// Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`.
     Completions {
         #[arg(value_enum)]

@@ -89,6 +89,56 @@ impl Client {
         }
     }
 
+    /// POSTs to `path` and writes the streamed answer to `dest`, a new file of mode 0600 (a
+    /// partial file is removed on failure). Returns the bytes written.
+    pub fn download(&self, path: &str, dest: &Path) -> Result<u64, CliError> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let local = |e: std::io::Error| CliError::Local(format!("{}: {e}", dest.display()));
+        let mut file =
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(dest).map_err(local)?;
+        let result = self.runtime.block_on(async {
+            let unreachable = |reason: String| CliError::Unreachable { socket: self.socket.clone(), reason };
+            let stream = UnixStream::connect(&self.socket).await.map_err(|e| unreachable(e.to_string()))?;
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .map_err(|e| unreachable(e.to_string()))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            let req = Request::builder()
+                .method(Method::POST)
+                .uri(format!("{}{path}", latchkey::admin::PREFIX))
+                .header("host", "latchkeyd")
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| CliError::Local(e.to_string()))?;
+            let res = sender.send_request(req).await.map_err(|e| unreachable(e.to_string()))?;
+            let status = res.status();
+            let mut body = res.into_body();
+            if !status.is_success() {
+                let bytes = body.collect().await.map_err(|e| CliError::Protocol(e.to_string()))?.to_bytes();
+                return Err(match serde_json::from_slice::<ErrorBody>(&bytes) {
+                    Ok(e) => CliError::Refused { code: e.code, message: e.message },
+                    Err(_) => CliError::Protocol(format!("the daemon answered {status}")),
+                });
+            }
+            let mut written = 0u64;
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| CliError::Protocol(format!("reading the backup: {e}")))?;
+                if let Ok(data) = frame.into_data() {
+                    file.write_all(&data).map_err(local)?;
+                    written += data.len() as u64;
+                }
+            }
+            file.sync_all().map_err(local)?;
+            Ok(written)
+        });
+        if result.is_err() {
+            let _ = std::fs::remove_file(dest);
+        }
+        result
+    }
+
     /// Sends `body` and hands each line of a streamed answer to `on_line` as it arrives.
     pub fn stream_lines(
         &self,

@@ -48,6 +48,12 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::User(c) => commands::user::run(&client, c, cli.quiet)?,
         Command::Credential(c) => commands::credential::run(&client, c)?,
         Command::Role(c) => commands::role::run(&client, c)?,
+        Command::Backup { file } => {
+            let bytes = client.download("/backup", &file)?;
+            output::Output::new(&serde_json::json!({"file": file.display().to_string(), "bytes": bytes}))?
+                .text(format!("Wrote a consistent copy of the database to {} ({bytes} bytes).", file.display()))
+                .note("Keep the key-encryption key file (keys.encryption_key_file) with it: without it the signing keys cannot be opened.")
+        }
         Command::Apply { file, dry_run } => commands::apply::apply(&client, &file, dry_run)?,
         Command::Export { tenant } => commands::apply::export(&client, &tenant.tenant)?,
         Command::Audit { tenant, since, user, follow } => {

@@ -25,6 +25,9 @@ _latchkey() {
             latchkey,audit)
                 cmd="latchkey__subcmd__audit"
                 ;;
+            latchkey,backup)
+                cmd="latchkey__subcmd__backup"
+                ;;
             latchkey,completions)
                 cmd="latchkey__subcmd__completions"
                 ;;
@@ -114,6 +117,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__help,audit)
                 cmd="latchkey__subcmd__help__subcmd__audit"
+                ;;
+            latchkey__subcmd__help,backup)
+                cmd="latchkey__subcmd__help__subcmd__backup"
                 ;;
             latchkey__subcmd__help,completions)
                 cmd="latchkey__subcmd__help__subcmd__completions"
@@ -374,7 +380,7 @@ _latchkey() {
 
     case "${cmd}" in
         latchkey)
-            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role apply export audit completions help"
+            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role apply export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -793,6 +799,32 @@ _latchkey() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        latchkey__subcmd__backup)
+            opts="-o -q -h --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         latchkey__subcmd__completions)
             opts="-o -q -h --socket --output --quiet --help bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1004,7 +1036,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help)
-            opts="status tenant app key user credential role apply export audit completions help"
+            opts="status tenant app key user credential role apply export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1116,6 +1148,20 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__audit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__backup)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

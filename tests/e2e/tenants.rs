@@ -93,3 +93,37 @@ fn tenants_and_keys_survive_a_restart() {
     let kid = again.cli(&["key", "list", "--tenant", "acme", "-o", "json"]).ok().json()[0]["kid"].clone();
     assert_eq!(jwks["keys"][0]["kid"], kid);
 }
+
+#[test]
+fn backup_is_a_consistent_copy_that_a_daemon_can_run_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = TestDaemon::start();
+    let t = d.tenant("acme");
+    d.cli(&["user", "invite", "--tenant", "acme", "--email", "ada@acme.test", "--name", "Ada"]).ok();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("backup.db");
+    let r = d.cli(&["backup", copy.to_str().unwrap(), "-o", "json"]).ok().json();
+    assert!(r["bytes"].as_u64().unwrap() > 10_000);
+    assert_eq!(std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777, 0o600);
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
+    let users: i64 = conn.query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap();
+    assert_eq!(users, 1);
+    drop(conn);
+    // The copy is never overwritten, and no temporary copy is left next to the database.
+    let again = d.cli(&["backup", copy.to_str().unwrap()]);
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("exists"), "{}", again.stderr);
+    let leftovers = std::fs::read_dir(d.db_path.parent().unwrap())
+        .unwrap()
+        .filter(|e| e.as_ref().map(|e| e.file_name().to_string_lossy().contains("backup")).unwrap_or(false));
+    assert_eq!(leftovers.count(), 0);
+    // With the key-encryption key, a daemon runs on the copy and serves the same keys.
+    let kek = d.kek_path.clone();
+    let restored = TestDaemon::start_with(|f| {
+        f.storage.path = Some(copy.clone());
+        f.keys.encryption_key_file = Some(kek);
+    });
+    assert_eq!(restored.cli(&["tenant", "show", "acme", "-o", "json"]).ok().json()["issuer"], t["issuer"]);
+}

@@ -164,6 +164,7 @@ async fn dispatch(state: &Arc<State>, req: Request<Incoming>) -> Result<Response
             users::delete(state, slug, email).await?;
             Ok(empty(StatusCode::NO_CONTENT))
         }
+        (&Method::POST, ["backup"]) => super::backup::backup(state).await,
         (&Method::POST, ["apply"]) => {
             let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max).await?;
             ok(&crate::declarative::apply(state, r).await?)

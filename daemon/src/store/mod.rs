@@ -193,6 +193,19 @@ impl Db {
         Ok(out)
     }
 
+    /// Writes a consistent copy of the live database to `dest` (`VACUUM INTO`): readers and
+    /// writers carry on meanwhile, and the copy is a complete, compact database file.
+    pub async fn backup_to(&self, dest: PathBuf) -> Result<(), StoreError> {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
+            let conn = db.pool.get()?;
+            conn.execute("VACUUM INTO ?1", [dest.to_string_lossy().as_ref()])?;
+            Ok(())
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
     /// `SELECT 1`: what `/readyz` asks.
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.read(|tx| Ok::<_, StoreError>(tx.conn().query_row("SELECT 1", [], |_| Ok(()))?)).await
