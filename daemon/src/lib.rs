@@ -127,14 +127,11 @@ async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
 /// loads tenants, binds the listener and the admin socket, serves, then drains and cleans up.
 pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let config = Arc::new(config);
-    if config.tls.is_some() {
-        return Err(StartError::Setup(
-            "server.tls_cert/tls_key: TLS termination is not built into this release yet; \
-             terminate TLS at a reverse proxy and leave these keys unset"
-                .into(),
-        ));
-    }
-    if config.public_url.scheme() == "https" {
+    let tls = match &config.tls {
+        Some(t) => Some(http::tls::server_config(&t.cert, &t.key).map_err(StartError::Setup)?),
+        None => None,
+    };
+    if tls.is_none() && config.public_url.scheme() == "https" {
         tracing::warn!("public_url is https but latchkeyd serves plain HTTP: put a TLS-terminating proxy in front");
     }
     let kek = Arc::new(Kek::load_or_create(&config.kek_file)?);
@@ -185,7 +182,12 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let public = {
         let state = state.clone();
         let handler = move |req, peer| http::public::handle(state.clone(), req, peer);
-        tokio::spawn(http::serve(http::TcpAcceptor(tcp), handler, shutdown.clone(), "public"))
+        match tls {
+            Some(config) => {
+                tokio::spawn(http::serve(http::tls::TlsAcceptor::new(tcp, config), handler, shutdown.clone(), "public"))
+            }
+            None => tokio::spawn(http::serve(http::TcpAcceptor(tcp), handler, shutdown.clone(), "public")),
+        }
     };
     let admin_task = {
         let state = state.clone();

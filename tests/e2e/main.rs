@@ -22,4 +22,5 @@ mod passkeys;
 mod passkeys_negative;
 mod routing;
 mod tenants;
+mod tls;
 mod users;

@@ -8,6 +8,7 @@ pub mod oauth;
 pub mod pages;
 pub mod public;
 pub mod response;
+pub mod tls;
 
 use std::convert::Infallible;
 use std::future::Future;
