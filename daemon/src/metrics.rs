@@ -19,6 +19,10 @@ struct Histogram {
 struct Inner {
     requests: BTreeMap<(&'static str, u16), u64>,
     latency: BTreeMap<&'static str, Histogram>,
+    /// (kind, outcome code) of WebAuthn ceremonies: registration / login.
+    ceremonies: BTreeMap<(&'static str, String), u64>,
+    /// (grant type, outcome code) at the token endpoint.
+    grants: BTreeMap<(String, String), u64>,
 }
 
 #[derive(Default)]
@@ -50,6 +54,29 @@ impl Metrics {
         h.count += 1;
     }
 
+    /// Counts a finished ceremony; `outcome` is `success` or an error code (a small fixed set).
+    pub fn ceremony(&self, kind: &'static str, outcome: &str) {
+        let mut g = self.lock();
+        *g.ceremonies.entry((kind, outcome.to_owned())).or_default() += 1;
+    }
+
+    /// Counts a token request; unknown grant types are counted as `other` to bound the series.
+    pub fn grant(&self, grant: &str, outcome: &str) {
+        let grant = match grant {
+            "authorization_code" | "refresh_token" | "client_credentials" | "password" => grant,
+            _ => "other",
+        };
+        let mut g = self.lock();
+        *g.grants.entry((grant.to_owned(), outcome.to_owned())).or_default() += 1;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        match self.inner.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
     pub fn render(&self) -> String {
         let g = match self.inner.lock() {
             Ok(g) => g,
@@ -78,6 +105,16 @@ impl Metrics {
             );
             let _ = writeln!(out, "latchkey_http_request_duration_seconds_sum{{route=\"{route}\"}} {}", h.sum);
             let _ = writeln!(out, "latchkey_http_request_duration_seconds_count{{route=\"{route}\"}} {}", h.count);
+        }
+        out.push_str("# HELP latchkey_ceremonies_total WebAuthn ceremonies finished, by kind and outcome.\n");
+        out.push_str("# TYPE latchkey_ceremonies_total counter\n");
+        for ((kind, outcome), n) in &g.ceremonies {
+            let _ = writeln!(out, "latchkey_ceremonies_total{{kind=\"{kind}\",outcome=\"{outcome}\"}} {n}");
+        }
+        out.push_str("# HELP latchkey_token_grants_total Token endpoint requests, by grant type and outcome.\n");
+        out.push_str("# TYPE latchkey_token_grants_total counter\n");
+        for ((grant, outcome), n) in &g.grants {
+            let _ = writeln!(out, "latchkey_token_grants_total{{grant=\"{grant}\",outcome=\"{outcome}\"}} {n}");
         }
         out
     }

@@ -44,6 +44,18 @@ fn registrations_logins_credentials_recoveries_grants_and_admin_calls_are_audite
     assert_eq!(token(&site, &m2m, &[("grant_type", "client_credentials")]).status, 200);
     assert_eq!(token(&site, &m2m, &[("grant_type", "password")]).status, 400);
 
+    // The same outcomes are counted for Prometheus.
+    let metrics = d.get("/metrics").body;
+    for series in [
+        "latchkey_ceremonies_total{kind=\"login\",outcome=\"success\"}",
+        "latchkey_ceremonies_total{kind=\"login\",outcome=\"invalid_signature\"} 1",
+        "latchkey_ceremonies_total{kind=\"registration\",outcome=\"success\"} 2",
+        "latchkey_token_grants_total{grant=\"client_credentials\",outcome=\"success\"} 1",
+        "latchkey_token_grants_total{grant=\"password\",outcome=\"unsupported_grant_type\"} 1",
+    ] {
+        assert!(metrics.contains(series), "{series} in\n{metrics}");
+    }
+
     let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
     let seen = actions(&events);
     let has = |action: &str, outcome: &str| seen.iter().any(|(a, o)| a == action && o.starts_with(outcome));

@@ -139,6 +139,7 @@ async fn run(
                 e.subject = Some(d.response.user.email.clone());
                 e.detail = Some(format!("{} via {}", d.response.credential.kind, d.via));
             }
+            state.metrics.ceremony("registration", e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
             state.audit.record(e);
             let done = done?;
             Ok(with_session(StatusCode::CREATED, &done.response, &tenant, done.session.as_ref(), now))
@@ -165,6 +166,7 @@ async fn run(
                 e.subject = Some(d.response.user.email.clone());
                 e.detail = Some("passkey".into());
             }
+            state.metrics.ceremony("login", e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
             state.audit.record(e);
             let done = done?;
             Ok(with_session(StatusCode::OK, &done.response, &tenant, Some(&done.session), now))

@@ -188,6 +188,7 @@ async fn run(
             e.ip = ip;
             let result = grants::token(state, tenant, client, Form(fields)).await;
             e.outcome = crate::audit::outcome(&result, |e| e.error.to_owned());
+            state.metrics.grant(&grant, e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
             state.audit.record(e);
             json(&result?)
         }

@@ -121,3 +121,14 @@ pub fn count_for_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Resul
     )?;
     Ok(n.max(0) as u64)
 }
+
+/// Number of credentials per user in a tenant, in one query.
+pub fn counts_by_user(
+    tx: &impl Reader,
+    tenant: TenantId,
+) -> Result<std::collections::HashMap<UserId, u64>, StoreError> {
+    let mut stmt =
+        tx.conn().prepare("SELECT user_id, count(*) FROM credentials WHERE tenant_id = ?1 GROUP BY user_id")?;
+    let rows = stmt.query_map([tenant], |r| Ok((r.get::<_, UserId>(0)?, r.get::<_, i64>(1)?.max(0) as u64)))?;
+    rows.collect::<Result<_, _>>().map_err(StoreError::from)
+}

@@ -91,3 +91,19 @@ pub fn set_description(tx: &WriteTx<'_>, tenant: TenantId, id: i64, description:
     )?;
     Ok(())
 }
+
+/// Every user's role names in a tenant, in one query (for listing many users).
+pub fn by_user(
+    tx: &impl Reader,
+    tenant: TenantId,
+) -> Result<std::collections::HashMap<UserId, Vec<String>>, StoreError> {
+    let mut stmt = tx.conn().prepare(
+        "SELECT ur.user_id, r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE r.tenant_id = ?1 ORDER BY r.name",
+    )?;
+    let mut map: std::collections::HashMap<UserId, Vec<String>> = std::collections::HashMap::new();
+    for row in stmt.query_map([tenant], |r| Ok((r.get::<_, UserId>(0)?, r.get::<_, String>(1)?)))? {
+        let (user, name) = row?;
+        map.entry(user).or_default().push(name);
+    }
+    Ok(map)
+}

@@ -224,10 +224,21 @@ pub async fn list(
             if let Some(r) = &role {
                 roles::require_role(tx, tenant.id, &slug, r)?;
             }
-            store::users::list(tx, tenant.id, role.as_deref(), status.as_deref())?
-                .iter()
-                .map(|u| to_wire(tx, tenant.id, u))
-                .collect()
+            // Roles and credential counts for the whole tenant in two queries, not two per user.
+            let mut roles = store::roles::by_user(tx, tenant.id)?;
+            let counts = store::credentials::counts_by_user(tx, tenant.id)?;
+            Ok(store::users::list(tx, tenant.id, role.as_deref(), status.as_deref())?
+                .into_iter()
+                .map(|u| User {
+                    roles: roles.remove(&u.id).unwrap_or_default(),
+                    credentials: counts.get(&u.id).copied().unwrap_or(0),
+                    id: u.public_id,
+                    email: u.email,
+                    name: u.name,
+                    status: u.status,
+                    created: date(u.created_at),
+                })
+                .collect())
         })
         .await
 }
