@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use latchkey::ErrorBody;
@@ -73,20 +74,15 @@ impl Client {
             Some(b) => Some(serde_json::to_vec(b).map_err(|e| CliError::Local(e.to_string()))?),
             None => None,
         };
-        let (status, bytes) = self.runtime.block_on(self.send(method, path, payload))?;
-        if status.is_success() {
-            let bytes =
-                if status == StatusCode::NO_CONTENT || bytes.is_empty() { Bytes::from_static(b"null") } else { bytes };
-            return serde_json::from_slice(&bytes)
-                .map_err(|e| CliError::Protocol(format!("unexpected answer from the daemon: {e}")));
-        }
-        match serde_json::from_slice::<ErrorBody>(&bytes) {
-            Ok(e) => Err(CliError::Refused { code: e.code, message: e.message }),
-            Err(_) => Err(CliError::Protocol(format!(
-                "the daemon answered {status} without an error body: {}",
-                String::from_utf8_lossy(&bytes)
-            ))),
-        }
+        let content_type = payload.as_ref().map(|_| "application/json");
+        let bytes = self.runtime.block_on(async {
+            let (status, body) = self.request(method, path, content_type, payload.unwrap_or_default()).await?;
+            let bytes = body.collect().await.map_err(|e| CliError::Protocol(format!("reading the answer: {e}")))?;
+            Ok::<_, CliError>(if status == StatusCode::NO_CONTENT { Bytes::new() } else { bytes.to_bytes() })
+        })?;
+        let bytes = if bytes.is_empty() { Bytes::from_static(b"null") } else { bytes };
+        serde_json::from_slice(&bytes)
+            .map_err(|e| CliError::Protocol(format!("unexpected answer from the daemon: {e}")))
     }
 
     /// POSTs to `path` and writes the streamed answer to `dest`, a new file of mode 0600 (a
@@ -98,30 +94,7 @@ impl Client {
         let mut file =
             std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(dest).map_err(local)?;
         let result = self.runtime.block_on(async {
-            let unreachable = |reason: String| CliError::Unreachable { socket: self.socket.clone(), reason };
-            let stream = UnixStream::connect(&self.socket).await.map_err(|e| unreachable(e.to_string()))?;
-            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                .await
-                .map_err(|e| unreachable(e.to_string()))?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
-            let req = Request::builder()
-                .method(Method::POST)
-                .uri(format!("{}{path}", latchkey::admin::PREFIX))
-                .header("host", "latchkeyd")
-                .body(Full::new(Bytes::new()))
-                .map_err(|e| CliError::Local(e.to_string()))?;
-            let res = sender.send_request(req).await.map_err(|e| unreachable(e.to_string()))?;
-            let status = res.status();
-            let mut body = res.into_body();
-            if !status.is_success() {
-                let bytes = body.collect().await.map_err(|e| CliError::Protocol(e.to_string()))?.to_bytes();
-                return Err(match serde_json::from_slice::<ErrorBody>(&bytes) {
-                    Ok(e) => CliError::Refused { code: e.code, message: e.message },
-                    Err(_) => CliError::Protocol(format!("the daemon answered {status}")),
-                });
-            }
+            let (_, mut body) = self.request(Method::POST, path, None, vec![]).await?;
             let mut written = 0u64;
             while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|e| CliError::Protocol(format!("reading the backup: {e}")))?;
@@ -148,31 +121,7 @@ impl Client {
         mut on_line: impl FnMut(&str) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
         self.runtime.block_on(async {
-            let unreachable = |reason: String| CliError::Unreachable { socket: self.socket.clone(), reason };
-            let stream = UnixStream::connect(&self.socket).await.map_err(|e| unreachable(e.to_string()))?;
-            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                .await
-                .map_err(|e| unreachable(e.to_string()))?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
-            let req = Request::builder()
-                .method(Method::POST)
-                .uri(format!("{}{path}", latchkey::admin::PREFIX))
-                .header("host", "latchkeyd")
-                .header("content-type", content_type)
-                .body(Full::new(Bytes::from(body)))
-                .map_err(|e| CliError::Local(e.to_string()))?;
-            let res = sender.send_request(req).await.map_err(|e| unreachable(e.to_string()))?;
-            let status = res.status();
-            let mut body = res.into_body();
-            if !status.is_success() {
-                let bytes = body.collect().await.map_err(|e| CliError::Protocol(e.to_string()))?.to_bytes();
-                return Err(match serde_json::from_slice::<ErrorBody>(&bytes) {
-                    Ok(e) => CliError::Refused { code: e.code, message: e.message },
-                    Err(_) => CliError::Protocol(format!("the daemon answered {status}")),
-                });
-            }
+            let (_, mut body) = self.request(Method::POST, path, Some(content_type), body).await?;
             let mut pending: Vec<u8> = vec![];
             while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|e| CliError::Protocol(format!("reading the answer: {e}")))?;
@@ -191,7 +140,15 @@ impl Client {
         })
     }
 
-    async fn send(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes), CliError> {
+    /// Connects, sends one request and returns a successful answer's status and (unread) body;
+    /// any other answer becomes the daemon's refusal.
+    async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<(StatusCode, Incoming), CliError> {
         let unreachable = |reason: String| CliError::Unreachable { socket: self.socket.clone(), reason };
         let stream = UnixStream::connect(&self.socket).await.map_err(|e| unreachable(e.to_string()))?;
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
@@ -204,11 +161,10 @@ impl Client {
             .method(method)
             .uri(format!("{}{path}", latchkey::admin::PREFIX))
             .header("host", "latchkeyd");
-        if body.is_some() {
-            req = req.header("content-type", "application/json");
+        if let Some(ct) = content_type {
+            req = req.header("content-type", ct);
         }
-        let req =
-            req.body(Full::new(Bytes::from(body.unwrap_or_default()))).map_err(|e| CliError::Local(e.to_string()))?;
+        let req = req.body(Full::new(Bytes::from(body))).map_err(|e| CliError::Local(e.to_string()))?;
         let res = sender.send_request(req).await.map_err(|e| {
             // The daemon closes connections from uids it does not allow without answering.
             unreachable(format!(
@@ -216,12 +172,21 @@ impl Client {
             ))
         })?;
         let status = res.status();
+        if status.is_success() {
+            return Ok((status, res.into_body()));
+        }
         let bytes = res
             .into_body()
             .collect()
             .await
             .map_err(|e| CliError::Protocol(format!("reading the answer: {e}")))?
             .to_bytes();
-        Ok((status, bytes))
+        Err(match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(e) => CliError::Refused { code: e.code, message: e.message },
+            Err(_) => CliError::Protocol(format!(
+                "the daemon answered {status} without an error body: {}",
+                String::from_utf8_lossy(&bytes)
+            )),
+        })
     }
 }
