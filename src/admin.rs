@@ -420,3 +420,48 @@ pub struct AppCreatedIn {
     pub client_id: String,
     pub client_secret: Option<String>,
 }
+
+/// An invitation made by an import: the link to send the user.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct InvitedRow {
+    pub email: String,
+    pub name: String,
+    /// Empty in a dry run.
+    pub invite_url: String,
+    /// With `[smtp]`: whether the invitation e-mail went out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emailed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email_error: Option<String>,
+}
+
+/// A CSV row that was not imported, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RejectedRow {
+    /// 1-based line number in the file (the header is line 1).
+    pub row: u64,
+    pub column: String,
+    pub reason: String,
+}
+
+/// One line of the JSON-lines answer of `POST /admin/v1/tenants/{slug}/users/import`: progress
+/// after each batch (its invitations travel with it, so neither side holds them all), then one
+/// summary with counts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ImportLine {
+    Progress {
+        processed: u64,
+        total: u64,
+        invited: Vec<InvitedRow>,
+        already_present: Vec<String>,
+    },
+    Summary {
+        dry_run: bool,
+        invited: u64,
+        already_present: u64,
+        rejected: Vec<RejectedRow>,
+        /// Set when the import stopped early (a re-run continues where it stopped).
+        error: Option<String>,
+    },
+}

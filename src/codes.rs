@@ -56,3 +56,10 @@ pub const INVALID_EMAIL: &str = "invalid_email";
 pub const INVALID_NAME: &str = "invalid_name";
 pub const UNKNOWN_ROLE: &str = "unknown_role";
 pub const ROLE_EXISTS: &str = "role_exists";
+pub const INVALID_ROWS: &str = "invalid_rows";
+/// `latchkey user import` stopped part-way (a re-run continues).
+pub const IMPORT_FAILED: &str = "import_failed";
+
+/// Bearer-token refusals on the JSON API carry RFC 6750's own codes.
+pub const INVALID_TOKEN: &str = "invalid_token";
+pub const INSUFFICIENT_SCOPE: &str = "insufficient_scope";

@@ -7,7 +7,7 @@ use latchkey::codes;
 use crate::State;
 use crate::clock::date;
 use crate::crypto::{random_bytes, random_token, sha256};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::store;
 use crate::store::apps::AppRow;
 use crate::tenants::require;
@@ -33,12 +33,12 @@ pub fn to_wire(row: &AppRow) -> App {
     }
 }
 
-fn bad(code: &'static str, message: String) -> ApiError {
-    ApiError::bad_request(code, message)
+fn bad(code: &'static str, message: String) -> Error {
+    Error::invalid(code, message)
 }
 
 /// Validates a creation request into the row to store (without id and secret).
-pub fn validate(req: &CreateApp) -> Result<AppRow, ApiError> {
+pub fn validate(req: &CreateApp) -> Result<AppRow, Error> {
     let name = req.name.trim();
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
         return Err(bad(codes::INVALID_INPUT, "name must be 1-100 printable characters".into()));
@@ -110,7 +110,7 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, ApiError> {
 
 /// A Client ID: 24 random alphanumeric characters (~142 bits). Alphanumeric so that it never
 /// starts with `-` (which command lines read as an option) and survives any copy-paste.
-pub fn new_client_id() -> Result<String, ApiError> {
+pub fn new_client_id() -> Result<String, Error> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut id = String::with_capacity(24);
     while id.len() < 24 {
@@ -124,7 +124,7 @@ pub fn new_client_id() -> Result<String, ApiError> {
     Ok(id)
 }
 
-pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCreated, ApiError> {
+pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCreated, Error> {
     let mut row = validate(&req)?;
     row.client_id = new_client_id()?;
     row.created_at = state.clock.now();
@@ -133,7 +133,7 @@ pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCr
     let stored = row.clone();
     state
         .db
-        .write(move |tx| -> Result<(), ApiError> {
+        .write(move |tx| -> Result<(), Error> {
             let tenant = require(tx, &slug)?;
             store::apps::insert(tx, tenant.id, &stored)?;
             Ok(())
@@ -142,27 +142,27 @@ pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCr
     Ok(AppCreated { app: to_wire(&row), client_secret: secret })
 }
 
-pub async fn list(state: &State, slug: String) -> Result<Vec<App>, ApiError> {
+pub async fn list(state: &State, slug: String) -> Result<Vec<App>, Error> {
     state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             Ok(store::apps::list(tx, tenant.id)?.iter().map(to_wire).collect())
         })
         .await
 }
 
-fn app_not_found(client_id: &str, slug: &str) -> ApiError {
-    ApiError::not_found(
+fn app_not_found(client_id: &str, slug: &str) -> Error {
+    Error::not_found(
         codes::APP_NOT_FOUND,
         format!("no application {client_id:?} in tenant {slug:?}; `latchkey app list --tenant {slug}` shows them"),
     )
 }
 
-pub async fn show(state: &State, slug: String, client_id: String) -> Result<App, ApiError> {
+pub async fn show(state: &State, slug: String, client_id: String) -> Result<App, Error> {
     state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             let row = store::apps::get(tx, tenant.id, &client_id)?.ok_or_else(|| app_not_found(&client_id, &slug))?;
             Ok(to_wire(&row))
@@ -170,10 +170,10 @@ pub async fn show(state: &State, slug: String, client_id: String) -> Result<App,
         .await
 }
 
-pub async fn delete(state: &State, slug: String, client_id: String) -> Result<(), ApiError> {
+pub async fn delete(state: &State, slug: String, client_id: String) -> Result<(), Error> {
     state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             if !store::apps::delete(tx, tenant.id, &client_id)? {
                 return Err(app_not_found(&client_id, &slug));
@@ -183,23 +183,23 @@ pub async fn delete(state: &State, slug: String, client_id: String) -> Result<()
         .await
 }
 
-pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Result<SecretRotated, ApiError> {
+pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Result<SecretRotated, Error> {
     let secret = random_token()?;
     let hash = sha256(secret.as_bytes());
     let id = client_id.clone();
     state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             let row = store::apps::get(tx, tenant.id, &id)?.ok_or_else(|| app_not_found(&id, &slug))?;
             if row.secret_hash.is_none() {
-                return Err(ApiError::bad_request(
+                return Err(Error::invalid(
                     codes::NOT_CONFIDENTIAL,
                     format!("application {id:?} is a public ({}) client and has no secret", row.app_type),
                 ));
             }
             store::apps::set_secret_hash(tx, tenant.id, &id, &hash)?;
-            Ok::<_, ApiError>(())
+            Ok::<_, Error>(())
         })
         .await?;
     Ok(SecretRotated { client_id, client_secret: secret })

@@ -96,14 +96,6 @@ pub fn event(at: Timestamp, tenant: Option<&str>, actor: &str, action: &str, out
     }
 }
 
-/// The client address of a public request, put there by the router.
-#[derive(Debug, Clone, Copy)]
-pub struct ClientIp(pub std::net::IpAddr);
-
-pub fn ip_of<B>(req: &hyper::Request<B>) -> Option<String> {
-    req.extensions().get::<ClientIp>().map(|c| c.0.to_string())
-}
-
 /// `success`, or `failure: <code>`.
 pub fn outcome<T, E>(r: &Result<T, E>, code: impl Fn(&E) -> String) -> String {
     match r {

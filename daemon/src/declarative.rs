@@ -13,7 +13,7 @@ use latchkey::codes;
 
 use crate::State;
 use crate::crypto::{random_token, sha256};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::oidc::keys::{self, GeneratedKey};
 use crate::store::apps::AppRow;
 use crate::store::{self, Reader, WriteTx};
@@ -46,11 +46,11 @@ impl Step {
     }
 }
 
-fn bad(message: String) -> ApiError {
-    ApiError::bad_request(codes::INVALID_INPUT, message)
+fn bad(message: String) -> Error {
+    Error::invalid(codes::INVALID_INPUT, message)
 }
 
-fn app_row(d: &DeclaredApp) -> Result<AppRow, ApiError> {
+fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
     crate::apps::validate(&CreateApp {
         name: d.name.clone(),
         app_type: d.app_type,
@@ -61,7 +61,7 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, ApiError> {
     })
 }
 
-fn plan(tx: &impl Reader, declared: &Declared, public_url: &str) -> Result<Vec<Step>, ApiError> {
+fn plan(tx: &impl Reader, declared: &Declared, public_url: &str) -> Result<Vec<Step>, Error> {
     let mut steps = vec![];
     let mut seen = std::collections::HashSet::new();
     for t in &declared.tenants {
@@ -158,16 +158,16 @@ fn execute(
     state_kek: &crate::crypto::Kek,
     bits: u32,
     now: i64,
-) -> Result<Vec<AppCreatedIn>, ApiError> {
+) -> Result<Vec<AppCreatedIn>, Error> {
     let mut created = vec![];
-    let tenant_id = |tx: &WriteTx<'_>, slug: &str| -> Result<i64, ApiError> {
-        Ok(store::tenants::by_slug(tx, slug)?.ok_or_else(|| ApiError::internal("tenant vanished during apply"))?.id)
+    let tenant_id = |tx: &WriteTx<'_>, slug: &str| -> Result<i64, Error> {
+        Ok(store::tenants::by_slug(tx, slug)?.ok_or_else(|| Error::internal("tenant vanished during apply"))?.id)
     };
     for step in steps {
         match step {
             Step::CreateTenant(v) => {
                 let key = keys.remove(&v.slug).ok_or_else(|| {
-                    ApiError::conflict(codes::INVALID_INPUT, "the configuration changed during apply; run it again")
+                    Error::conflict(codes::INVALID_INPUT, "the configuration changed during apply; run it again")
                 })?;
                 insert_with_key(tx, state_kek, &v, &key, bits, now)?;
             }
@@ -201,14 +201,14 @@ fn execute(
     Ok(created)
 }
 
-pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, ApiError> {
+pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Error> {
     let public = state.config.public_base();
     let declared = req.declared;
     let d = declared.clone();
     let p = public.clone();
     let (descriptions, new_tenants) = state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let steps = plan(tx, &d, &p)?;
             let new: Vec<String> = steps
                 .iter()
@@ -224,14 +224,14 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, ApiE
     let bits = state.config.rsa_bits;
     let mut keys = HashMap::new();
     for slug in &new_tenants {
-        let k = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(ApiError::internal)??;
+        let k = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(Error::internal)??;
         keys.insert(slug.clone(), k);
     }
     let kek = state.kek.clone();
     let now = state.clock.now();
     let (changes, created) = state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let steps = plan(tx, &declared, &public)?;
             let changes: Vec<String> = steps.iter().map(Step::describe).collect();
             let created = execute(tx, steps, &mut keys, &kek, bits, now)?;
@@ -245,10 +245,10 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, ApiE
 }
 
 /// One tenant's configuration in the declarative format, secrets left out.
-pub async fn export(state: &State, slug: String) -> Result<Declared, ApiError> {
+pub async fn export(state: &State, slug: String) -> Result<Declared, Error> {
     state
         .db
-        .read(move |tx| -> Result<Declared, ApiError> {
+        .read(move |tx| -> Result<Declared, Error> {
             let t = crate::tenants::require(tx, &slug)?;
             let roles = store::roles::list(tx, t.id)?
                 .into_iter()

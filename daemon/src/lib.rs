@@ -15,6 +15,7 @@ pub mod mail;
 pub mod metrics;
 pub mod notify;
 pub mod oidc;
+pub mod params;
 pub mod ratelimit;
 pub mod sessions;
 pub mod store;

@@ -1,12 +1,9 @@
 //! Browser sessions: the `latchkey_session` cookie. Its value is a random 256-bit token; only its
 //! SHA-256 is stored.
 
-use hyper::HeaderMap;
-use hyper::header::COOKIE;
-
 use crate::clock::Timestamp;
 use crate::crypto::{random_token, sha256};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::store::sessions::{NewSession, SessionRow};
 use crate::store::users::{UserId, UserRow};
 use crate::store::{self, Reader, TenantId, WriteTx};
@@ -30,10 +27,10 @@ pub fn create(
     amr: &[&str],
     now: Timestamp,
     ttl_seconds: i64,
-) -> Result<Issued, ApiError> {
+) -> Result<Issued, Error> {
     let token = random_token()?;
     let expires_at = now + ttl_seconds;
-    let amr = serde_json::to_string(amr).map_err(ApiError::internal)?;
+    let amr = serde_json::to_string(amr).map_err(Error::internal)?;
     let id = store::sessions::insert(
         tx,
         tenant,
@@ -64,25 +61,13 @@ pub fn clear_cookie(tenant: &TenantRuntime) -> String {
     format!("{COOKIE_NAME}=; Path={path}; Max-Age=0; HttpOnly; SameSite=Lax")
 }
 
-/// The session token from the request's `Cookie` headers, if any.
-pub fn token(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, value)| *name == COOKIE_NAME && !value.is_empty())
-        .map(|(_, value)| value.to_owned())
-}
-
 /// The live session and its (active) user for a token, within a transaction.
 pub fn lookup(
     tx: &impl Reader,
     tenant: TenantId,
     token: &str,
     now: Timestamp,
-) -> Result<Option<(SessionRow, UserRow)>, ApiError> {
+) -> Result<Option<(SessionRow, UserRow)>, Error> {
     let Some(session) = store::sessions::valid(tx, tenant, &sha256(token.as_bytes()), now)? else {
         return Ok(None);
     };
@@ -90,20 +75,4 @@ pub fn lookup(
         return Ok(None);
     };
     Ok(Some((session, user)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use hyper::header::HeaderValue;
-
-    #[test]
-    fn finds_the_session_cookie() {
-        let mut h = HeaderMap::new();
-        h.append(COOKIE, HeaderValue::from_static("a=1; latchkey_session=abc; b=2"));
-        assert_eq!(token(&h).as_deref(), Some("abc"));
-        let mut h = HeaderMap::new();
-        h.append(COOKIE, HeaderValue::from_static("latchkey_session="));
-        assert_eq!(token(&h), None);
-    }
 }

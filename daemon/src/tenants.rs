@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
-use hyper::StatusCode;
 use latchkey::admin::{CreateTenant, Registration, Tenant};
 use latchkey::codes;
 use url::Url;
@@ -14,7 +13,7 @@ use url::Url;
 use crate::State;
 use crate::clock::date;
 use crate::crypto::Kek;
-use crate::error::ApiError;
+use crate::error::{Error, Kind};
 use crate::oidc::keys::{Jwk, Jwks, SigningKey};
 use crate::oidc::{discovery, keys};
 use crate::store::keys::KeyRow;
@@ -51,11 +50,11 @@ pub struct TenantRuntime {
 }
 
 impl TenantRuntime {
-    fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, ApiError> {
-        let base = Url::parse(&row.base_url).map_err(|e| ApiError::internal(format!("stored base_url: {e}")))?;
+    fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
+        let base = Url::parse(&row.base_url).map_err(|e| Error::internal(format!("stored base_url: {e}")))?;
         let mut keys = keys.into_iter();
         let signer =
-            Arc::new(keys.next().ok_or_else(|| ApiError::internal(format!("tenant {} has no signing key", row.slug)))?);
+            Arc::new(keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?);
         let retired: Vec<SigningKey> = keys.collect();
         let mut published: Vec<&Jwk> = vec![&signer.jwk];
         published.extend(retired.iter().map(|k| &k.jwk));
@@ -63,11 +62,11 @@ impl TenantRuntime {
             .iter()
             .map(|k| jsonwebtoken::DecodingKey::from_rsa_components(&k.n, &k.e).map(|d| (k.kid.clone(), d)))
             .collect::<Result<HashMap<_, _>, _>>()
-            .map_err(ApiError::internal)?;
-        let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(ApiError::internal)?;
-        let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(ApiError::internal)?;
+            .map_err(Error::internal)?;
+        let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(Error::internal)?;
+        let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(Error::internal)?;
         let origin = base.origin().ascii_serialization();
-        let webauthn = crate::webauthn::relying_party(&row.rp_id, &origin, &row.name).map_err(ApiError::internal)?;
+        let webauthn = crate::webauthn::relying_party(&row.rp_id, &origin, &row.name).map_err(Error::internal)?;
         Ok(TenantRuntime {
             id: row.id,
             slug: row.slug.clone(),
@@ -162,7 +161,7 @@ impl Registry {
     }
 
     /// Reloads one tenant from the database (after creation, rotation, or a settings change).
-    pub async fn refresh(&self, state: &State, slug: &str) -> Result<(), ApiError> {
+    pub async fn refresh(&self, state: &State, slug: &str) -> Result<(), Error> {
         let slug_owned = slug.to_owned();
         let loaded = state
             .db
@@ -188,7 +187,7 @@ impl Registry {
     }
 
     /// Loads every tenant; used at start-up.
-    pub fn load_all(&self, db: &Db, kek: &Kek, public_url: &str) -> Result<(), ApiError> {
+    pub fn load_all(&self, db: &Db, kek: &Kek, public_url: &str) -> Result<(), Error> {
         let all = db.read_blocking(|tx| -> Result<_, StoreError> {
             let mut out = vec![];
             for row in store::tenants::list(tx)? {
@@ -206,12 +205,12 @@ impl Registry {
     }
 }
 
-fn runtime(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], public_url: &str) -> Result<TenantRuntime, ApiError> {
+fn runtime(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], public_url: &str) -> Result<TenantRuntime, Error> {
     let keys = key_rows
         .iter()
         .map(|k| SigningKey::unseal(kek, row.id, k))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ApiError::internal(format!("tenant {}: {e}", row.slug)))?;
+        .map_err(|e| Error::internal(format!("tenant {}: {e}", row.slug)))?;
     TenantRuntime::build(row, keys, public_url)
 }
 
@@ -237,17 +236,17 @@ pub struct ValidTenant {
 }
 
 /// Applies the rules of SPEC §2 to a creation request.
-pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, ApiError> {
+pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Error> {
     urls::slug(&req.slug).map_err(|e| match e {
-        SlugError::Invalid(m) => ApiError::bad_request(codes::INVALID_SLUG, m),
-        SlugError::Reserved(m) => ApiError::bad_request(codes::RESERVED_SLUG, m),
+        SlugError::Invalid(m) => Error::invalid(codes::INVALID_SLUG, m),
+        SlugError::Reserved(m) => Error::invalid(codes::RESERVED_SLUG, m),
     })?;
     let name = req.name.clone().unwrap_or_else(|| req.slug.clone());
     if name.trim().is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
-        return Err(ApiError::bad_request(codes::INVALID_INPUT, "name must be 1-100 printable characters"));
+        return Err(Error::invalid(codes::INVALID_INPUT, "name must be 1-100 printable characters"));
     }
     let base_text = req.base_url.clone().unwrap_or_else(|| format!("{public_url}/{}", req.slug));
-    let base = urls::base_url(&base_text).map_err(|m| ApiError::bad_request(codes::INVALID_BASE_URL, m))?;
+    let base = urls::base_url(&base_text).map_err(|m| Error::invalid(codes::INVALID_BASE_URL, m))?;
     let base_url = base.as_str().trim_end_matches('/').to_owned();
     let host = base.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
     let rp_id = match &req.rp_id {
@@ -257,7 +256,7 @@ pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Api
             // WebAuthn: the RP ID is the origin's host or a registrable suffix of it.
             let suffix_of_host = rp == host || host.ends_with(&format!(".{rp}"));
             if rp.is_empty() || !suffix_of_host {
-                return Err(ApiError::bad_request(
+                return Err(Error::invalid(
                     codes::INVALID_RP_ID,
                     format!("rp_id {rp:?} must be the base URL's host {host:?} or a parent domain of it"),
                 ));
@@ -275,17 +274,17 @@ pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Api
 }
 
 /// Creates a tenant with its first signing key, in one transaction.
-pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, ApiError> {
+pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
     let v = validate(&req, &state.config.public_base())?;
     // RSA key generation takes tens of milliseconds; keep it off the async threads and outside
     // the write transaction.
     let bits = state.config.rsa_bits;
-    let generated = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(ApiError::internal)??;
+    let generated = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(Error::internal)??;
     let kek = state.kek.clone();
     let now = state.clock.now();
     let row = state
         .db
-        .write(move |tx| -> Result<TenantRow, ApiError> {
+        .write(move |tx| -> Result<TenantRow, Error> {
             let id = insert_with_key(tx, &kek, &v, &generated, bits, now)?;
             Ok(TenantRow {
                 id,
@@ -310,12 +309,12 @@ pub fn insert_with_key(
     key: &keys::GeneratedKey,
     bits: u32,
     now: i64,
-) -> Result<TenantId, ApiError> {
+) -> Result<TenantId, Error> {
     if store::tenants::by_slug(tx, &v.slug)?.is_some() {
-        return Err(ApiError::conflict(codes::TENANT_EXISTS, format!("tenant {:?} already exists", v.slug)));
+        return Err(Error::conflict(codes::TENANT_EXISTS, format!("tenant {:?} already exists", v.slug)));
     }
     if let Some(other) = store::tenants::by_base_url(tx, &v.base_url)? {
-        return Err(ApiError::conflict(
+        return Err(Error::conflict(
             codes::BASE_URL_TAKEN,
             format!("base URL {} is already used by tenant {:?}", v.base_url, other.slug),
         ));
@@ -340,7 +339,7 @@ pub fn insert_key(
     generated: &keys::GeneratedKey,
     bits: u32,
     now: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let sealed = kek.seal(&keys::aad(tenant, &generated.kid), &generated.pkcs8)?;
     let row = KeyRow {
         kid: generated.kid.clone(),
@@ -354,23 +353,23 @@ pub fn insert_key(
 }
 
 /// Looks a tenant up by slug inside a transaction, or answers 404.
-pub fn require(tx: &impl Reader, slug: &str) -> Result<TenantRow, ApiError> {
+pub fn require(tx: &impl Reader, slug: &str) -> Result<TenantRow, Error> {
     store::tenants::by_slug(tx, slug)?.ok_or_else(|| not_found(slug))
 }
 
-pub fn not_found(slug: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
+pub fn not_found(slug: &str) -> Error {
+    Error::new(
+        Kind::NotFound,
         codes::TENANT_NOT_FOUND,
         format!("no tenant {slug:?}; `latchkey tenant list` shows the tenants"),
     )
 }
 
-pub async fn delete(state: &State, slug: String) -> Result<(), ApiError> {
+pub async fn delete(state: &State, slug: String) -> Result<(), Error> {
     let s = slug.clone();
     state
         .db
-        .write(move |tx| -> Result<(), ApiError> {
+        .write(move |tx| -> Result<(), Error> {
             let row = require(tx, &s)?;
             store::tenants::delete(tx, row.id)?;
             Ok(())

@@ -126,6 +126,9 @@ fn bad_admin_requests_name_the_problem_and_store_nothing() {
         ),
         (admin_request("GET", "/admin/v1/nothing", None, b""), 404, "not_found"),
         (admin_request("GET", "/elsewhere", None, b""), 404, "not_found"),
+        (admin_request("PUT", "/admin/v1/tenants", None, b""), 405, "method_not_allowed"),
+        (admin_request("POST", "/admin/v1/tenants/acme/users/a@b.c", None, b""), 405, "method_not_allowed"),
+        (admin_request("GET", "/admin/v1/tenants/%zz", None, b""), 400, "invalid_input"),
     ];
     for (req, status, code) in cases {
         let (got, body) = d.admin_raw(&req);
@@ -183,4 +186,17 @@ fn second_daemon_on_a_live_socket_is_refused() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stderr.contains("already listening"), "{}", out.stderr);
     d.cli(&["status"]).ok();
+}
+
+#[test]
+fn a_wrong_method_is_405_and_says_what_is_allowed() {
+    use std::io::{Read, Write};
+    let d = TestDaemon::start();
+    let mut s = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
+    s.write_all(&admin_request("PATCH", "/admin/v1/tenants/acme/apps", None, b"")).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(text.starts_with("HTTP/1.1 405"), "{text}");
+    let allow = text.lines().find_map(|l| l.strip_prefix("allow: ")).unwrap_or_default();
+    assert_eq!(allow, "GET, POST", "{text}");
 }

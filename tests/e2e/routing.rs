@@ -76,6 +76,18 @@ fn health_metrics_and_errors() {
     assert_eq!(wrong_method.status, 405);
     assert_eq!(wrong_method.json()["error"], "method_not_allowed");
     assert!(wrong_method.header("allow").unwrap().contains("GET"));
+    // Every route family answers a wrong method the same way, with what is allowed.
+    for (method, path, allow) in [
+        ("GET", "/acme/api/credentials/abc", "PATCH, DELETE"),
+        ("GET", "/acme/token", "POST, OPTIONS"),
+        ("DELETE", "/acme/account", "GET, HEAD"),
+        ("POST", "/healthz", "GET, HEAD"),
+    ] {
+        let r = http_request(method, &format!("{}{path}", d.base));
+        assert_eq!(r.status, 405, "{method} {path}");
+        assert_eq!(r.json()["error"], "method_not_allowed", "{method} {path}");
+        assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
+    }
 
     // A prefix is matched at a path-segment boundary only.
     assert_eq!(d.get("/acmex/.well-known/jwks.json").status, 404);

@@ -4,7 +4,8 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::Value;
+use latchkey::admin::{ImportLine, InvitedRow};
+use serde_json::json;
 
 use super::seg;
 use crate::client::Client;
@@ -32,11 +33,10 @@ impl Links {
     fn error(path: &Path, e: &dyn std::fmt::Display) -> CliError {
         CliError::Local(format!("writing {}: {e}", path.display()))
     }
-    fn add(&mut self, invited: &[Value]) -> Result<(), CliError> {
+    fn add(&mut self, invited: &[InvitedRow]) -> Result<(), CliError> {
         for i in invited {
-            let cell = |k: &str| neutralise(i[k].as_str().unwrap_or_default());
             self.writer
-                .write_record([cell("email"), cell("name"), cell("invite_url")])
+                .write_record([neutralise(&i.email), neutralise(&i.name), neutralise(&i.invite_url)])
                 .map_err(|e| Links::error(&self.path, &e))?;
         }
         Ok(())
@@ -63,54 +63,59 @@ pub fn run(
         );
         bar
     });
-    let mut summary = Value::Null;
+    let mut summary = None;
     let mut links = match (&links_out, dry_run) {
         (Some(p), false) => Some(Links::create(p)?),
         _ => None,
     };
-    let (mut invited, mut already): (Vec<Value>, Vec<Value>) = (vec![], vec![]);
+    let (mut invited, mut already): (Vec<InvitedRow>, Vec<String>) = (vec![], vec![]);
     let path = format!("/tenants/{}/users/import{}", seg(tenant)?, if dry_run { "?dry_run=true" } else { "" });
     client.stream_lines(&path, "text/csv", data, |line| {
         if line.is_empty() {
             return Ok(());
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| CliError::Protocol(format!("bad progress line: {e}")))?;
-        match v["type"].as_str() {
-            Some("progress") => {
+        let line: ImportLine =
+            serde_json::from_str(line).map_err(|e| CliError::Protocol(format!("bad progress line: {e}")))?;
+        match line {
+            ImportLine::Progress { processed, total, invited: batch, already_present } => {
                 if let Some(b) = &bar {
-                    b.set_length(v["total"].as_u64().unwrap_or(0));
-                    b.set_position(v["processed"].as_u64().unwrap_or(0));
+                    b.set_length(total);
+                    b.set_position(processed);
                 }
-                let batch = v["invited"].as_array().map(Vec::as_slice).unwrap_or_default();
                 if let Some(l) = links.as_mut() {
-                    l.add(batch)?;
+                    l.add(&batch)?;
                 }
-                invited.extend_from_slice(batch);
-                already.extend(v["already_present"].as_array().cloned().unwrap_or_default());
+                invited.extend(batch);
+                already.extend(already_present);
             }
-            Some("summary") => summary = v,
-            _ => {}
+            summary_line @ ImportLine::Summary { .. } => summary = Some(summary_line),
         }
         Ok(())
     })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if summary.is_null() {
+    let Some(ImportLine::Summary { dry_run, rejected, error, .. }) = summary else {
         return Err(CliError::Protocol("the daemon sent no summary".into()));
-    }
-    if let Some(err) = summary["error"].as_str() {
+    };
+    if let Some(err) = error {
         return Err(CliError::Refused {
-            code: "import_failed".into(),
+            code: latchkey::codes::IMPORT_FAILED.into(),
             message: format!("import stopped: {err}; re-run to continue"),
         });
     }
     if let Some(l) = links {
         l.finish()?;
     }
-    let rejected = summary["rejected"].as_array().cloned().unwrap_or_default();
-    summary["invited"] = Value::Array(invited.clone());
-    summary["already_present"] = Value::Array(already.clone());
+    // `-o json`: the summary with every invitation and every e-mail already present.
+    let summary = json!({
+        "type": "summary",
+        "dry_run": dry_run,
+        "invited": invited,
+        "already_present": already,
+        "rejected": rejected,
+        "error": null,
+    });
     let verb = if dry_run { "would be invited" } else { "invited" };
     let mut out = Output::new(&summary)?.table(fields(&[
         (verb, invited.len().to_string()),
@@ -120,11 +125,7 @@ pub fn run(
     if !rejected.is_empty() {
         let mut t = table(&["ROW", "COLUMN", "REASON"]);
         for r in &rejected {
-            t.add_row(vec![
-                r["row"].to_string(),
-                r["column"].as_str().unwrap_or("").to_owned(),
-                r["reason"].as_str().unwrap_or("").to_owned(),
-            ]);
+            t.add_row(vec![r.row.to_string(), r.column.clone(), r.reason.clone()]);
         }
         out = out
             .note(t.to_string())

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::State;
 use crate::crypto::random_token;
-use crate::error::ApiError;
+use crate::error::Error;
 
 struct Chunks(mpsc::Receiver<Result<Bytes, std::io::Error>>);
 
@@ -29,12 +29,12 @@ impl hyper::body::Body for Chunks {
     }
 }
 
-pub async fn backup(state: &State) -> Result<Response<crate::http::Body>, ApiError> {
+pub async fn backup(state: &State) -> Result<Response<crate::http::Body>, Error> {
     let db_path = state.db.path().to_owned();
     let tmp = db_path.with_file_name(format!(".latchkey-backup-{}.db", random_token()?.replace('-', "x")));
     state.db.backup_to(tmp.clone()).await?;
-    let mut file = tokio::fs::File::open(&tmp).await.map_err(ApiError::internal)?;
-    let size = file.metadata().await.map_err(ApiError::internal)?.len();
+    let mut file = tokio::fs::File::open(&tmp).await.map_err(Error::internal)?;
+    let size = file.metadata().await.map_err(Error::internal)?.len();
     let (tx, rx) = mpsc::channel(4);
     tokio::spawn(async move {
         let mut buf = vec![0u8; 256 * 1024];

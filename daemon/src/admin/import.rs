@@ -13,27 +13,23 @@ use http_body_util::BodyExt;
 use hyper::body::{Frame, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
+use latchkey::admin::{ImportLine, InvitedRow};
 use latchkey::codes;
-use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::State;
-use crate::error::ApiError;
+use crate::error::Error;
 
 use crate::http::body::read_bounded;
 use crate::store;
 use crate::tenants::require;
 use crate::users::import::{self, Outcome};
 
-/// One batch done: its invitations travel with the progress line.
-#[derive(serde::Serialize)]
-struct Progress<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    processed: usize,
-    total: usize,
-    invited: &'a [import::Invited],
-    already_present: &'a [String],
+/// One line of the answer. Serialising our own enum cannot fail; an empty line would be skipped.
+fn json_line(line: &ImportLine) -> Bytes {
+    let mut text = serde_json::to_vec(line).unwrap_or_default();
+    text.push(b'\n');
+    Bytes::from(text)
 }
 
 /// A response body fed line by line from a channel.
@@ -57,24 +53,23 @@ pub async fn import(
     slug: String,
     dry_run: bool,
     req: Request<Incoming>,
-) -> Result<Response<crate::http::Body>, ApiError> {
+) -> Result<Response<crate::http::Body>, Error> {
     let max = state.config.limits.invite_file_max;
     let data = read_bounded(req, max).await?;
     let s = slug.clone();
     let (tenant_id, base_url, tenant_name, known) = state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let t = require(tx, &s)?;
             let roles: HashSet<String> = store::roles::list(tx, t.id)?.into_iter().map(|r| r.name).collect();
             Ok((t.id, t.base_url, t.name, roles))
         })
         .await?;
     let rows_max = state.config.limits.invite_rows_max;
-    let (rows, rejected) = tokio::task::spawn_blocking(move || import::parse(&data, &known, rows_max))
-        .await
-        .map_err(ApiError::internal)?;
+    let (rows, rejected) =
+        tokio::task::spawn_blocking(move || import::parse(&data, &known, rows_max)).await.map_err(Error::internal)?;
     if rejected.iter().any(|e| e.column == "header") {
-        return Err(ApiError::bad_request(codes::INVALID_INPUT, rejected[0].reason.clone()));
+        return Err(Error::invalid(codes::INVALID_INPUT, rejected[0].reason.clone()));
     }
 
     let (tx_lines, rx) = mpsc::channel::<Bytes>(16);
@@ -93,13 +88,13 @@ pub async fn import(
             let result = if dry_run {
                 state
                     .db
-                    .read(move |tx| -> Result<Outcome, ApiError> {
+                    .read(move |tx| -> Result<Outcome, Error> {
                         let mut o = Outcome::default();
                         for row in &chunk {
                             if store::users::by_email(tx, tenant_id, &row.email)?.is_some() {
                                 o.already_present.push(row.email.clone());
                             } else {
-                                o.invited.push(import::Invited {
+                                o.invited.push(InvitedRow {
                                     email: row.email.clone(),
                                     name: row.name.clone(),
                                     invite_url: String::new(),
@@ -114,7 +109,7 @@ pub async fn import(
             } else {
                 state
                     .db
-                    .write(move |tx| -> Result<Outcome, ApiError> {
+                    .write(move |tx| -> Result<Outcome, Error> {
                         let mut o = Outcome::default();
                         import::invite_rows(tx, tenant_id, &base, &chunk, now, now + ttl, &mut o)?;
                         Ok(o)
@@ -134,28 +129,25 @@ pub async fn import(
             invited += batch.invited.len();
             already += batch.already_present.len();
             let done = ((i + 1) * BATCH).min(rows.len()) + rejected.len();
-            let line = Progress {
-                kind: "progress",
-                processed: done,
-                total,
-                invited: &batch.invited,
-                already_present: &batch.already_present,
+            let line = ImportLine::Progress {
+                processed: done as u64,
+                total: total as u64,
+                invited: batch.invited,
+                already_present: batch.already_present,
             };
-            let Ok(text) = serde_json::to_string(&line) else { break };
-            if tx_lines.send(Bytes::from(text + "\n")).await.is_err() {
+            if tx_lines.send(json_line(&line)).await.is_err() {
                 return; // The client went away.
             }
         }
         tracing::info!(tenant = %slug, invited, already, rejected = rejected.len(), dry_run, "user import");
-        let summary = json!({
-            "type": "summary",
-            "dry_run": dry_run,
-            "invited": invited,
-            "already_present": already,
-            "rejected": rejected,
-            "error": failure,
-        });
-        let _ = tx_lines.send(Bytes::from(format!("{summary}\n"))).await;
+        let summary = ImportLine::Summary {
+            dry_run,
+            invited: invited as u64,
+            already_present: already as u64,
+            rejected,
+            error: failure,
+        };
+        let _ = tx_lines.send(json_line(&summary)).await;
     });
 
     let mut r = Response::new(Lines(rx).boxed());

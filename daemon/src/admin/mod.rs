@@ -3,6 +3,7 @@
 
 mod backup;
 mod import;
+mod route;
 mod router;
 
 pub use router::handle;

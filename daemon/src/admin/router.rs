@@ -1,10 +1,13 @@
-//! Admin request dispatch: path segments under `/admin/v1` to one operation each.
+//! Admin request handling: [`route::parse`] names the call, one `match` runs its operation, and
+//! errors become `{code, message}` answers in `http::errors::admin`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use hyper::body::Incoming;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
 use latchkey::admin::{
     ApplyRequest, AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, InviteUser, PREFIX, Status,
 };
@@ -13,10 +16,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::AdminPeer;
-use crate::error::ApiError;
-use crate::http::Body;
+use super::route::{self, AdminRoute, AdminUnrouted};
+use crate::error::{Error, Kind};
 use crate::http::body::{read_json, read_json_or_default};
-use crate::http::response::{admin_error, empty, json};
+use crate::http::response::{empty, json, with_header_value};
+use crate::http::{Body, errors, request};
 use crate::oidc::rotation;
 use crate::{State, apps, store, tenants, users};
 
@@ -25,25 +29,22 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) 
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let had_body = crate::http::body::has_body(&req);
-    let mut response = match dispatch(&state, req).await {
-        Ok(r) => r,
-        Err(e) => admin_error(&e),
+    let route = route::parse(&method, &path);
+    let mut response = match &route {
+        Ok(r) => dispatch(&state, r.clone(), req).await.unwrap_or_else(|e| errors::admin(&e)),
+        Err(unrouted) => refuse(unrouted, &method, &path),
     };
     if had_body && !response.status().is_success() {
-        response.headers_mut().insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     let status = response.status().as_u16();
-    // Every admin operation is audited (reads included: who looked at what is part of the trail).
-    let segs: Vec<&str> = path.trim_start_matches(PREFIX).split('/').filter(|s| !s.is_empty()).collect();
-    let tenant = match segs.as_slice() {
-        ["tenants", slug, ..] => Some(*slug),
-        _ => None,
-    };
-    if !(method == Method::GET && segs.last() == Some(&"audit")) {
+    // Every admin operation is audited, reads included (who looked at what is part of the trail),
+    // except reading the trail itself.
+    if route.as_ref().map_or(true, AdminRoute::audited) {
         let outcome = if (200..300).contains(&status) { "success".to_owned() } else { format!("failure: {status}") };
         state.audit.record(crate::audit::event(
             state.clock.now(),
-            tenant,
+            route.as_ref().ok().and_then(AdminRoute::tenant),
             &format!("admin uid {}", peer.uid),
             &format!("admin {method} {}", path.trim_start_matches(PREFIX)),
             &outcome,
@@ -53,206 +54,172 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) 
     response
 }
 
-fn ok<T: Serialize>(value: &T) -> Result<Response<Body>, ApiError> {
+fn refuse(unrouted: &AdminUnrouted, method: &hyper::Method, path: &str) -> Response<Body> {
+    match unrouted {
+        AdminUnrouted::NotFound => errors::admin(&Error::not_found(
+            codes::NOT_FOUND,
+            format!("no admin call {method} {path}; calls live under {PREFIX}/"),
+        )),
+        AdminUnrouted::BadEncoding(seg) => {
+            errors::admin(&Error::invalid(codes::INVALID_INPUT, format!("bad percent-encoding in {seg:?}")))
+        }
+        AdminUnrouted::WrongMethod(allow) => {
+            let e = Error::new(Kind::MethodNotAllowed, codes::METHOD_NOT_ALLOWED, format!("use {allow} on {path}"));
+            with_header_value(errors::admin(&e), header::ALLOW, allow)
+        }
+    }
+}
+
+fn ok<T: Serialize>(value: &T) -> Result<Response<Body>, Error> {
     Ok(json(StatusCode::OK, value))
 }
 
-fn created<T: Serialize>(value: &T) -> Result<Response<Body>, ApiError> {
+fn created<T: Serialize>(value: &T) -> Result<Response<Body>, Error> {
     Ok(json(StatusCode::CREATED, value))
 }
 
-async fn body<T: DeserializeOwned>(state: &State, req: Request<Incoming>) -> Result<T, ApiError> {
+fn done() -> Result<Response<Body>, Error> {
+    Ok(empty(StatusCode::NO_CONTENT))
+}
+
+async fn body<T: DeserializeOwned>(state: &State, req: Request<Incoming>) -> Result<T, Error> {
     read_json(req, state.config.limits.json_body_max).await
 }
 
 /// Destructive calls need `{"confirm": true}` (the CLI's `--yes`).
-async fn confirmed(state: &State, req: Request<Incoming>, what: &str) -> Result<(), ApiError> {
+async fn confirmed(state: &State, req: Request<Incoming>, what: &str) -> Result<(), Error> {
     let c: Confirm = read_json_or_default(req, state.config.limits.json_body_max).await?;
     if c.confirm {
         Ok(())
     } else {
-        Err(ApiError::bad_request(
+        Err(Error::invalid(
             codes::CONFIRMATION_REQUIRED,
             format!("deleting {what} cannot be undone; send {{\"confirm\": true}} (the CLI's --yes)"),
         ))
     }
 }
 
-async fn dispatch(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
-    let path = req.uri().path().to_owned();
-    let Some(rest) = path.strip_prefix(PREFIX) else {
-        return Err(ApiError::not_found(codes::NOT_FOUND, format!("admin calls live under {PREFIX}/")));
-    };
-    let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(percent_decode).collect::<Result<_, _>>()?;
-    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-    let m = req.method().clone();
-    match (&m, segs.as_slice()) {
-        (&Method::GET, ["status"]) => ok(&status(state).await?),
-
-        (&Method::GET, ["tenants"]) => {
-            let rows = state.db.read(|tx| store::tenants::list(tx)).await?;
-            ok(&rows.iter().map(tenants::to_wire).collect::<Vec<_>>())
-        }
-        (&Method::POST, ["tenants"]) => {
-            let r: CreateTenant = body(state, req).await?;
-            created(&tenants::create(state, r).await?)
-        }
-        (&Method::GET, ["tenants", slug]) => {
-            let slug = slug.to_string();
-            let row = state.db.read(move |tx| tenants::require(tx, &slug)).await?;
-            ok(&tenants::to_wire(&row))
-        }
-        (&Method::DELETE, ["tenants", slug]) => {
-            let slug = slug.to_string();
-            confirmed(state, req, &format!("tenant {slug:?} and all its users, apps and keys")).await?;
-            tenants::delete(state, slug).await?;
-            Ok(empty(StatusCode::NO_CONTENT))
-        }
-
-        (&Method::GET, ["tenants", slug, "apps"]) => ok(&apps::list(state, slug.to_string()).await?),
-        (&Method::POST, ["tenants", slug, "apps"]) => {
-            let slug = slug.to_string();
-            let r: CreateApp = body(state, req).await?;
-            created(&apps::create(state, slug, r).await?)
-        }
-        (&Method::GET, ["tenants", slug, "apps", id]) => {
-            ok(&apps::show(state, slug.to_string(), id.to_string()).await?)
-        }
-        (&Method::DELETE, ["tenants", slug, "apps", id]) => {
-            let (slug, id) = (slug.to_string(), id.to_string());
-            confirmed(state, req, &format!("application {id:?}")).await?;
-            apps::delete(state, slug, id).await?;
-            Ok(empty(StatusCode::NO_CONTENT))
-        }
-        (&Method::POST, ["tenants", slug, "apps", id, "rotate-secret"]) => {
-            ok(&apps::rotate_secret(state, slug.to_string(), id.to_string()).await?)
-        }
-
-        (&Method::GET, ["tenants", slug, "keys"]) => ok(&rotation::list(state, slug.to_string()).await?),
-        (&Method::POST, ["tenants", slug, "keys", "rotate"]) => {
-            created(&rotation::rotate(state, slug.to_string()).await?)
-        }
-        (&Method::POST, ["tenants", slug, "keys", kid, "retire"]) => {
-            ok(&rotation::retire(state, slug.to_string(), kid.to_string()).await?)
-        }
-
-        (&Method::POST, ["tenants", slug, "users", "invite"]) => {
-            let slug = slug.to_string();
-            let r: InviteUser = body(state, req).await?;
-            created(&users::invite(state, slug, r).await?)
-        }
-        (&Method::POST, ["tenants", slug, "users", "import"]) => {
-            let dry_run = query(&req).get("dry_run").is_some_and(|v| v == "true" || v == "1");
-            super::import::import(state, slug.to_string(), dry_run, req).await
-        }
-        (&Method::GET, ["tenants", slug, "users"]) => {
-            let q = query(&req);
-            ok(&users::list(state, slug.to_string(), q.get("role").cloned(), q.get("status").cloned()).await?)
-        }
-        (&Method::GET, ["tenants", slug, "users", email]) => {
-            ok(&users::show(state, slug.to_string(), email.to_string()).await?)
-        }
-        (&Method::POST, ["tenants", slug, "users", email, "disable"]) => {
-            ok(&users::set_enabled(state, slug.to_string(), email.to_string(), false).await?)
-        }
-        (&Method::POST, ["tenants", slug, "users", email, "enable"]) => {
-            ok(&users::set_enabled(state, slug.to_string(), email.to_string(), true).await?)
-        }
-        (&Method::DELETE, ["tenants", slug, "users", email]) => {
-            let (slug, email) = (slug.to_string(), email.to_string());
-            confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;
-            users::delete(state, slug, email).await?;
-            Ok(empty(StatusCode::NO_CONTENT))
-        }
-        (&Method::POST, ["backup"]) => super::backup::backup(state).await,
-        (&Method::POST, ["apply"]) => {
-            let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max).await?;
-            ok(&crate::declarative::apply(state, r).await?)
-        }
-        (&Method::GET, ["tenants", slug, "export"]) => ok(&crate::declarative::export(state, slug.to_string()).await?),
-        (&Method::GET, ["tenants", slug, "audit"]) => {
-            let q = query(&req);
-            let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok());
-            let (since, after, limit) =
-                (num("since").unwrap_or(0), num("after").unwrap_or(0), num("limit").unwrap_or(1000).clamp(1, 10_000));
-            let (slug, user) = (slug.to_string(), q.get("user").cloned());
-            state.audit.flush().await;
-            let rows = state
-                .db
-                .read(move |tx| store::audit::query(tx, &slug, since, user.as_deref(), after, limit as u32))
-                .await?;
-            let events: Vec<AuditEvent> = rows
-                .into_iter()
-                .map(|(id, e)| AuditEvent {
-                    id,
-                    at: crate::clock::rfc3339(e.at),
-                    actor: e.actor,
-                    action: e.action,
-                    outcome: e.outcome,
-                    ip: e.ip,
-                    subject: e.subject,
-                    detail: e.detail,
-                })
-                .collect();
-            ok(&events)
-        }
-        (&Method::GET, ["tenants", slug, "roles"]) => ok(&users::roles::list(state, slug.to_string()).await?),
-        (&Method::POST, ["tenants", slug, "roles"]) => {
-            let slug = slug.to_string();
-            let r: CreateRole = body(state, req).await?;
-            created(&users::roles::create(state, slug, r).await?)
-        }
-        (&Method::DELETE, ["tenants", slug, "roles", name]) => {
-            let (slug, name) = (slug.to_string(), name.to_string());
-            confirmed(state, req, &format!("role {name:?}")).await?;
-            users::roles::delete(state, slug, name).await?;
-            Ok(empty(StatusCode::NO_CONTENT))
-        }
-        (&Method::POST, ["tenants", slug, "roles", name, action @ ("assign" | "unassign")]) => {
-            let (slug, name, assign) = (slug.to_string(), name.to_string(), *action == "assign");
-            let r: Emails = body(state, req).await?;
-            ok(&users::roles::change(state, slug, name, r, assign).await?)
-        }
-        (&Method::POST, ["tenants", slug, "users", email, "recover"]) => {
-            created(&users::recover(state, slug.to_string(), email.to_string()).await?)
-        }
-        (&Method::GET, ["tenants", slug, "users", email, "credentials"]) => {
-            ok(&users::credentials(state, slug.to_string(), email.to_string()).await?)
-        }
-        (&Method::DELETE, ["tenants", slug, "users", email, "credentials", id]) => {
-            users::revoke_credential(state, slug.to_string(), email.to_string(), id.to_string()).await?;
-            Ok(empty(StatusCode::NO_CONTENT))
-        }
-
-        _ => Err(ApiError::not_found(codes::NOT_FOUND, format!("no admin call {m} {path}"))),
-    }
-}
-
-/// Query parameters of an admin call.
-fn query(req: &Request<Incoming>) -> std::collections::HashMap<String, String> {
+/// Query parameters of an admin call (repeats: the last one counts; these are filters, not
+/// credentials).
+fn query(req: &Request<Incoming>) -> HashMap<String, String> {
     url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect()
 }
 
-/// Decodes `%XX` escapes of a path segment (e-mail addresses travel in paths).
-fn percent_decode(seg: &str) -> Result<String, ApiError> {
-    let bad = || ApiError::bad_request(codes::INVALID_INPUT, format!("bad percent-encoding in {seg:?}"));
-    let bytes = seg.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = seg.get(i + 1..i + 3).ok_or_else(bad)?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+/// One operation per call.
+async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+    use AdminRoute as A;
+    match route {
+        A::Status => ok(&status(state).await?),
+        A::TenantList => {
+            let rows = state.db.read(|tx| store::tenants::list(tx)).await?;
+            ok(&rows.iter().map(tenants::to_wire).collect::<Vec<_>>())
         }
+        A::TenantCreate => {
+            let r: CreateTenant = body(state, req).await?;
+            created(&tenants::create(state, r).await?)
+        }
+        A::TenantShow(slug) => {
+            let row = state.db.read(move |tx| tenants::require(tx, &slug)).await?;
+            ok(&tenants::to_wire(&row))
+        }
+        A::TenantDelete(slug) => {
+            confirmed(state, req, &format!("tenant {slug:?} and all its users, apps and keys")).await?;
+            tenants::delete(state, slug).await?;
+            done()
+        }
+        A::AppList(slug) => ok(&apps::list(state, slug).await?),
+        A::AppCreate(slug) => {
+            let r: CreateApp = body(state, req).await?;
+            created(&apps::create(state, slug, r).await?)
+        }
+        A::AppShow(slug, id) => ok(&apps::show(state, slug, id).await?),
+        A::AppDelete(slug, id) => {
+            confirmed(state, req, &format!("application {id:?}")).await?;
+            apps::delete(state, slug, id).await?;
+            done()
+        }
+        A::AppRotateSecret(slug, id) => ok(&apps::rotate_secret(state, slug, id).await?),
+        A::KeyList(slug) => ok(&rotation::list(state, slug).await?),
+        A::KeyRotate(slug) => created(&rotation::rotate(state, slug).await?),
+        A::KeyRetire(slug, kid) => ok(&rotation::retire(state, slug, kid).await?),
+        A::UserList(slug) => {
+            let q = query(&req);
+            ok(&users::list(state, slug, q.get("role").cloned(), q.get("status").cloned()).await?)
+        }
+        A::UserInvite(slug) => {
+            let r: InviteUser = body(state, req).await?;
+            created(&users::invite(state, slug, r).await?)
+        }
+        A::UserImport(slug) => {
+            let dry_run = request::query(&req).get("dry_run").ok().flatten().is_some_and(|v| v == "true" || v == "1");
+            super::import::import(state, slug, dry_run, req).await
+        }
+        A::UserShow(slug, email) => ok(&users::show(state, slug, email).await?),
+        A::UserDelete(slug, email) => {
+            confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;
+            users::delete(state, slug, email).await?;
+            done()
+        }
+        A::UserDisable(slug, email) => ok(&users::set_enabled(state, slug, email, false).await?),
+        A::UserEnable(slug, email) => ok(&users::set_enabled(state, slug, email, true).await?),
+        A::UserRecover(slug, email) => created(&users::recover(state, slug, email).await?),
+        A::UserCredentials(slug, email) => ok(&users::credentials(state, slug, email).await?),
+        A::UserCredentialRevoke(slug, email, id) => {
+            users::revoke_credential(state, slug, email, id).await?;
+            done()
+        }
+        A::RoleList(slug) => ok(&users::roles::list(state, slug).await?),
+        A::RoleCreate(slug) => {
+            let r: CreateRole = body(state, req).await?;
+            created(&users::roles::create(state, slug, r).await?)
+        }
+        A::RoleDelete(slug, name) => {
+            confirmed(state, req, &format!("role {name:?}")).await?;
+            users::roles::delete(state, slug, name).await?;
+            done()
+        }
+        A::RoleAssign(slug, name) => {
+            let r: Emails = body(state, req).await?;
+            ok(&users::roles::change(state, slug, name, r, true).await?)
+        }
+        A::RoleUnassign(slug, name) => {
+            let r: Emails = body(state, req).await?;
+            ok(&users::roles::change(state, slug, name, r, false).await?)
+        }
+        A::Audit(slug) => ok(&audit(state, slug, &query(&req)).await?),
+        A::Export(slug) => ok(&crate::declarative::export(state, slug).await?),
+        A::Apply => {
+            let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max).await?;
+            ok(&crate::declarative::apply(state, r).await?)
+        }
+        A::Backup => super::backup::backup(state).await,
     }
-    String::from_utf8(out).map_err(|_| bad())
 }
 
-async fn status(state: &State) -> Result<Status, ApiError> {
+async fn audit(state: &State, slug: String, q: &HashMap<String, String>) -> Result<Vec<AuditEvent>, Error> {
+    let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok());
+    let (since, after, limit) =
+        (num("since").unwrap_or(0), num("after").unwrap_or(0), num("limit").unwrap_or(1000).clamp(1, 10_000));
+    let user = q.get("user").cloned();
+    state.audit.flush().await;
+    let rows =
+        state.db.read(move |tx| store::audit::query(tx, &slug, since, user.as_deref(), after, limit as u32)).await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, e)| AuditEvent {
+            id,
+            at: crate::clock::rfc3339(e.at),
+            actor: e.actor,
+            action: e.action,
+            outcome: e.outcome,
+            ip: e.ip,
+            subject: e.subject,
+            detail: e.detail,
+        })
+        .collect())
+}
+
+async fn status(state: &State) -> Result<Status, Error> {
     let tenants = state.db.read(|tx| store::tenants::count(tx)).await?;
     Ok(Status {
         version: latchkey::VERSION.to_owned(),

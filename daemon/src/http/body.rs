@@ -3,11 +3,13 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::{Request, StatusCode, header};
+use hyper::{Method, Request, header};
 use latchkey::codes;
 use serde::de::DeserializeOwned;
 
-use crate::error::ApiError;
+use super::request::{content_type_is, query};
+use crate::error::{Error, Kind};
+use crate::params::Params;
 
 /// Oversized bodies up to this size are read and discarded before the 413 is sent.
 const DRAIN_MAX: u64 = 1 << 20;
@@ -19,49 +21,43 @@ pub fn has_body(req: &Request<Incoming>) -> bool {
         || h.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim() != "0")
 }
 
-fn too_large(limit: u64) -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        codes::PAYLOAD_TOO_LARGE,
-        format!("request body is larger than the limit of {limit} bytes"),
-    )
+/// The body is over `limit` bytes; `what` names the part that is limited.
+pub fn too_large(limit: u64, what: &str) -> Error {
+    Error::new(Kind::TooLarge, codes::PAYLOAD_TOO_LARGE, format!("{what} is larger than the limit of {limit} bytes"))
+}
+
+/// The length the client declared in `Content-Length`, when it did.
+pub fn declared_length<B>(req: &Request<B>) -> Option<u64> {
+    req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok())
 }
 
 /// Reads the whole body, refusing it past `limit` bytes (early, from Content-Length, when given).
-pub async fn read_bounded(req: Request<Incoming>, limit: u64) -> Result<Bytes, ApiError> {
-    let declared =
-        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    if let Some(n) = declared.filter(|n| *n > limit) {
+pub async fn read_bounded(req: Request<Incoming>, limit: u64) -> Result<Bytes, Error> {
+    if let Some(n) = declared_length(&req).filter(|n| *n > limit) {
         // Read and drop a modestly oversized body before answering: closing a socket with unread
         // data makes the kernel reset it, and the client would see a reset instead of the 413.
         if n <= DRAIN_MAX {
             let drain = Limited::new(req.into_body(), DRAIN_MAX as usize).collect();
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
         }
-        return Err(too_large(limit));
+        return Err(too_large(limit, "request body"));
     }
     let limited = Limited::new(req.into_body(), usize::try_from(limit).unwrap_or(usize::MAX));
     match limited.collect().await {
         Ok(c) => Ok(c.to_bytes()),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large(limit)),
-        Err(e) => Err(ApiError::bad_request(codes::INVALID_INPUT, format!("could not read the request body: {e}"))),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            Err(too_large(limit, "request body"))
+        }
+        Err(e) => Err(Error::invalid(codes::INVALID_INPUT, format!("could not read the request body: {e}"))),
     }
-}
-
-fn is_json(req: &Request<Incoming>) -> bool {
-    req.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// Parses a JSON body. An empty body reads as `{}`-less default only when `T: Default` is wanted:
 /// see [`read_json_or_default`].
-pub async fn read_json<T: DeserializeOwned>(req: Request<Incoming>, limit: u64) -> Result<T, ApiError> {
-    if !is_json(&req) {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+pub async fn read_json<T: DeserializeOwned>(req: Request<Incoming>, limit: u64) -> Result<T, Error> {
+    if !content_type_is(req.headers(), "application/json") {
+        return Err(Error::new(
+            Kind::UnsupportedMediaType,
             codes::UNSUPPORTED_MEDIA_TYPE,
             "send the body as JSON with Content-Type: application/json",
         ));
@@ -74,7 +70,7 @@ pub async fn read_json<T: DeserializeOwned>(req: Request<Incoming>, limit: u64) 
 pub async fn read_json_or_default<T: DeserializeOwned + Default>(
     req: Request<Incoming>,
     limit: u64,
-) -> Result<T, ApiError> {
+) -> Result<T, Error> {
     let has_type = req.headers().contains_key(header::CONTENT_TYPE);
     if !has_type {
         let body = read_bounded(req, limit).await?;
@@ -86,14 +82,29 @@ pub async fn read_json_or_default<T: DeserializeOwned + Default>(
     read_json(req, limit).await
 }
 
-pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+/// An `application/x-www-form-urlencoded` body, bounded by `limit` bytes, with the parameter
+/// rules of [`Params`].
+pub async fn read_form(req: Request<Incoming>, limit: u64) -> Result<Params, Error> {
+    if !content_type_is(req.headers(), "application/x-www-form-urlencoded") {
+        return Err(Error::invalid(codes::INVALID_INPUT, "send parameters as application/x-www-form-urlencoded"));
+    }
+    Ok(Params::parse(&read_bounded(req, limit).await?))
+}
+
+/// The parameters of an endpoint that takes them either way: the form body of a POST, or the
+/// query string otherwise.
+pub async fn read_form_or_query(req: Request<Incoming>, limit: u64) -> Result<Params, Error> {
+    if req.method() == Method::POST { read_form(req, limit).await } else { Ok(query(&req)) }
+}
+
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
     serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         match e.classify() {
             Category::Syntax | Category::Eof | Category::Io => {
-                ApiError::bad_request(codes::MALFORMED_JSON, format!("the body is not valid JSON: {e}"))
+                Error::invalid(codes::MALFORMED_JSON, format!("the body is not valid JSON: {e}"))
             }
-            Category::Data => ApiError::bad_request(codes::INVALID_INPUT, format!("the body does not fit: {e}")),
+            Category::Data => Error::invalid(codes::INVALID_INPUT, format!("the body does not fit: {e}")),
         }
     })
 }

@@ -2,78 +2,41 @@
 //! access token of this tenant with scope `users:invite` (SPEC §5).
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderValue};
+use hyper::header;
 use hyper::{Request, Response, StatusCode};
 use latchkey::codes;
 use serde_json::json;
 
-use super::Body;
-use super::response::{json, public_error};
-use crate::State;
-use crate::error::ApiError;
+use super::body::{declared_length, too_large};
+use super::request::bearer;
+use super::response::json;
+use super::{Body, Cx};
+use crate::error::{Error, Kind};
 use crate::oidc::introspection::check_access;
 use crate::store;
-use crate::tenants::TenantRuntime;
 use crate::users::import::{self, Outcome};
 
-fn too_large(max: u64) -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        codes::PAYLOAD_TOO_LARGE,
-        format!("the file is larger than {max} bytes (limits.invite_file_max)"),
-    )
+fn file_too_large(max: u64) -> Error {
+    too_large(max, "the file (limits.invite_file_max)")
 }
 
-pub async fn invite(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) -> Response<Body> {
-    match run(state, tenant, req).await {
-        Ok(r) => r,
-        Err(e) => {
-            let mut r = public_error(&e);
-            if e.status == StatusCode::UNAUTHORIZED
-                && let Ok(v) = HeaderValue::from_str(&format!(
-                    "Bearer error=\"invalid_token\", error_description=\"{}\"",
-                    e.message.replace('"', "'")
-                ))
-            {
-                r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
-            }
-            r
-        }
-    }
-}
-
-async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
+pub async fn invite(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+    let (state, tenant) = (cx.state, &cx.tenant);
     // Who: a Bearer token of this tenant with scope users:invite.
-    let token = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, t)| t.trim().to_owned())
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "invalid_token",
-                "an access token is required (Authorization: Bearer)",
-            )
-        })?;
-    let now = state.clock.now();
+    let token = bearer(req.headers()).ok_or_else(|| {
+        Error::unauthenticated(codes::INVALID_TOKEN, "an access token is required (Authorization: Bearer)")
+    })?;
+    let now = cx.now();
     let t = tenant.clone();
     let checked = state.db.read(move |tx| Ok::<_, store::StoreError>(check_access(tx, &t, &token, now))).await?;
-    let claims = checked.map_err(|e| ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", e.description))?.0;
+    let claims = checked.map_err(|e| Error::unauthenticated(codes::INVALID_TOKEN, e.description))?.0;
     if !claims.has_scope("users:invite") {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "insufficient_scope",
-            "the access token lacks the users:invite scope",
-        ));
+        return Err(Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the users:invite scope"));
     }
 
     // What: exactly one file field, within the size limit, read as a stream.
@@ -84,18 +47,16 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
         .and_then(|v| v.to_str().ok())
         .and_then(|ct| multer::parse_boundary(ct).ok())
         .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Error::new(
+                Kind::UnsupportedMediaType,
                 codes::UNSUPPORTED_MEDIA_TYPE,
                 "send the CSV as multipart/form-data with a field named file",
             )
         })?;
-    let declared =
-        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     // Room for the multipart framing around the file itself.
     let envelope = max + 64 * 1024;
-    if declared.is_some_and(|n| n > envelope) {
-        return Err(too_large(max));
+    if declared_length(&req).is_some_and(|n| n > envelope) {
+        return Err(file_too_large(max));
     }
     let stream = req.into_body().into_data_stream().map(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
     let limits = multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(envelope).per_field(max));
@@ -111,7 +72,7 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
             continue;
         }
         if file.is_some() {
-            return Err(ApiError::bad_request(codes::INVALID_INPUT, "send exactly one file field, not several"));
+            return Err(Error::invalid(codes::INVALID_INPUT, "send exactly one file field, not several"));
         }
         let mut buf = BytesMut::new();
         let mut field = field;
@@ -124,21 +85,19 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
         }
         file = Some(buf.freeze());
     }
-    let file = file.ok_or_else(|| {
-        ApiError::bad_request(codes::INVALID_INPUT, "no file field: send the CSV in a field named file")
-    })?;
+    let file =
+        file.ok_or_else(|| Error::invalid(codes::INVALID_INPUT, "no file field: send the CSV in a field named file"))?;
 
     // Whole-file validation first: any bad row refuses the file and nothing is stored.
     let t = tenant.id;
     let known: HashSet<String> =
         state.db.read(move |tx| store::roles::list(tx, t)).await?.into_iter().map(|r| r.name).collect();
     let rows_max = state.config.limits.invite_rows_max;
-    let (rows, errors) = tokio::task::spawn_blocking(move || import::parse(&file, &known, rows_max))
-        .await
-        .map_err(ApiError::internal)?;
+    let (rows, errors) =
+        tokio::task::spawn_blocking(move || import::parse(&file, &known, rows_max)).await.map_err(Error::internal)?;
     if !errors.is_empty() {
         let body = json!({
-            "error": "invalid_rows",
+            "error": codes::INVALID_ROWS,
             "error_description": format!("{} row(s) are invalid; nothing was stored", errors.len()),
             "rows": errors,
         });
@@ -149,22 +108,22 @@ async fn run(state: &State, tenant: Arc<TenantRuntime>, req: Request<Incoming>) 
     let t = tenant.id;
     let mut outcome = state
         .db
-        .write(move |tx| -> Result<Outcome, ApiError> {
+        .write(move |tx| -> Result<Outcome, Error> {
             let mut out = Outcome::default();
             import::invite_rows(tx, t, &base, &rows, now, now + ttl, &mut out)?;
             Ok(out)
         })
         .await?;
     import::deliver_all(state, &tenant.name, &mut outcome.invited).await;
-    let mut e = crate::audit::event(now, Some(&tenant.slug), &claims.client_id, "users.invite", "success");
+    let mut e = cx.event(&claims.client_id, "users.invite", "success");
     e.detail = Some(format!("{} invited, {} already present", outcome.invited.len(), outcome.already_present.len()));
     state.audit.record(e);
     Ok(json(StatusCode::OK, &outcome))
 }
 
-fn multipart_error(e: multer::Error, max: u64) -> ApiError {
+fn multipart_error(e: multer::Error, max: u64) -> Error {
     match e {
-        multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => too_large(max),
-        other => ApiError::bad_request(codes::INVALID_INPUT, format!("malformed multipart body: {other}")),
+        multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => file_too_large(max),
+        other => Error::invalid(codes::INVALID_INPUT, format!("malformed multipart body: {other}")),
     }
 }

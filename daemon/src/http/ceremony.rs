@@ -1,198 +1,152 @@
 //! Handlers of the end-user JSON API: the four ceremony endpoints and `/api/credentials`.
 
-use std::sync::Arc;
-
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderValue};
+use hyper::header::{self, HeaderMap};
 use hyper::{Method, Request, Response, StatusCode};
 use latchkey::codes;
 use serde::Serialize;
 
-use super::Body;
 use super::body::{read_json, read_json_or_default};
-use super::public::TenantRoute;
-use super::response::{empty, json, public_error};
-use crate::State;
-use crate::error::ApiError;
+use super::request::{bearer, header, origin, session_token};
+use super::response::{empty, json, with_header_value};
+use super::{Body, Cx};
+use crate::error::Error;
 use crate::oidc::introspection::check_access;
 use crate::sessions::{self, Issued};
-use crate::tenants::TenantRuntime;
+use crate::store::StoreError;
+use crate::store::users::UserId;
 use crate::webauthn::{authenticate, credentials, register};
 
-pub async fn handle(
-    state: &State,
-    tenant: Arc<TenantRuntime>,
-    route: TenantRoute,
-    req: Request<Incoming>,
-) -> Response<Body> {
-    match run(state, tenant, route, req).await {
-        Ok(r) => r,
-        Err(e) => public_error(&e),
+/// Whether the browser's `Origin` is this tenant's: `None` when it sent none.
+fn same_origin(cx: &Cx<'_>, headers: &HeaderMap) -> Option<bool> {
+    origin(headers).map(|o| o == cx.tenant.origin)
+}
+
+fn with_session<T: Serialize>(cx: &Cx<'_>, status: StatusCode, body: &T, issued: Option<&Issued>) -> Response<Body> {
+    let r = json(status, body);
+    match issued {
+        Some(s) => with_session_cookie(r, &sessions::set_cookie(&cx.tenant, s, cx.now())),
+        None => r,
     }
 }
 
-fn bearer(req: &Request<Incoming>) -> Option<String> {
-    let v = header(req, header::AUTHORIZATION)?;
-    let (scheme, token) = v.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
-}
-
-fn header(req: &Request<Incoming>, name: header::HeaderName) -> Option<String> {
-    req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
-}
-
-/// The browser's `Origin`, when it sent one and it is this tenant's.
-fn same_origin(req: &Request<Incoming>, tenant: &TenantRuntime) -> Option<bool> {
-    header(req, header::ORIGIN).map(|o| o == tenant.origin)
-}
-
-fn with_session<T: Serialize>(
-    status: StatusCode,
-    body: &T,
-    tenant: &TenantRuntime,
-    issued: Option<&Issued>,
-    now: i64,
-) -> Response<Body> {
-    let mut r = json(status, body);
-    if let Some(s) = issued
-        && let Ok(v) = HeaderValue::from_str(&sessions::set_cookie(tenant, s, now))
-    {
-        r.headers_mut().insert(header::SET_COOKIE, v);
-    }
-    r
+fn with_session_cookie(r: Response<Body>, cookie: &str) -> Response<Body> {
+    with_header_value(r, header::SET_COOKIE, cookie)
 }
 
 /// The signed-in user of a credentials call: a Bearer access token of this tenant with scope
 /// `credentials`, or the session cookie. State-changing calls authenticated by cookie must come
 /// from the tenant's own origin (CSRF); a bearer token is not sent by browsers on their own.
-async fn signed_in(
-    state: &State,
-    tenant: &Arc<TenantRuntime>,
-    req: &Request<Incoming>,
-) -> Result<(i64, String), ApiError> {
-    if let Some(token) = bearer(req) {
-        let now = state.clock.now();
-        let t = tenant.clone();
-        let checked =
-            state.db.read(move |tx| Ok::<_, crate::store::StoreError>(check_access(tx, &t, &token, now))).await?;
+async fn signed_in(cx: &Cx<'_>, req: &Request<Incoming>) -> Result<(UserId, String), Error> {
+    if let Some(token) = bearer(req.headers()) {
+        let now = cx.now();
+        let t = cx.tenant.clone();
+        let checked = cx.state.db.read(move |tx| Ok::<_, StoreError>(check_access(tx, &t, &token, now))).await?;
         return match checked {
             Ok((claims, Some(user))) if claims.has_scope("credentials") => Ok((user.id, user.email)),
-            Ok(_) => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "insufficient_scope",
-                "the access token lacks the credentials scope",
-            )),
-            Err(e) => Err(ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", e.description)),
+            Ok(_) => Err(Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the credentials scope")),
+            Err(e) => Err(Error::unauthenticated(codes::INVALID_TOKEN, e.description)),
         };
     }
-    let login = || ApiError::new(StatusCode::UNAUTHORIZED, codes::LOGIN_REQUIRED, "sign in first: no valid session");
-    let token = sessions::token(req.headers()).ok_or_else(login)?;
-    if req.method() != Method::GET && same_origin(req, tenant) != Some(true) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
+    let login = || Error::unauthenticated(codes::LOGIN_REQUIRED, "sign in first: no valid session");
+    let token = session_token(req.headers()).ok_or_else(login)?;
+    if req.method() != Method::GET && same_origin(cx, req.headers()) != Some(true) {
+        return Err(Error::forbidden(
             codes::INVALID_ORIGIN_HEADER,
             "changes made with a session cookie must come from this tenant's own pages (Origin header)",
         ));
     }
-    let now = state.clock.now();
-    let t = tenant.id;
-    let found = state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?;
+    let now = cx.now();
+    let t = cx.tenant.id;
+    let found = cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?;
     found.map(|(_, user)| (user.id, user.email)).ok_or_else(login)
 }
 
-async fn run(
-    state: &State,
-    tenant: Arc<TenantRuntime>,
-    route: TenantRoute,
-    req: Request<Incoming>,
-) -> Result<Response<Body>, ApiError> {
-    let limit = state.config.limits.json_body_max;
-    let now = state.clock.now();
-    match route {
-        TenantRoute::RegisterStart => {
-            // A session cookie counts only from the tenant's own origin (or without an Origin, for
-            // non-browser clients, which cannot be tricked into sending a cookie).
-            let session_token = match same_origin(&req, &tenant) {
-                Some(false) => None,
-                _ => sessions::token(req.headers()),
-            };
-            let caller = register::Caller { session_token, user_agent: header(&req, header::USER_AGENT) };
-            let body: register::StartRequest = read_json(req, limit).await?;
-            let options = register::start(state, tenant, body, caller).await?;
-            Ok(json(StatusCode::OK, &options))
-        }
-        TenantRoute::RegisterFinish => {
-            let ip = crate::audit::ip_of(&req);
-            let body: register::FinishRequest = read_json(req, limit).await?;
-            let t = tenant.clone();
-            let done = register::finish(state, t, body).await;
-            let mut e = crate::audit::event(
-                now,
-                Some(&tenant.slug),
-                "anonymous",
-                "registration",
-                &crate::audit::outcome(&done, |e| e.code.to_owned()),
-            );
-            e.ip = ip;
-            if let Ok(d) = &done {
-                e.actor = d.response.user.email.clone();
-                e.subject = Some(d.response.user.email.clone());
-                e.detail = Some(format!("{} via {}", d.response.credential.kind, d.via));
-            }
-            state.metrics.ceremony("registration", e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
-            state.audit.record(e);
-            let done = done?;
-            Ok(with_session(StatusCode::CREATED, &done.response, &tenant, done.session.as_ref(), now))
-        }
-        TenantRoute::AuthStart => {
-            let body: authenticate::StartRequest = read_json_or_default(req, limit).await?;
-            Ok(json(StatusCode::OK, &authenticate::start(state, tenant, body).await?))
-        }
-        TenantRoute::AuthFinish => {
-            let ip = crate::audit::ip_of(&req);
-            let body: authenticate::FinishRequest = read_json(req, limit).await?;
-            let t = tenant.clone();
-            let done = authenticate::finish(state, t, body).await;
-            let mut e = crate::audit::event(
-                now,
-                Some(&tenant.slug),
-                "anonymous",
-                "login",
-                &crate::audit::outcome(&done, |e| e.code.to_owned()),
-            );
-            e.ip = ip;
-            if let Ok(d) = &done {
-                e.actor = d.response.user.email.clone();
-                e.subject = Some(d.response.user.email.clone());
-                e.detail = Some("passkey".into());
-            }
-            state.metrics.ceremony("login", e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
-            state.audit.record(e);
-            let done = done?;
-            Ok(with_session(StatusCode::OK, &done.response, &tenant, Some(&done.session), now))
-        }
-        TenantRoute::Credentials => {
-            let (user, _) = signed_in(state, &tenant, &req).await?;
-            Ok(json(StatusCode::OK, &credentials::list(state, tenant, user).await?))
-        }
-        TenantRoute::Credential(id) => {
-            let (user, email) = signed_in(state, &tenant, &req).await?;
-            let mut e = crate::audit::event(now, Some(&tenant.slug), &email, "credential.revoke", "success");
-            e.ip = crate::audit::ip_of(&req);
-            e.subject = Some(email.clone());
-            e.detail = Some(id.clone());
-            let t = tenant.clone();
-            let result = if req.method() == Method::DELETE {
-                credentials::delete(state, t, user, &id).await.map(|()| empty(StatusCode::NO_CONTENT))
-            } else {
-                e.action = "credential.rename".into();
-                let body: credentials::Rename = read_json(req, limit).await?;
-                credentials::rename(state, t, user, &id, body).await.map(|c| json(StatusCode::OK, &c))
-            };
-            e.outcome = crate::audit::outcome(&result, |e| e.code.to_owned());
-            state.audit.record(e);
-            result
-        }
-        _ => Err(ApiError::not_found(codes::NOT_FOUND, "no such endpoint")),
+fn limit(cx: &Cx<'_>) -> u64 {
+    cx.state.config.limits.json_body_max
+}
+
+/// Records a ceremony's audit event and metric; `who` names the user on success.
+fn record_ceremony(cx: &Cx<'_>, kind: &'static str, outcome: &Result<(), &'static str>, who: Option<(&str, String)>) {
+    let outcome_text = match outcome {
+        Ok(()) => "success".to_owned(),
+        Err(code) => format!("failure: {code}"),
+    };
+    let mut e = cx.event("anonymous", kind, &outcome_text);
+    if let Some((email, detail)) = who {
+        e.actor = email.to_owned();
+        e.subject = Some(email.to_owned());
+        e.detail = Some(detail);
     }
+    cx.state.metrics.ceremony(kind, outcome.err().unwrap_or("success"));
+    cx.state.audit.record(e);
+}
+
+pub async fn register_start(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+    // A session cookie counts only from the tenant's own origin (or without an Origin, for
+    // non-browser clients, which cannot be tricked into sending a cookie).
+    let session_token = match same_origin(cx, req.headers()) {
+        Some(false) => None,
+        _ => session_token(req.headers()),
+    };
+    let user_agent = header(req.headers(), header::USER_AGENT).map(str::to_owned);
+    let caller = register::Caller { session_token, user_agent };
+    let body: register::StartRequest = read_json(req, limit(cx)).await?;
+    let options = register::start(cx.state, cx.tenant.clone(), body, caller).await?;
+    Ok(json(StatusCode::OK, &options))
+}
+
+pub async fn register_finish(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+    let body: register::FinishRequest = read_json(req, limit(cx)).await?;
+    let done = register::finish(cx.state, cx.tenant.clone(), body).await;
+    let who = done
+        .as_ref()
+        .ok()
+        .map(|d| (d.response.user.email.as_str(), format!("{} via {}", d.response.credential.kind, d.via)));
+    record_ceremony(cx, "registration", &done.as_ref().map(|_| ()).map_err(Error::code), who);
+    let done = done?;
+    Ok(with_session(cx, StatusCode::CREATED, &done.response, done.session.as_ref()))
+}
+
+pub async fn auth_start(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+    let body: authenticate::StartRequest = read_json_or_default(req, limit(cx)).await?;
+    Ok(json(StatusCode::OK, &authenticate::start(cx.state, cx.tenant.clone(), body).await?))
+}
+
+pub async fn auth_finish(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+    let body: authenticate::FinishRequest = read_json(req, limit(cx)).await?;
+    let done = authenticate::finish(cx.state, cx.tenant.clone(), body).await;
+    let who = done.as_ref().ok().map(|d| (d.response.user.email.as_str(), "passkey".to_owned()));
+    record_ceremony(cx, "login", &done.as_ref().map(|_| ()).map_err(Error::code), who);
+    let done = done?;
+    Ok(with_session(cx, StatusCode::OK, &done.response, Some(&done.session)))
+}
+
+pub async fn credential_list(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+    let (user, _) = signed_in(cx, &req).await?;
+    Ok(json(StatusCode::OK, &credentials::list(cx.state, cx.tenant.clone(), user).await?))
+}
+
+/// Audits a change to a credential of the signed-in user.
+fn record_change<T>(cx: &Cx<'_>, email: &str, action: &str, id: String, result: &Result<T, Error>) {
+    let mut e = cx.event(email, action, &crate::audit::outcome(result, |e| e.code.to_owned()));
+    e.subject = Some(email.to_owned());
+    e.detail = Some(id);
+    cx.state.audit.record(e);
+}
+
+pub async fn credential_rename(cx: &Cx<'_>, req: Request<Incoming>, id: String) -> Result<Response<Body>, Error> {
+    let (user, email) = signed_in(cx, &req).await?;
+    let body: credentials::Rename = read_json(req, limit(cx)).await?;
+    let result = credentials::rename(cx.state, cx.tenant.clone(), user, &id, body).await;
+    record_change(cx, &email, "credential.rename", id, &result);
+    Ok(json(StatusCode::OK, &result?))
+}
+
+pub async fn credential_delete(cx: &Cx<'_>, req: Request<Incoming>, id: String) -> Result<Response<Body>, Error> {
+    let (user, email) = signed_in(cx, &req).await?;
+    let result = credentials::delete(cx.state, cx.tenant.clone(), user, &id).await;
+    record_change(cx, &email, "credential.revoke", id, &result);
+    result?;
+    Ok(empty(StatusCode::NO_CONTENT))
 }

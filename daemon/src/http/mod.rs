@@ -1,13 +1,21 @@
 //! HTTP plumbing shared by the public listener and the admin socket: the accept loop with
-//! graceful shutdown, bounded body reading, and response helpers.
+//! graceful shutdown, request reading, error rendering and response helpers.
+//!
+//! A public request goes `public::handle` → `route` (one parse of method and path) → one
+//! handler in `ceremony`, `oauth`, `pages` or `bulk` → a domain module → `store`. Handlers read
+//! the request with `request` and `body`, and their errors become responses in `errors`.
 
 pub mod body;
 pub mod bulk;
 pub mod ceremony;
+pub mod errors;
+pub mod html;
 pub mod oauth;
 pub mod pages;
 pub mod public;
+pub mod request;
 pub mod response;
+pub mod route;
 pub mod tls;
 
 use std::convert::Infallible;
@@ -24,6 +32,27 @@ use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
+
+/// What every tenant handler is given: the daemon, the tenant the request was routed to, and the
+/// facts about the request computed once (the caller's address).
+pub struct Cx<'a> {
+    pub state: &'a crate::State,
+    pub tenant: std::sync::Arc<crate::tenants::TenantRuntime>,
+    pub ip: std::net::IpAddr,
+}
+
+impl Cx<'_> {
+    pub fn now(&self) -> crate::clock::Timestamp {
+        self.state.clock.now()
+    }
+
+    /// An audit event of this request's tenant and address.
+    pub fn event(&self, actor: &str, action: &str, outcome: &str) -> crate::store::audit::Event {
+        let mut e = crate::audit::event(self.now(), Some(&self.tenant.slug), actor, action, outcome);
+        e.ip = Some(self.ip.to_string());
+        e
+    }
+}
 
 /// Response body of every handler: full bytes now, a stream for bulk import later.
 pub type Body = BoxBody<Bytes, std::io::Error>;

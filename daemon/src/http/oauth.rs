@@ -1,49 +1,27 @@
 //! HTTP side of the OpenID Connect endpoints: parameters in, redirects and JSON out, CORS from the
 //! tenant's applications, `no-store` on everything that carries a token.
 
-use std::sync::Arc;
-
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Request, Response, StatusCode};
 use serde::Serialize;
 
-use super::Body;
-use super::body::read_bounded;
-use super::pages::{self, escape, html, render};
-use super::public::TenantRoute;
-use super::response::{bytes, empty};
-use crate::State;
-use crate::oidc::authorize::{self, AuthorizationRequest, Outcome, Params, Resumed};
-use crate::oidc::clients::presented;
+use super::body::{read_form, read_form_or_query};
+use super::request::{self, bearer, session_token};
+use super::response::{bytes, empty, no_store, redirect, with_header_value};
+use super::{Body, Cx, pages};
+use crate::oidc::authorize::{self, Outcome, Resumed};
+use crate::oidc::clients::{Presented, presented};
 use crate::oidc::error::OAuthError;
-use crate::oidc::grants::{self, Form};
+use crate::oidc::grants;
 use crate::oidc::introspection::{self, LogoutRequest};
+use crate::params::Params;
 use crate::sessions;
 use crate::store;
-use crate::tenants::TenantRuntime;
 
-pub async fn handle(
-    state: &State,
-    tenant: Arc<TenantRuntime>,
-    route: TenantRoute,
-    req: Request<Incoming>,
-) -> Response<Body> {
-    let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let cors_route = matches!(route, TenantRoute::Token | TenantRoute::Userinfo | TenantRoute::Revoke);
-    let allowed_origin = match (&origin, cors_route) {
-        (Some(o), true) => allowed(state, &tenant, o).await,
-        _ => None,
-    };
-    let mut response = if req.method() == Method::OPTIONS {
-        preflight(allowed_origin.is_some())
-    } else {
-        match run(state, tenant, route, req).await {
-            Ok(r) => r,
-            Err(e) => oauth_error(&e),
-        }
-    };
-    if let Some(o) = allowed_origin
+/// Adds the CORS headers when the request's origin is one of the tenant's applications'.
+pub async fn cors(cx: &Cx<'_>, origin: Option<String>, mut response: Response<Body>) -> Response<Body> {
+    if let Some(o) = allowed(cx, origin).await
         && let Ok(v) = HeaderValue::from_str(&o)
     {
         let h = response.headers_mut();
@@ -53,15 +31,9 @@ pub async fn handle(
     response
 }
 
-/// The request's origin, when one of the tenant's applications lists it.
-async fn allowed(state: &State, tenant: &TenantRuntime, origin: &str) -> Option<String> {
-    let t = tenant.id;
-    let o = origin.to_owned();
-    let apps = state.db.read(move |tx| store::apps::list(tx, t)).await.ok()?;
-    apps.iter().any(|a| a.cors_origins.contains(&o)).then(|| origin.to_owned())
-}
-
-fn preflight(allowed: bool) -> Response<Body> {
+/// `OPTIONS` on `/token`, `/userinfo`, `/revoke`.
+pub async fn preflight(cx: &Cx<'_>, origin: Option<String>) -> Response<Body> {
+    let allowed = allowed(cx, origin.clone()).await.is_some();
     let mut r = empty(if allowed { StatusCode::NO_CONTENT } else { StatusCode::FORBIDDEN });
     if allowed {
         let h = r.headers_mut();
@@ -69,34 +41,15 @@ fn preflight(allowed: bool) -> Response<Body> {
         h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Authorization, Content-Type"));
         h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
     }
-    r
+    cors(cx, origin, r).await
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    error_description: &'a str,
-}
-
-pub fn oauth_error(e: &OAuthError) -> Response<Body> {
-    if let Some(cause) = &e.cause {
-        tracing::error!(error = e.error, cause = %cause, "oauth request failed");
-    }
-    let body = serde_json::to_vec(&ErrorBody { error: e.error, error_description: &e.description }).unwrap_or_default();
-    let mut r = no_store(bytes(e.status, "application/json", body));
-    if let Some(w) = &e.www_authenticate
-        && let Ok(v) = HeaderValue::from_str(w)
-    {
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
-    }
-    r
-}
-
-fn no_store(mut r: Response<Body>) -> Response<Body> {
-    let h = r.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
-    r
+/// The request's origin, when one of the tenant's applications lists it.
+async fn allowed(cx: &Cx<'_>, origin: Option<String>) -> Option<String> {
+    let origin = origin?;
+    let t = cx.tenant.id;
+    let apps = cx.state.db.read(move |tx| store::apps::list(tx, t)).await.ok()?;
+    apps.iter().any(|a| a.cors_origins.contains(&origin)).then_some(origin)
 }
 
 fn json<T: Serialize>(value: &T) -> Result<Response<Body>, OAuthError> {
@@ -104,184 +57,92 @@ fn json<T: Serialize>(value: &T) -> Result<Response<Body>, OAuthError> {
     Ok(no_store(bytes(StatusCode::OK, "application/json", body)))
 }
 
-fn redirect(to: &str) -> Result<Response<Body>, OAuthError> {
-    let mut r = empty(StatusCode::FOUND);
-    r.headers_mut().insert(header::LOCATION, HeaderValue::from_str(to).map_err(OAuthError::server_error)?);
-    Ok(no_store(r))
+fn limit(cx: &Cx<'_>) -> u64 {
+    cx.state.config.limits.json_body_max
 }
 
-/// A form body (`application/x-www-form-urlencoded`), bounded.
-async fn form(state: &State, req: Request<Incoming>) -> Result<(hyper::HeaderMap, Vec<(String, String)>), OAuthError> {
-    let is_form = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"));
-    if !is_form {
-        return Err(OAuthError::invalid_request("send parameters as application/x-www-form-urlencoded"));
-    }
-    let headers = req.headers().clone();
-    let body = read_bounded(req, state.config.limits.json_body_max)
-        .await
-        .map_err(|e| OAuthError::new(e.status, "invalid_request", e.message))?;
-    Ok((headers, url::form_urlencoded::parse(&body).into_owned().collect()))
+/// The form of a client-authenticated endpoint and the client as it presented itself.
+async fn client_form(cx: &Cx<'_>, req: Request<Incoming>) -> Result<(Presented, Params), OAuthError> {
+    let authorization = request::header(req.headers(), header::AUTHORIZATION).map(str::to_owned);
+    let form = read_form(req, limit(cx)).await?;
+    Ok((presented(authorization.as_deref(), &form)?, form))
 }
 
-fn field(form: &[(String, String)], name: &str) -> Option<String> {
-    form.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty())
+/// `GET /authorize`.
+pub async fn authorize(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+    let params = request::query(&req);
+    let session = session_token(req.headers());
+    Ok(match authorize::authorize(cx.state, &cx.tenant, params, session).await? {
+        Outcome::InvalidRedirect(why) => pages::invalid_redirect(&cx.tenant, &why),
+        Outcome::Redirect(to) => redirect(&to),
+        Outcome::Login { request_id, request } => pages::login(&cx.tenant, &request_id, &request),
+    })
 }
 
-fn bearer(req: &Request<Incoming>) -> Option<String> {
-    let v = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = v.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
+/// `GET /authorize/resume`: back from the hosted login page.
+pub async fn resume(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+    let id = request::query(&req).owned("request")?.unwrap_or_default();
+    let session = session_token(req.headers());
+    Ok(match authorize::resume(cx.state, &cx.tenant, id.clone(), session).await? {
+        Resumed::Redirect(to) => redirect(&to),
+        Resumed::Login(request) => pages::login(&cx.tenant, &id, &request),
+        Resumed::Expired => pages::sign_in_expired(&cx.tenant),
+    })
 }
 
-async fn run(
-    state: &State,
-    tenant: Arc<TenantRuntime>,
-    route: TenantRoute,
-    req: Request<Incoming>,
-) -> Result<Response<Body>, OAuthError> {
-    match route {
-        TenantRoute::Authorize => {
-            let params = Params::parse(req.uri().query().unwrap_or(""));
-            let session = sessions::token(req.headers());
-            match authorize::authorize(state, &tenant, params, session).await? {
-                Outcome::InvalidRedirect(why) => Ok(invalid_redirect_page(&tenant, &why)),
-                Outcome::Redirect(to) => redirect(&to),
-                Outcome::Login { request_id, request } => Ok(login_page(&tenant, &request_id, &request)),
-            }
-        }
-        TenantRoute::AuthorizeResume => {
-            let params = Params::parse(req.uri().query().unwrap_or(""));
-            let id = params.get("request").ok().flatten().unwrap_or_default().to_owned();
-            let session = sessions::token(req.headers());
-            match authorize::resume(state, &tenant, id.clone(), session).await? {
-                Resumed::Redirect(to) => redirect(&to),
-                Resumed::Login(request) => Ok(login_page(&tenant, &id, &request)),
-                Resumed::Expired => Ok(html(
-                    StatusCode::BAD_REQUEST,
-                    render(
-                        &tenant,
-                        "Sign-in expired",
-                        "expired",
-                        &[],
-                        "<h1>This sign-in has expired</h1>\n<p>Go back to the application and sign in again.</p>",
-                    ),
-                )),
-            }
-        }
-        TenantRoute::Token => {
-            let ip = crate::audit::ip_of(&req);
-            let (headers, fields) = form(state, req).await?;
-            let client = presented(&headers, &fields)?;
-            let grant = field(&fields, "grant_type").unwrap_or_default();
-            let mut e = crate::audit::event(
-                state.clock.now(),
-                Some(&tenant.slug),
-                &client.client_id,
-                &format!("token.{grant}"),
-                "",
-            );
-            e.ip = ip;
-            let result = grants::token(state, tenant, client, Form(fields)).await;
-            e.outcome = crate::audit::outcome(&result, |e| e.error.to_owned());
-            state.metrics.grant(&grant, e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
-            state.audit.record(e);
-            json(&result?)
-        }
-        TenantRoute::Userinfo => {
-            let token = match bearer(&req) {
-                Some(t) => Some(t),
-                None if req.method() == Method::POST => field(&form(state, req).await?.1, "access_token"),
-                None => None,
-            };
-            let Some(token) = token else {
-                let mut e = OAuthError::new(StatusCode::UNAUTHORIZED, "invalid_token", "an access token is required");
-                e.www_authenticate = Some("Bearer realm=\"latchkey\"".into());
-                return Err(e);
-            };
-            json(&introspection::userinfo(state, tenant, token).await?)
-        }
-        TenantRoute::Revoke => {
-            let (headers, fields) = form(state, req).await?;
-            let client = presented(&headers, &fields)?;
-            let token = field(&fields, "token").ok_or_else(|| OAuthError::invalid_request("token is required"))?;
-            introspection::revoke(state, tenant, client, token).await?;
-            Ok(no_store(empty(StatusCode::OK)))
-        }
-        TenantRoute::Introspect => {
-            let (headers, fields) = form(state, req).await?;
-            let client = presented(&headers, &fields)?;
-            let token = field(&fields, "token").ok_or_else(|| OAuthError::invalid_request("token is required"))?;
-            json(&introspection::introspect(state, tenant, client, token).await?)
-        }
-        TenantRoute::Logout => {
-            let session_token = sessions::token(req.headers());
-            let fields: Vec<(String, String)> = if req.method() == Method::POST {
-                form(state, req).await?.1
-            } else {
-                url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect()
-            };
-            let request = LogoutRequest {
-                session_token,
-                id_token_hint: field(&fields, "id_token_hint"),
-                client_id: field(&fields, "client_id"),
-                post_logout_redirect_uri: field(&fields, "post_logout_redirect_uri"),
-                state: field(&fields, "state"),
-            };
-            let t = tenant.clone();
-            state.audit.record(crate::audit::event(
-                state.clock.now(),
-                Some(&tenant.slug),
-                "browser",
-                "logout",
-                "success",
-            ));
-            let mut r = match introspection::logout(state, t, request).await? {
-                Some(to) => redirect(&to)?,
-                None => html(
-                    StatusCode::OK,
-                    render(
-                        &tenant,
-                        "Signed out",
-                        "signed-out",
-                        &[],
-                        "<h1>You are signed out</h1>\n<p>You can close this window.</p>",
-                    ),
-                ),
-            };
-            if let Ok(v) = HeaderValue::from_str(&sessions::clear_cookie(&tenant)) {
-                r.headers_mut().insert(header::SET_COOKIE, v);
-            }
-            Ok(r)
-        }
-        TenantRoute::Avatar(id) => Ok(pages::avatar(state, &tenant, &id).await),
-        _ => Err(OAuthError::invalid_request("no such endpoint")),
-    }
+/// `POST /token`.
+pub async fn token(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+    let (client, form) = client_form(cx, req).await?;
+    let grant = form.owned("grant_type")?.unwrap_or_default();
+    let mut e = cx.event(&client.client_id, &format!("token.{grant}"), "");
+    let result = grants::token(cx.state, cx.tenant.clone(), client, form).await;
+    e.outcome = crate::audit::outcome(&result, |e| e.code().to_owned());
+    cx.state.metrics.grant(&grant, e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
+    cx.state.audit.record(e);
+    json(&result?)
 }
 
-fn invalid_redirect_page(tenant: &TenantRuntime, why: &str) -> Response<Body> {
-    let main = format!(
-        "<h1>Invalid redirect URI</h1>\n<p>{}</p>\n<p class=\"muted\">The application sent you here with an address it has not \
-         registered, so you are not sent back. Tell the application's administrator.</p>",
-        escape(why)
-    );
-    html(StatusCode::BAD_REQUEST, render(tenant, "Invalid redirect URI", "error", &[], &main))
+/// `GET|POST /userinfo`: the token in the `Authorization` header, or in a POST's form.
+pub async fn userinfo(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+    let token = match bearer(req.headers()) {
+        Some(t) => Some(t),
+        None if req.method() == hyper::Method::POST => read_form(req, limit(cx)).await?.owned("access_token")?,
+        None => None,
+    };
+    let token = token.ok_or_else(OAuthError::token_required)?;
+    json(&introspection::userinfo(cx.state, cx.tenant.clone(), token).await?)
 }
 
-fn login_page(tenant: &TenantRuntime, request_id: &str, request: &AuthorizationRequest) -> Response<Body> {
-    let main = format!(
-        "<h1>Sign in</h1>\n<p>to continue to <strong>{app}</strong></p>\n\
-         <form id=\"signin-form\" class=\"signin-form\">\n<label for=\"username\">E-mail</label>\n\
-         <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username webauthn\" value=\"{hint}\" required>\n\
-         <button class=\"primary\" type=\"submit\">Continue with a passkey</button>\n</form>\n\
-         <div class=\"actions\"><button id=\"signin\" class=\"secondary\" type=\"button\">Sign in with a passkey (no e-mail)</button></div>",
-        app = escape(&request.client_name),
-        hint = escape(request.login_hint.as_deref().unwrap_or("")),
-    );
-    let data = [("request", request_id)];
-    html(StatusCode::OK, render(tenant, "Sign in", "login", &data, &main))
+/// `POST /revoke` (RFC 7009).
+pub async fn revoke(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+    let (client, form) = client_form(cx, req).await?;
+    let token = form.owned("token")?.ok_or_else(|| OAuthError::invalid_request("token is required"))?;
+    introspection::revoke(cx.state, cx.tenant.clone(), client, token).await?;
+    Ok(no_store(empty(StatusCode::OK)))
+}
+
+/// `POST /introspect` (RFC 7662).
+pub async fn introspect(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+    let (client, form) = client_form(cx, req).await?;
+    let token = form.owned("token")?.ok_or_else(|| OAuthError::invalid_request("token is required"))?;
+    json(&introspection::introspect(cx.state, cx.tenant.clone(), client, token).await?)
+}
+
+/// `GET|POST /logout` (RP-initiated logout).
+pub async fn logout(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+    let session_token = session_token(req.headers());
+    let fields = read_form_or_query(req, limit(cx)).await?;
+    let request = LogoutRequest {
+        session_token,
+        id_token_hint: fields.owned("id_token_hint")?,
+        client_id: fields.owned("client_id")?,
+        post_logout_redirect_uri: fields.owned("post_logout_redirect_uri")?,
+        state: fields.owned("state")?,
+    };
+    cx.state.audit.record(cx.event("browser", "logout", "success"));
+    let r = match introspection::logout(cx.state, cx.tenant.clone(), request).await? {
+        Some(to) => redirect(&to),
+        None => pages::signed_out(&cx.tenant),
+    };
+    Ok(with_header_value(r, header::SET_COOKIE, &sessions::clear_cookie(&cx.tenant)))
 }

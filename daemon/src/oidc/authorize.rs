@@ -7,10 +7,11 @@ use serde::{Deserialize, Serialize};
 use url::form_urlencoded;
 
 use super::clients::redirect_allowed;
-use super::error::OAuthError;
+use super::error::{OAuthCode, OAuthError};
 use crate::State;
 use crate::clock::Timestamp;
 use crate::crypto::{random_token, sha256};
+use crate::params::Params;
 use crate::sessions;
 use crate::store::oidc::CodeRow;
 use crate::store::sessions::SessionRow;
@@ -49,23 +50,6 @@ pub enum Outcome {
     Login { request_id: String, request: Box<AuthorizationRequest> },
 }
 
-/// Query parameters, refusing repeats (RFC 6749 §3.1).
-pub struct Params(Vec<(String, String)>);
-
-impl Params {
-    pub fn parse(query: &str) -> Params {
-        Params(form_urlencoded::parse(query.as_bytes()).into_owned().collect())
-    }
-    pub fn get(&self, name: &str) -> Result<Option<&str>, String> {
-        let mut found = self.0.iter().filter(|(k, _)| k == name);
-        let first = found.next().map(|(_, v)| v.as_str());
-        if found.next().is_some() {
-            return Err(format!("parameter {name} is repeated"));
-        }
-        Ok(first.filter(|v| !v.is_empty()))
-    }
-}
-
 /// Appends parameters to a redirect URI that may already carry a query.
 pub fn with_query(uri: &str, pairs: &[(&str, &str)]) -> String {
     let mut q = form_urlencoded::Serializer::new(String::new());
@@ -80,10 +64,10 @@ fn error_redirect(
     tenant: &TenantRuntime,
     redirect_uri: &str,
     state: Option<&str>,
-    error: &str,
+    error: OAuthCode,
     description: &str,
 ) -> Outcome {
-    let mut pairs = vec![("error", error), ("error_description", description)];
+    let mut pairs = vec![("error", error.as_str()), ("error_description", description)];
     if let Some(s) = state {
         pairs.push(("state", s));
     }
@@ -124,7 +108,7 @@ pub async fn authorize(
 
     // From here on, errors go back to the application.
     let state_param = params.get("state").ok().flatten().map(str::to_owned);
-    let fail = |error: &str, description: &str| {
+    let fail = |error: OAuthCode, description: &str| {
         Ok(error_redirect(tenant, &redirect_uri, state_param.as_deref(), error, description))
     };
     let one = |name: &str| params.get(name);
@@ -139,23 +123,26 @@ pub async fn authorize(
         one("login_hint"),
     ) {
         (Ok(a), Ok(b), Ok(c), Ok(d), Ok(e), Ok(f), Ok(g), Ok(h)) => (a, b, c, d, e, f, g, h),
-        _ => return fail("invalid_request", "a parameter is repeated"),
+        _ => return fail(OAuthCode::InvalidRequest, "a parameter is repeated"),
     };
     if params.get("state").is_err() {
-        return fail("invalid_request", "state is repeated");
+        return fail(OAuthCode::InvalidRequest, "state is repeated");
     }
     if app.app_type == "m2m" {
-        return fail("unauthorized_client", "a machine-to-machine application uses the client credentials grant");
+        return fail(
+            OAuthCode::UnauthorizedClient,
+            "a machine-to-machine application uses the client credentials grant",
+        );
     }
     match response_type {
         Some("code") => {}
-        None => return fail("invalid_request", "response_type is required"),
-        Some(_) => return fail("unsupported_response_type", "only response_type=code is supported"),
+        None => return fail(OAuthCode::InvalidRequest, "response_type is required"),
+        Some(_) => return fail(OAuthCode::UnsupportedResponseType, "only response_type=code is supported"),
     }
     let mut scopes: Vec<&str> = vec![];
     for s in super::tokens::scopes(scope.unwrap_or("openid")) {
         if !USER_SCOPES.contains(&s) {
-            return fail("invalid_scope", &format!("scope {s:?} is not available"));
+            return fail(OAuthCode::InvalidScope, &format!("scope {s:?} is not available"));
         }
         if !scopes.contains(&s) {
             scopes.push(s);
@@ -164,15 +151,15 @@ pub async fn authorize(
     match (challenge, method) {
         (Some(c), Some("S256")) if valid_challenge(c) => {}
         (Some(_), Some("S256")) => {
-            return fail("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier");
+            return fail(OAuthCode::InvalidRequest, "code_challenge must be the base64url SHA-256 of the verifier");
         }
         (Some(_), None | Some("plain")) => {
-            return fail("invalid_request", "PKCE method plain is not accepted; use S256");
+            return fail(OAuthCode::InvalidRequest, "PKCE method plain is not accepted; use S256");
         }
-        (Some(_), Some(_)) => return fail("invalid_request", "unknown code_challenge_method; use S256"),
-        (None, Some(_)) => return fail("invalid_request", "code_challenge_method without code_challenge"),
+        (Some(_), Some(_)) => return fail(OAuthCode::InvalidRequest, "unknown code_challenge_method; use S256"),
+        (None, Some(_)) => return fail(OAuthCode::InvalidRequest, "code_challenge_method without code_challenge"),
         (None, None) if app.secret_hash.is_none() => {
-            return fail("invalid_request", "PKCE (code_challenge with S256) is required for this application");
+            return fail(OAuthCode::InvalidRequest, "PKCE (code_challenge with S256) is required for this application");
         }
         (None, None) => {}
     }
@@ -180,12 +167,12 @@ pub async fn authorize(
     let prompt_none = prompts.contains(&"none");
     let prompt_login = prompts.contains(&"login");
     if prompt_none && prompts.len() > 1 {
-        return fail("invalid_request", "prompt=none cannot be combined with other values");
+        return fail(OAuthCode::InvalidRequest, "prompt=none cannot be combined with other values");
     }
     let max_age = match max_age.map(str::parse::<i64>) {
         None => None,
         Some(Ok(v)) if v >= 0 => Some(v),
-        Some(_) => return fail("invalid_request", "max_age must be a non-negative number of seconds"),
+        Some(_) => return fail(OAuthCode::InvalidRequest, "max_age must be a non-negative number of seconds"),
     };
 
     let request = AuthorizationRequest {
@@ -226,7 +213,7 @@ pub async fn authorize(
                     &tenant2,
                     &request.redirect_uri,
                     request.state.as_deref(),
-                    "login_required",
+                    OAuthCode::LoginRequired,
                     "the user is not signed in",
                 )),
                 _ => {
@@ -322,13 +309,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn query_building_and_repeats() {
+    fn query_building_and_pkce_challenges() {
         assert_eq!(with_query("https://a/cb", &[("code", "x y"), ("state", "s")]), "https://a/cb?code=x+y&state=s");
         assert_eq!(with_query("https://a/cb?t=1", &[("code", "c")]), "https://a/cb?t=1&code=c");
-        let p = Params::parse("a=1&a=2&b=&c=3");
-        assert!(p.get("a").is_err());
-        assert_eq!(p.get("b"), Ok(None));
-        assert_eq!(p.get("c"), Ok(Some("3")));
         assert!(valid_challenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"));
         assert!(!valid_challenge("short"));
     }

@@ -3,12 +3,11 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use hyper::HeaderMap;
-use hyper::header::AUTHORIZATION;
 use url::{Host, Url};
 
 use super::error::OAuthError;
 use crate::crypto::{constant_time_eq, sha256};
+use crate::params::Params;
 use crate::store::apps::AppRow;
 use crate::store::{self, Reader, TenantId};
 
@@ -45,13 +44,14 @@ fn form_decode(s: &str) -> String {
     url::form_urlencoded::parse(format!("x={s}").as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default()
 }
 
-/// Reads client credentials from `Authorization: Basic` or the form; using both is an error.
-pub fn presented(headers: &HeaderMap, form: &[(String, String)]) -> Result<Presented, OAuthError> {
-    let field = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-    let basic = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Basic "));
-    match basic {
+/// Reads client credentials from the `Authorization` header's Basic credentials or the form;
+/// using both is an error.
+pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented, OAuthError> {
+    let client_id = form.owned("client_id")?;
+    let client_secret = form.owned("client_secret")?;
+    match authorization.and_then(|v| v.strip_prefix("Basic ")) {
         Some(b64) => {
-            if field("client_secret").is_some() {
+            if client_secret.is_some() {
                 return Err(OAuthError::invalid_request("use one client authentication method, not two"));
             }
             let raw =
@@ -60,15 +60,14 @@ pub fn presented(headers: &HeaderMap, form: &[(String, String)]) -> Result<Prese
             let (id, secret) =
                 text.split_once(':').ok_or_else(|| OAuthError::invalid_client("malformed Basic credentials"))?;
             let (id, secret) = (form_decode(id), form_decode(secret));
-            if field("client_id").is_some_and(|f| f != id) {
+            if client_id.is_some_and(|f| f != id) {
                 return Err(OAuthError::invalid_request("client_id differs from the authenticated client"));
             }
             Ok(Presented { client_id: id, secret: Some(secret), basic: true })
         }
         None => {
-            let id =
-                field("client_id").ok_or_else(|| OAuthError::invalid_client("client authentication is required"))?;
-            Ok(Presented { client_id: id, secret: field("client_secret"), basic: false })
+            let id = client_id.ok_or_else(|| OAuthError::invalid_client("client authentication is required"))?;
+            Ok(Presented { client_id: id, secret: client_secret, basic: false })
         }
     }
 }

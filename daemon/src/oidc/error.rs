@@ -1,61 +1,146 @@
-//! OAuth 2.0 / OIDC errors (RFC 6749 §5.2, RFC 6750 §3): `{error, error_description}` with the
-//! protocol's own codes.
-
-use hyper::StatusCode;
+//! OAuth 2.0 / OIDC errors (RFC 6749 §5.2, RFC 6750 §3) with the protocols' own codes. The HTTP
+//! status and the `WWW-Authenticate` challenge are chosen by `http::errors::oauth`.
 
 use crate::crypto::CryptoError;
-use crate::error::ApiError;
+use crate::error::{Error, Kind};
+use crate::params::Repeated;
 use crate::store::StoreError;
+
+/// The registered OAuth error codes Latchkey answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OAuthCode {
+    InvalidRequest,
+    /// Client authentication failed (RFC 6749 §5.2).
+    InvalidClient,
+    InvalidGrant,
+    UnauthorizedClient,
+    UnsupportedGrantType,
+    InvalidScope,
+    /// A bad bearer token (RFC 6750 §3.1).
+    InvalidToken,
+    /// The token lacks a scope (RFC 6750 §3.1).
+    InsufficientScope,
+    ServerError,
+    TemporarilyUnavailable,
+    /// Authorization endpoint only (sent back in the redirect, RFC 6749 §4.1.2.1).
+    UnsupportedResponseType,
+    /// `prompt=none` without a usable session (OIDC Core §3.1.2.6).
+    LoginRequired,
+}
+
+impl OAuthCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OAuthCode::InvalidRequest => "invalid_request",
+            OAuthCode::InvalidClient => "invalid_client",
+            OAuthCode::InvalidGrant => "invalid_grant",
+            OAuthCode::UnauthorizedClient => "unauthorized_client",
+            OAuthCode::UnsupportedGrantType => "unsupported_grant_type",
+            OAuthCode::InvalidScope => "invalid_scope",
+            OAuthCode::InvalidToken => "invalid_token",
+            OAuthCode::InsufficientScope => "insufficient_scope",
+            OAuthCode::ServerError => "server_error",
+            OAuthCode::TemporarilyUnavailable => "temporarily_unavailable",
+            OAuthCode::UnsupportedResponseType => "unsupported_response_type",
+            OAuthCode::LoginRequired => "login_required",
+        }
+    }
+
+    /// The class of failure each code stands for; a request-level failure (a body too large,
+    /// a wrong content type) keeps its own kind (see [`From<Error>`]).
+    fn kind(self) -> Kind {
+        match self {
+            OAuthCode::InvalidClient | OAuthCode::InvalidToken => Kind::Unauthenticated,
+            OAuthCode::InsufficientScope => Kind::Forbidden,
+            OAuthCode::ServerError => Kind::Internal,
+            OAuthCode::TemporarilyUnavailable => Kind::Unavailable,
+            OAuthCode::InvalidRequest
+            | OAuthCode::InvalidGrant
+            | OAuthCode::UnauthorizedClient
+            | OAuthCode::UnsupportedGrantType
+            | OAuthCode::InvalidScope
+            | OAuthCode::UnsupportedResponseType
+            | OAuthCode::LoginRequired => Kind::Invalid,
+        }
+    }
+}
 
 #[derive(Debug)]
 pub struct OAuthError {
-    pub status: StatusCode,
-    pub error: &'static str,
+    pub code: OAuthCode,
+    pub kind: Kind,
     pub description: String,
-    /// `WWW-Authenticate` value for 401 answers.
-    pub www_authenticate: Option<String>,
+    /// For `insufficient_scope`: the scope the resource needs.
+    pub scope: Option<&'static str>,
+    /// No token was presented at all (RFC 6750 §3.1: the challenge then names no error).
+    pub token_missing: bool,
     pub cause: Option<String>,
 }
 
 impl OAuthError {
-    pub fn new(status: StatusCode, error: &'static str, description: impl Into<String>) -> OAuthError {
-        OAuthError { status, error, description: description.into(), www_authenticate: None, cause: None }
+    pub fn new(code: OAuthCode, description: impl Into<String>) -> OAuthError {
+        OAuthError {
+            code,
+            kind: code.kind(),
+            description: description.into(),
+            scope: None,
+            token_missing: false,
+            cause: None,
+        }
     }
     pub fn invalid_request(d: impl Into<String>) -> OAuthError {
-        OAuthError::new(StatusCode::BAD_REQUEST, "invalid_request", d)
+        OAuthError::new(OAuthCode::InvalidRequest, d)
     }
     pub fn invalid_grant(d: impl Into<String>) -> OAuthError {
-        OAuthError::new(StatusCode::BAD_REQUEST, "invalid_grant", d)
+        OAuthError::new(OAuthCode::InvalidGrant, d)
     }
     pub fn invalid_scope(d: impl Into<String>) -> OAuthError {
-        OAuthError::new(StatusCode::BAD_REQUEST, "invalid_scope", d)
+        OAuthError::new(OAuthCode::InvalidScope, d)
     }
     pub fn unauthorized_client(d: impl Into<String>) -> OAuthError {
-        OAuthError::new(StatusCode::BAD_REQUEST, "unauthorized_client", d)
+        OAuthError::new(OAuthCode::UnauthorizedClient, d)
     }
-    /// Client authentication failed (RFC 6749 §5.2): 401, with a Basic challenge.
+    pub fn unsupported_grant_type(d: impl Into<String>) -> OAuthError {
+        OAuthError::new(OAuthCode::UnsupportedGrantType, d)
+    }
     pub fn invalid_client(d: impl Into<String>) -> OAuthError {
-        let mut e = OAuthError::new(StatusCode::UNAUTHORIZED, "invalid_client", d);
-        e.www_authenticate = Some("Basic realm=\"latchkey\"".into());
-        e
+        OAuthError::new(OAuthCode::InvalidClient, d)
     }
-    /// A bad bearer token (RFC 6750 §3.1).
     pub fn invalid_token(d: impl Into<String>) -> OAuthError {
-        let d = d.into();
-        let mut e = OAuthError::new(StatusCode::UNAUTHORIZED, "invalid_token", d.clone());
-        e.www_authenticate =
-            Some(format!("Bearer error=\"invalid_token\", error_description=\"{}\"", d.replace('"', "'")));
+        OAuthError::new(OAuthCode::InvalidToken, d)
+    }
+    /// No access token at all.
+    pub fn token_required() -> OAuthError {
+        let mut e = OAuthError::invalid_token("an access token is required");
+        e.token_missing = true;
         e
     }
-    pub fn insufficient_scope(d: impl Into<String>, scope: &str) -> OAuthError {
-        let mut e = OAuthError::new(StatusCode::FORBIDDEN, "insufficient_scope", d);
-        e.www_authenticate = Some(format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\""));
+    pub fn insufficient_scope(d: impl Into<String>, scope: &'static str) -> OAuthError {
+        let mut e = OAuthError::new(OAuthCode::InsufficientScope, d);
+        e.scope = Some(scope);
         e
     }
     pub fn server_error(cause: impl std::fmt::Display) -> OAuthError {
-        let mut e = OAuthError::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "internal error");
+        let mut e = OAuthError::new(OAuthCode::ServerError, "internal error");
         e.cause = Some(cause.to_string());
         e
+    }
+
+    /// The stable code, as sent and logged.
+    pub fn code(&self) -> &'static str {
+        self.code.as_str()
+    }
+}
+
+impl std::fmt::Display for OAuthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code(), self.description)
+    }
+}
+
+impl From<Repeated> for OAuthError {
+    fn from(r: Repeated) -> OAuthError {
+        OAuthError::invalid_request(r.to_string())
     }
 }
 
@@ -71,8 +156,25 @@ impl From<CryptoError> for OAuthError {
     }
 }
 
-impl From<ApiError> for OAuthError {
-    fn from(e: ApiError) -> OAuthError {
-        OAuthError::server_error(format!("{e} {}", e.cause.as_deref().unwrap_or_default()))
+/// A domain or request error met on an OAuth endpoint keeps its class (a 404 stays a 404, a body
+/// too large a 413); only its code is the protocol's.
+impl From<Error> for OAuthError {
+    fn from(e: Error) -> OAuthError {
+        let code = match e.kind {
+            Kind::Internal => OAuthCode::ServerError,
+            Kind::Unavailable => OAuthCode::TemporarilyUnavailable,
+            Kind::Unauthenticated => OAuthCode::InvalidToken,
+            Kind::Invalid
+            | Kind::Forbidden
+            | Kind::NotFound
+            | Kind::MethodNotAllowed
+            | Kind::Conflict
+            | Kind::TooLarge
+            | Kind::UnsupportedMediaType
+            | Kind::Unprocessable
+            | Kind::RateLimited => OAuthCode::InvalidRequest,
+        };
+        let description = if e.kind == Kind::Internal { "internal error".to_owned() } else { e.message };
+        OAuthError { code, kind: e.kind, description, scope: None, token_missing: false, cause: e.cause }
     }
 }

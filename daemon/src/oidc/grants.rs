@@ -10,6 +10,7 @@ use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_access, sign_i
 use crate::State;
 use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_token, sha256};
+use crate::params::Params;
 use crate::store::apps::AppRow;
 use crate::store::oidc::NewRefresh;
 use crate::store::users::UserRow;
@@ -28,20 +29,9 @@ pub struct TokenResponse {
     pub refresh_token: Option<String>,
 }
 
-pub struct Form(pub Vec<(String, String)>);
-
-impl Form {
-    fn get(&self, name: &str) -> Result<Option<&str>, OAuthError> {
-        let mut it = self.0.iter().filter(|(k, _)| k == name);
-        let first = it.next().map(|(_, v)| v.as_str());
-        if it.next().is_some() {
-            return Err(OAuthError::invalid_request(format!("parameter {name} is repeated")));
-        }
-        Ok(first.filter(|v| !v.is_empty()))
-    }
-    fn require(&self, name: &str) -> Result<&str, OAuthError> {
-        self.get(name)?.ok_or_else(|| OAuthError::invalid_request(format!("{name} is required")))
-    }
+/// `name`, which must be present.
+fn require<'a>(form: &'a Params, name: &str) -> Result<&'a str, OAuthError> {
+    form.get(name)?.ok_or_else(|| OAuthError::invalid_request(format!("{name} is required")))
 }
 
 /// What a transaction decided; revocations must commit even when the answer is an error.
@@ -60,9 +50,9 @@ pub async fn token(
     state: &State,
     tenant: std::sync::Arc<TenantRuntime>,
     client: Presented,
-    form: Form,
+    form: Params,
 ) -> Result<TokenResponse, OAuthError> {
-    let grant = form.require("grant_type")?.to_owned();
+    let grant = require(&form, "grant_type")?.to_owned();
     match grant.as_str() {
         "authorization_code" | "refresh_token" | "client_credentials" => {}
         "password" => return Err(unsupported("password login is not supported: users sign in with passkeys")),
@@ -103,7 +93,7 @@ pub async fn token(
 }
 
 fn unsupported(d: &str) -> OAuthError {
-    OAuthError::new(hyper::StatusCode::BAD_REQUEST, "unsupported_grant_type", d)
+    OAuthError::unsupported_grant_type(d)
 }
 
 /// The scope of a new token: all of `granted` by default, or the asked subset of it.
@@ -216,12 +206,12 @@ fn authorization_code(
     tx: &WriteTx<'_>,
     tenant: &TenantRuntime,
     app: &AppRow,
-    form: &Form,
+    form: &Params,
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<Decision, OAuthError> {
-    let code = form.require("code")?;
-    let redirect_uri = form.require("redirect_uri")?;
+    let code = require(form, "code")?;
+    let redirect_uri = require(form, "redirect_uri")?;
     let verifier = form.get("code_verifier")?;
     let hash = sha256(code.as_bytes());
     let Some(row) = store::oidc::code(tx, tenant.id, &hash)? else {
@@ -282,11 +272,11 @@ fn refresh(
     tx: &WriteTx<'_>,
     tenant: &TenantRuntime,
     app: &AppRow,
-    form: &Form,
+    form: &Params,
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<Decision, OAuthError> {
-    let token = form.require("refresh_token")?;
+    let token = require(form, "refresh_token")?;
     let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("unknown refresh token")));
     };
@@ -341,7 +331,7 @@ fn refresh(
 fn client_credentials(
     tenant: &TenantRuntime,
     app: &AppRow,
-    form: &Form,
+    form: &Params,
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<Decision, OAuthError> {

@@ -8,7 +8,7 @@ use latchkey::codes;
 use super::keys;
 use crate::State;
 use crate::clock::date;
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::store;
 use crate::store::keys::KeyRow;
 use crate::tenants::{insert_key, require};
@@ -23,10 +23,10 @@ fn to_wire(row: &KeyRow) -> Key {
     }
 }
 
-pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, ApiError> {
+pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, Error> {
     state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
         })
@@ -34,22 +34,22 @@ pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, ApiError> {
 }
 
 /// Generates a key, makes it current, and refreshes what the tenant serves. Returns the new key.
-pub async fn rotate(state: &State, slug: String) -> Result<Key, ApiError> {
+pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
     let bits = state.config.rsa_bits;
-    let generated = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(ApiError::internal)??;
+    let generated = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(Error::internal)??;
     let kek = state.kek.clone();
     let now = state.clock.now();
     let s = slug.clone();
     let key = state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &s)?;
             insert_key(tx, &kek, tenant.id, &generated, bits, now)?;
             let rows = store::keys::list(tx, tenant.id)?;
             rows.iter()
                 .find(|r| r.kid == generated.kid)
                 .map(to_wire)
-                .ok_or_else(|| ApiError::internal("new key not found after insert"))
+                .ok_or_else(|| Error::internal("new key not found after insert"))
         })
         .await?;
     state.registry.refresh(state, &slug).await?;
@@ -57,22 +57,22 @@ pub async fn rotate(state: &State, slug: String) -> Result<Key, ApiError> {
 }
 
 /// Removes a retired key. The current key cannot be retired: rotate first.
-pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>, ApiError> {
+pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>, Error> {
     let s = slug.clone();
     let left = state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &s)?;
             let rows = store::keys::list(tx, tenant.id)?;
             match rows.iter().find(|r| r.kid == kid) {
                 None => {
-                    return Err(ApiError::not_found(
+                    return Err(Error::not_found(
                         codes::KEY_NOT_FOUND,
                         format!("no key {kid:?} in tenant {s:?}; `latchkey key list --tenant {s}` shows them"),
                     ));
                 }
                 Some(r) if r.state == "current" => {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         codes::KEY_IS_CURRENT,
                         format!("key {kid:?} is the current signing key; run `latchkey key rotate --tenant {s}` first"),
                     ));

@@ -3,12 +3,13 @@
 
 use std::collections::HashSet;
 
+use latchkey::admin::{InvitedRow, RejectedRow};
 use serde::Serialize;
 
 use super::issue_token;
 use crate::clock::{Timestamp, rfc3339};
 use crate::crypto::{b64url, random_bytes};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::store::users::{NewUser, normalise_email};
 use crate::store::{self, TenantId, WriteTx};
 use crate::webauthn::{valid_email, valid_name};
@@ -22,19 +23,12 @@ pub struct Row {
     pub roles: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct RowError {
-    pub row: u64,
-    pub column: String,
-    pub reason: String,
-}
-
 /// Parses and checks every row; the caller refuses the file when any row is wrong. `known_roles`
 /// are the tenant's role names. Stops after `max_rows` data rows with an error.
-pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<Row>, Vec<RowError>) {
+pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<Row>, Vec<RejectedRow>) {
     let mut rows = vec![];
     let mut errors = vec![];
-    let err = |row: u64, column: &str, reason: String| RowError { row, column: column.to_owned(), reason };
+    let err = |row: u64, column: &str, reason: String| RejectedRow { row, column: column.to_owned(), reason };
     let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(data);
     let header: Vec<String> = match reader.headers() {
         Ok(h) => h.iter().map(|s| s.trim_start_matches('\u{feff}').to_ascii_lowercase()).collect(),
@@ -109,21 +103,9 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
     (rows, errors)
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Invited {
-    pub email: String,
-    pub name: String,
-    pub invite_url: String,
-    /// With `[smtp]`: whether the invitation e-mail went out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub emailed: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub email_error: Option<String>,
-}
-
 /// E-mails the invitations (eight at a time) when `[smtp]` is configured, noting per row whether
 /// it worked. The invitations are already stored: a failure loses nothing.
-pub async fn deliver_all(state: &crate::State, tenant_name: &str, invited: &mut [Invited]) {
+pub async fn deliver_all(state: &crate::State, tenant_name: &str, invited: &mut [InvitedRow]) {
     use futures_util::StreamExt;
     let Some(mailer) = &state.mailer else { return };
     // Owned data per message: the futures must not borrow across the concurrent stream.
@@ -150,7 +132,7 @@ pub async fn deliver_all(state: &crate::State, tenant_name: &str, invited: &mut 
 
 #[derive(Debug, Default, Serialize)]
 pub struct Outcome {
-    pub invited: Vec<Invited>,
+    pub invited: Vec<InvitedRow>,
     pub already_present: Vec<String>,
 }
 
@@ -164,7 +146,7 @@ pub fn invite_rows(
     now: Timestamp,
     expires_at: Timestamp,
     out: &mut Outcome,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let roles: std::collections::HashMap<String, i64> =
         store::roles::list(tx, tenant)?.into_iter().map(|r| (r.name, r.id)).collect();
     for row in rows {
@@ -192,7 +174,7 @@ pub fn invite_rows(
             }
         }
         let token = issue_token(tx, tenant, id, "invite", now, expires_at)?;
-        out.invited.push(Invited {
+        out.invited.push(InvitedRow {
             email: row.email.clone(),
             name: row.name.clone(),
             invite_url: format!("{base_url}/invite/{token}"),

@@ -10,17 +10,17 @@ use latchkey::codes;
 use crate::State;
 use crate::clock::{Timestamp, date, rfc3339};
 use crate::crypto::{b64url, b64url_decode, random_bytes, random_token, sha256};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::store::users::{NewUser, UserRow};
 use crate::store::{self, Reader, TenantId, WriteTx};
 use crate::tenants::require;
 use crate::webauthn::{valid_email, valid_name};
 
-fn user_not_found(email: &str, slug: &str) -> ApiError {
-    ApiError::not_found(codes::USER_NOT_FOUND, format!("no user {email:?} in tenant {slug:?}"))
+fn user_not_found(email: &str, slug: &str) -> Error {
+    Error::not_found(codes::USER_NOT_FOUND, format!("no user {email:?} in tenant {slug:?}"))
 }
 
-pub fn require_user(tx: &impl Reader, tenant: TenantId, slug: &str, email: &str) -> Result<UserRow, ApiError> {
+pub fn require_user(tx: &impl Reader, tenant: TenantId, slug: &str, email: &str) -> Result<UserRow, Error> {
     store::users::by_email(tx, tenant, email)?.ok_or_else(|| user_not_found(email, slug))
 }
 
@@ -32,7 +32,7 @@ pub(crate) fn issue_token(
     purpose: &str,
     now: Timestamp,
     expires_at: Timestamp,
-) -> Result<String, ApiError> {
+) -> Result<String, Error> {
     store::invites::revoke_unused(tx, tenant, user, purpose, now)?;
     let token = random_token()?;
     store::invites::insert(tx, tenant, user, &sha256(token.as_bytes()), purpose, now, expires_at)?;
@@ -41,13 +41,13 @@ pub(crate) fn issue_token(
 
 /// Invites a user: creates them (status `invited`) unless they exist, and issues an invite link.
 /// An already active user is refused: they sign in, or get a recovery link.
-pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invitation, ApiError> {
+pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invitation, Error> {
     let email = req.email.trim().to_owned();
     if !valid_email(&email) {
-        return Err(ApiError::bad_request(codes::INVALID_EMAIL, format!("{email:?} is not an e-mail address")));
+        return Err(Error::invalid(codes::INVALID_EMAIL, format!("{email:?} is not an e-mail address")));
     }
     if !valid_name(&req.name) {
-        return Err(ApiError::bad_request(codes::INVALID_NAME, "name must be 1-64 printable characters"));
+        return Err(Error::invalid(codes::INVALID_NAME, "name must be 1-64 printable characters"));
     }
     let name = req.name.trim().to_owned();
     let now = state.clock.now();
@@ -56,12 +56,12 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
     let public_id = b64url(&random_bytes::<16>()?);
     let invitation = state
         .db
-        .write(move |tx| -> Result<(Invitation, String), ApiError> {
+        .write(move |tx| -> Result<(Invitation, String), Error> {
             let tenant = require(tx, &slug)?;
             let user = match store::users::by_email(tx, tenant.id, &email)? {
                 Some(u) if u.status == "invited" => u,
                 Some(u) => {
-                    return Err(ApiError::conflict(
+                    return Err(Error::conflict(
                         codes::USER_EXISTS,
                         format!(
                             "{} is already {}; to let them register a new passkey use `latchkey user recover --tenant {slug} {}`",
@@ -75,7 +75,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
                         tenant.id,
                         &NewUser { public_id: &public_id, user_handle: &handle, email: &email, name: &name, status: "invited", created_at: now },
                     )?;
-                    store::users::by_id(tx, tenant.id, id)?.ok_or_else(|| ApiError::internal("user vanished"))?
+                    store::users::by_id(tx, tenant.id, id)?.ok_or_else(|| Error::internal("user vanished"))?
                 }
             };
             for role in &req.roles {
@@ -100,7 +100,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
 }
 
 /// Sends the invitation when `[smtp]` is configured; a failure is reported, never fatal.
-async fn deliver(state: &State, mut inv: Invitation, tenant_name: String) -> Result<Invitation, ApiError> {
+async fn deliver(state: &State, mut inv: Invitation, tenant_name: String) -> Result<Invitation, Error> {
     if let Some(m) = &state.mailer {
         let invite = crate::mail::Invite {
             tenant: &tenant_name,
@@ -122,16 +122,16 @@ async fn deliver(state: &State, mut inv: Invitation, tenant_name: String) -> Res
 }
 
 /// Issues a one-time recovery link with which the user registers a new passkey.
-pub async fn recover(state: &State, slug: String, email: String) -> Result<Recovery, ApiError> {
+pub async fn recover(state: &State, slug: String, email: String) -> Result<Recovery, Error> {
     let now = state.clock.now();
     let expires_at = now + state.config.tokens.invite.as_secs() as i64;
     state
         .db
-        .write(move |tx| -> Result<Recovery, ApiError> {
+        .write(move |tx| -> Result<Recovery, Error> {
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             if user.status == "disabled" {
-                return Err(ApiError::conflict(
+                return Err(Error::conflict(
                     codes::USER_DISABLED,
                     format!("{} is disabled; enable the account before issuing a recovery link", user.email),
                 ));
@@ -160,10 +160,10 @@ fn admin_credential(c: &store::credentials::CredentialRow) -> AdminCredential {
     }
 }
 
-pub async fn credentials(state: &State, slug: String, email: String) -> Result<Vec<AdminCredential>, ApiError> {
+pub async fn credentials(state: &State, slug: String, email: String) -> Result<Vec<AdminCredential>, Error> {
     state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             Ok(store::credentials::for_user(tx, tenant.id, user.id)?.iter().map(admin_credential).collect())
@@ -173,15 +173,15 @@ pub async fn credentials(state: &State, slug: String, email: String) -> Result<V
 
 /// Revokes one credential. Unlike the user's own API, an operator may remove the last one (a
 /// lost device); the user then needs a recovery link.
-pub async fn revoke_credential(state: &State, slug: String, email: String, id: String) -> Result<(), ApiError> {
+pub async fn revoke_credential(state: &State, slug: String, email: String, id: String) -> Result<(), Error> {
     let raw = b64url_decode(&id).unwrap_or_default();
     state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             if !store::credentials::delete(tx, tenant.id, user.id, &raw)? {
-                return Err(ApiError::not_found(
+                return Err(Error::not_found(
                     codes::CREDENTIAL_NOT_FOUND,
                     format!("{email} has no credential {id:?}; `latchkey credential list --tenant {slug} {email}` shows them"),
                 ));
@@ -191,7 +191,7 @@ pub async fn revoke_credential(state: &State, slug: String, email: String, id: S
         .await
 }
 
-pub fn to_wire(tx: &impl Reader, tenant: TenantId, u: &UserRow) -> Result<User, ApiError> {
+pub fn to_wire(tx: &impl Reader, tenant: TenantId, u: &UserRow) -> Result<User, Error> {
     Ok(User {
         id: u.public_id.clone(),
         email: u.email.clone(),
@@ -208,18 +208,15 @@ pub async fn list(
     slug: String,
     role: Option<String>,
     status: Option<String>,
-) -> Result<Vec<User>, ApiError> {
+) -> Result<Vec<User>, Error> {
     if let Some(s) = &status
         && !["invited", "active", "disabled"].contains(&s.as_str())
     {
-        return Err(ApiError::bad_request(
-            codes::INVALID_INPUT,
-            format!("status {s:?}: use invited, active or disabled"),
-        ));
+        return Err(Error::invalid(codes::INVALID_INPUT, format!("status {s:?}: use invited, active or disabled")));
     }
     state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             if let Some(r) = &role {
                 roles::require_role(tx, tenant.id, &slug, r)?;
@@ -243,10 +240,10 @@ pub async fn list(
         .await
 }
 
-pub async fn show(state: &State, slug: String, email: String) -> Result<User, ApiError> {
+pub async fn show(state: &State, slug: String, email: String) -> Result<User, Error> {
     state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             to_wire(tx, tenant.id, &user)
@@ -256,11 +253,11 @@ pub async fn show(state: &State, slug: String, email: String) -> Result<User, Ap
 
 /// Disables (or enables) a user. Disabling ends their sessions and refresh tokens at once; their
 /// access tokens stop working at this service's endpoints, which check the user on every call.
-pub async fn set_enabled(state: &State, slug: String, email: String, enabled: bool) -> Result<User, ApiError> {
+pub async fn set_enabled(state: &State, slug: String, email: String, enabled: bool) -> Result<User, Error> {
     let now = state.clock.now();
     state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             if enabled {
@@ -283,10 +280,10 @@ pub async fn set_enabled(state: &State, slug: String, email: String, enabled: bo
         .await
 }
 
-pub async fn delete(state: &State, slug: String, email: String) -> Result<(), ApiError> {
+pub async fn delete(state: &State, slug: String, email: String) -> Result<(), Error> {
     state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             store::users::delete(tx, tenant.id, user.id)?;

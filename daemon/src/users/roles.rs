@@ -6,7 +6,7 @@ use latchkey::codes;
 use super::require_user;
 use crate::State;
 use crate::clock::date;
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::store::roles::RoleRow;
 use crate::store::{self, Reader, TenantId};
 use crate::tenants::require;
@@ -23,18 +23,18 @@ fn to_wire(r: &RoleRow) -> Role {
     Role { name: r.name.clone(), description: r.description.clone(), users: r.users, created: date(r.created_at) }
 }
 
-pub fn require_role(tx: &impl Reader, tenant: TenantId, slug: &str, name: &str) -> Result<RoleRow, ApiError> {
+pub fn require_role(tx: &impl Reader, tenant: TenantId, slug: &str, name: &str) -> Result<RoleRow, Error> {
     store::roles::by_name(tx, tenant, name)?.ok_or_else(|| {
-        ApiError::not_found(
+        Error::not_found(
             codes::UNKNOWN_ROLE,
             format!("role {name:?} does not exist in tenant {slug:?}; create it with `latchkey role create --tenant {slug} {name}`"),
         )
     })
 }
 
-pub async fn create(state: &State, slug: String, req: CreateRole) -> Result<Role, ApiError> {
+pub async fn create(state: &State, slug: String, req: CreateRole) -> Result<Role, Error> {
     if !valid_name(&req.name) {
-        return Err(ApiError::bad_request(
+        return Err(Error::invalid(
             codes::INVALID_NAME,
             format!(
                 "{:?} is not a role name: lowercase a-z, 0-9 and _ . : -, starting with a letter or digit, at most 64",
@@ -43,15 +43,15 @@ pub async fn create(state: &State, slug: String, req: CreateRole) -> Result<Role
         ));
     }
     if req.description.chars().count() > 200 || req.description.chars().any(char::is_control) {
-        return Err(ApiError::bad_request(codes::INVALID_INPUT, "description: at most 200 printable characters"));
+        return Err(Error::invalid(codes::INVALID_INPUT, "description: at most 200 printable characters"));
     }
     let now = state.clock.now();
     state
         .db
-        .write(move |tx| -> Result<Role, ApiError> {
+        .write(move |tx| -> Result<Role, Error> {
             let tenant = require(tx, &slug)?;
             if store::roles::by_name(tx, tenant.id, &req.name)?.is_some() {
-                return Err(ApiError::conflict(codes::ROLE_EXISTS, format!("role {:?} already exists", req.name)));
+                return Err(Error::conflict(codes::ROLE_EXISTS, format!("role {:?} already exists", req.name)));
             }
             store::roles::insert(tx, tenant.id, &req.name, &req.description, now)?;
             let row = require_role(tx, tenant.id, &slug, &req.name)?;
@@ -60,20 +60,20 @@ pub async fn create(state: &State, slug: String, req: CreateRole) -> Result<Role
         .await
 }
 
-pub async fn list(state: &State, slug: String) -> Result<Vec<Role>, ApiError> {
+pub async fn list(state: &State, slug: String) -> Result<Vec<Role>, Error> {
     state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             let tenant = require(tx, &slug)?;
             Ok(store::roles::list(tx, tenant.id)?.iter().map(to_wire).collect())
         })
         .await
 }
 
-pub async fn delete(state: &State, slug: String, name: String) -> Result<(), ApiError> {
+pub async fn delete(state: &State, slug: String, name: String) -> Result<(), Error> {
     state
         .db
-        .write(move |tx| -> Result<(), ApiError> {
+        .write(move |tx| -> Result<(), Error> {
             let tenant = require(tx, &slug)?;
             let role = require_role(tx, tenant.id, &slug, &name)?;
             store::roles::delete(tx, tenant.id, role.id)?;
@@ -84,19 +84,13 @@ pub async fn delete(state: &State, slug: String, name: String) -> Result<(), Api
 
 /// Assigns (or unassigns) a role to every listed user, all or nothing: an unknown user refuses
 /// the whole call.
-pub async fn change(
-    state: &State,
-    slug: String,
-    name: String,
-    req: Emails,
-    assign: bool,
-) -> Result<RoleChange, ApiError> {
+pub async fn change(state: &State, slug: String, name: String, req: Emails, assign: bool) -> Result<RoleChange, Error> {
     if req.emails.is_empty() {
-        return Err(ApiError::bad_request(codes::INVALID_INPUT, "name at least one user's e-mail"));
+        return Err(Error::invalid(codes::INVALID_INPUT, "name at least one user's e-mail"));
     }
     state
         .db
-        .write(move |tx| -> Result<RoleChange, ApiError> {
+        .write(move |tx| -> Result<RoleChange, Error> {
             let tenant = require(tx, &slug)?;
             let role = require_role(tx, tenant.id, &slug, &name)?;
             let (mut changed, mut unchanged) = (vec![], vec![]);

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use hyper::StatusCode;
 use latchkey::codes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -18,7 +17,7 @@ use super::{UserInfo, invalid_challenge, malformed};
 use crate::State;
 use crate::clock::rfc3339;
 use crate::crypto::b64url;
-use crate::error::ApiError;
+use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
@@ -57,11 +56,11 @@ pub struct Finished {
     pub user_id: i64,
 }
 
-fn denied(code: &'static str, message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+fn denied(code: &'static str, message: &str) -> Error {
+    Error::new(Kind::Unauthenticated, code, message)
 }
 
-pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest) -> Result<Value, ApiError> {
+pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest) -> Result<Value, Error> {
     let now = state.clock.now();
     let expires_at = now + state.config.challenge_ttl.as_secs() as i64;
     let username = req.username.map(|u| normalise_email(&u)).filter(|u| !u.is_empty());
@@ -69,7 +68,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
 
     state
         .db
-        .write(move |tx| -> Result<Value, ApiError> {
+        .write(move |tx| -> Result<Value, Error> {
             let t = tenant.id;
             let known = match &username {
                 Some(u) => match store::users::by_email(tx, t, u)? {
@@ -84,14 +83,13 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
             let (options, kind, user_id, state_json) = match (known, decoy) {
                 (Some((user, creds)), _) => {
                     let passkeys = creds.iter().map(passkey).collect::<Result<Vec<_>, _>>()?;
-                    let (rcr, st) =
-                        tenant.webauthn.start_passkey_authentication(&passkeys).map_err(ApiError::internal)?;
-                    let options = serde_json::to_value(&rcr.public_key).map_err(ApiError::internal)?;
-                    (options, "authenticate", Some(user.id), serde_json::to_string(&st).map_err(ApiError::internal)?)
+                    let (rcr, st) = tenant.webauthn.start_passkey_authentication(&passkeys).map_err(Error::internal)?;
+                    let options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
+                    (options, "authenticate", Some(user.id), serde_json::to_string(&st).map_err(Error::internal)?)
                 }
                 (None, decoy) => {
-                    let (rcr, st) = tenant.webauthn.start_discoverable_authentication().map_err(ApiError::internal)?;
-                    let mut options = serde_json::to_value(&rcr.public_key).map_err(ApiError::internal)?;
+                    let (rcr, st) = tenant.webauthn.start_discoverable_authentication().map_err(Error::internal)?;
+                    let mut options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
                     let kind = match decoy {
                         // Unknown username: same shape as a known one, nothing to sign with.
                         Some(id) => {
@@ -100,7 +98,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
                         }
                         None => "discoverable",
                     };
-                    (options, kind, None, serde_json::to_string(&st).map_err(ApiError::internal)?)
+                    (options, kind, None, serde_json::to_string(&st).map_err(Error::internal)?)
                 }
             };
             let options = shape_options(options);
@@ -137,11 +135,11 @@ fn shape_options(options: Value) -> Value {
     })
 }
 
-fn passkey(row: &CredentialRow) -> Result<Passkey, ApiError> {
-    serde_json::from_str(&row.passkey).map_err(|e| ApiError::internal(format!("stored passkey: {e}")))
+fn passkey(row: &CredentialRow) -> Result<Passkey, Error> {
+    serde_json::from_str(&row.passkey).map_err(|e| Error::internal(format!("stored passkey: {e}")))
 }
 
-pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, ApiError> {
+pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, Error> {
     let assertion: PublicKeyCredential =
         serde_json::from_value(req.assertion).map_err(|e| malformed("assertion", e))?;
     let now = state.clock.now();
@@ -149,7 +147,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
 
     state
         .db
-        .write(move |tx| -> Result<Finished, ApiError> {
+        .write(move |tx| -> Result<Finished, Error> {
             let t = tenant.id;
             let row = store::challenges::take(tx, t, &req.challenge, ("authenticate", "discoverable"), now)?
                 .ok_or_else(invalid_challenge)?;
@@ -158,14 +156,14 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
 
             let (user, credential, result) = if row.kind == "discoverable" {
                 let handle = assertion.response.user_handle.clone().ok_or_else(|| {
-                    ApiError::bad_request(
+                    Error::invalid(
                         codes::MISSING_USER_HANDLE,
                         "a username-less sign-in needs the credential's user handle",
                     )
                 })?;
                 let user = store::users::by_handle(tx, t, handle.as_ref())?.ok_or_else(unknown)?;
                 let credential = owned_credential(tx, t, &user, &cred_id)?.ok_or_else(unknown)?;
-                let st: DiscoverableAuthentication = serde_json::from_str(&row.state).map_err(ApiError::internal)?;
+                let st: DiscoverableAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
                 let key = passkey(&credential)?;
                 let result = tenant
                     .webauthn
@@ -184,7 +182,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                         "the credential's user handle belongs to another user",
                     ));
                 }
-                let st: PasskeyAuthentication = serde_json::from_str(&row.state).map_err(ApiError::internal)?;
+                let st: PasskeyAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
                 let result = tenant
                     .webauthn
                     .finish_passkey_authentication(&assertion, &st)
@@ -192,12 +190,12 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                 (user, credential, result)
             };
             if user.status != "active" {
-                return Err(ApiError::new(StatusCode::FORBIDDEN, codes::USER_DISABLED, "this account is disabled"));
+                return Err(Error::new(Kind::Forbidden, codes::USER_DISABLED, "this account is disabled"));
             }
 
             let mut key = passkey(&credential)?;
             key.update_credential(&result);
-            let stored = serde_json::to_string(&key).map_err(ApiError::internal)?;
+            let stored = serde_json::to_string(&key).map_err(Error::internal)?;
             store::credentials::record_use(tx, t, &cred_id, &stored, result.counter(), result.backup_state(), now)?;
             let session = sessions::create(tx, t, user.id, &["hwk", "user"], now, session_ttl)?;
             Ok(Finished {
@@ -213,11 +211,6 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
 }
 
 /// The credential with this id, if it belongs to `user` (another user's credential reads as unknown).
-fn owned_credential(
-    tx: &WriteTx<'_>,
-    tenant: i64,
-    user: &UserRow,
-    id: &[u8],
-) -> Result<Option<CredentialRow>, ApiError> {
+fn owned_credential(tx: &WriteTx<'_>, tenant: i64, user: &UserRow, id: &[u8]) -> Result<Option<CredentialRow>, Error> {
     Ok(store::credentials::by_credential_id(tx, tenant, id)?.filter(|c| c.user_id == user.id))
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::CredentialInfo;
 use crate::State;
 use crate::crypto::b64url_decode;
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::store;
 use crate::tenants::TenantRuntime;
 
@@ -18,19 +18,19 @@ pub struct Rename {
     pub name: String,
 }
 
-fn not_found() -> ApiError {
-    ApiError::not_found(codes::CREDENTIAL_NOT_FOUND, "no such credential on your account")
+fn not_found() -> Error {
+    Error::not_found(codes::CREDENTIAL_NOT_FOUND, "no such credential on your account")
 }
 
 /// An id from the URL: base64url of the raw credential id. Anything else cannot exist.
-fn raw_id(id: &str) -> Result<Vec<u8>, ApiError> {
+fn raw_id(id: &str) -> Result<Vec<u8>, Error> {
     b64url_decode(id).filter(|v| !v.is_empty()).ok_or_else(not_found)
 }
 
-pub async fn list(state: &State, tenant: Arc<TenantRuntime>, user: i64) -> Result<Vec<CredentialInfo>, ApiError> {
+pub async fn list(state: &State, tenant: Arc<TenantRuntime>, user: i64) -> Result<Vec<CredentialInfo>, Error> {
     state
         .db
-        .read(move |tx| -> Result<_, ApiError> {
+        .read(move |tx| -> Result<_, Error> {
             Ok(store::credentials::for_user(tx, tenant.id, user)?.iter().map(CredentialInfo::from_row).collect())
         })
         .await
@@ -48,14 +48,14 @@ pub async fn rename(
     user: i64,
     id: &str,
     req: Rename,
-) -> Result<CredentialInfo, ApiError> {
+) -> Result<CredentialInfo, Error> {
     if !valid_label(&req.name) {
-        return Err(ApiError::bad_request(codes::INVALID_NAME, "name must be 1-64 printable characters"));
+        return Err(Error::invalid(codes::INVALID_NAME, "name must be 1-64 printable characters"));
     }
     let raw = raw_id(id)?;
     state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let name = req.name.trim();
             if !store::credentials::rename(tx, tenant.id, user, &raw, name)? {
                 return Err(not_found());
@@ -66,17 +66,17 @@ pub async fn rename(
         .await
 }
 
-pub async fn delete(state: &State, tenant: Arc<TenantRuntime>, user: i64, id: &str) -> Result<(), ApiError> {
+pub async fn delete(state: &State, tenant: Arc<TenantRuntime>, user: i64, id: &str) -> Result<(), Error> {
     let raw = raw_id(id)?;
     state
         .db
-        .write(move |tx| -> Result<_, ApiError> {
+        .write(move |tx| -> Result<_, Error> {
             let mine = store::credentials::by_credential_id(tx, tenant.id, &raw)?.filter(|c| c.user_id == user);
             if mine.is_none() {
                 return Err(not_found());
             }
             if store::credentials::count_for_user(tx, tenant.id, user)? <= 1 {
-                return Err(ApiError::conflict(
+                return Err(Error::conflict(
                     codes::LAST_CREDENTIAL,
                     "this is your only credential: add another passkey or security key before removing it",
                 ));

@@ -9,13 +9,12 @@ pub mod register;
 
 use std::time::Duration;
 
-use hyper::StatusCode;
 use latchkey::codes;
 use serde::{Deserialize, Serialize};
 use url::Url;
 use webauthn_rs::prelude::{Webauthn, WebauthnBuilder, WebauthnError};
 
-use crate::error::ApiError;
+use crate::error::{Error, Kind};
 
 /// The seed's timeout for both ceremonies, in milliseconds.
 pub const TIMEOUT_MS: u32 = 60_000;
@@ -59,15 +58,15 @@ impl CredentialInfo {
     }
 }
 
-fn fail(status: StatusCode, code: &'static str, message: &str) -> ApiError {
-    ApiError::new(status, code, message.to_owned())
+fn fail(kind: Kind, code: &'static str, message: &str) -> Error {
+    Error::new(kind, code, message.to_owned())
 }
 
 /// Maps a verification failure to a stable code. Registration failures are 400; a failed
 /// sign-in is 401. The library's own wording is logged, not sent.
-pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
+pub fn verification_error(e: WebauthnError, signing_in: bool) -> Error {
     use WebauthnError as W;
-    let denied = if signing_in { StatusCode::UNAUTHORIZED } else { StatusCode::BAD_REQUEST };
+    let denied = if signing_in { Kind::Unauthenticated } else { Kind::Invalid };
     let mut err = match &e {
         W::InvalidRPOrigin | W::CredentialCrossOrigin => {
             fail(denied, codes::ORIGIN_MISMATCH, "the credential was made for another origin than this tenant's")
@@ -80,14 +79,14 @@ pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
             fail(denied, codes::USER_NOT_VERIFIED, "user verification (biometric or PIN) is required")
         }
         W::MismatchedChallenge | W::ChallengeNotFound | W::InvalidClientDataType => {
-            fail(StatusCode::BAD_REQUEST, codes::INVALID_CHALLENGE, "the response does not answer this challenge")
+            fail(Kind::Invalid, codes::INVALID_CHALLENGE, "the response does not answer this challenge")
         }
         W::CredentialAlteredAlgFromRequest
         | W::COSEKeyInvalidAlgorithm
         | W::COSEKeyEDUnsupported
         | W::COSEKeyInvalidType
         | W::CredentialInsecureCryptography => {
-            fail(StatusCode::BAD_REQUEST, codes::UNSUPPORTED_ALGORITHM, "only ES256 (alg -7) credentials are accepted")
+            fail(Kind::Invalid, codes::UNSUPPORTED_ALGORITHM, "only ES256 (alg -7) credentials are accepted")
         }
         W::AuthenticationFailure | W::SignatureInvalid | W::AttestationStatementSigInvalid => {
             fail(denied, codes::INVALID_SIGNATURE, "the signature does not verify")
@@ -99,7 +98,7 @@ pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
         ),
         W::CredentialNotFound => fail(denied, codes::UNKNOWN_CREDENTIAL, "this credential is not registered here"),
         W::CredentialExcludedFromRequest | W::CredentialAlreadyExists => {
-            fail(StatusCode::CONFLICT, codes::CREDENTIAL_EXISTS, "this credential is already registered")
+            fail(Kind::Conflict, codes::CREDENTIAL_EXISTS, "this credential is already registered")
         }
         W::InvalidUserUniqueId => fail(denied, codes::INVALID_USER_HANDLE, "the user handle does not match"),
         W::ParseBase64Failure(_)
@@ -113,7 +112,7 @@ pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
         | W::MissingAttestationCredentialData
         | W::AttestationStatementMapInvalid
         | W::EcdsaPointInvalid => {
-            fail(StatusCode::BAD_REQUEST, codes::MALFORMED_CREDENTIAL, "the credential data could not be parsed")
+            fail(Kind::Invalid, codes::MALFORMED_CREDENTIAL, "the credential data could not be parsed")
         }
         _ => fail(denied, codes::VERIFICATION_FAILED, "the credential did not pass verification"),
     };
@@ -122,12 +121,12 @@ pub fn verification_error(e: WebauthnError, signing_in: bool) -> ApiError {
     err
 }
 
-pub fn malformed(what: &str, detail: impl std::fmt::Display) -> ApiError {
-    ApiError::bad_request(codes::MALFORMED_CREDENTIAL, format!("{what} is not a valid WebAuthn response: {detail}"))
+pub fn malformed(what: &str, detail: impl std::fmt::Display) -> Error {
+    Error::invalid(codes::MALFORMED_CREDENTIAL, format!("{what} is not a valid WebAuthn response: {detail}"))
 }
 
-pub fn invalid_challenge() -> ApiError {
-    ApiError::bad_request(codes::INVALID_CHALLENGE, "unknown, used or expired challenge; start the ceremony again")
+pub fn invalid_challenge() -> Error {
+    Error::invalid(codes::INVALID_CHALLENGE, "unknown, used or expired challenge; start the ceremony again")
 }
 
 /// Whether a string looks like an e-mail address: something@domain, no spaces, ≤ 254 chars.

@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use hyper::StatusCode;
 use latchkey::admin::Registration;
 use latchkey::codes;
 use serde::{Deserialize, Serialize};
@@ -17,7 +16,7 @@ use webauthn_rs::prelude::{COSEAlgorithm, PasskeyRegistration, RegisterPublicKey
 use super::{CredentialInfo, UserInfo, authdata, device, invalid_challenge, malformed, valid_email, valid_name};
 use crate::State;
 use crate::crypto::{b64url, b64url_decode, random_bytes, sha256};
-use crate::error::ApiError;
+use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
@@ -86,8 +85,8 @@ struct Context {
     user_agent: Option<String>,
 }
 
-fn not_allowed(message: &str) -> ApiError {
-    ApiError::new(StatusCode::FORBIDDEN, codes::REGISTRATION_NOT_ALLOWED, message)
+fn not_allowed(message: &str) -> Error {
+    Error::new(Kind::Forbidden, codes::REGISTRATION_NOT_ALLOWED, message)
 }
 
 /// Everything a start call needs besides its body.
@@ -101,13 +100,13 @@ pub async fn start(
     tenant: Arc<TenantRuntime>,
     req: StartRequest,
     caller: Caller,
-) -> Result<Value, ApiError> {
+) -> Result<Value, Error> {
     let username = req.username.trim().to_owned();
     if !valid_email(&username) {
-        return Err(ApiError::bad_request(codes::INVALID_EMAIL, "username must be an e-mail address"));
+        return Err(Error::invalid(codes::INVALID_EMAIL, "username must be an e-mail address"));
     }
     if !valid_name(&req.display_name) {
-        return Err(ApiError::bad_request(codes::INVALID_NAME, "display_name must be 1-64 printable characters"));
+        return Err(Error::invalid(codes::INVALID_NAME, "display_name must be 1-64 printable characters"));
     }
     let display_name = req.display_name.trim().to_owned();
     let now = state.clock.now();
@@ -120,7 +119,7 @@ pub async fn start(
 
     state
         .db
-        .write(move |tx| -> Result<Value, ApiError> {
+        .write(move |tx| -> Result<Value, Error> {
             let t = tenant.id;
             let (who, handle, user_id, excluded) = if let Some(hash) = invite_hash {
                 let invite = store::invites::valid(tx, t, &hash, now)?.ok_or_else(|| {
@@ -160,18 +159,15 @@ pub async fn start(
                 ));
             };
 
-            let uuid = Uuid::from_slice(&handle).map_err(ApiError::internal)?;
+            let uuid = Uuid::from_slice(&handle).map_err(Error::internal)?;
             let exclude = excluded;
             let (ccr, reg_state) = tenant
                 .webauthn
                 .start_passkey_registration(uuid, &username, &display_name, Some(exclude))
-                .map_err(ApiError::internal)?;
+                .map_err(Error::internal)?;
             let challenge = b64url(&ccr.public_key.challenge);
-            let options = shape_options(
-                serde_json::to_value(&ccr.public_key).map_err(ApiError::internal)?,
-                attachment,
-                conveyance,
-            );
+            let options =
+                shape_options(serde_json::to_value(&ccr.public_key).map_err(Error::internal)?, attachment, conveyance);
             let context = Context { who, username, display_name, attachment, user_agent: caller.user_agent };
             store::challenges::insert(
                 tx,
@@ -180,8 +176,8 @@ pub async fn start(
                     challenge,
                     kind: "register".into(),
                     user_id,
-                    state: serde_json::to_string(&reg_state).map_err(ApiError::internal)?,
-                    context: serde_json::to_string(&context).map_err(ApiError::internal)?,
+                    state: serde_json::to_string(&reg_state).map_err(Error::internal)?,
+                    context: serde_json::to_string(&context).map_err(Error::internal)?,
                     expires_at,
                 },
             )?;
@@ -190,7 +186,7 @@ pub async fn start(
         .await
 }
 
-fn credential_ids(tx: &WriteTx<'_>, tenant: i64, user: i64) -> Result<Vec<Vec<u8>>, ApiError> {
+fn credential_ids(tx: &WriteTx<'_>, tenant: i64, user: i64) -> Result<Vec<Vec<u8>>, Error> {
     Ok(store::credentials::for_user(tx, tenant, user)?.into_iter().map(|c| c.credential_id).collect())
 }
 
@@ -221,7 +217,7 @@ pub struct Finished {
     pub via: &'static str,
 }
 
-pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, ApiError> {
+pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, Error> {
     let reg: RegisterPublicKeyCredential =
         serde_json::from_value(req.credential.clone()).map_err(|e| malformed("credential", e))?;
     let auth = authdata::from_attestation_object(&reg.response.attestation_object)
@@ -232,26 +228,26 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
 
     state
         .db
-        .write(move |tx| -> Result<Finished, ApiError> {
+        .write(move |tx| -> Result<Finished, Error> {
             let t = tenant.id;
             let row = store::challenges::take(tx, t, &req.challenge, ("register", "register"), now)?
                 .ok_or_else(invalid_challenge)?;
-            let reg_state: PasskeyRegistration = serde_json::from_str(&row.state).map_err(ApiError::internal)?;
-            let ctx: Context = serde_json::from_str(&row.context).map_err(ApiError::internal)?;
+            let reg_state: PasskeyRegistration = serde_json::from_str(&row.state).map_err(Error::internal)?;
+            let ctx: Context = serde_json::from_str(&row.context).map_err(Error::internal)?;
             let passkey = tenant
                 .webauthn
                 .finish_passkey_registration(&reg, &reg_state)
                 .map_err(|e| super::verification_error(e, false))?;
             // The options offered alg -7 only; hold the authenticator to it.
             if passkey.get_public_key().type_ != COSEAlgorithm::ES256 {
-                return Err(ApiError::bad_request(
+                return Err(Error::invalid(
                     codes::UNSUPPORTED_ALGORITHM,
                     "only ES256 (alg -7) credentials are accepted",
                 ));
             }
             let cred_id: Vec<u8> = passkey.cred_id().to_vec();
             if store::credentials::by_credential_id(tx, t, &cred_id)?.is_some() {
-                return Err(ApiError::conflict(codes::CREDENTIAL_EXISTS, "this credential is already registered"));
+                return Err(Error::conflict(codes::CREDENTIAL_EXISTS, "this credential is already registered"));
             }
 
             // Who gets the credential; consume the invite in this same transaction.
@@ -283,7 +279,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     if store::users::by_email(tx, t, &ctx.username)?.is_some() {
                         return Err(not_allowed("this username was taken meanwhile"));
                     }
-                    let handle = b64url_decode(handle).ok_or_else(|| ApiError::internal("stored handle"))?;
+                    let handle = b64url_decode(handle).ok_or_else(|| Error::internal("stored handle"))?;
                     let id = store::users::insert(
                         tx,
                         t,
@@ -313,7 +309,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             let credential = CredentialRow {
                 user_id: user.id,
                 credential_id: cred_id,
-                passkey: serde_json::to_string(&passkey).map_err(ApiError::internal)?,
+                passkey: serde_json::to_string(&passkey).map_err(Error::internal)?,
                 kind: kind.to_owned(),
                 aaguid: auth.aaguid.map(|a| a.to_vec()),
                 device: label.clone(),
@@ -330,7 +326,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             } else {
                 None
             };
-            let user = store::users::by_id(tx, t, user.id)?.ok_or_else(|| ApiError::internal("user vanished"))?;
+            let user = store::users::by_id(tx, t, user.id)?.ok_or_else(|| Error::internal("user vanished"))?;
             Ok(Finished {
                 response: FinishResponse {
                     credential: CredentialInfo::from_row(&credential),
@@ -343,6 +339,6 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         .await
 }
 
-fn existing_user(tx: &WriteTx<'_>, tenant: i64, id: i64) -> Result<UserRow, ApiError> {
+fn existing_user(tx: &WriteTx<'_>, tenant: i64, id: i64) -> Result<UserRow, Error> {
     store::users::by_id(tx, tenant, id)?.ok_or_else(|| not_allowed("this account no longer exists"))
 }

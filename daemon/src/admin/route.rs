@@ -1,0 +1,229 @@
+//! Every admin call, parsed in one place from the method and the path under `/admin/v1`. A path
+//! that exists with another method is a 405 with `Allow`.
+
+use hyper::Method;
+use latchkey::admin::PREFIX;
+
+use crate::http::route::by_method;
+
+/// One admin call. Strings are percent-decoded path segments: tenant slug first, then the
+/// application's Client ID, the key id, the user's e-mail, the role name or the credential id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminRoute {
+    Status,
+    TenantList,
+    TenantCreate,
+    TenantShow(String),
+    TenantDelete(String),
+    AppList(String),
+    AppCreate(String),
+    AppShow(String, String),
+    AppDelete(String, String),
+    AppRotateSecret(String, String),
+    KeyList(String),
+    KeyRotate(String),
+    KeyRetire(String, String),
+    UserList(String),
+    UserInvite(String),
+    UserImport(String),
+    UserShow(String, String),
+    UserDelete(String, String),
+    UserDisable(String, String),
+    UserEnable(String, String),
+    UserRecover(String, String),
+    UserCredentials(String, String),
+    UserCredentialRevoke(String, String, String),
+    RoleList(String),
+    RoleCreate(String),
+    RoleDelete(String, String),
+    RoleAssign(String, String),
+    RoleUnassign(String, String),
+    Audit(String),
+    Export(String),
+    Apply,
+    Backup,
+}
+
+/// Why an admin request has no route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminUnrouted {
+    NotFound,
+    /// A path segment is not valid percent-encoded UTF-8.
+    BadEncoding(String),
+    /// The path exists; these methods are allowed on it.
+    WrongMethod(String),
+}
+
+impl AdminRoute {
+    /// The tenant the call is about, for the audit trail.
+    pub fn tenant(&self) -> Option<&str> {
+        use AdminRoute as A;
+        match self {
+            A::Status | A::TenantList | A::TenantCreate | A::Apply | A::Backup => None,
+            A::TenantShow(t)
+            | A::TenantDelete(t)
+            | A::AppList(t)
+            | A::AppCreate(t)
+            | A::AppShow(t, _)
+            | A::AppDelete(t, _)
+            | A::AppRotateSecret(t, _)
+            | A::KeyList(t)
+            | A::KeyRotate(t)
+            | A::KeyRetire(t, _)
+            | A::UserList(t)
+            | A::UserInvite(t)
+            | A::UserImport(t)
+            | A::UserShow(t, _)
+            | A::UserDelete(t, _)
+            | A::UserDisable(t, _)
+            | A::UserEnable(t, _)
+            | A::UserRecover(t, _)
+            | A::UserCredentials(t, _)
+            | A::UserCredentialRevoke(t, _, _)
+            | A::RoleList(t)
+            | A::RoleCreate(t)
+            | A::RoleDelete(t, _)
+            | A::RoleAssign(t, _)
+            | A::RoleUnassign(t, _)
+            | A::Audit(t)
+            | A::Export(t) => Some(t),
+        }
+    }
+
+    /// Reading the audit trail is not itself audited (it would grow with every `--follow` poll).
+    pub fn audited(&self) -> bool {
+        !matches!(self, AdminRoute::Audit(_))
+    }
+}
+
+/// Decodes `%XX` escapes of a path segment (e-mail addresses travel in paths).
+fn percent_decode(seg: &str) -> Result<String, AdminUnrouted> {
+    let bad = || AdminUnrouted::BadEncoding(seg.to_owned());
+    let bytes = seg.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = seg.get(i + 1..i + 3).ok_or_else(bad)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad())
+}
+
+const GET: &[Method] = &[Method::GET];
+const POST: &[Method] = &[Method::POST];
+const DELETE: &[Method] = &[Method::DELETE];
+
+fn pick(method: &Method, table: &[(&[Method], AdminRoute)]) -> Result<AdminRoute, AdminUnrouted> {
+    by_method(method, table).map_err(AdminUnrouted::WrongMethod)
+}
+
+/// Routes an admin request by its method and path.
+pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
+    use AdminRoute as A;
+    let rest =
+        path.strip_prefix(PREFIX).filter(|r| r.is_empty() || r.starts_with('/')).ok_or(AdminUnrouted::NotFound)?;
+    let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(percent_decode).collect::<Result<_, _>>()?;
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let s = |x: &str| x.to_owned();
+    let m = method;
+    match segs.as_slice() {
+        ["status"] => pick(m, &[(GET, A::Status)]),
+        ["backup"] => pick(m, &[(POST, A::Backup)]),
+        ["apply"] => pick(m, &[(POST, A::Apply)]),
+        ["tenants"] => pick(m, &[(GET, A::TenantList), (POST, A::TenantCreate)]),
+        ["tenants", t] => pick(m, &[(GET, A::TenantShow(s(t))), (DELETE, A::TenantDelete(s(t)))]),
+        ["tenants", t, "export"] => pick(m, &[(GET, A::Export(s(t)))]),
+        ["tenants", t, "audit"] => pick(m, &[(GET, A::Audit(s(t)))]),
+        ["tenants", t, "apps"] => pick(m, &[(GET, A::AppList(s(t))), (POST, A::AppCreate(s(t)))]),
+        ["tenants", t, "apps", id] => pick(m, &[(GET, A::AppShow(s(t), s(id))), (DELETE, A::AppDelete(s(t), s(id)))]),
+        ["tenants", t, "apps", id, "rotate-secret"] => pick(m, &[(POST, A::AppRotateSecret(s(t), s(id)))]),
+        ["tenants", t, "keys"] => pick(m, &[(GET, A::KeyList(s(t)))]),
+        ["tenants", t, "keys", "rotate"] => pick(m, &[(POST, A::KeyRotate(s(t)))]),
+        ["tenants", t, "keys", kid, "retire"] => pick(m, &[(POST, A::KeyRetire(s(t), s(kid)))]),
+        ["tenants", t, "users"] => pick(m, &[(GET, A::UserList(s(t)))]),
+        ["tenants", t, "users", "invite"] => pick(m, &[(POST, A::UserInvite(s(t)))]),
+        ["tenants", t, "users", "import"] => pick(m, &[(POST, A::UserImport(s(t)))]),
+        ["tenants", t, "users", e] => pick(m, &[(GET, A::UserShow(s(t), s(e))), (DELETE, A::UserDelete(s(t), s(e)))]),
+        ["tenants", t, "users", e, "disable"] => pick(m, &[(POST, A::UserDisable(s(t), s(e)))]),
+        ["tenants", t, "users", e, "enable"] => pick(m, &[(POST, A::UserEnable(s(t), s(e)))]),
+        ["tenants", t, "users", e, "recover"] => pick(m, &[(POST, A::UserRecover(s(t), s(e)))]),
+        ["tenants", t, "users", e, "credentials"] => pick(m, &[(GET, A::UserCredentials(s(t), s(e)))]),
+        ["tenants", t, "users", e, "credentials", id] => {
+            pick(m, &[(DELETE, A::UserCredentialRevoke(s(t), s(e), s(id)))])
+        }
+        ["tenants", t, "roles"] => pick(m, &[(GET, A::RoleList(s(t))), (POST, A::RoleCreate(s(t)))]),
+        ["tenants", t, "roles", r] => pick(m, &[(DELETE, A::RoleDelete(s(t), s(r)))]),
+        ["tenants", t, "roles", r, "assign"] => pick(m, &[(POST, A::RoleAssign(s(t), s(r)))]),
+        ["tenants", t, "roles", r, "unassign"] => pick(m, &[(POST, A::RoleUnassign(s(t), s(r)))]),
+        _ => Err(AdminUnrouted::NotFound),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use AdminRoute as A;
+
+    #[test]
+    fn admin_route_table() {
+        let m = |s: &str| Method::from_bytes(s.as_bytes()).unwrap();
+        let wrong = |allow: &str| Err(AdminUnrouted::WrongMethod(allow.to_owned()));
+        let t = || "acme".to_owned();
+        let cases: Vec<(&str, &str, Result<AdminRoute, AdminUnrouted>)> = vec![
+            ("GET", "/admin/v1/status", Ok(A::Status)),
+            ("POST", "/admin/v1/status", wrong("GET")),
+            ("GET", "/admin/v1/tenants", Ok(A::TenantList)),
+            ("POST", "/admin/v1/tenants", Ok(A::TenantCreate)),
+            ("PUT", "/admin/v1/tenants", wrong("GET, POST")),
+            ("GET", "/admin/v1/tenants/acme", Ok(A::TenantShow(t()))),
+            ("DELETE", "/admin/v1/tenants/acme", Ok(A::TenantDelete(t()))),
+            ("GET", "/admin/v1/tenants/acme/apps", Ok(A::AppList(t()))),
+            ("POST", "/admin/v1/tenants/acme/apps", Ok(A::AppCreate(t()))),
+            ("GET", "/admin/v1/tenants/acme/apps/c1", Ok(A::AppShow(t(), "c1".into()))),
+            ("DELETE", "/admin/v1/tenants/acme/apps/c1", Ok(A::AppDelete(t(), "c1".into()))),
+            ("POST", "/admin/v1/tenants/acme/apps/c1/rotate-secret", Ok(A::AppRotateSecret(t(), "c1".into()))),
+            ("GET", "/admin/v1/tenants/acme/keys", Ok(A::KeyList(t()))),
+            ("POST", "/admin/v1/tenants/acme/keys/rotate", Ok(A::KeyRotate(t()))),
+            ("POST", "/admin/v1/tenants/acme/keys/k1/retire", Ok(A::KeyRetire(t(), "k1".into()))),
+            ("GET", "/admin/v1/tenants/acme/users", Ok(A::UserList(t()))),
+            ("POST", "/admin/v1/tenants/acme/users/invite", Ok(A::UserInvite(t()))),
+            ("POST", "/admin/v1/tenants/acme/users/import", Ok(A::UserImport(t()))),
+            ("GET", "/admin/v1/tenants/acme/users/ada%40example.com", Ok(A::UserShow(t(), "ada@example.com".into()))),
+            ("DELETE", "/admin/v1/tenants/acme/users/a@b.c", Ok(A::UserDelete(t(), "a@b.c".into()))),
+            ("POST", "/admin/v1/tenants/acme/users/a@b.c/disable", Ok(A::UserDisable(t(), "a@b.c".into()))),
+            ("POST", "/admin/v1/tenants/acme/users/a@b.c/enable", Ok(A::UserEnable(t(), "a@b.c".into()))),
+            ("POST", "/admin/v1/tenants/acme/users/a@b.c/recover", Ok(A::UserRecover(t(), "a@b.c".into()))),
+            ("GET", "/admin/v1/tenants/acme/users/a@b.c/credentials", Ok(A::UserCredentials(t(), "a@b.c".into()))),
+            (
+                "DELETE",
+                "/admin/v1/tenants/acme/users/a@b.c/credentials/x",
+                Ok(A::UserCredentialRevoke(t(), "a@b.c".into(), "x".into())),
+            ),
+            ("GET", "/admin/v1/tenants/acme/roles", Ok(A::RoleList(t()))),
+            ("POST", "/admin/v1/tenants/acme/roles", Ok(A::RoleCreate(t()))),
+            ("DELETE", "/admin/v1/tenants/acme/roles/admin", Ok(A::RoleDelete(t(), "admin".into()))),
+            ("POST", "/admin/v1/tenants/acme/roles/admin/assign", Ok(A::RoleAssign(t(), "admin".into()))),
+            ("POST", "/admin/v1/tenants/acme/roles/admin/unassign", Ok(A::RoleUnassign(t(), "admin".into()))),
+            ("GET", "/admin/v1/tenants/acme/audit", Ok(A::Audit(t()))),
+            ("GET", "/admin/v1/tenants/acme/export", Ok(A::Export(t()))),
+            ("POST", "/admin/v1/apply", Ok(A::Apply)),
+            ("POST", "/admin/v1/backup", Ok(A::Backup)),
+            ("GET", "/admin/v1/tenants/acme/nope", Err(AdminUnrouted::NotFound)),
+            ("GET", "/admin/v1x/status", Err(AdminUnrouted::NotFound)),
+            ("GET", "/status", Err(AdminUnrouted::NotFound)),
+            ("GET", "/admin/v1/tenants/%zz", Err(AdminUnrouted::BadEncoding("%zz".into()))),
+            ("GET", "/admin/v1/tenants/%ff", Err(AdminUnrouted::BadEncoding("%ff".into()))),
+        ];
+        for (method, path, expected) in cases {
+            assert_eq!(parse(&m(method), path), expected, "{method} {path}");
+        }
+        assert_eq!(parse(&Method::GET, "/admin/v1/tenants/acme/apps/c1").unwrap().tenant(), Some("acme"));
+        assert!(!A::Audit(t()).audited());
+    }
+}

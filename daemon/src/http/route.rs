@@ -1,0 +1,258 @@
+//! Every route of the public listener, parsed in one place from the method and the path. A path
+//! that exists with another method is a 405 with `Allow` (never a 404), and the one `match` in
+//! `public::dispatch` names a handler for each variant.
+
+use std::sync::Arc;
+
+use hyper::Method;
+
+use super::html::Asset;
+use crate::tenants::TenantRuntime;
+
+#[derive(Debug)]
+pub enum Route {
+    Healthz,
+    Readyz,
+    Metrics,
+    Tenant(Arc<TenantRuntime>, TenantRoute),
+}
+
+/// A route below a tenant's base URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TenantRoute {
+    /// `GET|HEAD /.well-known/openid-configuration`
+    Discovery,
+    /// `GET|HEAD /.well-known/jwks.json`
+    Jwks,
+    /// `OPTIONS` on discovery or JWKS: readable from any origin.
+    DocumentPreflight,
+    RegisterStart,
+    RegisterFinish,
+    AuthStart,
+    AuthFinish,
+    /// `GET /api/credentials`
+    CredentialList,
+    /// `PATCH /api/credentials/{id}`
+    CredentialRename(String),
+    /// `DELETE /api/credentials/{id}`
+    CredentialDelete(String),
+    InvitePage(String),
+    RecoverPage(String),
+    AccountPage,
+    Asset(Asset),
+    Authorize,
+    AuthorizeResume,
+    Token,
+    Userinfo,
+    Revoke,
+    Introspect,
+    /// `OPTIONS` on `/token`, `/userinfo`, `/revoke`: CORS for the tenant's applications.
+    OAuthPreflight,
+    Logout,
+    /// `GET /avatars/{public_id}.svg`
+    Avatar(String),
+    /// `POST /api/v1/users/invite`
+    BulkInvite,
+}
+
+/// Why a request has no route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unrouted {
+    /// No tenant is served at this host and path.
+    UnknownTenant,
+    /// The tenant has no such endpoint.
+    NoSuchPath,
+    /// The path exists; these methods are allowed on it.
+    WrongMethod(String),
+}
+
+impl Route {
+    /// A short, fixed label for logs and metrics (never the raw path: that would be unbounded).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Route::Healthz => "healthz",
+            Route::Readyz => "readyz",
+            Route::Metrics => "metrics",
+            Route::Tenant(_, r) => match r {
+                TenantRoute::Discovery => "discovery",
+                TenantRoute::Jwks => "jwks",
+                TenantRoute::DocumentPreflight => "document_preflight",
+                TenantRoute::RegisterStart => "register_start",
+                TenantRoute::RegisterFinish => "register_finish",
+                TenantRoute::AuthStart => "auth_start",
+                TenantRoute::AuthFinish => "auth_finish",
+                TenantRoute::CredentialList => "credentials",
+                TenantRoute::CredentialRename(_) | TenantRoute::CredentialDelete(_) => "credential",
+                TenantRoute::InvitePage(_) => "invite_page",
+                TenantRoute::RecoverPage(_) => "recover_page",
+                TenantRoute::AccountPage => "account_page",
+                TenantRoute::Asset(_) => "asset",
+                TenantRoute::Authorize => "authorize",
+                TenantRoute::AuthorizeResume => "authorize_resume",
+                TenantRoute::Token => "token",
+                TenantRoute::Userinfo => "userinfo",
+                TenantRoute::Revoke => "revoke",
+                TenantRoute::Introspect => "introspect",
+                TenantRoute::OAuthPreflight => "oauth_preflight",
+                TenantRoute::Logout => "logout",
+                TenantRoute::Avatar(_) => "avatar",
+                TenantRoute::BulkInvite => "bulk_invite",
+            },
+        }
+    }
+}
+
+impl Unrouted {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Unrouted::UnknownTenant => "unknown_tenant",
+            Unrouted::NoSuchPath => "tenant_not_found",
+            Unrouted::WrongMethod(_) => "method_not_allowed",
+        }
+    }
+}
+
+/// The daemon-wide routes, which answer on any host.
+pub fn global(method: &Method, path: &str) -> Option<Result<Route, Unrouted>> {
+    let route = match path {
+        "/healthz" => Route::Healthz,
+        "/readyz" => Route::Readyz,
+        "/metrics" => Route::Metrics,
+        _ => return None,
+    };
+    Some(pick(method, &[(READ, ())]).map(|()| route))
+}
+
+const READ: &[Method] = &[Method::GET, Method::HEAD];
+const POST: &[Method] = &[Method::POST];
+const GET: &[Method] = &[Method::GET];
+const OPTIONS: &[Method] = &[Method::OPTIONS];
+
+/// Picks the entry of one path's table that lists `method`; otherwise the table's methods, as
+/// the `Allow` header lists them. Both listeners route with it.
+pub fn by_method<T: Clone>(method: &Method, table: &[(&[Method], T)]) -> Result<T, String> {
+    match table.iter().find(|(methods, _)| methods.contains(method)) {
+        Some((_, route)) => Ok(route.clone()),
+        None => {
+            let allow: Vec<&str> = table.iter().flat_map(|(m, _)| m.iter()).map(Method::as_str).collect();
+            Err(allow.join(", "))
+        }
+    }
+}
+
+fn pick<T: Clone>(method: &Method, table: &[(&[Method], T)]) -> Result<T, Unrouted> {
+    by_method(method, table).map_err(Unrouted::WrongMethod)
+}
+
+/// Routes `rest`, the path below a tenant's base URL.
+pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
+    use TenantRoute as R;
+    let segs: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
+    let one = |route: R, methods: &[Method]| pick(method, &[(methods, route)]);
+    match segs.as_slice() {
+        [".well-known", "openid-configuration"] => {
+            pick(method, &[(READ, R::Discovery), (OPTIONS, R::DocumentPreflight)])
+        }
+        [".well-known", "jwks.json"] => pick(method, &[(READ, R::Jwks), (OPTIONS, R::DocumentPreflight)]),
+        ["register", "start"] => one(R::RegisterStart, POST),
+        ["register", "finish"] => one(R::RegisterFinish, POST),
+        ["auth", "start"] => one(R::AuthStart, POST),
+        ["auth", "finish"] => one(R::AuthFinish, POST),
+        ["api", "credentials"] => one(R::CredentialList, GET),
+        ["api", "credentials", id] if !id.is_empty() => pick(
+            method,
+            &[
+                (&[Method::PATCH], R::CredentialRename((*id).to_owned())),
+                (&[Method::DELETE], R::CredentialDelete((*id).to_owned())),
+            ],
+        ),
+        ["api", "v1", "users", "invite"] => one(R::BulkInvite, POST),
+        ["invite", token] if !token.is_empty() => one(R::InvitePage((*token).to_owned()), READ),
+        ["recover", token] if !token.is_empty() => one(R::RecoverPage((*token).to_owned()), READ),
+        ["account"] => one(R::AccountPage, READ),
+        ["assets", name] => match Asset::from_file_name(name) {
+            Some(a) => one(R::Asset(a), READ),
+            None => Err(Unrouted::NoSuchPath),
+        },
+        ["authorize"] => one(R::Authorize, GET),
+        ["authorize", "resume"] => one(R::AuthorizeResume, GET),
+        ["token"] => pick(method, &[(POST, R::Token), (OPTIONS, R::OAuthPreflight)]),
+        ["userinfo"] => pick(method, &[(&[Method::GET, Method::POST], R::Userinfo), (OPTIONS, R::OAuthPreflight)]),
+        ["revoke"] => pick(method, &[(POST, R::Revoke), (OPTIONS, R::OAuthPreflight)]),
+        ["introspect"] => one(R::Introspect, POST),
+        ["logout"] => one(R::Logout, &[Method::GET, Method::POST]),
+        ["avatars", file] => match file.strip_suffix(".svg").filter(|id| !id.is_empty()) {
+            Some(id) => one(R::Avatar(id.to_owned()), GET),
+            None => Err(Unrouted::NoSuchPath),
+        },
+        _ => Err(Unrouted::NoSuchPath),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TenantRoute as R;
+
+    #[test]
+    fn route_table() {
+        let m = |s: &str| Method::from_bytes(s.as_bytes()).unwrap();
+        let wrong = |allow: &str| Err(Unrouted::WrongMethod(allow.to_owned()));
+        let cases: &[(&str, &str, Result<TenantRoute, Unrouted>)] = &[
+            ("GET", "/.well-known/openid-configuration", Ok(R::Discovery)),
+            ("HEAD", "/.well-known/jwks.json", Ok(R::Jwks)),
+            ("OPTIONS", "/.well-known/jwks.json", Ok(R::DocumentPreflight)),
+            ("POST", "/.well-known/jwks.json", wrong("GET, HEAD, OPTIONS")),
+            ("POST", "/register/start", Ok(R::RegisterStart)),
+            ("GET", "/register/start", wrong("POST")),
+            ("POST", "/register/finish", Ok(R::RegisterFinish)),
+            ("POST", "/auth/start", Ok(R::AuthStart)),
+            ("POST", "/auth/finish", Ok(R::AuthFinish)),
+            ("GET", "/api/credentials", Ok(R::CredentialList)),
+            ("PATCH", "/api/credentials/abc", Ok(R::CredentialRename("abc".into()))),
+            ("DELETE", "/api/credentials/abc", Ok(R::CredentialDelete("abc".into()))),
+            ("GET", "/api/credentials/abc", wrong("PATCH, DELETE")),
+            ("GET", "/api/credentials/", Err(Unrouted::NoSuchPath)),
+            ("POST", "/api/v1/users/invite", Ok(R::BulkInvite)),
+            ("GET", "/invite/tok", Ok(R::InvitePage("tok".into()))),
+            ("GET", "/invite/", Err(Unrouted::NoSuchPath)),
+            ("HEAD", "/recover/tok", Ok(R::RecoverPage("tok".into()))),
+            ("GET", "/account", Ok(R::AccountPage)),
+            ("GET", "/assets/latchkey.css", Ok(R::Asset(Asset::Stylesheet))),
+            ("GET", "/assets/other.css", Err(Unrouted::NoSuchPath)),
+            ("GET", "/authorize", Ok(R::Authorize)),
+            ("POST", "/authorize", wrong("GET")),
+            ("GET", "/authorize/resume", Ok(R::AuthorizeResume)),
+            ("POST", "/token", Ok(R::Token)),
+            ("OPTIONS", "/token", Ok(R::OAuthPreflight)),
+            ("GET", "/token", wrong("POST, OPTIONS")),
+            ("GET", "/userinfo", Ok(R::Userinfo)),
+            ("POST", "/userinfo", Ok(R::Userinfo)),
+            ("OPTIONS", "/userinfo", Ok(R::OAuthPreflight)),
+            ("POST", "/revoke", Ok(R::Revoke)),
+            ("POST", "/introspect", Ok(R::Introspect)),
+            ("OPTIONS", "/introspect", wrong("POST")),
+            ("GET", "/logout", Ok(R::Logout)),
+            ("POST", "/logout", Ok(R::Logout)),
+            ("GET", "/avatars/u1.svg", Ok(R::Avatar("u1".into()))),
+            ("GET", "/avatars/.svg", Err(Unrouted::NoSuchPath)),
+            ("GET", "/avatars/u1.png", Err(Unrouted::NoSuchPath)),
+            ("GET", "/", Err(Unrouted::NoSuchPath)),
+            ("GET", "/nope", Err(Unrouted::NoSuchPath)),
+        ];
+        for (method, path, expected) in cases {
+            assert_eq!(&tenant(&m(method), path), expected, "{method} {path}");
+        }
+    }
+
+    #[test]
+    fn global_routes() {
+        assert!(matches!(global(&Method::GET, "/healthz"), Some(Ok(Route::Healthz))));
+        assert!(matches!(global(&Method::HEAD, "/metrics"), Some(Ok(Route::Metrics))));
+        assert_eq!(
+            global(&Method::POST, "/readyz").map(|r| r.err()),
+            Some(Some(Unrouted::WrongMethod("GET, HEAD".into())))
+        );
+        assert!(global(&Method::GET, "/token").is_none());
+    }
+}
