@@ -15,8 +15,10 @@ use crate::urls;
 
 /// Scopes every app may request; extra API scopes (e.g. `users:invite`) are granted per app.
 pub const OIDC_SCOPES: &[&str] = &["openid", "profile", "email", "offline_access"];
-/// API scopes this daemon knows about.
-pub const API_SCOPES: &[&str] = &["users:invite", "credentials"];
+/// API scopes this daemon knows about: `users:invite` (bulk invitations, m2m), `credentials`
+/// (the credentials API with a user's token), `introspect` (a resource server that may
+/// introspect tokens issued to other applications).
+pub const API_SCOPES: &[&str] = &["users:invite", "credentials", "introspect"];
 
 pub fn to_wire(row: &AppRow) -> App {
     let app_type = AppType::parse(&row.app_type).unwrap_or(AppType::Web);

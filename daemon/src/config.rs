@@ -12,6 +12,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+/// Public connections served at once by default: enough for a busy single node behind a proxy
+/// (which pools connections), small enough that a connection flood cannot grow memory without
+/// bound (each open connection holds buffers and a task).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
 /// Where the daemon looks for its file when `--config` and `LATCHKEY_CONFIG` are absent.
 pub const DEFAULT_CONFIG_PATH: &str = "/etc/latchkey/config.toml";
 /// Data directory of `--dev`, relative to the working directory.
@@ -77,6 +82,8 @@ pub struct ServerSection {
     pub tls_key: Option<PathBuf>,
     pub trusted_proxies: Option<Vec<String>>,
     pub log_format: Option<String>,
+    /// Connections served at once on the public listener; more are closed at accept.
+    pub max_connections: Option<usize>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -183,6 +190,14 @@ pub struct Limits {
     pub token_rate_per_minute: u32,
 }
 
+impl Limits {
+    /// How much of a body answered early (401, 413 …) is read and discarded so that the client
+    /// sees the answer: the largest body any endpoint accepts, with room for multipart framing.
+    pub fn drain_max(&self) -> u64 {
+        self.json_body_max.max(self.invite_file_max) + 64 * 1024
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Smtp {
     pub host: String,
@@ -202,6 +217,7 @@ pub struct Config {
     pub tls: Option<Tls>,
     pub trusted_proxies: Vec<std::net::IpAddr>,
     pub log_format: LogFormat,
+    pub max_connections: usize,
     pub storage_path: PathBuf,
     pub admin_socket: PathBuf,
     pub socket_mode: u32,
@@ -289,6 +305,11 @@ impl Config {
             }
         };
 
+        let max_connections = match file.server.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS) {
+            0 => return Err(invalid("server.max_connections", "must be at least 1")),
+            n => n,
+        };
+
         let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
         let admin_socket = file.admin.socket.unwrap_or_else(|| {
             if dev || flags.data_dir.is_some() {
@@ -352,6 +373,7 @@ impl Config {
             tls,
             trusted_proxies,
             log_format,
+            max_connections,
             storage_path,
             admin_socket,
             socket_mode,
@@ -385,6 +407,7 @@ impl Config {
                     LogFormat::Text => "text".into(),
                     LogFormat::Json => "json".into(),
                 }),
+                max_connections: Some(self.max_connections),
             },
             storage: StorageSection { path: Some(self.storage_path.clone()) },
             admin: AdminSection {

@@ -38,6 +38,9 @@ use crate::metrics::Metrics;
 use crate::store::Db;
 use crate::tenants::Registry;
 
+/// Admin-socket connections served at once.
+const ADMIN_MAX_CONNECTIONS: usize = 64;
+
 /// Everything a request handler may need, shared by both listeners.
 #[derive(Debug)]
 pub struct State {
@@ -182,19 +185,30 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let shutdown = options.shutdown;
     let public = {
         let state = state.clone();
+        let counted = state.clone();
+        let capacity = http::Capacity {
+            max_connections: config.max_connections,
+            on_refused: Box::new(move || counted.metrics.connection_refused()),
+        };
         let handler = move |req, peer| http::public::handle(state.clone(), req, peer);
         match tls {
-            Some(config) => {
-                tokio::spawn(http::serve(http::tls::TlsAcceptor::new(tcp, config), handler, shutdown.clone(), "public"))
-            }
-            None => tokio::spawn(http::serve(http::TcpAcceptor(tcp), handler, shutdown.clone(), "public")),
+            Some(tls) => tokio::spawn(http::serve(
+                http::tls::TlsAcceptor::new(tcp, tls),
+                handler,
+                shutdown.clone(),
+                "public",
+                capacity,
+            )),
+            None => tokio::spawn(http::serve(http::TcpAcceptor(tcp), handler, shutdown.clone(), "public", capacity)),
         }
     };
     let admin_task = {
         let state = state.clone();
         let handler = move |req, peer| admin::handle(state.clone(), req, peer);
         let acceptor = admin::AdminAcceptor { listener: unix, allowed_uids };
-        tokio::spawn(http::serve(acceptor, handler, shutdown.clone(), "admin"))
+        // Operators and scripts: a handful of connections at a time is plenty.
+        let capacity = http::Capacity { max_connections: ADMIN_MAX_CONNECTIONS, on_refused: Box::new(|| {}) };
+        tokio::spawn(http::serve(acceptor, handler, shutdown.clone(), "admin", capacity))
     };
 
     let sweeper = tokio::spawn(sweep_expired(state.clone(), shutdown.clone()));

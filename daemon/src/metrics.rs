@@ -28,6 +28,8 @@ struct Inner {
 #[derive(Default)]
 pub struct Metrics {
     inner: Mutex<Inner>,
+    /// Public connections closed at accept because `server.max_connections` were open.
+    refused_connections: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -52,6 +54,11 @@ impl Metrics {
         }
         h.sum += secs;
         h.count += 1;
+    }
+
+    /// Counts a connection closed at accept for want of capacity.
+    pub fn connection_refused(&self) {
+        self.refused_connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Counts a finished ceremony; `outcome` is `success` or an error code (a small fixed set).
@@ -83,6 +90,10 @@ impl Metrics {
             Err(p) => p.into_inner(),
         };
         let mut out = String::new();
+        out.push_str("# HELP latchkey_connections_refused_total Connections closed at accept: server.max_connections were open.\n");
+        out.push_str("# TYPE latchkey_connections_refused_total counter\n");
+        let refused = self.refused_connections.load(std::sync::atomic::Ordering::Relaxed);
+        let _ = writeln!(out, "latchkey_connections_refused_total {refused}");
         out.push_str("# HELP latchkey_http_requests_total HTTP requests by route and status.\n");
         out.push_str("# TYPE latchkey_http_requests_total counter\n");
         for ((route, status), n) in &g.requests {

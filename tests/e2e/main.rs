@@ -21,6 +21,7 @@ mod oidc_support;
 mod passkeys;
 mod passkeys_negative;
 mod routing;
+mod security;
 mod tenants;
 mod tls;
 mod users;

@@ -278,7 +278,10 @@ fn credentials_api_accepts_a_bearer_token_with_the_credentials_scope() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let (mut soft, _) = site.user_with_passkey("ada@acme.test");
-    let spa = App { redirect: "https://app.example.com/oidc-callback".into(), ..app(&site, "spa", &[]) };
+    let spa = App {
+        redirect: "https://app.example.com/oidc-callback".into(),
+        ..app(&site, "spa", &["--scope", "credentials"])
+    };
     let p = pkce();
     let bearer = |token: &str, method: &str, path: &str| {
         send_raw(

@@ -10,15 +10,16 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::{Frame, Incoming};
+use hyper::body::Frame;
 use hyper::header::{self, HeaderValue};
-use hyper::{Request, Response, StatusCode};
+use hyper::{Response, StatusCode};
 use latchkey::admin::{ImportLine, InvitedRow};
 use latchkey::codes;
 use tokio::sync::mpsc;
 
 use crate::State;
 use crate::error::Error;
+use crate::http::body::Req;
 
 use crate::http::body::read_bounded;
 use crate::store;
@@ -52,7 +53,7 @@ pub async fn import(
     state: &std::sync::Arc<State>,
     slug: String,
     dry_run: bool,
-    req: Request<Incoming>,
+    req: Req,
 ) -> Result<Response<crate::http::Body>, Error> {
     let max = state.config.limits.invite_file_max;
     let data = read_bounded(req, max).await?;

@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use super::AdminPeer;
 use super::route::{self, AdminRoute, AdminUnrouted};
 use crate::error::{Error, Kind};
-use crate::http::body::{read_json, read_json_or_default};
+use crate::http::body::{Req, RequestBody, read_json, read_json_or_default};
 use crate::http::response::{empty, json, with_header_value};
 use crate::http::{Body, errors, request};
 use crate::oidc::rotation;
@@ -26,6 +26,7 @@ use crate::{State, apps, store, tenants, users};
 
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) -> Response<Body> {
     let started = Instant::now();
+    let req = req.map(|b| RequestBody::new(b, state.config.limits.drain_max()));
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let had_body = crate::http::body::has_body(&req);
@@ -82,12 +83,12 @@ fn done() -> Result<Response<Body>, Error> {
     Ok(empty(StatusCode::NO_CONTENT))
 }
 
-async fn body<T: DeserializeOwned>(state: &State, req: Request<Incoming>) -> Result<T, Error> {
+async fn body<T: DeserializeOwned>(state: &State, req: Req) -> Result<T, Error> {
     read_json(req, state.config.limits.json_body_max).await
 }
 
 /// Destructive calls need `{"confirm": true}` (the CLI's `--yes`).
-async fn confirmed(state: &State, req: Request<Incoming>, what: &str) -> Result<(), Error> {
+async fn confirmed(state: &State, req: Req, what: &str) -> Result<(), Error> {
     let c: Confirm = read_json_or_default(req, state.config.limits.json_body_max).await?;
     if c.confirm {
         Ok(())
@@ -101,12 +102,12 @@ async fn confirmed(state: &State, req: Request<Incoming>, what: &str) -> Result<
 
 /// Query parameters of an admin call (repeats: the last one counts; these are filters, not
 /// credentials).
-fn query(req: &Request<Incoming>) -> HashMap<String, String> {
+fn query(req: &Req) -> HashMap<String, String> {
     url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect()
 }
 
 /// One operation per call.
-async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Response<Body>, Error> {
     use AdminRoute as A;
     match route {
         A::Status => ok(&status(state).await?),

@@ -1,8 +1,12 @@
 //! Reading request bodies: bounded in size, content type checked, JSON errors named precisely.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
+use hyper::body::{Frame, Incoming, SizeHint};
 use hyper::{Method, Request, header};
 use latchkey::codes;
 use serde::de::DeserializeOwned;
@@ -11,11 +15,70 @@ use super::request::{content_type_is, query};
 use crate::error::{Error, Kind};
 use crate::params::Params;
 
-/// Oversized bodies up to this size are read and discarded before the 413 is sent.
-const DRAIN_MAX: u64 = 1 << 20;
+/// How long an unread body is read and discarded after an early answer.
+const DRAIN_FOR: Duration = Duration::from_secs(10);
+
+/// A request as handlers see it: its body is a [`RequestBody`].
+pub type Req = Request<RequestBody>;
+
+/// The request body. When a handler answers before reading all of it (401, 403, 413, 415 …) and
+/// drops it, the rest is read and discarded in the background, up to `drain_max` bytes: a client
+/// that sends its whole body before reading (Node's fetch, curl) then gets the answer instead of
+/// a connection reset, which is what closing a socket with unread data would give it.
+pub struct RequestBody {
+    inner: Option<Incoming>,
+    drain_max: u64,
+}
+
+impl RequestBody {
+    pub fn new(inner: Incoming, drain_max: u64) -> RequestBody {
+        RequestBody { inner: Some(inner), drain_max }
+    }
+}
+
+impl hyper::body::Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        match self.inner.as_mut() {
+            Some(body) => Pin::new(body).poll_frame(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.as_ref().is_none_or(hyper::body::Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.as_ref().map(hyper::body::Body::size_hint).unwrap_or_default()
+    }
+}
+
+impl Drop for RequestBody {
+    fn drop(&mut self) {
+        let Some(body) = self.inner.take().filter(|b| !hyper::body::Body::is_end_stream(b)) else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let max = self.drain_max;
+        runtime.spawn(async move {
+            let mut body = std::pin::pin!(body);
+            let mut read = 0u64;
+            let drained = tokio::time::timeout(DRAIN_FOR, async {
+                while read <= max {
+                    match body.frame().await {
+                        Some(Ok(frame)) => read += frame.data_ref().map_or(0, |d| d.len() as u64),
+                        Some(Err(_)) | None => break,
+                    }
+                }
+            });
+            let _ = drained.await;
+        });
+    }
+}
 
 /// Whether a request carries a body (so an early error may leave part of it unread).
-pub fn has_body(req: &Request<Incoming>) -> bool {
+pub fn has_body<B>(req: &Request<B>) -> bool {
     let h = req.headers();
     h.contains_key(header::TRANSFER_ENCODING)
         || h.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim() != "0")
@@ -32,14 +95,9 @@ pub fn declared_length<B>(req: &Request<B>) -> Option<u64> {
 }
 
 /// Reads the whole body, refusing it past `limit` bytes (early, from Content-Length, when given).
-pub async fn read_bounded(req: Request<Incoming>, limit: u64) -> Result<Bytes, Error> {
-    if let Some(n) = declared_length(&req).filter(|n| *n > limit) {
-        // Read and drop a modestly oversized body before answering: closing a socket with unread
-        // data makes the kernel reset it, and the client would see a reset instead of the 413.
-        if n <= DRAIN_MAX {
-            let drain = Limited::new(req.into_body(), DRAIN_MAX as usize).collect();
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
-        }
+pub async fn read_bounded(req: Req, limit: u64) -> Result<Bytes, Error> {
+    // Refused from the declared length alone; the unread body is discarded when dropped.
+    if declared_length(&req).is_some_and(|n| n > limit) {
         return Err(too_large(limit, "request body"));
     }
     let limited = Limited::new(req.into_body(), usize::try_from(limit).unwrap_or(usize::MAX));
@@ -54,7 +112,7 @@ pub async fn read_bounded(req: Request<Incoming>, limit: u64) -> Result<Bytes, E
 
 /// Parses a JSON body. An empty body reads as `{}`-less default only when `T: Default` is wanted:
 /// see [`read_json_or_default`].
-pub async fn read_json<T: DeserializeOwned>(req: Request<Incoming>, limit: u64) -> Result<T, Error> {
+pub async fn read_json<T: DeserializeOwned>(req: Req, limit: u64) -> Result<T, Error> {
     if !content_type_is(req.headers(), "application/json") {
         return Err(Error::new(
             Kind::UnsupportedMediaType,
@@ -67,10 +125,7 @@ pub async fn read_json<T: DeserializeOwned>(req: Request<Incoming>, limit: u64) 
 }
 
 /// Like [`read_json`], but a request without a body yields `T::default()`.
-pub async fn read_json_or_default<T: DeserializeOwned + Default>(
-    req: Request<Incoming>,
-    limit: u64,
-) -> Result<T, Error> {
+pub async fn read_json_or_default<T: DeserializeOwned + Default>(req: Req, limit: u64) -> Result<T, Error> {
     let has_type = req.headers().contains_key(header::CONTENT_TYPE);
     if !has_type {
         let body = read_bounded(req, limit).await?;
@@ -84,7 +139,7 @@ pub async fn read_json_or_default<T: DeserializeOwned + Default>(
 
 /// An `application/x-www-form-urlencoded` body, bounded by `limit` bytes, with the parameter
 /// rules of [`Params`].
-pub async fn read_form(req: Request<Incoming>, limit: u64) -> Result<Params, Error> {
+pub async fn read_form(req: Req, limit: u64) -> Result<Params, Error> {
     if !content_type_is(req.headers(), "application/x-www-form-urlencoded") {
         return Err(Error::invalid(codes::INVALID_INPUT, "send parameters as application/x-www-form-urlencoded"));
     }
@@ -93,7 +148,7 @@ pub async fn read_form(req: Request<Incoming>, limit: u64) -> Result<Params, Err
 
 /// The parameters of an endpoint that takes them either way: the form body of a POST, or the
 /// query string otherwise.
-pub async fn read_form_or_query(req: Request<Incoming>, limit: u64) -> Result<Params, Error> {
+pub async fn read_form_or_query(req: Req, limit: u64) -> Result<Params, Error> {
     if req.method() == Method::POST { read_form(req, limit).await } else { Ok(query(&req)) }
 }
 

@@ -6,13 +6,12 @@ use std::collections::HashSet;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::header;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Response, StatusCode};
 use latchkey::codes;
 use serde_json::json;
 
-use super::body::{declared_length, too_large};
+use super::body::{Req, declared_length, too_large};
 use super::request::bearer;
 use super::response::json;
 use super::{Body, Cx};
@@ -25,7 +24,7 @@ fn file_too_large(max: u64) -> Error {
     too_large(max, "the file (limits.invite_file_max)")
 }
 
-pub async fn invite(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (state, tenant) = (cx.state, &cx.tenant);
     // Who: a Bearer token of this tenant with scope users:invite.
     let token = bearer(req.headers()).ok_or_else(|| {

@@ -1,12 +1,11 @@
 //! Handlers of the end-user JSON API: the four ceremony endpoints and `/api/credentials`.
 
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Method, Response, StatusCode};
 use latchkey::codes;
 use serde::Serialize;
 
-use super::body::{read_json, read_json_or_default};
+use super::body::{Req, read_json, read_json_or_default};
 use super::request::{bearer, header, origin, session_token};
 use super::response::{empty, json, with_header_value};
 use super::{Body, Cx};
@@ -37,7 +36,7 @@ fn with_session_cookie(r: Response<Body>, cookie: &str) -> Response<Body> {
 /// The signed-in user of a credentials call: a Bearer access token of this tenant with scope
 /// `credentials`, or the session cookie. State-changing calls authenticated by cookie must come
 /// from the tenant's own origin (CSRF); a bearer token is not sent by browsers on their own.
-async fn signed_in(cx: &Cx<'_>, req: &Request<Incoming>) -> Result<(UserId, String), Error> {
+async fn signed_in(cx: &Cx<'_>, req: &Req) -> Result<(UserId, String), Error> {
     if let Some(token) = bearer(req.headers()) {
         let now = cx.now();
         let t = cx.tenant.clone();
@@ -82,7 +81,7 @@ fn record_ceremony(cx: &Cx<'_>, kind: &'static str, outcome: &Result<(), &'stati
     cx.state.audit.record(e);
 }
 
-pub async fn register_start(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub async fn register_start(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     // A session cookie counts only from the tenant's own origin (or without an Origin, for
     // non-browser clients, which cannot be tricked into sending a cookie).
     let session_token = match same_origin(cx, req.headers()) {
@@ -96,7 +95,7 @@ pub async fn register_start(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Respo
     Ok(json(StatusCode::OK, &options))
 }
 
-pub async fn register_finish(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub async fn register_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let body: register::FinishRequest = read_json(req, limit(cx)).await?;
     let done = register::finish(cx.state, cx.tenant.clone(), body).await;
     let who = done
@@ -108,12 +107,12 @@ pub async fn register_finish(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Resp
     Ok(with_session(cx, StatusCode::CREATED, &done.response, done.session.as_ref()))
 }
 
-pub async fn auth_start(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub async fn auth_start(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let body: authenticate::StartRequest = read_json_or_default(req, limit(cx)).await?;
     Ok(json(StatusCode::OK, &authenticate::start(cx.state, cx.tenant.clone(), body).await?))
 }
 
-pub async fn auth_finish(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub async fn auth_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let body: authenticate::FinishRequest = read_json(req, limit(cx)).await?;
     let done = authenticate::finish(cx.state, cx.tenant.clone(), body).await;
     let who = done.as_ref().ok().map(|d| (d.response.user.email.as_str(), "passkey".to_owned()));
@@ -122,7 +121,7 @@ pub async fn auth_finish(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response
     Ok(with_session(cx, StatusCode::OK, &done.response, Some(&done.session)))
 }
 
-pub async fn credential_list(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub async fn credential_list(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (user, _) = signed_in(cx, &req).await?;
     Ok(json(StatusCode::OK, &credentials::list(cx.state, cx.tenant.clone(), user).await?))
 }
@@ -135,7 +134,7 @@ fn record_change<T>(cx: &Cx<'_>, email: &str, action: &str, id: String, result: 
     cx.state.audit.record(e);
 }
 
-pub async fn credential_rename(cx: &Cx<'_>, req: Request<Incoming>, id: String) -> Result<Response<Body>, Error> {
+pub async fn credential_rename(cx: &Cx<'_>, req: Req, id: String) -> Result<Response<Body>, Error> {
     let (user, email) = signed_in(cx, &req).await?;
     let body: credentials::Rename = read_json(req, limit(cx)).await?;
     let result = credentials::rename(cx.state, cx.tenant.clone(), user, &id, body).await;
@@ -143,7 +142,7 @@ pub async fn credential_rename(cx: &Cx<'_>, req: Request<Incoming>, id: String) 
     Ok(json(StatusCode::OK, &result?))
 }
 
-pub async fn credential_delete(cx: &Cx<'_>, req: Request<Incoming>, id: String) -> Result<Response<Body>, Error> {
+pub async fn credential_delete(cx: &Cx<'_>, req: Req, id: String) -> Result<Response<Body>, Error> {
     let (user, email) = signed_in(cx, &req).await?;
     let result = credentials::delete(cx.state, cx.tenant.clone(), user, &id).await;
     record_change(cx, &email, "credential.revoke", id, &result);

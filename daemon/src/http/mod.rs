@@ -20,6 +20,7 @@ pub mod tls;
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,7 +32,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 
 /// What every tenant handler is given: the daemon, the tenant the request was routed to, and the
 /// facts about the request computed once (the caller's address).
@@ -59,6 +60,9 @@ pub type Body = BoxBody<Bytes, std::io::Error>;
 
 /// How long a client may take to send its request headers.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Read buffer of one HTTP/1 connection: request line and headers must fit (hyper's minimum is
+/// 8 KiB).
+const MAX_HEADER_BUFFER: usize = 64 * 1024;
 /// How long in-flight requests may run after shutdown begins.
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -70,17 +74,33 @@ pub trait Acceptor: Send + 'static {
     fn accept(&mut self) -> impl Future<Output = std::io::Result<Option<(Self::Io, Self::Peer)>>> + Send;
 }
 
+/// How many connections a listener serves at once, and what to count refusals with.
+pub struct Capacity {
+    pub max_connections: usize,
+    pub on_refused: Box<dyn Fn() + Send + Sync>,
+}
+
 /// Serves connections from `acceptor` until `shutdown` turns true, then waits for in-flight
-/// requests up to [`DRAIN_DEADLINE`].
-pub async fn serve<A, H, F>(mut acceptor: A, handler: H, mut shutdown: watch::Receiver<bool>, what: &'static str)
-where
+/// requests up to [`DRAIN_DEADLINE`]. Past `capacity.max_connections` open connections, a new
+/// one is closed as soon as it is accepted: cheap for us, a clear signal for the client, and the
+/// daemon's memory stays bounded under a flood.
+pub async fn serve<A, H, F>(
+    mut acceptor: A,
+    handler: H,
+    mut shutdown: watch::Receiver<bool>,
+    what: &'static str,
+    capacity: Capacity,
+) where
     A: Acceptor,
     H: Fn(Request<Incoming>, A::Peer) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response<Body>> + Send + 'static,
 {
     let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(capacity.max_connections));
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    // Headers must arrive within the timeout and fit a modest buffer (hyper's default allows
+    // ~400 KiB per connection, which a flood of slow clients would multiply).
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT).max_buf_size(MAX_HEADER_BUFFER);
     loop {
         tokio::select! {
             accepted = acceptor.accept() => {
@@ -95,6 +115,12 @@ where
                         continue;
                     }
                 };
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    (capacity.on_refused)();
+                    tracing::debug!(listener = what, "connection limit reached; connection closed");
+                    drop(io);
+                    continue;
+                };
                 let handler = handler.clone();
                 let service = service_fn(move |req| {
                     let fut = handler(req, peer.clone());
@@ -106,6 +132,7 @@ where
                     if let Err(e) = watched.await {
                         tracing::debug!(listener = what, error = %e, "connection ended with an error");
                     }
+                    drop(slot);
                 });
             }
             _ = shutdown.changed() => break,

@@ -1,12 +1,11 @@
 //! HTTP side of the OpenID Connect endpoints: parameters in, redirects and JSON out, CORS from the
 //! tenant's applications, `no-store` on everything that carries a token.
 
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
-use hyper::{Request, Response, StatusCode};
+use hyper::{Response, StatusCode};
 use serde::Serialize;
 
-use super::body::{read_form, read_form_or_query};
+use super::body::{Req, read_form, read_form_or_query};
 use super::request::{self, bearer, session_token};
 use super::response::{bytes, empty, no_store, redirect, with_header_value};
 use super::{Body, Cx, pages};
@@ -62,14 +61,14 @@ fn limit(cx: &Cx<'_>) -> u64 {
 }
 
 /// The form of a client-authenticated endpoint and the client as it presented itself.
-async fn client_form(cx: &Cx<'_>, req: Request<Incoming>) -> Result<(Presented, Params), OAuthError> {
+async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Presented, Params), OAuthError> {
     let authorization = request::header(req.headers(), header::AUTHORIZATION).map(str::to_owned);
     let form = read_form(req, limit(cx)).await?;
     Ok((presented(authorization.as_deref(), &form)?, form))
 }
 
 /// `GET /authorize`.
-pub async fn authorize(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let params = request::query(&req);
     let session = session_token(req.headers());
     Ok(match authorize::authorize(cx.state, &cx.tenant, params, session).await? {
@@ -80,7 +79,7 @@ pub async fn authorize(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<B
 }
 
 /// `GET /authorize/resume`: back from the hosted login page.
-pub async fn resume(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let id = request::query(&req).owned("request")?.unwrap_or_default();
     let session = session_token(req.headers());
     Ok(match authorize::resume(cx.state, &cx.tenant, id.clone(), session).await? {
@@ -91,7 +90,7 @@ pub async fn resume(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body
 }
 
 /// `POST /token`.
-pub async fn token(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let (client, form) = client_form(cx, req).await?;
     let grant = form.owned("grant_type")?.unwrap_or_default();
     let mut e = cx.event(&client.client_id, &format!("token.{grant}"), "");
@@ -103,7 +102,7 @@ pub async fn token(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>
 }
 
 /// `GET|POST /userinfo`: the token in the `Authorization` header, or in a POST's form.
-pub async fn userinfo(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+pub async fn userinfo(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let token = match bearer(req.headers()) {
         Some(t) => Some(t),
         None if req.method() == hyper::Method::POST => read_form(req, limit(cx)).await?.owned("access_token")?,
@@ -114,7 +113,7 @@ pub async fn userinfo(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Bo
 }
 
 /// `POST /revoke` (RFC 7009).
-pub async fn revoke(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+pub async fn revoke(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let (client, form) = client_form(cx, req).await?;
     let token = form.owned("token")?.ok_or_else(|| OAuthError::invalid_request("token is required"))?;
     introspection::revoke(cx.state, cx.tenant.clone(), client, token).await?;
@@ -122,14 +121,14 @@ pub async fn revoke(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body
 }
 
 /// `POST /introspect` (RFC 7662).
-pub async fn introspect(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+pub async fn introspect(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let (client, form) = client_form(cx, req).await?;
     let token = form.owned("token")?.ok_or_else(|| OAuthError::invalid_request("token is required"))?;
     json(&introspection::introspect(cx.state, cx.tenant.clone(), client, token).await?)
 }
 
 /// `GET|POST /logout` (RP-initiated logout).
-pub async fn logout(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, OAuthError> {
+pub async fn logout(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let session_token = session_token(req.headers());
     let fields = read_form_or_query(req, limit(cx)).await?;
     let request = LogoutRequest {

@@ -1,10 +1,10 @@
 //! Server-rendered pages: invite, recovery, account, the hosted login page of `/authorize` and
 //! its error pages, and generated avatars. The layout is in [`super::html`].
 
-use hyper::body::Incoming;
 use hyper::header;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Response, StatusCode};
 
+use super::body::Req;
 use super::html::{escape, html, render};
 use super::request::session_token;
 use super::response::{bytes, with_header};
@@ -60,7 +60,7 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
 }
 
 /// `/account`: the signed-in user's passkeys, or a sign-in form.
-pub async fn account(cx: &Cx<'_>, req: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (now, t) = (cx.now(), cx.tenant.id);
     let session = match session_token(req.headers()) {
         Some(token) => cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?,

@@ -11,6 +11,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use latchkey::codes;
 
+use super::body::{Req, RequestBody};
 use super::response::{self, bytes, secure, with_header};
 use super::route::{self, Route, TenantRoute, Unrouted};
 use super::{Body, Cx, bulk, ceremony, errors, oauth, pages, request};
@@ -21,6 +22,7 @@ use crate::oidc::error::OAuthError;
 /// Entry point of the public listener.
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
     let started = Instant::now();
+    let req = req.map(|b| RequestBody::new(b, state.config.limits.drain_max()));
     let ip = request::client_ip(peer, req.headers(), &state.config.trusted_proxies);
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
@@ -50,7 +52,7 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
 }
 
 /// The route of a request: a daemon-wide one, or one below the tenant served at its host and path.
-fn find(state: &State, req: &Request<Incoming>) -> Result<Route, Unrouted> {
+fn find(state: &State, req: &Req) -> Result<Route, Unrouted> {
     let path = req.uri().path();
     if let Some(global) = route::global(req.method(), path) {
         return global;
@@ -112,7 +114,7 @@ fn page(cx: &Cx<'_>, r: Result<Response<Body>, Error>) -> Response<Body> {
 }
 
 /// One handler per route.
-async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Request<Incoming>) -> Response<Body> {
+async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -> Response<Body> {
     use TenantRoute as R;
     let (tenant, route) = match route {
         Route::Healthz => return bytes(StatusCode::OK, "text/plain; charset=utf-8", "ok\n"),
@@ -163,7 +165,7 @@ async fn readyz(state: &State) -> Response<Body> {
 
 /// Discovery and JWKS: public, cacheable for a short while (rotation publishes the new key
 /// before it signs anything clients have not seen), readable from any origin.
-fn document(req: &Request<Incoming>, body: bytes::Bytes) -> Response<Body> {
+fn document(req: &Req, body: bytes::Bytes) -> Response<Body> {
     let r = if req.method() == Method::HEAD {
         let len = body.len().to_string();
         response::with_header_value(

@@ -20,7 +20,9 @@ use crate::store::{self, WriteTx};
 use crate::tenants::TenantRuntime;
 
 /// Scopes a user may grant an application at `/authorize`.
-pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "offline_access", "credentials"];
+pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "offline_access", CREDENTIALS_SCOPE];
+/// The scope of the credentials API; granted only to apps configured with it.
+pub const CREDENTIALS_SCOPE: &str = "credentials";
 
 /// A validated authorization request, kept while the user signs in.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -143,6 +145,13 @@ pub async fn authorize(
     for s in super::tokens::scopes(scope.unwrap_or("openid")) {
         if !USER_SCOPES.contains(&s) {
             return fail(OAuthCode::InvalidScope, &format!("scope {s:?} is not available"));
+        }
+        // API scopes of a user's token only where the operator granted them to the app.
+        if s == CREDENTIALS_SCOPE && !app.scopes.iter().any(|g| g == s) {
+            return fail(
+                OAuthCode::InvalidScope,
+                "scope \"credentials\" is not granted to this application (latchkey app create --scope credentials)",
+            );
         }
         if !scopes.contains(&s) {
             scopes.push(s);

@@ -12,7 +12,7 @@ use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_token, sha256};
 use crate::params::Params;
 use crate::store::apps::AppRow;
-use crate::store::oidc::NewRefresh;
+use crate::store::oidc::{Grants, NewRefresh};
 use crate::store::users::UserRow;
 use crate::store::{self, WriteTx};
 use crate::tenants::TenantRuntime;
@@ -189,6 +189,8 @@ fn issue_user_tokens(
             auth_time,
             amr,
             expires_at: now + ttl.refresh,
+            access_jti: jti,
+            access_expires_at: now + ttl.access,
         },
         now,
     )?;
@@ -219,7 +221,7 @@ fn authorization_code(
     };
     let reused = || -> Result<Decision, OAuthError> {
         // A second redemption: whoever holds the code may be an attacker; revoke what it issued.
-        store::oidc::revoke_for_code(tx, tenant.id, &hash, now)?;
+        store::oidc::revoke_grants(tx, tenant.id, Grants::Code(&hash), now)?;
         if let Some(jti) = &row.access_jti {
             store::oidc::revoke_access(tx, tenant.id, jti, now + ttl.access)?;
         }
@@ -288,7 +290,7 @@ fn refresh(
     }
     if row.used_at.is_some() {
         // A rotated token came back: it has leaked. End the whole family.
-        store::oidc::revoke_family(tx, tenant.id, &row.family, now)?;
+        store::oidc::revoke_grants(tx, tenant.id, Grants::Family(&row.family), now)?;
         return Ok(Decision::Refused(OAuthError::invalid_grant(
             "refresh token reused; all tokens of this grant are revoked",
         )));
@@ -304,7 +306,7 @@ fn refresh(
         Err(e) => return Ok(Decision::Refused(e)),
     };
     if !store::oidc::use_refresh(tx, tenant.id, row.id, now)? {
-        store::oidc::revoke_family(tx, tenant.id, &row.family, now)?;
+        store::oidc::revoke_grants(tx, tenant.id, Grants::Family(&row.family), now)?;
         return Ok(Decision::Refused(OAuthError::invalid_grant(
             "refresh token reused; all tokens of this grant are revoked",
         )));

@@ -11,6 +11,7 @@ use super::error::OAuthError;
 use super::tokens::{AccessClaims, UserClaims, user_claims, verify_access, verify_id_hint};
 use crate::State;
 use crate::crypto::sha256;
+use crate::store::oidc::Grants;
 use crate::store::users::UserRow;
 use crate::store::{self, Reader};
 use crate::tenants::TenantRuntime;
@@ -82,7 +83,7 @@ pub async fn revoke(
             let app = authenticate(tx, tenant.id, &client)?;
             if let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? {
                 if row.client_id == app.client_id {
-                    store::oidc::revoke_family(tx, tenant.id, &row.family, now)?;
+                    store::oidc::revoke_grants(tx, tenant.id, Grants::Family(&row.family), now)?;
                 }
                 return Ok(());
             }
@@ -96,7 +97,9 @@ pub async fn revoke(
         .await
 }
 
-/// RFC 7662, for confidential clients.
+/// RFC 7662, for confidential clients: a client learns about its own tokens; an app granted the
+/// `introspect` scope (a resource server) about every token of the tenant. Anything else is
+/// answered `{"active": false}`, as for an unknown token, so that nothing leaks.
 pub async fn introspect(
     state: &State,
     tenant: Arc<TenantRuntime>,
@@ -111,8 +114,12 @@ pub async fn introspect(
             if app.secret_hash.is_none() {
                 return Err(OAuthError::invalid_client("introspection is for confidential clients"));
             }
+            let may_see = |client_id: &str| client_id == app.client_id || app.scopes.iter().any(|s| s == "introspect");
             if let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? {
-                let live = row.used_at.is_none() && row.revoked_at.is_none() && row.expires_at > now;
+                let live = row.used_at.is_none()
+                    && row.revoked_at.is_none()
+                    && row.expires_at > now
+                    && may_see(&row.client_id);
                 let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == "active");
                 return Ok(match (live, user) {
                     (true, Some(u)) => json!({
@@ -123,11 +130,11 @@ pub async fn introspect(
                 });
             }
             Ok(match check_access(tx, &tenant, &token, now) {
-                Ok((c, _)) => json!({
+                Ok((c, _)) if may_see(&c.client_id) => json!({
                     "active": true, "token_type": "access_token", "scope": c.scope, "client_id": c.client_id,
                     "sub": c.sub, "aud": c.aud, "exp": c.exp, "iat": c.iat, "iss": c.iss, "jti": c.jti,
                 }),
-                Err(_) => json!({"active": false}),
+                _ => json!({"active": false}),
             })
         })
         .await
@@ -156,7 +163,7 @@ pub async fn logout(
             if let Some(token) = &req.session_token {
                 let hash = sha256(token.as_bytes());
                 if let Some(s) = store::sessions::valid(tx, tenant.id, &hash, now)? {
-                    store::oidc::revoke_for_session(tx, tenant.id, s.id, now)?;
+                    store::oidc::revoke_grants(tx, tenant.id, Grants::Session(s.id), now)?;
                 }
                 store::sessions::delete(tx, tenant.id, &hash)?;
             }

@@ -31,6 +31,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0002-passkeys/up.sql")),
     M::up(include_str!("../../../migrations/0003-oidc/up.sql")),
     M::up(include_str!("../../../migrations/0004-users-roles-audit/up.sql")),
+    M::up(include_str!("../../../migrations/0005-revocation-reach/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

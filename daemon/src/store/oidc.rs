@@ -159,6 +159,9 @@ pub struct NewRefresh<'a> {
     pub auth_time: Timestamp,
     pub amr: &'a str,
     pub expires_at: Timestamp,
+    /// The access token issued with this refresh token, and when it expires.
+    pub access_jti: &'a str,
+    pub access_expires_at: Timestamp,
 }
 
 pub fn insert_refresh(
@@ -169,8 +172,8 @@ pub fn insert_refresh(
 ) -> Result<(), StoreError> {
     tx.conn_mut().execute(
         "INSERT INTO refresh_tokens (tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope, auth_time,
-           amr, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+           amr, created_at, expires_at, access_jti, access_expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         params![
             tenant,
             r.hash,
@@ -183,7 +186,9 @@ pub fn insert_refresh(
             r.auth_time,
             r.amr,
             now,
-            r.expires_at
+            r.expires_at,
+            r.access_jti,
+            r.access_expires_at
         ],
     )?;
     Ok(())
@@ -224,36 +229,46 @@ pub fn use_refresh(tx: &WriteTx<'_>, tenant: TenantId, id: i64, now: Timestamp) 
     Ok(n == 1)
 }
 
-pub fn revoke_family(tx: &WriteTx<'_>, tenant: TenantId, family: &str, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(tx.conn_mut().execute(
-        "UPDATE refresh_tokens SET revoked_at = ?3 WHERE tenant_id = ?1 AND family = ?2 AND revoked_at IS NULL",
-        params![tenant, family, now],
-    )?)
+/// Which grants to revoke.
+#[derive(Debug, Clone, Copy)]
+pub enum Grants<'a> {
+    /// One family: every rotation of one grant.
+    Family(&'a str),
+    /// The family issued from an authorization code.
+    Code(&'a [u8]),
+    /// Every grant made within a browser session.
+    Session(i64),
+    /// Every grant of a user.
+    User(UserId),
 }
 
-pub fn revoke_for_code(
+/// Revokes the refresh tokens of `grants` and every access token issued with them, in the
+/// caller's transaction. Returns how many refresh tokens were revoked.
+pub fn revoke_grants(
     tx: &WriteTx<'_>,
     tenant: TenantId,
-    code_hash: &[u8],
+    grants: Grants<'_>,
     now: Timestamp,
 ) -> Result<usize, StoreError> {
-    Ok(tx.conn_mut().execute(
-        "UPDATE refresh_tokens SET revoked_at = ?3
-         WHERE tenant_id = ?1 AND revoked_at IS NULL
-           AND family IN (SELECT family FROM refresh_tokens WHERE tenant_id = ?1 AND code_hash = ?2)",
-        params![tenant, code_hash, now],
-    )?)
-}
-
-pub fn revoke_for_session(
-    tx: &WriteTx<'_>,
-    tenant: TenantId,
-    session: i64,
-    now: Timestamp,
-) -> Result<usize, StoreError> {
-    Ok(tx.conn_mut().execute(
-        "UPDATE refresh_tokens SET revoked_at = ?3 WHERE tenant_id = ?1 AND session_id = ?2 AND revoked_at IS NULL",
-        params![tenant, session, now],
+    let (filter, param): (&str, &dyn rusqlite::ToSql) = match &grants {
+        Grants::Family(f) => ("family = ?2", f),
+        Grants::Code(c) => ("family IN (SELECT family FROM refresh_tokens WHERE tenant_id = ?1 AND code_hash = ?2)", c),
+        Grants::Session(s) => ("session_id = ?2", s),
+        Grants::User(u) => ("user_id = ?2", u),
+    };
+    let c = tx.conn_mut();
+    // Access tokens first (from every row of these grants, revoked or not), then the grants.
+    c.execute(
+        &format!(
+            "INSERT OR IGNORE INTO revoked_access_tokens (tenant_id, jti, expires_at)
+             SELECT tenant_id, access_jti, access_expires_at FROM refresh_tokens
+             WHERE tenant_id = ?1 AND {filter} AND access_jti IS NOT NULL AND access_expires_at > ?3"
+        ),
+        params![tenant, param, now],
+    )?;
+    Ok(c.execute(
+        &format!("UPDATE refresh_tokens SET revoked_at = ?3 WHERE tenant_id = ?1 AND {filter} AND revoked_at IS NULL"),
+        params![tenant, param, now],
     )?)
 }
 

@@ -127,13 +127,9 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<bool, St
     Ok(super::exec(tx.conn_mut(), "DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
 }
 
-/// Ends everything a user is signed in with: sessions and refresh tokens.
+/// Ends everything a user is signed in with: sessions, refresh tokens and their access tokens.
 pub fn sign_out_everywhere(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: Timestamp) -> Result<(), StoreError> {
-    let c = tx.conn_mut();
-    c.execute("DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
-    c.execute(
-        "UPDATE refresh_tokens SET revoked_at = ?3 WHERE tenant_id = ?1 AND user_id = ?2 AND revoked_at IS NULL",
-        params![tenant, id, now],
-    )?;
+    tx.conn_mut().execute("DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
+    super::oidc::revoke_grants(tx, tenant, super::oidc::Grants::User(id), now)?;
     Ok(())
 }

@@ -142,6 +142,8 @@ fn passkey(row: &CredentialRow) -> Result<Passkey, Error> {
 pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, Error> {
     let assertion: PublicKeyCredential =
         serde_json::from_value(req.assertion).map_err(|e| malformed("assertion", e))?;
+    super::check_credential_id(&assertion.id, assertion.raw_id.as_ref())?;
+    super::check_origin(assertion.response.client_data_json.as_ref(), &tenant.origin, true)?;
     let now = state.clock.now();
     let session_ttl = state.config.tokens.session.as_secs() as i64;
 

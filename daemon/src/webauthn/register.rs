@@ -220,6 +220,8 @@ pub struct Finished {
 pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, Error> {
     let reg: RegisterPublicKeyCredential =
         serde_json::from_value(req.credential.clone()).map_err(|e| malformed("credential", e))?;
+    super::check_credential_id(&reg.id, reg.raw_id.as_ref())?;
+    super::check_origin(reg.response.client_data_json.as_ref(), &tenant.origin, false)?;
     let auth = authdata::from_attestation_object(&reg.response.attestation_object)
         .ok_or_else(|| malformed("credential", "attestationObject carries no readable authenticator data"))?;
     let reported_attachment = req.credential.get("authenticatorAttachment").and_then(Value::as_str).map(str::to_owned);
@@ -269,8 +271,9 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     // The invitation reached this address: it is the user's.
                     store::users::set_email_verified(tx, t, user.id)?;
                     if *recovery {
-                        // A recovered account starts afresh: every other browser is signed out.
-                        store::sessions::delete_for_user_except(tx, t, user.id, None)?;
+                        // A recovered account starts afresh: every other browser is signed out and
+                        // every grant made before (refresh and access tokens) is revoked.
+                        store::users::sign_out_everywhere(tx, t, user.id, now)?;
                     }
                     (user, true)
                 }

@@ -1,0 +1,285 @@
+//! Findings of the adversarial review, each with the test that would have caught it: revocation
+//! reach, exact WebAuthn origins and credential ids, e-mail addresses, introspection rights and
+//! the credentials scope, early answers that clients sending a body first can read.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::authenticator::{Soft, Tamper};
+use crate::oidc_support::*;
+use crate::support::*;
+
+/// POST to revoke/introspect with a confidential app's client authentication.
+fn client_post(site: &Site, app: &App, path: &str, form: &[(&str, &str)]) -> Http {
+    let mut form = form.to_vec();
+    form.push(("client_id", &app.client_id));
+    form.push(("client_secret", app.secret.as_deref().unwrap()));
+    send_raw(
+        "POST",
+        &format!("{}/{path}", site.base),
+        Some("application/x-www-form-urlencoded"),
+        query(&form).into_bytes(),
+        &[],
+    )
+}
+
+fn bearer_get(site: &Site, token: &str, path: &str) -> Http {
+    send_raw("GET", &format!("{}{path}", site.base), None, vec![], &[("Authorization", &format!("Bearer {token}"))])
+}
+
+/// Tokens of one code flow with the credentials scope: (access token, refresh token, cookie).
+fn grant(site: &Site, soft: &mut Soft, web: &App) -> (String, String, String) {
+    let p = pkce();
+    let (code, cookie) = code_flow(site, soft, "ada@acme.test", web, &p, &[("scope", "openid credentials")]);
+    let t = exchange(site, web, &code, &p).json();
+    (t["access_token"].as_str().unwrap().to_owned(), t["refresh_token"].as_str().unwrap().to_owned(), cookie)
+}
+
+/// The access token works at every endpoint of this service that accepts one.
+fn alive(site: &Site, web: &App, access: &str) -> bool {
+    let info = userinfo(site, access).status == 200;
+    let creds = bearer_get(site, access, "/api/credentials").status == 200;
+    let intro = client_post(site, web, "introspect", &[("token", access)]).json()["active"] == true;
+    assert_eq!((info, creds), (intro, intro), "userinfo, credentials API and introspection agree");
+    intro
+}
+
+fn refresh(site: &Site, web: &App, refresh: &str) -> Http {
+    token(site, web, &[("grant_type", "refresh_token"), ("refresh_token", refresh)])
+}
+
+#[test]
+fn every_revocation_reaches_the_access_tokens_of_the_grant() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &["--scope", "credentials"]);
+
+    // Refresh reuse: the access tokens of every rotation of the family die with it.
+    let (a1, r1, _) = grant(&site, &mut soft, &web);
+    let rotated = refresh(&site, &web, &r1).json();
+    let a2 = rotated["access_token"].as_str().unwrap().to_owned();
+    assert!(alive(&site, &web, &a1) && alive(&site, &web, &a2));
+    let reuse = refresh(&site, &web, &r1);
+    assert_eq!((reuse.status, reuse.json()["error"].as_str()), (400, Some("invalid_grant")));
+    assert!(!alive(&site, &web, &a1), "refresh reuse revokes the first access token");
+    assert!(!alive(&site, &web, &a2), "refresh reuse revokes the rotated access token");
+
+    // /revoke of a refresh token.
+    let (a, r, _) = grant(&site, &mut soft, &web);
+    assert!(alive(&site, &web, &a));
+    assert_eq!(client_post(&site, &web, "revoke", &[("token", &r)]).status, 200);
+    assert!(!alive(&site, &web, &a), "/revoke of the refresh token reaches its access token");
+
+    // Logout ends the session and the grants made in it.
+    let (a, _, cookie) = grant(&site, &mut soft, &web);
+    assert!(alive(&site, &web, &a));
+    assert_eq!(get(&format!("{}/logout", site.base), Some(&cookie)).status, 200);
+    assert!(!alive(&site, &web, &a), "logout reaches the session's access tokens");
+
+    // Credential recovery: the account starts afresh.
+    let (a, r, _) = grant(&site, &mut soft, &web);
+    assert!(alive(&site, &web, &a));
+    let token = site.recover("ada@acme.test");
+    let mut fresh = Soft::new(&site.origin);
+    assert_eq!(site.register(&mut fresh, "ada@acme.test", Some(&token), None, &Tamper::default()).status, 201);
+    assert!(!alive(&site, &web, &a), "recovery reaches earlier access tokens");
+    assert_eq!(refresh(&site, &web, &r).status, 400, "and refresh tokens");
+
+    // A disabled user's tokens stop, and stay stopped after the user is enabled again.
+    let (a, _, _) = grant(&site, &mut fresh, &web);
+    assert!(alive(&site, &web, &a));
+    d.cli(&["user", "disable", "--tenant", "acme", "ada@acme.test"]).ok();
+    assert!(!alive(&site, &web, &a));
+    d.cli(&["user", "enable", "--tenant", "acme", "ada@acme.test"]).ok();
+    assert!(!alive(&site, &web, &a), "enabling the user again does not revive old tokens");
+}
+
+#[test]
+fn introspection_only_for_the_tokens_own_client_or_a_resource_server() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &["--scope", "credentials"]);
+    let other = app(&site, "web", &[]);
+    let resource = app(&site, "m2m", &["--scope", "introspect"]);
+    let (access, refresh_token, _) = grant(&site, &mut soft, &web);
+    for token in [&access, &refresh_token] {
+        assert_eq!(client_post(&site, &web, "introspect", &[("token", token)]).json()["active"], true);
+        assert_eq!(
+            client_post(&site, &other, "introspect", &[("token", token)]).json(),
+            json!({"active": false}),
+            "another client learns nothing"
+        );
+        assert_eq!(client_post(&site, &resource, "introspect", &[("token", token)]).json()["active"], true);
+    }
+}
+
+#[test]
+fn the_credentials_scope_only_for_apps_granted_it() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    site.user_with_passkey("ada@acme.test");
+    let plain = app(&site, "spa", &[]);
+    let p = pkce();
+    let before = d.snapshot_of(&["authorize_requests", "authorization_codes", "refresh_tokens"]);
+    let r = get(&authorize_url(&site, &plain, &p, &[("scope", "openid credentials")]), None);
+    assert_eq!(r.status, 302, "{}", r.body);
+    let params = location_params(&r);
+    assert_eq!(param(&params, "error"), Some("invalid_scope"));
+    assert!(param(&params, "error_description").unwrap().contains("--scope credentials"));
+    assert_eq!(d.snapshot_of(&["authorize_requests", "authorization_codes", "refresh_tokens"]), before);
+}
+
+#[test]
+fn webauthn_origins_must_match_exactly() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let origin = site.origin.clone();
+    let url = url::Url::parse(&origin).unwrap();
+    let with_userinfo = format!("{}://user@{}", url.scheme(), &origin[url.scheme().len() + 3..]);
+    let variants = [format!("{origin}/"), format!("{origin}/acme"), with_userinfo, origin.to_uppercase()];
+    let token = site.invite("ada@acme.test", "Ada");
+    // Every start stores a challenge; what must not change is who has which credential.
+    let people = ["users", "invites", "credentials", "sessions"];
+    let before = d.snapshot_of(&people);
+    for bad in &variants {
+        let mut soft = Soft::new(&origin);
+        let r = site.register(
+            &mut soft,
+            "ada@acme.test",
+            Some(&token),
+            None,
+            &Tamper { origin: Some(bad.clone()), ..Default::default() },
+        );
+        assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("origin_mismatch")), "register with {bad}");
+    }
+    assert_eq!(d.snapshot_of(&people), before, "nothing stored");
+
+    let mut soft = Soft::new(&origin);
+    assert_eq!(site.register(&mut soft, "ada@acme.test", Some(&token), None, &Tamper::default()).status, 201);
+    let before = d.snapshot_of(&people);
+    for bad in &variants {
+        let tamper = Tamper { origin: Some(bad.clone()), ..Default::default() };
+        let r = site.sign_in(&mut soft, Some("ada@acme.test"), &tamper);
+        assert_eq!((r.status, r.json()["error"].as_str()), (401, Some("origin_mismatch")), "sign in with {bad}");
+    }
+    assert_eq!(d.snapshot_of(&people), before, "nothing stored");
+    assert_eq!(site.sign_in(&mut soft, Some("ada@acme.test"), &Tamper::default()).status, 200);
+}
+
+#[test]
+fn a_credential_id_must_be_its_raw_id() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let token = site.invite("ada@acme.test", "Ada");
+    let start = site.register_start("ada@acme.test", "Ada", Some(&token), None, json!({})).json();
+    let before = d.snapshot();
+    let mut soft = Soft::new(&site.origin);
+    let mut credential = soft.create(&start, &Tamper::default());
+    credential["id"] = "AAAAAAAAAAAAAAAAAAAAAA".into();
+    let r = site.post("/register/finish", &json!({"credential": credential, "challenge": start["challenge"]}), None);
+    assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("malformed_credential")), "{}", r.body);
+    assert_eq!(d.snapshot(), before);
+}
+
+const BAD_EMAILS: &[&str] = &["a@b@c.com", "@@x.com", "a..b@c.com", "a@b..com", "a@-b.com", "a@b", "Ada <a@b.com>"];
+
+#[test]
+fn e_mail_addresses_are_checked_the_same_everywhere() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &["--registration", "open"]);
+    let people = ["users", "invites", "credentials", "sessions"];
+    let before = d.snapshot_of(&people);
+    for bad in BAD_EMAILS {
+        let r = d.cli(&["user", "invite", "--tenant", "acme", "--email", bad, "--name", "X"]);
+        assert_ne!(r.code, 0, "user invite {bad}");
+        assert!(r.stderr.contains("invalid_email"), "{bad}: {}", r.stderr);
+        let r = site.register_start(bad, "X", None, None, json!({}));
+        assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("invalid_email")), "open sign-up {bad}");
+    }
+    // CLI import: each bad row rejected by name.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("users.csv");
+    let rows: String = BAD_EMAILS.iter().map(|e| format!("\"{e}\",Someone\n")).collect();
+    std::fs::write(&csv, format!("email,name\n{rows}")).unwrap();
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.json()["rejected"].as_array().unwrap().len(), BAD_EMAILS.len());
+    // The invite API refuses the whole file.
+    let m2m = app(&site, "m2m", &["--scope", "users:invite"]);
+    let cc = token(&site, &m2m, &[("grant_type", "client_credentials")]).json();
+    let body = multipart(&format!("email,name\n{rows}"));
+    let r = send_raw(
+        "POST",
+        &format!("{}/api/v1/users/invite", site.base),
+        Some("multipart/form-data; boundary=XyZ"),
+        body,
+        &[("Authorization", &format!("Bearer {}", cc["access_token"].as_str().unwrap()))],
+    );
+    assert_eq!((r.status, r.json()["error"].as_str()), (422, Some("invalid_rows")), "{}", r.body);
+    assert_eq!(r.json()["rows"].as_array().unwrap().len(), BAD_EMAILS.len());
+    assert_eq!(d.snapshot_of(&people), before, "no user, invite or credential was stored");
+}
+
+fn multipart(csv: &str) -> Vec<u8> {
+    format!(
+        "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"u.csv\"\r\nContent-Type: text/csv\r\n\r\n{csv}\r\n--XyZ--\r\n"
+    )
+    .into_bytes()
+}
+
+/// Sends a whole request (headers and body) before reading anything, as many script clients do;
+/// returns the status line the daemon answered, or the I/O error instead of an answer.
+fn send_all_then_read(addr: &str, head: &str, body: &[u8]) -> Result<String, String> {
+    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(20))).map_err(|e| e.to_string())?;
+    s.write_all(head.as_bytes()).map_err(|e| e.to_string())?;
+    s.write_all(body).map_err(|e| format!("writing the body: {e}"))?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).map_err(|e| format!("reading the answer: {e}"))?;
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    Ok(text.lines().next().unwrap_or_default().to_owned())
+}
+
+#[test]
+fn early_answers_reach_clients_that_send_the_whole_body_first() {
+    let d = TestDaemon::start_with(|f| f.limits.invite_file_max = Some("4MiB".into()));
+    let site = Site::new(&d, "acme", &[]);
+    let url = format!("{}/api/v1/users/invite", site.base);
+    // Node's fetch (undici): no token → 401; an expired-looking token → 401.
+    for bearer in [None, Some("not-a-token")] {
+        let mut args = vec![url.as_str(), "2000000"];
+        args.extend(bearer);
+        let out = node("early-answer.mjs", &args);
+        assert_eq!(out, json!({"status": 401, "error": "invalid_token"}), "{bearer:?}");
+    }
+    // Over the limit: 413, readable.
+    let out = node("early-answer.mjs", &[&url, "5000000"]);
+    assert!(out["status"] == 401 || out["status"] == 413, "{out}");
+
+    // A plain socket client that writes everything first.
+    let addr = site.base.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    let path = url::Url::parse(&url).unwrap().path().to_owned();
+    let body = multipart(&"someone@example.com,Some One\n".repeat(60_000));
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: multipart/form-data; boundary=XyZ\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let status = send_all_then_read(&addr, &head, &body).unwrap();
+    assert!(status.starts_with("HTTP/1.1 401"), "{status}");
+    // A JSON endpoint with the wrong content type: 415 after a large body.
+    let big = vec![b'x'; 60_000];
+    let head = format!(
+        "POST {}/register/start HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n",
+        url::Url::parse(&site.base).unwrap().path().trim_end_matches('/'),
+        big.len()
+    );
+    let status = send_all_then_read(&addr, &head, &big).unwrap();
+    assert!(status.starts_with("HTTP/1.1 415"), "{status}");
+}
