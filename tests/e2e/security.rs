@@ -77,7 +77,7 @@ fn every_revocation_reaches_the_access_tokens_of_the_grant() {
     // Logout ends the session and the grants made in it.
     let (a, _, cookie) = grant(&site, &mut soft, &web);
     assert!(alive(&site, &web, &a));
-    assert_eq!(get(&format!("{}/logout", site.base), Some(&cookie)).status, 200);
+    assert_eq!(sign_out(&site, &cookie).status, 200);
     assert!(!alive(&site, &web, &a), "logout reaches the session's access tokens");
 
     // Credential recovery: the account starts afresh.
@@ -96,6 +96,72 @@ fn every_revocation_reaches_the_access_tokens_of_the_grant() {
     assert!(!alive(&site, &web, &a));
     d.cli(&["user", "enable", "--tenant", "acme", "ada@acme.test"]).ok();
     assert!(!alive(&site, &web, &a), "enabling the user again does not revive old tokens");
+}
+
+/// The confirmed sign-out: a POST from the tenant's own page.
+fn sign_out(site: &Site, cookie: &str) -> Http {
+    send_raw(
+        "POST",
+        &format!("{}/logout", site.base),
+        Some("application/x-www-form-urlencoded"),
+        vec![],
+        &[("Cookie", cookie)],
+    )
+}
+
+#[test]
+fn logout_without_an_id_token_hint_asks_first() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (_, cookie) = site.user_with_passkey("ada@acme.test");
+    let sessions = d.snapshot_of(&["sessions"]);
+    // A link from anywhere (a cross-site GET carries the Lax cookie): a question, not a sign-out.
+    let page = get(&format!("{}/logout?state=s1&client_id=x", site.base), Some(&cookie));
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("Sign out?") && page.body.contains("method=\"post\""), "{}", page.body);
+    assert!(page.body.contains("name=\"state\" value=\"s1\""), "parameters travel with the form");
+    assert!(page.set_cookie().is_none(), "the cookie is kept");
+    assert_eq!(d.snapshot_of(&["sessions"]), sessions, "the session is still there");
+    assert_eq!(site.api("GET", "/api/credentials", None, &cookie, None).status, 200);
+    // The user confirms: signed out.
+    let out = sign_out(&site, &cookie);
+    assert_eq!(out.status, 200);
+    assert!(out.set_cookie().unwrap().contains("Max-Age=0"));
+    assert_eq!(site.api("GET", "/api/credentials", None, &cookie, None).status, 401);
+}
+
+#[test]
+fn token_errors_are_sentences_and_clients_cannot_be_probed() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let web = app(&site, "web", &[]);
+    let form = |id: &str, secret: &str| {
+        send_raw(
+            "POST",
+            &format!("{}/token", site.base),
+            Some("application/x-www-form-urlencoded"),
+            query(&[("grant_type", "client_credentials"), ("client_id", id), ("client_secret", secret)]).into_bytes(),
+            &[],
+        )
+    };
+    let unknown = form("NoSuchClient0000000000000", "x");
+    let wrong = form(&web.client_id, "wrong-secret");
+    assert_eq!((unknown.status, wrong.status), (401, 401));
+    assert_eq!(unknown.json(), wrong.json(), "unknown client and wrong secret answer alike");
+    for (token, said) in [
+        ("garbage", "not a JSON Web Token"),
+        ("eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJzdWIiOiJ4In0.c2ln", "RS256"),
+    ] {
+        let r = userinfo(&site, token);
+        assert_eq!(r.status, 401);
+        let description = r.json()["error_description"].as_str().unwrap().to_owned();
+        assert!(description.contains(said), "{description}");
+        assert!(!description.contains("InvalidToken") && !description.contains("Some("), "{description}");
+    }
+    let r =
+        site.post("/register/start", &json!({"username": "a@b.co", "display_name": "A", "attachment": "none"}), None);
+    let description = r.json()["error_description"].as_str().unwrap().to_owned();
+    assert!(!description.contains('`') && !description.contains("variant"), "{description}");
 }
 
 #[test]

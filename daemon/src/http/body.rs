@@ -106,7 +106,9 @@ pub async fn read_bounded(req: Req, limit: u64) -> Result<Bytes, Error> {
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
             Err(too_large(limit, "request body"))
         }
-        Err(e) => Err(Error::invalid(codes::INVALID_INPUT, format!("could not read the request body: {e}"))),
+        Err(e) => {
+            Err(Error::invalid(codes::INVALID_INPUT, "the request body could not be read to its end").caused_by(e))
+        }
     }
 }
 
@@ -155,11 +157,65 @@ pub async fn read_form_or_query(req: Req, limit: u64) -> Result<Params, Error> {
 pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
     serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
-        match e.classify() {
-            Category::Syntax | Category::Eof | Category::Io => {
-                Error::invalid(codes::MALFORMED_JSON, format!("the body is not valid JSON: {e}"))
-            }
-            Category::Data => Error::invalid(codes::INVALID_INPUT, format!("the body does not fit: {e}")),
-        }
+        let (code, message) = match e.classify() {
+            Category::Syntax | Category::Eof | Category::Io => (
+                codes::MALFORMED_JSON,
+                format!("the body is not valid JSON (line {}, column {})", e.line(), e.column()),
+            ),
+            Category::Data => (codes::INVALID_INPUT, describe(&e.to_string())),
+        };
+        Error::invalid(code, message).caused_by(e)
     })
+}
+
+/// Says in our own words what does not fit in a JSON body; the parser's message is only logged.
+fn describe(parser: &str) -> String {
+    // Names the parser quotes in backticks: fields, values, expected variants.
+    let quoted: Vec<&str> = parser.split('`').skip(1).step_by(2).collect();
+    let first = quoted.first().copied().unwrap_or("?");
+    if parser.starts_with("missing field") {
+        format!("the field {first:?} is required")
+    } else if parser.starts_with("unknown field") {
+        format!("the field {first:?} is not accepted here")
+    } else if parser.starts_with("unknown variant") {
+        let allowed: Vec<String> = quoted.iter().skip(1).map(|v| format!("{v:?}")).collect();
+        format!("the value {first:?} is not accepted here; use one of {}", allowed.join(", "))
+    } else if parser.starts_with("invalid type") || parser.starts_with("invalid value") {
+        "a field has a value of the wrong type".to_owned()
+    } else {
+        "the body does not have the expected fields and values".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Shape {
+        name: String,
+        kind: Kind2,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Kind2 {
+        Platform,
+        Roaming,
+    }
+
+    #[test]
+    fn json_errors_are_our_sentences() {
+        let msg = |body: &str| parse_json::<Shape>(body.as_bytes()).unwrap_err().message;
+        assert_eq!(msg(r#"{"kind":"platform"}"#), "the field \"name\" is required");
+        assert_eq!(msg(r#"{"name":"a","kind":"platform","x":1}"#), "the field \"x\" is not accepted here");
+        assert_eq!(
+            msg(r#"{"name":"a","kind":"none"}"#),
+            "the value \"none\" is not accepted here; use one of \"platform\", \"roaming\""
+        );
+        assert_eq!(msg(r#"{"name":1,"kind":"platform"}"#), "a field has a value of the wrong type");
+        assert_eq!(msg("{"), "the body is not valid JSON (line 1, column 1)");
+    }
 }

@@ -123,6 +123,10 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
 fn multipart_error(e: multer::Error, max: u64) -> Error {
     match e {
         multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => file_too_large(max),
-        other => Error::invalid(codes::INVALID_INPUT, format!("malformed multipart body: {other}")),
+        other => Error::invalid(
+            codes::INVALID_INPUT,
+            "the body is not well-formed multipart/form-data; send the CSV as a file field named file",
+        )
+        .caused_by(other),
     }
 }

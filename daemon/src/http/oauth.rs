@@ -13,7 +13,7 @@ use crate::oidc::authorize::{self, Outcome, Resumed};
 use crate::oidc::clients::{Presented, presented};
 use crate::oidc::error::OAuthError;
 use crate::oidc::grants;
-use crate::oidc::introspection::{self, LogoutRequest};
+use crate::oidc::introspection::{self, LogoutOutcome, LogoutRequest};
 use crate::params::Params;
 use crate::sessions;
 use crate::store;
@@ -130,18 +130,30 @@ pub async fn introspect(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthEr
 /// `GET|POST /logout` (RP-initiated logout).
 pub async fn logout(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let session_token = session_token(req.headers());
+    let confirmed = req.method() == hyper::Method::POST;
     let fields = read_form_or_query(req, limit(cx)).await?;
     let request = LogoutRequest {
+        confirmed,
         session_token,
         id_token_hint: fields.owned("id_token_hint")?,
         client_id: fields.owned("client_id")?,
         post_logout_redirect_uri: fields.owned("post_logout_redirect_uri")?,
         state: fields.owned("state")?,
     };
-    cx.state.audit.record(cx.event("browser", "logout", "success"));
+    let echo: Vec<(&str, String)> = [
+        ("id_token_hint", &request.id_token_hint),
+        ("client_id", &request.client_id),
+        ("post_logout_redirect_uri", &request.post_logout_redirect_uri),
+        ("state", &request.state),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.clone().map(|v| (k, v)))
+    .collect();
     let r = match introspection::logout(cx.state, cx.tenant.clone(), request).await? {
-        Some(to) => redirect(&to),
-        None => pages::signed_out(&cx.tenant),
+        LogoutOutcome::Confirm => return Ok(pages::confirm_sign_out(&cx.tenant, &echo)),
+        LogoutOutcome::SignedOut(Some(to)) => redirect(&to),
+        LogoutOutcome::SignedOut(None) => pages::signed_out(&cx.tenant),
     };
+    cx.state.audit.record(cx.event("browser", "logout", "success"));
     Ok(with_header_value(r, header::SET_COOKIE, &sessions::clear_cookie(&cx.tenant)))
 }

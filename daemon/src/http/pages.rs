@@ -119,6 +119,22 @@ pub fn sign_in_expired(tenant: &TenantRuntime) -> Response<Body> {
     html(StatusCode::BAD_REQUEST, render(tenant, "Sign-in expired", "expired", &[], main))
 }
 
+/// `/logout` reached without proof that an application sent the user (no valid
+/// `id_token_hint`): ask before ending the session. The form posts back to `/logout` with the
+/// same parameters; the session cookie (SameSite=Lax) only travels with a POST from our own page.
+pub fn confirm_sign_out(tenant: &TenantRuntime, params: &[(&str, String)]) -> Response<Body> {
+    let hidden: String =
+        params.iter().map(|(k, v)| format!("<input type=\"hidden\" name=\"{k}\" value=\"{}\">\n", escape(v))).collect();
+    let main = format!(
+        "<h1>Sign out?</h1>\n<p>Do you want to sign out of {name} on this device?</p>\n\
+         <form method=\"post\" action=\"{prefix}/logout\" class=\"actions\">\n{hidden}\
+         <button class=\"primary\" type=\"submit\">Sign out</button>\n</form>",
+        name = escape(&tenant.name),
+        prefix = escape(&tenant.path_prefix),
+    );
+    html(StatusCode::OK, render(tenant, "Sign out", "confirm-sign-out", &[], &main))
+}
+
 /// After `/logout` without a registered place to return to.
 pub fn signed_out(tenant: &TenantRuntime) -> Response<Body> {
     let main = "<h1>You are signed out</h1>\n<p>You can close this window.</p>";

@@ -72,16 +72,18 @@ pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented
     }
 }
 
+/// One answer for an unknown client and a wrong secret, so that Client IDs cannot be probed.
+const AUTH_FAILED: &str = "client authentication failed: check the Client ID and secret";
+
 /// Authenticates the client: confidential clients by secret (compared as SHA-256, in constant
 /// time), public clients by id alone and never with a secret.
 pub fn authenticate(tx: &impl Reader, tenant: TenantId, p: &Presented) -> Result<AppRow, OAuthError> {
-    let app =
-        store::apps::get(tx, tenant, &p.client_id)?.ok_or_else(|| OAuthError::invalid_client("unknown client"))?;
+    let app = store::apps::get(tx, tenant, &p.client_id)?.ok_or_else(|| OAuthError::invalid_client(AUTH_FAILED))?;
     match (&app.secret_hash, &p.secret) {
         (Some(hash), Some(secret)) if constant_time_eq(hash, &sha256(secret.as_bytes())) => Ok(app),
-        (Some(_), _) => Err(OAuthError::invalid_client("client authentication failed")),
+        (Some(_), _) => Err(OAuthError::invalid_client(AUTH_FAILED)),
         (None, None) => Ok(app),
-        (None, Some(_)) => Err(OAuthError::invalid_client("a public client has no secret")),
+        (None, Some(_)) => Err(OAuthError::invalid_client(AUTH_FAILED)),
     }
 }
 

@@ -141,6 +141,9 @@ pub async fn introspect(
 }
 
 pub struct LogoutRequest {
+    /// The user confirmed on our own page (a POST: the session cookie, SameSite=Lax, is not sent
+    /// with a cross-site POST, so only our page can end the session this way).
+    pub confirmed: bool,
     pub session_token: Option<String>,
     pub id_token_hint: Option<String>,
     pub client_id: Option<String>,
@@ -148,18 +151,30 @@ pub struct LogoutRequest {
     pub state: Option<String>,
 }
 
-/// Ends the session (and the refresh tokens issued within it); returns where to send the
-/// browser, only if that place is registered for the client.
+/// What `/logout` does.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LogoutOutcome {
+    /// Nothing yet: without a valid `id_token_hint` the user is asked to confirm, so that another
+    /// site cannot sign them out by linking here.
+    Confirm,
+    /// Signed out; send the browser there when the place is registered for the client.
+    SignedOut(Option<String>),
+}
+
+/// Ends the session (and every grant made within it, refresh and access tokens alike).
 pub async fn logout(
     state: &State,
     tenant: Arc<TenantRuntime>,
     req: LogoutRequest,
-) -> Result<Option<String>, OAuthError> {
+) -> Result<LogoutOutcome, OAuthError> {
     let now = state.clock.now();
     let hint = req.id_token_hint.as_deref().map(|h| verify_id_hint(&tenant, h));
+    if !req.confirmed && !matches!(hint, Some(Ok(_))) && req.session_token.is_some() {
+        return Ok(LogoutOutcome::Confirm);
+    }
     state
         .db
-        .write(move |tx| -> Result<Option<String>, OAuthError> {
+        .write(move |tx| -> Result<LogoutOutcome, OAuthError> {
             if let Some(token) = &req.session_token {
                 let hash = sha256(token.as_bytes());
                 if let Some(s) = store::sessions::valid(tx, tenant.id, &hash, now)? {
@@ -169,16 +184,20 @@ pub async fn logout(
             }
             let client_id = match (&hint, &req.client_id) {
                 (Some(Ok(h)), _) => Some(h.aud.clone()),
-                (Some(Err(_)), _) => return Ok(None),
+                (Some(Err(_)), _) => return Ok(LogoutOutcome::SignedOut(None)),
                 (None, Some(c)) => Some(c.clone()),
                 (None, None) => None,
             };
-            let (Some(client_id), Some(uri)) = (client_id, req.post_logout_redirect_uri) else { return Ok(None) };
+            let (Some(client_id), Some(uri)) = (client_id, req.post_logout_redirect_uri) else {
+                return Ok(LogoutOutcome::SignedOut(None));
+            };
             let app = store::apps::get(tx, tenant.id, &client_id)?;
-            Ok(app.filter(|a| a.post_logout_redirect_uris.contains(&uri)).map(|_| match &req.state {
-                Some(s) => super::authorize::with_query(&uri, &[("state", s)]),
-                None => uri,
-            }))
+            Ok(LogoutOutcome::SignedOut(app.filter(|a| a.post_logout_redirect_uris.contains(&uri)).map(|_| {
+                match &req.state {
+                    Some(s) => super::authorize::with_query(&uri, &[("state", s)]),
+                    None => uri,
+                }
+            })))
         })
         .await
 }

@@ -105,32 +105,69 @@ pub fn sign_id(tenant: &TenantRuntime, claims: &IdClaims<'_>) -> Result<String, 
     Ok(jwt::sign(&tenant.signer, "JWT", claims)?)
 }
 
+/// Why a token was refused: a sentence for the caller, and the library's own words for the log.
+#[derive(Debug)]
+pub struct Refused {
+    pub reason: &'static str,
+    pub cause: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.reason, self.cause)
+    }
+}
+
+impl From<Refused> for OAuthError {
+    fn from(r: Refused) -> OAuthError {
+        let mut e = OAuthError::invalid_token(r.reason);
+        e.cause = Some(r.cause);
+        e
+    }
+}
+
+fn refused(reason: &'static str, cause: impl std::fmt::Display) -> Refused {
+    Refused { reason, cause: cause.to_string() }
+}
+
 /// Checks a token's signature with one of this tenant's published keys, RS256 only, and its
 /// issuer. Expiry is checked by the caller against the daemon's clock.
-fn verify<T: serde::de::DeserializeOwned>(tenant: &TenantRuntime, token: &str, typ: Option<&str>) -> Result<T, String> {
-    let header = jsonwebtoken::decode_header(token).map_err(|e| format!("not a JWT: {e}"))?;
+fn verify<T: serde::de::DeserializeOwned>(
+    tenant: &TenantRuntime,
+    token: &str,
+    typ: Option<&str>,
+) -> Result<T, Refused> {
+    let header = jsonwebtoken::decode_header(token).map_err(|e| refused("the token is not a JSON Web Token", e))?;
     if header.alg != Algorithm::RS256 {
-        return Err(format!("algorithm {:?} is not accepted; RS256 only", header.alg));
+        return Err(refused(
+            "the token is not signed with RS256, the only algorithm accepted",
+            format!("{:?}", header.alg),
+        ));
     }
     if let Some(want) = typ
         && header.typ.as_deref() != Some(want)
     {
-        return Err(format!("token type {:?} is not {want}", header.typ));
+        return Err(refused("the token is not an access token", format!("typ {:?}", header.typ)));
     }
-    let kid = header.kid.ok_or("no kid in the token header")?;
-    let key: &DecodingKey = tenant.decoding.get(&kid).ok_or("signed by a key this tenant does not publish")?;
+    let kid = header.kid.ok_or_else(|| refused("the token is not signed by this service", "no kid"))?;
+    let key: &DecodingKey = tenant
+        .decoding
+        .get(&kid)
+        .ok_or_else(|| refused("the token is not signed by this service", format!("kid {kid:?}")))?;
     let mut v = Validation::new(Algorithm::RS256);
     v.set_issuer(&[&tenant.base_url]);
     v.validate_aud = false;
     v.validate_exp = false;
     v.set_required_spec_claims(&["iss", "sub"]);
-    jsonwebtoken::decode::<T>(token, key, &v).map(|d| d.claims).map_err(|e| format!("rejected: {e}"))
+    jsonwebtoken::decode::<T>(token, key, &v)
+        .map(|d| d.claims)
+        .map_err(|e| refused("the token's signature, issuer or claims do not check out", e))
 }
 
 /// An access token of this tenant that has not expired (revocation and user state are checked
 /// by the caller, which has the database).
 pub fn verify_access(tenant: &TenantRuntime, token: &str, now: Timestamp) -> Result<AccessClaims, OAuthError> {
-    let claims: AccessClaims = verify(tenant, token, Some("at+jwt")).map_err(OAuthError::invalid_token)?;
+    let claims: AccessClaims = verify(tenant, token, Some("at+jwt"))?;
     if claims.exp <= now {
         return Err(OAuthError::invalid_token("the access token has expired"));
     }
@@ -144,6 +181,6 @@ pub struct IdTokenHint {
 }
 
 /// An `id_token_hint`: ours, signed, for some client; it may have expired (OIDC RP-initiated logout).
-pub fn verify_id_hint(tenant: &TenantRuntime, token: &str) -> Result<IdTokenHint, String> {
+pub fn verify_id_hint(tenant: &TenantRuntime, token: &str) -> Result<IdTokenHint, Refused> {
     verify(tenant, token, None)
 }

@@ -23,6 +23,15 @@ pub struct Row {
     pub roles: Vec<String>,
 }
 
+/// A CSV reading error in the caller's terms: what usually causes it, not the parser's words.
+fn csv_problem(what: &str, e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => format!("{what} is not UTF-8 text; save the file as CSV UTF-8"),
+        csv::ErrorKind::UnequalLengths { .. } => format!("{what} has a different number of columns"),
+        _ => format!("{what} could not be read as CSV (check quotes and separators)"),
+    }
+}
+
 /// Parses and checks every row; the caller refuses the file when any row is wrong. `known_roles`
 /// are the tenant's role names. Stops after `max_rows` data rows with an error.
 pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<Row>, Vec<RejectedRow>) {
@@ -32,7 +41,7 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
     let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(data);
     let header: Vec<String> = match reader.headers() {
         Ok(h) => h.iter().map(|s| s.trim_start_matches('\u{feff}').to_ascii_lowercase()).collect(),
-        Err(e) => return (rows, vec![err(1, "header", format!("unreadable CSV: {e}"))]),
+        Err(e) => return (rows, vec![err(1, "header", csv_problem("the header", &e))]),
     };
     let with_roles = match header.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["email", "name"] => false,
@@ -55,7 +64,7 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
         let record = match record {
             Ok(r) => r,
             Err(e) => {
-                errors.push(err(line, "row", format!("unreadable: {e}")));
+                errors.push(err(line, "row", csv_problem("this row", &e)));
                 continue;
             }
         };
