@@ -123,7 +123,7 @@ async fn render_page(
                     Ok(store::users::by_id(tx, t, invite.user_id)?.map(|u| (invite, u)))
                 })
                 .await?;
-            let Some((invite, user)) = found.filter(|(i, _)| (i.purpose == "recovery") == recovery) else {
+            let Some((invite, user)) = found.filter(|(i, _)| i.is_recovery() == recovery) else {
                 let main = "<h1>This link no longer works</h1>\n<p>It is invalid, has been used, or has expired. \
                             Ask your administrator for a new one.</p>";
                 return Ok(html(StatusCode::NOT_FOUND, render(tenant, "Link expired", "expired", &[], main)));

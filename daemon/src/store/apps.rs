@@ -2,14 +2,14 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::{Reader, StoreError, TenantId, WriteTx, json_list, to_json_list};
+use super::{AppType, Reader, StoreError, TenantId, Text, WriteTx, json_list, to_json_list};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct AppRow {
     pub client_id: String,
     pub name: String,
-    pub app_type: String,
+    pub app_type: AppType,
     pub secret_hash: Option<Vec<u8>>,
     pub redirect_uris: Vec<String>,
     pub post_logout_redirect_uris: Vec<String>,
@@ -25,7 +25,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<(AppRow, [String; 4])> {
         AppRow {
             client_id: r.get(0)?,
             name: r.get(1)?,
-            app_type: r.get(2)?,
+            app_type: r.get::<_, Text<AppType>>(2)?.0,
             secret_hash: r.get(3)?,
             redirect_uris: vec![],
             post_logout_redirect_uris: vec![],
@@ -53,7 +53,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             tenant,
             app.client_id,
             app.name,
-            app.app_type,
+            Text(app.app_type),
             app.secret_hash,
             to_json_list(&app.redirect_uris),
             to_json_list(&app.post_logout_redirect_uris),
@@ -112,6 +112,7 @@ pub fn update_lists(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Registration;
     use crate::store::tenants::{self, NewTenant};
     use crate::store::testing::temp_db;
 
@@ -119,7 +120,14 @@ mod tests {
         let url = format!("http://localhost/{slug}");
         tenants::insert(
             tx,
-            &NewTenant { slug, name: slug, base_url: &url, rp_id: "localhost", registration: "invite", created_at: 1 },
+            &NewTenant {
+                slug,
+                name: slug,
+                base_url: &url,
+                rp_id: "localhost",
+                registration: Registration::Invite,
+                created_at: 1,
+            },
         )
         .unwrap()
     }
@@ -133,7 +141,7 @@ mod tests {
             let app = AppRow {
                 client_id: "same".into(),
                 name: "x".into(),
-                app_type: "web".into(),
+                app_type: AppType::Web,
                 secret_hash: Some(vec![1; 32]),
                 redirect_uris: vec!["https://x/cb".into()],
                 post_logout_redirect_uris: vec![],

@@ -3,13 +3,13 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::users::UserId;
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{ChallengeKind, Reader, StoreError, TenantId, WriteTx};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct ChallengeRow {
     pub challenge: String,
-    pub kind: String,
+    pub kind: ChallengeKind,
     pub user_id: Option<UserId>,
     pub state: String,
     pub context: String,
@@ -31,7 +31,7 @@ pub fn take(
     tx: &WriteTx<'_>,
     tenant: TenantId,
     challenge: &str,
-    (kind, other_kind): (&str, &str),
+    (kind, other_kind): (ChallengeKind, ChallengeKind),
     now: Timestamp,
 ) -> Result<Option<ChallengeRow>, StoreError> {
     let row = tx

@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::users::UserId;
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{CredentialKind, Reader, StoreError, TenantId, WriteTx};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone)]
@@ -12,7 +12,7 @@ pub struct CredentialRow {
     pub credential_id: Vec<u8>,
     /// webauthn-rs `Passkey`, JSON.
     pub passkey: String,
-    pub kind: String,
+    pub kind: CredentialKind,
     pub aaguid: Option<Vec<u8>>,
     pub device: String,
     pub name: String,

@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::users::UserId;
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{InvitePurpose, Reader, StoreError, TenantId, WriteTx};
 use crate::clock::Timestamp;
 
 pub type InviteId = i64;
@@ -12,8 +12,14 @@ pub type InviteId = i64;
 pub struct InviteRow {
     pub id: InviteId,
     pub user_id: UserId,
-    pub purpose: String,
+    pub purpose: InvitePurpose,
     pub expires_at: Timestamp,
+}
+
+impl InviteRow {
+    pub fn is_recovery(&self) -> bool {
+        self.purpose == InvitePurpose::Recovery
+    }
 }
 
 pub fn insert(
@@ -21,7 +27,7 @@ pub fn insert(
     tenant: TenantId,
     user: UserId,
     token_hash: &[u8],
-    purpose: &str,
+    purpose: InvitePurpose,
     now: Timestamp,
     expires_at: Timestamp,
 ) -> Result<InviteId, StoreError> {
@@ -66,7 +72,7 @@ pub fn revoke_unused(
     tx: &WriteTx<'_>,
     tenant: TenantId,
     user: UserId,
-    purpose: &str,
+    purpose: InvitePurpose,
     now: Timestamp,
 ) -> Result<(), StoreError> {
     super::exec(

@@ -2,13 +2,13 @@
 
 use rusqlite::{Row, params};
 
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{KeyState, Reader, StoreError, TenantId, Text, WriteTx};
 use crate::clock::Timestamp;
 
 #[derive(Clone)]
 pub struct KeyRow {
     pub kid: String,
-    pub state: String,
+    pub state: KeyState,
     pub bits: u32,
     pub sealed_private_key: Vec<u8>,
     pub created_at: Timestamp,
@@ -23,7 +23,7 @@ impl std::fmt::Debug for KeyRow {
 fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRow> {
     Ok(KeyRow {
         kid: r.get(0)?,
-        state: r.get(1)?,
+        state: r.get::<_, Text<KeyState>>(1)?.0,
         bits: r.get(2)?,
         sealed_private_key: r.get(3)?,
         created_at: r.get(4)?,

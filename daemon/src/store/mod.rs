@@ -15,6 +15,7 @@ pub mod oidc;
 pub mod roles;
 pub mod sessions;
 pub mod tenants;
+pub mod types;
 pub mod users;
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ use std::time::Duration;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
+
+pub use types::{AppType, ChallengeKind, CredentialKind, InvitePurpose, KeyState, Registration, Text, UserStatus};
 
 pub type TenantId = i64;
 
@@ -36,7 +39,7 @@ const MIGRATIONS: &[M<'static>] = &[
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(#[source] rusqlite::Error),
     #[error("database pool error: {0}")]
     Pool(#[from] r2d2::Error),
     #[error("{0}")]
@@ -47,6 +50,21 @@ pub enum StoreError {
     Corrupt(String),
     #[error("database task failed: {0}")]
     Task(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    /// A stored TEXT value outside its column's set (see [`types`]) is corruption, not a
+    /// database error.
+    fn from(e: rusqlite::Error) -> StoreError {
+        match &e {
+            rusqlite::Error::FromSqlConversionFailure(_, _, cause) => match cause.downcast_ref::<types::UnknownValue>()
+            {
+                Some(unknown) => StoreError::Corrupt(unknown.to_string()),
+                None => StoreError::Sqlite(e),
+            },
+            _ => StoreError::Sqlite(e),
+        }
+    }
 }
 
 impl StoreError {

@@ -2,7 +2,7 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{Reader, Registration, StoreError, TenantId, Text, WriteTx};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,7 +12,7 @@ pub struct TenantRow {
     pub name: String,
     pub base_url: String,
     pub rp_id: String,
-    pub registration: String,
+    pub registration: Registration,
     pub created_at: Timestamp,
 }
 
@@ -21,7 +21,7 @@ pub struct NewTenant<'a> {
     pub name: &'a str,
     pub base_url: &'a str,
     pub rp_id: &'a str,
-    pub registration: &'a str,
+    pub registration: Registration,
     pub created_at: Timestamp,
 }
 
@@ -34,7 +34,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TenantRow> {
         name: r.get(2)?,
         base_url: r.get(3)?,
         rp_id: r.get(4)?,
-        registration: r.get(5)?,
+        registration: r.get::<_, Text<Registration>>(5)?.0,
         created_at: r.get(6)?,
     })
 }
@@ -42,7 +42,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TenantRow> {
 pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreError> {
     tx.conn_mut().execute(
         "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![t.slug, t.name, t.base_url, t.rp_id, t.registration, t.created_at],
+        params![t.slug, t.name, t.base_url, t.rp_id, Text(t.registration), t.created_at],
     )?;
     Ok(tx.conn_mut().last_insert_rowid())
 }
@@ -74,8 +74,10 @@ pub fn delete(tx: &WriteTx<'_>, id: TenantId) -> Result<bool, StoreError> {
     Ok(tx.conn_mut().execute("DELETE FROM tenants WHERE id = ?1", [id])? == 1)
 }
 
-pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: &str) -> Result<(), StoreError> {
-    tx.conn_mut()
-        .execute("UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1", params![id, name, registration])?;
+pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registration) -> Result<(), StoreError> {
+    tx.conn_mut().execute(
+        "UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1",
+        params![id, name, Text(registration)],
+    )?;
     Ok(())
 }

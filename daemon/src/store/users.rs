@@ -2,7 +2,7 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{Reader, StoreError, TenantId, UserStatus, WriteTx};
 use crate::clock::Timestamp;
 
 pub type UserId = i64;
@@ -15,7 +15,7 @@ pub struct UserRow {
     pub email: String,
     pub name: String,
     pub picture: Option<String>,
-    pub status: String,
+    pub status: UserStatus,
     pub created_at: Timestamp,
     pub email_verified: bool,
 }
@@ -25,7 +25,7 @@ pub struct NewUser<'a> {
     pub user_handle: &'a [u8],
     pub email: &'a str,
     pub name: &'a str,
-    pub status: &'a str,
+    pub status: UserStatus,
     pub created_at: Timestamp,
 }
 
@@ -80,7 +80,7 @@ pub fn by_handle(tx: &impl Reader, tenant: TenantId, handle: &[u8]) -> Result<Op
     Ok(tx.conn().query_row(&sql, params![tenant, handle], from_row).optional()?)
 }
 
-pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: &str) -> Result<(), StoreError> {
+pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: UserStatus) -> Result<(), StoreError> {
     tx.conn_mut()
         .execute("UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, status])?;
     Ok(())
@@ -107,7 +107,7 @@ pub fn list(
     tx: &impl Reader,
     tenant: TenantId,
     role: Option<&str>,
-    status: Option<&str>,
+    status: Option<UserStatus>,
 ) -> Result<Vec<UserRow>, StoreError> {
     let cols = COLUMNS.split(", ").map(|c| format!("u.{c}")).collect::<Vec<_>>().join(", ");
     let sql = format!(

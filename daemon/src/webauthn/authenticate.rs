@@ -23,7 +23,7 @@ use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
 use crate::store::users::{UserRow, normalise_email};
-use crate::store::{self, WriteTx};
+use crate::store::{self, ChallengeKind, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Default, Deserialize)]
@@ -73,7 +73,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
             let t = tenant.id;
             let known = match &username {
                 Some(u) => match store::users::by_email(tx, t, u)? {
-                    Some(user) if user.status == "active" => {
+                    Some(user) if user.status == UserStatus::Active => {
                         let creds = store::credentials::for_user(tx, t, user.id)?;
                         if creds.is_empty() { None } else { Some((user, creds)) }
                     }
@@ -87,7 +87,12 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
                     let (rcr, st) =
                         tenant.webauthn.start_passkey_authentication(&passkeys).map_err(ApiError::internal)?;
                     let options = serde_json::to_value(&rcr.public_key).map_err(ApiError::internal)?;
-                    (options, "authenticate", Some(user.id), serde_json::to_string(&st).map_err(ApiError::internal)?)
+                    (
+                        options,
+                        ChallengeKind::Authenticate,
+                        Some(user.id),
+                        serde_json::to_string(&st).map_err(ApiError::internal)?,
+                    )
                 }
                 (None, decoy) => {
                     let (rcr, st) = tenant.webauthn.start_discoverable_authentication().map_err(ApiError::internal)?;
@@ -96,9 +101,9 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
                         // Unknown username: same shape as a known one, nothing to sign with.
                         Some(id) => {
                             options["allowCredentials"] = json!([{"type": "public-key", "id": b64url(&id)}]);
-                            "authenticate"
+                            ChallengeKind::Authenticate
                         }
-                        None => "discoverable",
+                        None => ChallengeKind::Discoverable,
                     };
                     (options, kind, None, serde_json::to_string(&st).map_err(ApiError::internal)?)
                 }
@@ -108,14 +113,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
             store::challenges::insert(
                 tx,
                 t,
-                &ChallengeRow {
-                    challenge,
-                    kind: kind.into(),
-                    user_id,
-                    state: state_json,
-                    context: "{}".into(),
-                    expires_at,
-                },
+                &ChallengeRow { challenge, kind, user_id, state: state_json, context: "{}".into(), expires_at },
             )?;
             Ok(options)
         })
@@ -151,12 +149,18 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         .db
         .write(move |tx| -> Result<Finished, ApiError> {
             let t = tenant.id;
-            let row = store::challenges::take(tx, t, &req.challenge, ("authenticate", "discoverable"), now)?
-                .ok_or_else(invalid_challenge)?;
+            let row = store::challenges::take(
+                tx,
+                t,
+                &req.challenge,
+                (ChallengeKind::Authenticate, ChallengeKind::Discoverable),
+                now,
+            )?
+            .ok_or_else(invalid_challenge)?;
             let unknown = || denied(codes::UNKNOWN_CREDENTIAL, "this credential is not registered here");
             let cred_id = assertion.raw_id.to_vec();
 
-            let (user, credential, result) = if row.kind == "discoverable" {
+            let (user, credential, result) = if row.kind == ChallengeKind::Discoverable {
                 let handle = assertion.response.user_handle.clone().ok_or_else(|| {
                     ApiError::bad_request(
                         codes::MISSING_USER_HANDLE,
@@ -191,7 +195,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     .map_err(|e| super::verification_error(e, true))?;
                 (user, credential, result)
             };
-            if user.status != "active" {
+            if user.status != UserStatus::Active {
                 return Err(ApiError::new(StatusCode::FORBIDDEN, codes::USER_DISABLED, "this account is disabled"));
             }
 

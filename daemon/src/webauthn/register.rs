@@ -22,7 +22,7 @@ use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
 use crate::store::users::{NewUser, UserRow, normalise_email};
-use crate::store::{self, WriteTx};
+use crate::store::{self, ChallengeKind, CredentialKind, InvitePurpose, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -130,12 +130,15 @@ pub async fn start(
                 if normalise_email(&user.email) != normalise_email(&username) {
                     return Err(not_allowed("this invitation is for another e-mail address"));
                 }
-                if user.status == "disabled" {
+                if user.status == UserStatus::Disabled {
                     return Err(not_allowed("this account is disabled"));
                 }
                 let excluded = credential_ids(tx, t, user.id)?;
-                let who =
-                    Who::Invite { user_id: user.id, invite_id: invite.id, recovery: invite.purpose == "recovery" };
+                let who = Who::Invite {
+                    user_id: user.id,
+                    invite_id: invite.id,
+                    recovery: invite.purpose == InvitePurpose::Recovery,
+                };
                 (who, user.user_handle, Some(user.id), excluded)
             } else if let Some((session, user)) = match &caller.session_token {
                 Some(token) => sessions::lookup(tx, t, token, now)?,
@@ -178,7 +181,7 @@ pub async fn start(
                 t,
                 &ChallengeRow {
                     challenge,
-                    kind: "register".into(),
+                    kind: ChallengeKind::Register,
                     user_id,
                     state: serde_json::to_string(&reg_state).map_err(ApiError::internal)?,
                     context: serde_json::to_string(&context).map_err(ApiError::internal)?,
@@ -234,8 +237,14 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         .db
         .write(move |tx| -> Result<Finished, ApiError> {
             let t = tenant.id;
-            let row = store::challenges::take(tx, t, &req.challenge, ("register", "register"), now)?
-                .ok_or_else(invalid_challenge)?;
+            let row = store::challenges::take(
+                tx,
+                t,
+                &req.challenge,
+                (ChallengeKind::Register, ChallengeKind::Register),
+                now,
+            )?
+            .ok_or_else(invalid_challenge)?;
             let reg_state: PasskeyRegistration = serde_json::from_str(&row.state).map_err(ApiError::internal)?;
             let ctx: Context = serde_json::from_str(&row.context).map_err(ApiError::internal)?;
             let passkey = tenant
@@ -267,8 +276,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                         return Err(not_allowed("this invitation link was used or has expired"));
                     }
                     let user = existing_user(tx, t, *user_id)?;
-                    if user.status == "invited" {
-                        store::users::set_status(tx, t, user.id, "active")?;
+                    if user.status == UserStatus::Invited {
+                        store::users::set_status(tx, t, user.id, UserStatus::Active)?;
                     }
                     // The invitation reached this address: it is the user's.
                     store::users::set_email_verified(tx, t, user.id)?;
@@ -292,29 +301,29 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                             user_handle: &handle,
                             email: &ctx.username,
                             name: &ctx.display_name,
-                            status: "active",
+                            status: UserStatus::Active,
                             created_at: now,
                         },
                     )?;
                     (existing_user(tx, t, id)?, true)
                 }
             };
-            if user.status == "disabled" {
+            if user.status == UserStatus::Disabled {
                 return Err(not_allowed("this account is disabled"));
             }
 
             let kind = match reported_attachment.as_deref() {
-                Some("platform") => "platform",
-                Some("cross-platform") => "roaming",
-                _ if ctx.attachment == Attachment::Roaming => "roaming",
-                _ => "platform",
+                Some("platform") => CredentialKind::Platform,
+                Some("cross-platform") => CredentialKind::Roaming,
+                _ if ctx.attachment == Attachment::Roaming => CredentialKind::Roaming,
+                _ => CredentialKind::Platform,
             };
-            let label = device::label(auth.aaguid.as_ref(), ctx.user_agent.as_deref(), kind == "roaming");
+            let label = device::label(auth.aaguid.as_ref(), ctx.user_agent.as_deref(), kind == CredentialKind::Roaming);
             let credential = CredentialRow {
                 user_id: user.id,
                 credential_id: cred_id,
                 passkey: serde_json::to_string(&passkey).map_err(ApiError::internal)?,
-                kind: kind.to_owned(),
+                kind,
                 aaguid: auth.aaguid.map(|a| a.to_vec()),
                 device: label.clone(),
                 name: label,
