@@ -16,17 +16,17 @@ use crate::crypto::{random_token, sha256};
 use crate::error::ApiError;
 use crate::oidc::keys::{self, GeneratedKey};
 use crate::store::apps::AppRow;
-use crate::store::{self, Reader, WriteTx};
+use crate::store::{self, Reader, TenantId, WriteTx};
 use crate::tenants::{ValidTenant, insert_with_key, validate};
 use crate::users::roles::valid_name;
 
 enum Step {
     CreateTenant(ValidTenant),
-    UpdateTenant { id: i64, slug: String, name: String, registration: Registration },
+    UpdateTenant { id: TenantId, slug: String, name: String, registration: Registration },
     CreateRole { slug: String, role: DeclaredRole },
-    UpdateRole { tenant: i64, slug: String, id: i64, role: DeclaredRole },
+    UpdateRole { tenant: TenantId, slug: String, id: i64, role: DeclaredRole },
     CreateApp { slug: String, app: AppRow },
-    UpdateApp { tenant: i64, slug: String, app: AppRow },
+    UpdateApp { tenant: TenantId, slug: String, app: AppRow },
 }
 
 impl Step {
@@ -158,7 +158,7 @@ fn execute(
     now: i64,
 ) -> Result<Vec<AppCreatedIn>, ApiError> {
     let mut created = vec![];
-    let tenant_id = |tx: &WriteTx<'_>, slug: &str| -> Result<i64, ApiError> {
+    let tenant_id = |tx: &WriteTx<'_>, slug: &str| -> Result<TenantId, ApiError> {
         Ok(store::tenants::by_slug(tx, slug)?.ok_or_else(|| ApiError::internal("tenant vanished during apply"))?.id)
     };
     for step in steps {

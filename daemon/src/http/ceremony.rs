@@ -69,7 +69,7 @@ async fn signed_in(
     state: &State,
     tenant: &Arc<TenantRuntime>,
     req: &Request<Incoming>,
-) -> Result<(i64, String), ApiError> {
+) -> Result<(crate::store::users::UserId, String), ApiError> {
     if let Some(token) = bearer(req) {
         let now = state.clock.now();
         let t = tenant.clone();

@@ -25,9 +25,9 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
 
-pub use types::{AppType, ChallengeKind, CredentialKind, InvitePurpose, KeyState, Registration, Text, UserStatus};
-
-pub type TenantId = i64;
+pub use types::{
+    AppType, ChallengeKind, CredentialKind, InvitePurpose, KeyState, Registration, TenantId, Text, UserStatus,
+};
 
 const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0001-initial/up.sql")),

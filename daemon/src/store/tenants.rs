@@ -44,7 +44,7 @@ pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreErro
         "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![t.slug, t.name, t.base_url, t.rp_id, Text(t.registration), t.created_at],
     )?;
-    Ok(tx.conn_mut().last_insert_rowid())
+    Ok(TenantId(tx.conn_mut().last_insert_rowid()))
 }
 
 pub fn by_slug(tx: &impl Reader, slug: &str) -> Result<Option<TenantRow>, StoreError> {

@@ -1,12 +1,49 @@
-//! Typed values of the store: the closed sets of values kept in TEXT columns. Their SQL form is
-//! exactly the text the columns hold; an unknown stored value reads as
-//! [`StoreError::Corrupt`](super::StoreError).
+//! Typed values of the store: integer row ids that must not be mixed up, and the closed sets of
+//! values kept in TEXT columns. Their SQL (and JSON) form is exactly the plain integer or text the
+//! columns hold; an unknown stored text reads as [`StoreError::Corrupt`](super::StoreError).
 
 use std::fmt;
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use serde::{Deserialize, Serialize};
 
 pub use latchkey::admin::{AppType, KeyState, Registration};
+
+macro_rules! row_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub i64);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+
+        impl ToSql for $name {
+            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+                self.0.to_sql()
+            }
+        }
+
+        impl FromSql for $name {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+                i64::column_result(value).map($name)
+            }
+        }
+    };
+}
+
+row_id!(
+    /// `tenants.id`.
+    TenantId
+);
+row_id!(
+    /// `users.id`: the internal id, never shown outside (that is `public_id`).
+    UserId
+);
 
 /// A closed set of values stored in a TEXT column.
 pub trait StoredText: Sized + Copy + 'static {
@@ -216,6 +253,10 @@ mod tests {
         assert_eq!(ChallengeKind::Discoverable.as_str(), "discoverable");
         assert_eq!(InvitePurpose::Recovery.as_str(), "recovery");
         assert_eq!(CredentialKind::Roaming.as_str(), "roaming");
+        assert_eq!(TenantId(42).to_string(), "42");
+        assert_eq!(format!("{}/x", TenantId(-3)), "-3/x");
+        assert_eq!(serde_json::to_string(&UserId(7)).unwrap(), "7");
+        assert_eq!(serde_json::from_str::<UserId>("7").unwrap(), UserId(7));
     }
 
     #[test]
@@ -230,6 +271,18 @@ mod tests {
         let back: (UserStatus, Text<AppType>) =
             conn.query_row("SELECT 'active', 'm2m'", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!(back, (UserStatus::Active, Text(AppType::M2m)));
+    }
+
+    #[test]
+    fn ids_are_plain_integers() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let (t, u): (i64, i64) = conn
+            .query_row("SELECT ?1, ?2", rusqlite::params![TenantId(3), UserId(9)], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!((t, u), (3, 9));
+        let back: (TenantId, Option<UserId>) =
+            conn.query_row("SELECT 3, NULL", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!(back, (TenantId(3), None));
     }
 
     #[test]

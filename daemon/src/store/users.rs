@@ -5,7 +5,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use super::{Reader, StoreError, TenantId, UserStatus, WriteTx};
 use crate::clock::Timestamp;
 
-pub type UserId = i64;
+pub use super::types::UserId;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserRow {
@@ -57,7 +57,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<Use
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![tenant, u.public_id, u.user_handle, u.email, normalise_email(u.email), u.name, u.status, u.created_at],
     )?;
-    Ok(tx.conn_mut().last_insert_rowid())
+    Ok(UserId(tx.conn_mut().last_insert_rowid()))
 }
 
 pub fn by_email(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Option<UserRow>, StoreError> {

@@ -11,7 +11,7 @@ use crate::State;
 use crate::clock::{Timestamp, date, rfc3339};
 use crate::crypto::{b64url, b64url_decode, random_bytes, random_token, sha256};
 use crate::error::ApiError;
-use crate::store::users::{NewUser, UserRow};
+use crate::store::users::{NewUser, UserId, UserRow};
 use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
 use crate::tenants::require;
 use crate::webauthn::{valid_email, valid_name};
@@ -28,7 +28,7 @@ pub fn require_user(tx: &impl Reader, tenant: TenantId, slug: &str, email: &str)
 pub(crate) fn issue_token(
     tx: &WriteTx<'_>,
     tenant: TenantId,
-    user: i64,
+    user: UserId,
     purpose: InvitePurpose,
     now: Timestamp,
     expires_at: Timestamp,

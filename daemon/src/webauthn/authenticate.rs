@@ -22,8 +22,8 @@ use crate::error::ApiError;
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
-use crate::store::users::{UserRow, normalise_email};
-use crate::store::{self, ChallengeKind, UserStatus, WriteTx};
+use crate::store::users::{UserId, UserRow, normalise_email};
+use crate::store::{self, ChallengeKind, TenantId, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Default, Deserialize)]
@@ -54,7 +54,7 @@ pub struct FinishResponse {
 pub struct Finished {
     pub response: FinishResponse,
     pub session: Issued,
-    pub user_id: i64,
+    pub user_id: UserId,
 }
 
 fn denied(code: &'static str, message: &str) -> ApiError {
@@ -219,7 +219,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
 /// The credential with this id, if it belongs to `user` (another user's credential reads as unknown).
 fn owned_credential(
     tx: &WriteTx<'_>,
-    tenant: i64,
+    tenant: TenantId,
     user: &UserRow,
     id: &[u8],
 ) -> Result<Option<CredentialRow>, ApiError> {

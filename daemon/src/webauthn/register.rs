@@ -21,8 +21,9 @@ use crate::error::ApiError;
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
-use crate::store::users::{NewUser, UserRow, normalise_email};
-use crate::store::{self, ChallengeKind, CredentialKind, InvitePurpose, UserStatus, WriteTx};
+use crate::store::invites::InviteId;
+use crate::store::users::{NewUser, UserId, UserRow, normalise_email};
+use crate::store::{self, ChallengeKind, CredentialKind, InvitePurpose, TenantId, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -72,8 +73,8 @@ pub struct FinishResponse {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 enum Who {
-    Invite { user_id: i64, invite_id: i64, recovery: bool },
-    Session { user_id: i64, session_id: i64 },
+    Invite { user_id: UserId, invite_id: InviteId, recovery: bool },
+    Session { user_id: UserId, session_id: i64 },
     Open { handle: String, public_id: String },
 }
 
@@ -193,7 +194,7 @@ pub async fn start(
         .await
 }
 
-fn credential_ids(tx: &WriteTx<'_>, tenant: i64, user: i64) -> Result<Vec<Vec<u8>>, ApiError> {
+fn credential_ids(tx: &WriteTx<'_>, tenant: TenantId, user: UserId) -> Result<Vec<Vec<u8>>, ApiError> {
     Ok(store::credentials::for_user(tx, tenant, user)?.into_iter().map(|c| c.credential_id).collect())
 }
 
@@ -352,6 +353,6 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         .await
 }
 
-fn existing_user(tx: &WriteTx<'_>, tenant: i64, id: i64) -> Result<UserRow, ApiError> {
+fn existing_user(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<UserRow, ApiError> {
     store::users::by_id(tx, tenant, id)?.ok_or_else(|| not_allowed("this account no longer exists"))
 }
