@@ -61,6 +61,14 @@ impl Registration {
             Registration::Open => "open",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Registration> {
+        match s {
+            "invite" => Some(Registration::Invite),
+            "open" => Some(Registration::Open),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -197,6 +205,14 @@ impl KeyState {
         match self {
             KeyState::Current => "current",
             KeyState::Retired => "retired",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<KeyState> {
+        match s {
+            "current" => Some(KeyState::Current),
+            "retired" => Some(KeyState::Retired),
+            _ => None,
         }
     }
 }

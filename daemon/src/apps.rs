@@ -21,11 +21,10 @@ pub const OIDC_SCOPES: &[&str] = &["openid", "profile", "email", "offline_access
 pub const API_SCOPES: &[&str] = &["users:invite", "credentials", "introspect"];
 
 pub fn to_wire(row: &AppRow) -> App {
-    let app_type = AppType::parse(&row.app_type).unwrap_or(AppType::Web);
     App {
         client_id: row.client_id.clone(),
         name: row.name.clone(),
-        app_type,
+        app_type: row.app_type,
         confidential: row.secret_hash.is_some(),
         redirect_uris: row.redirect_uris.clone(),
         post_logout_redirect_uris: row.post_logout_redirect_uris.clone(),
@@ -100,7 +99,7 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, Error> {
     Ok(AppRow {
         client_id: String::new(),
         name: name.to_owned(),
-        app_type: req.app_type.as_str().to_owned(),
+        app_type: req.app_type,
         secret_hash: None,
         redirect_uris,
         post_logout_redirect_uris: logout_uris,
@@ -197,7 +196,7 @@ pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Re
             if row.secret_hash.is_none() {
                 return Err(Error::invalid(
                     codes::NOT_CONFIDENTIAL,
-                    format!("application {id:?} is a public ({}) client and has no secret", row.app_type),
+                    format!("application {id:?} is a public ({}) client and has no secret", row.app_type.as_str()),
                 ));
             }
             store::apps::set_secret_hash(tx, tenant.id, &id, &hash)?;

@@ -119,7 +119,7 @@ impl Kek {
     }
 
     /// A stable, secret-keyed stand-in credential id for a username that has no credentials.
-    pub fn decoy_credential_id(&self, tenant: i64, username: &str) -> Vec<u8> {
+    pub fn decoy_credential_id(&self, tenant: crate::store::TenantId, username: &str) -> Vec<u8> {
         let tag = aws_lc_rs::hmac::sign(&self.decoy, format!("{tenant}/{username}").as_bytes());
         tag.as_ref().to_vec()
     }

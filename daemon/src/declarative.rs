@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use latchkey::admin::{
-    AppCreatedIn, AppType, ApplyRequest, ApplyResult, CreateApp, CreateTenant, Declared, DeclaredApp, DeclaredRole,
+    AppCreatedIn, ApplyRequest, ApplyResult, CreateApp, CreateTenant, Declared, DeclaredApp, DeclaredRole,
     DeclaredTenant, Registration,
 };
 use latchkey::codes;
@@ -16,17 +16,17 @@ use crate::crypto::{random_token, sha256};
 use crate::error::Error;
 use crate::oidc::keys::{self, GeneratedKey};
 use crate::store::apps::AppRow;
-use crate::store::{self, Reader, WriteTx};
+use crate::store::{self, Reader, TenantId, WriteTx};
 use crate::tenants::{ValidTenant, insert_with_key, validate};
 use crate::users::roles::valid_name;
 
 enum Step {
     CreateTenant(ValidTenant),
-    UpdateTenant { id: i64, slug: String, name: String, registration: Registration },
+    UpdateTenant { id: TenantId, slug: String, name: String, registration: Registration },
     CreateRole { slug: String, role: DeclaredRole },
-    UpdateRole { tenant: i64, slug: String, id: i64, role: DeclaredRole },
+    UpdateRole { tenant: TenantId, slug: String, id: i64, role: DeclaredRole },
     CreateApp { slug: String, app: AppRow },
-    UpdateApp { tenant: i64, slug: String, app: AppRow },
+    UpdateApp { tenant: TenantId, slug: String, app: AppRow },
 }
 
 impl Step {
@@ -40,7 +40,7 @@ impl Step {
             Step::UpdateRole { slug, role, .. } => {
                 format!("update role {slug}/{}: description {:?}", role.name, role.description)
             }
-            Step::CreateApp { slug, app } => format!("create app {slug}/{} ({})", app.name, app.app_type),
+            Step::CreateApp { slug, app } => format!("create app {slug}/{} ({})", app.name, app.app_type.as_str()),
             Step::UpdateApp { slug, app, .. } => format!("update app {slug}/{} ({})", app.name, app.client_id),
         }
     }
@@ -95,12 +95,8 @@ fn plan(tx: &impl Reader, declared: &Declared, public_url: &str) -> Result<Vec<S
                     )));
                 }
                 let name = t.name.clone().unwrap_or_else(|| row.name.clone());
-                let registration = t.registration.unwrap_or(if row.registration == "open" {
-                    Registration::Open
-                } else {
-                    Registration::Invite
-                });
-                if name != row.name || registration.as_str() != row.registration {
+                let registration = t.registration.unwrap_or(row.registration);
+                if name != row.name || registration != row.registration {
                     steps.push(Step::UpdateTenant { id: row.id, slug: t.slug.clone(), name, registration });
                 }
                 (Some(row.id), store::roles::list(tx, row.id)?, store::apps::list(tx, row.id)?)
@@ -124,10 +120,12 @@ fn plan(tx: &impl Reader, declared: &Declared, public_url: &str) -> Result<Vec<S
             match (tenant_id, matching.as_slice()) {
                 (_, []) => steps.push(Step::CreateApp { slug: t.slug.clone(), app: wanted }),
                 (Some(tid), [cur]) => {
-                    if cur.app_type != app.app_type.as_str() {
+                    if cur.app_type != app.app_type {
                         return Err(bad(format!(
                             "app {}/{}: its type cannot change from {}",
-                            t.slug, app.name, cur.app_type
+                            t.slug,
+                            app.name,
+                            cur.app_type.as_str()
                         )));
                     }
                     let same = cur.redirect_uris == wanted.redirect_uris
@@ -160,7 +158,7 @@ fn execute(
     now: i64,
 ) -> Result<Vec<AppCreatedIn>, Error> {
     let mut created = vec![];
-    let tenant_id = |tx: &WriteTx<'_>, slug: &str| -> Result<i64, Error> {
+    let tenant_id = |tx: &WriteTx<'_>, slug: &str| -> Result<TenantId, Error> {
         Ok(store::tenants::by_slug(tx, slug)?.ok_or_else(|| Error::internal("tenant vanished during apply"))?.id)
     };
     for step in steps {
@@ -171,9 +169,7 @@ fn execute(
                 })?;
                 insert_with_key(tx, state_kek, &v, &key, bits, now)?;
             }
-            Step::UpdateTenant { id, name, registration, .. } => {
-                store::tenants::update(tx, id, &name, registration.as_str())?
-            }
+            Step::UpdateTenant { id, name, registration, .. } => store::tenants::update(tx, id, &name, registration)?,
             Step::CreateRole { slug, role } => {
                 store::roles::insert(tx, tenant_id(tx, &slug)?, &role.name, &role.description, now)?
             }
@@ -184,7 +180,7 @@ fn execute(
                 let tid = tenant_id(tx, &slug)?;
                 app.client_id = crate::apps::new_client_id()?;
                 app.created_at = now;
-                let confidential = AppType::parse(&app.app_type).is_some_and(AppType::is_confidential);
+                let confidential = app.app_type.is_confidential();
                 let secret = if confidential { Some(random_token()?) } else { None };
                 app.secret_hash = secret.as_ref().map(|s| sha256(s.as_bytes()).to_vec());
                 store::apps::insert(tx, tid, &app)?;
@@ -258,7 +254,7 @@ pub async fn export(state: &State, slug: String) -> Result<Declared, Error> {
                 .into_iter()
                 .map(|a| DeclaredApp {
                     name: a.name,
-                    app_type: AppType::parse(&a.app_type).unwrap_or(AppType::Web),
+                    app_type: a.app_type,
                     redirect_uris: a.redirect_uris,
                     post_logout_redirect_uris: a.post_logout_redirect_uris,
                     cors_origins: a.cors_origins,
@@ -271,11 +267,7 @@ pub async fn export(state: &State, slug: String) -> Result<Declared, Error> {
                     name: Some(t.name),
                     base_url: Some(t.base_url),
                     rp_id: Some(t.rp_id),
-                    registration: Some(if t.registration == "open" {
-                        Registration::Open
-                    } else {
-                        Registration::Invite
-                    }),
+                    registration: Some(t.registration),
                     roles,
                     apps,
                 }],

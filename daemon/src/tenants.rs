@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
-use latchkey::admin::{CreateTenant, Registration, Tenant};
+use latchkey::admin::{CreateTenant, KeyState, Registration, Tenant};
 use latchkey::codes;
 use url::Url;
 
@@ -74,7 +74,7 @@ impl TenantRuntime {
             base_url: row.base_url.clone(),
             origin,
             rp_id: row.rp_id.clone(),
-            registration: if row.registration == "open" { Registration::Open } else { Registration::Invite },
+            registration: row.registration,
             authority: urls::authority(&base),
             path_prefix: base.path().trim_end_matches('/').to_owned(),
             under_public_url: row.base_url.starts_with(&format!("{public_url}/")),
@@ -221,7 +221,7 @@ pub fn to_wire(row: &TenantRow) -> Tenant {
         base_url: row.base_url.clone(),
         issuer: row.base_url.clone(),
         rp_id: row.rp_id.clone(),
-        registration: if row.registration == "open" { Registration::Open } else { Registration::Invite },
+        registration: row.registration,
         created: date(row.created_at),
     }
 }
@@ -292,7 +292,7 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
                 name: v.name,
                 base_url: v.base_url,
                 rp_id: v.rp_id,
-                registration: v.registration.as_str().to_owned(),
+                registration: v.registration,
                 created_at: now,
             })
         })
@@ -324,7 +324,7 @@ pub fn insert_with_key(
         name: &v.name,
         base_url: &v.base_url,
         rp_id: &v.rp_id,
-        registration: v.registration.as_str(),
+        registration: v.registration,
         created_at: now,
     };
     let id = store::tenants::insert(tx, &new)?;
@@ -343,7 +343,7 @@ pub fn insert_key(
     let sealed = kek.seal(&keys::aad(tenant, &generated.kid), &generated.pkcs8)?;
     let row = KeyRow {
         kid: generated.kid.clone(),
-        state: "current".into(),
+        state: KeyState::Current,
         bits,
         sealed_private_key: sealed,
         created_at: now,

@@ -326,7 +326,7 @@ pub fn sign_with_current_key(db_path: &Path, kek_path: &Path, slug: &str, claims
             Ok::<_, latchkeyd::store::StoreError>((t.id, latchkeyd::store::keys::list(tx, t.id)?))
         })
         .expect("read keys");
-    let current = rows.iter().find(|r| r.state == "current").expect("current key");
+    let current = rows.iter().find(|r| r.state == latchkey::admin::KeyState::Current).expect("current key");
     let key = latchkeyd::oidc::keys::SigningKey::unseal(&kek, tenant_id, current).expect("unseal");
     (latchkeyd::oidc::jwt::sign(&key, "JWT", claims).expect("sign"), key.kid.clone())
 }

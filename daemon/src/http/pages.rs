@@ -31,7 +31,7 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
         })
         .await?;
     let tenant = &cx.tenant;
-    let Some((_, user)) = found.filter(|(i, _)| (i.purpose == "recovery") == recovery) else {
+    let Some((_, user)) = found.filter(|(i, _)| i.is_recovery() == recovery) else {
         let main = "<h1>This link no longer works</h1>\n<p>It is invalid, has been used, or has expired. \
                     Ask your administrator for a new one.</p>";
         return Ok(html(StatusCode::NOT_FOUND, render(tenant, "Link expired", "expired", &[], main)));

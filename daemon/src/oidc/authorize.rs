@@ -16,7 +16,7 @@ use crate::sessions;
 use crate::store::oidc::CodeRow;
 use crate::store::sessions::SessionRow;
 use crate::store::users::UserRow;
-use crate::store::{self, WriteTx};
+use crate::store::{self, AppType, WriteTx};
 use crate::tenants::TenantRuntime;
 
 /// Scopes a user may grant an application at `/authorize`.
@@ -130,7 +130,7 @@ pub async fn authorize(
     if params.get("state").is_err() {
         return fail(OAuthCode::InvalidRequest, "state is repeated");
     }
-    if app.app_type == "m2m" {
+    if app.app_type == AppType::M2m {
         return fail(
             OAuthCode::UnauthorizedClient,
             "a machine-to-machine application uses the client credentials grant",

@@ -9,7 +9,7 @@ use super::error::OAuthError;
 use crate::crypto::{constant_time_eq, sha256};
 use crate::params::Params;
 use crate::store::apps::AppRow;
-use crate::store::{self, Reader, TenantId};
+use crate::store::{self, AppType, Reader, TenantId};
 
 /// `redirect_uri` equals a registered Login Redirect URL character for character. The one
 /// exception (RFC 8252 §7.3): a native app's loopback redirect may use any port.
@@ -17,7 +17,7 @@ pub fn redirect_allowed(app: &AppRow, uri: &str) -> bool {
     if app.redirect_uris.iter().any(|r| r == uri) {
         return true;
     }
-    if app.app_type != "native" {
+    if app.app_type != AppType::Native {
         return false;
     }
     let Ok(asked) = Url::parse(uri) else { return false };
@@ -91,11 +91,11 @@ pub fn authenticate(tx: &impl Reader, tenant: TenantId, p: &Presented) -> Result
 mod tests {
     use super::*;
 
-    fn app(kind: &str, uris: &[&str]) -> AppRow {
+    fn app(kind: AppType, uris: &[&str]) -> AppRow {
         AppRow {
             client_id: "c".into(),
             name: "n".into(),
-            app_type: kind.into(),
+            app_type: kind,
             secret_hash: None,
             redirect_uris: uris.iter().map(|s| s.to_string()).collect(),
             post_logout_redirect_uris: vec![],
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn exact_match_only() {
-        let a = app("web", &["https://app.example.com/oidc-callback"]);
+        let a = app(AppType::Web, &["https://app.example.com/oidc-callback"]);
         assert!(redirect_allowed(&a, "https://app.example.com/oidc-callback"));
         for bad in [
             "https://app.example.com/oidc-callback/",
@@ -125,11 +125,11 @@ mod tests {
 
     #[test]
     fn native_loopback_port_is_free() {
-        let a = app("native", &["http://127.0.0.1/callback"]);
+        let a = app(AppType::Native, &["http://127.0.0.1/callback"]);
         assert!(redirect_allowed(&a, "http://127.0.0.1:51234/callback"));
         assert!(!redirect_allowed(&a, "http://127.0.0.1:51234/other"));
         assert!(!redirect_allowed(&a, "http://localhost:51234/callback"));
-        let w = app("web", &["http://127.0.0.1/callback"]);
+        let w = app(AppType::Web, &["http://127.0.0.1/callback"]);
         assert!(!redirect_allowed(&w, "http://127.0.0.1:51234/callback"));
     }
 }

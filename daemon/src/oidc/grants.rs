@@ -14,7 +14,7 @@ use crate::params::Params;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{Grants, NewRefresh};
 use crate::store::users::UserRow;
-use crate::store::{self, WriteTx};
+use crate::store::{self, AppType, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Serialize)]
@@ -244,7 +244,7 @@ fn authorization_code(
     if let Err(why) = pkce_ok(row.code_challenge.as_deref(), verifier) {
         return Ok(Decision::Refused(OAuthError::invalid_grant(why)));
     }
-    let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == "active");
+    let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == UserStatus::Active);
     let Some(user) = user else { return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in"))) };
     // The access token's id is recorded with the code, so a replay of the code can revoke it.
     let jti = new_jti()?;
@@ -298,7 +298,7 @@ fn refresh(
     if row.expires_at <= now {
         return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token has expired")));
     }
-    let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == "active");
+    let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == UserStatus::Active);
     let Some(user) = user else { return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in"))) };
     let granted: Vec<&str> = scopes(&row.scope).collect();
     let scope = match narrow(&granted, form.get("scope")?) {
@@ -337,7 +337,7 @@ fn client_credentials(
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<Decision, OAuthError> {
-    if app.app_type != "m2m" {
+    if app.app_type != AppType::M2m {
         return Ok(Decision::Refused(OAuthError::unauthorized_client(
             "only machine-to-machine applications may use the client credentials grant",
         )));

@@ -13,7 +13,7 @@ use crate::State;
 use crate::crypto::sha256;
 use crate::store::oidc::Grants;
 use crate::store::users::UserRow;
-use crate::store::{self, Reader};
+use crate::store::{self, Reader, UserStatus};
 use crate::tenants::TenantRuntime;
 
 /// A valid access token of this tenant: signature, issuer, expiry, not revoked, and for user
@@ -35,7 +35,7 @@ pub fn check_access(
         return Ok((claims, None));
     }
     let user = store::users::by_public_id(tx, tenant.id, &claims.sub)?
-        .filter(|u| u.status == "active")
+        .filter(|u| u.status == UserStatus::Active)
         .ok_or_else(|| OAuthError::invalid_token("the user cannot sign in"))?;
     Ok((claims, Some(user)))
 }
@@ -120,7 +120,7 @@ pub async fn introspect(
                     && row.revoked_at.is_none()
                     && row.expires_at > now
                     && may_see(&row.client_id);
-                let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == "active");
+                let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == UserStatus::Active);
                 return Ok(match (live, user) {
                     (true, Some(u)) => json!({
                         "active": true, "token_type": "refresh_token", "scope": row.scope, "client_id": row.client_id,

@@ -16,7 +16,7 @@ use crate::tenants::{insert_key, require};
 fn to_wire(row: &KeyRow) -> Key {
     Key {
         kid: row.kid.clone(),
-        state: if row.state == "current" { KeyState::Current } else { KeyState::Retired },
+        state: row.state,
         algorithm: "RS256".into(),
         bits: row.bits,
         created: date(row.created_at),
@@ -71,7 +71,7 @@ pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>
                         format!("no key {kid:?} in tenant {s:?}; `latchkey key list --tenant {s}` shows them"),
                     ));
                 }
-                Some(r) if r.state == "current" => {
+                Some(r) if r.state == KeyState::Current => {
                     return Err(Error::conflict(
                         codes::KEY_IS_CURRENT,
                         format!("key {kid:?} is the current signing key; run `latchkey key rotate --tenant {s}` first"),

@@ -2,14 +2,14 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::{Reader, StoreError, TenantId, WriteTx, json_list, to_json_list};
+use super::{AppType, Reader, StoreError, TenantId, Text, WriteTx, json_list, to_json_list};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct AppRow {
     pub client_id: String,
     pub name: String,
-    pub app_type: String,
+    pub app_type: AppType,
     pub secret_hash: Option<Vec<u8>>,
     pub redirect_uris: Vec<String>,
     pub post_logout_redirect_uris: Vec<String>,
@@ -25,7 +25,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<(AppRow, [String; 4])> {
         AppRow {
             client_id: r.get(0)?,
             name: r.get(1)?,
-            app_type: r.get(2)?,
+            app_type: r.get::<_, Text<AppType>>(2)?.0,
             secret_hash: r.get(3)?,
             redirect_uris: vec![],
             post_logout_redirect_uris: vec![],
@@ -53,7 +53,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             tenant,
             app.client_id,
             app.name,
-            app.app_type,
+            Text(app.app_type),
             app.secret_hash,
             to_json_list(&app.redirect_uris),
             to_json_list(&app.post_logout_redirect_uris),
@@ -112,42 +112,118 @@ pub fn update_lists(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::tenants::{self, NewTenant};
-    use crate::store::testing::temp_db;
-
-    fn tenant(tx: &WriteTx<'_>, slug: &str) -> TenantId {
-        let url = format!("http://localhost/{slug}");
-        tenants::insert(
-            tx,
-            &NewTenant { slug, name: slug, base_url: &url, rp_id: "localhost", registration: "invite", created_at: 1 },
-        )
-        .unwrap()
-    }
+    use crate::store::testing::{app_row, assert_corrupt, force, temp_db, tenant};
 
     #[test]
     fn apps_are_isolated_per_tenant() {
         let t = temp_db();
-        t.db.write_blocking(|tx| {
+        t.write(|tx| {
             let a = tenant(tx, "a");
             let b = tenant(tx, "b");
-            let app = AppRow {
-                client_id: "same".into(),
-                name: "x".into(),
-                app_type: "web".into(),
-                secret_hash: Some(vec![1; 32]),
-                redirect_uris: vec!["https://x/cb".into()],
-                post_logout_redirect_uris: vec![],
-                cors_origins: vec![],
-                scopes: vec![],
-                created_at: 1,
-            };
-            insert(tx, a, &app)?;
-            assert!(get(tx, b, "same")?.is_none());
-            assert_eq!(get(tx, a, "same")?.unwrap().redirect_uris, vec!["https://x/cb".to_owned()]);
-            assert!(!delete(tx, b, "same")?);
+            let app = app_row("same");
+            insert(tx, a, &app).unwrap();
+            assert!(get(tx, b, "same").unwrap().is_none());
+            assert!(list(tx, b).unwrap().is_empty());
+            assert_eq!(get(tx, a, "same").unwrap().unwrap().redirect_uris, vec!["https://app.example/cb".to_owned()]);
+            assert!(!delete(tx, b, "same").unwrap());
+            assert!(!set_secret_hash(tx, b, "same", &[9; 32]).unwrap());
+            let mut changed = app.clone();
+            changed.scopes = vec!["openid".into()];
+            update_lists(tx, b, &changed).unwrap();
             assert!(insert(tx, a, &app).unwrap_err().is_unique_violation());
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
+            // The same client id is free in another tenant, and the two rows stay apart.
+            insert(tx, b, &changed).unwrap();
+            let kept = get(tx, a, "same").unwrap().unwrap();
+            assert_eq!(kept.secret_hash, Some(vec![1; 32]));
+            assert!(kept.scopes.is_empty());
+            assert_eq!(get(tx, b, "same").unwrap().unwrap().scopes, vec!["openid".to_owned()]);
+        });
+    }
+
+    #[test]
+    fn every_field_round_trips() {
+        let t = temp_db();
+        let a = t.write(|tx| tenant(tx, "a"));
+        let app = AppRow {
+            client_id: "spa1".into(),
+            name: "Portal".into(),
+            app_type: AppType::Spa,
+            secret_hash: None,
+            redirect_uris: vec!["https://p.example/cb".into(), "https://p.example/cb2".into()],
+            post_logout_redirect_uris: vec!["https://p.example/bye".into()],
+            cors_origins: vec!["https://p.example".into()],
+            scopes: vec!["openid".into(), "email".into()],
+            created_at: 42,
+        };
+        t.write(|tx| insert(tx, a, &app).unwrap());
+        let got = t.read(|tx| get(tx, a, "spa1").unwrap().unwrap());
+        assert_eq!(format!("{got:?}"), format!("{app:?}"));
+        for (client_id, app_type) in [("w", AppType::Web), ("n", AppType::Native), ("m", AppType::M2m)] {
+            t.write(|tx| insert(tx, a, &AppRow { app_type, ..app_row(client_id) }).unwrap());
+            assert_eq!(t.read(|tx| get(tx, a, client_id).unwrap().unwrap().app_type), app_type);
+        }
+        let stored: String = t.read(|tx| {
+            tx.conn().query_row("SELECT app_type FROM applications WHERE client_id = 'm'", [], |r| r.get(0)).unwrap()
+        });
+        assert_eq!(stored, "m2m");
+    }
+
+    #[test]
+    fn list_is_by_creation_then_name() {
+        let t = temp_db();
+        let names = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert(tx, a, &AppRow { name: "b".into(), created_at: 2, ..app_row("1") }).unwrap();
+            insert(tx, a, &AppRow { name: "z".into(), created_at: 1, ..app_row("2") }).unwrap();
+            insert(tx, a, &AppRow { name: "a".into(), created_at: 2, ..app_row("3") }).unwrap();
+            list(tx, a).unwrap().into_iter().map(|r| r.name).collect::<Vec<_>>()
+        });
+        assert_eq!(names, ["z", "a", "b"]);
+    }
+
+    #[test]
+    fn secret_lists_and_delete() {
+        let t = temp_db();
+        t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert(tx, a, &app_row("c")).unwrap();
+            assert!(set_secret_hash(tx, a, "c", &[7; 32]).unwrap());
+            assert!(!set_secret_hash(tx, a, "missing", &[7; 32]).unwrap());
+            let mut app = app_row("c");
+            app.redirect_uris = vec!["https://new.example/cb".into()];
+            app.post_logout_redirect_uris = vec!["https://new.example/bye".into()];
+            app.cors_origins = vec!["https://new.example".into()];
+            app.scopes = vec!["users:invite".into()];
+            app.name = "ignored".into();
+            update_lists(tx, a, &app).unwrap();
+            let got = get(tx, a, "c").unwrap().unwrap();
+            assert_eq!(got.secret_hash, Some(vec![7; 32]));
+            assert_eq!(got.redirect_uris, app.redirect_uris);
+            assert_eq!(got.post_logout_redirect_uris, app.post_logout_redirect_uris);
+            assert_eq!(got.cors_origins, app.cors_origins);
+            assert_eq!(got.scopes, app.scopes);
+            assert_eq!(got.name, "app c", "update_lists changes the lists only");
+            assert!(delete(tx, a, "c").unwrap());
+            assert!(!delete(tx, a, "c").unwrap());
+            assert!(get(tx, a, "c").unwrap().is_none());
+        });
+    }
+
+    #[test]
+    fn unknown_type_or_broken_list_is_corrupt() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert(tx, a, &app_row("c")).unwrap();
+            insert(tx, a, &app_row("d")).unwrap();
+            force(tx, "UPDATE applications SET app_type = 'desktop' WHERE client_id = 'c'");
+            force(tx, "UPDATE applications SET scopes = 'not json' WHERE client_id = 'd'");
+            a
+        });
+        t.read(|tx| {
+            assert_corrupt(get(tx, a, "c"), "applications.app_type");
+            assert_corrupt(get(tx, a, "d"), "list column");
+            assert_corrupt(list(tx, a), "");
+        });
     }
 }

@@ -62,3 +62,68 @@ pub fn query(
 pub fn sweep(tx: &WriteTx<'_>, before: Timestamp) -> Result<usize, StoreError> {
     Ok(tx.conn_mut().execute("DELETE FROM audit WHERE at < ?1", [before])?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::temp_db;
+
+    fn event(at: Timestamp, tenant: Option<&str>, subject: Option<&str>, action: &str) -> Event {
+        Event {
+            at,
+            tenant: tenant.map(str::to_owned),
+            actor: "admin".into(),
+            action: action.into(),
+            outcome: "success".into(),
+            ip: Some("127.0.0.1".into()),
+            subject: subject.map(str::to_owned),
+            detail: None,
+        }
+    }
+
+    fn actions(rows: Vec<(i64, Event)>) -> Vec<String> {
+        rows.into_iter().map(|(_, e)| e.action).collect()
+    }
+
+    #[test]
+    fn query_filters_by_tenant_time_subject_and_position() {
+        let t = temp_db();
+        t.write(|tx| {
+            insert(tx, &event(10, Some("a"), Some("ada"), "a1")).unwrap();
+            insert(tx, &event(20, Some("a"), Some("bob"), "a2")).unwrap();
+            insert(tx, &event(30, Some("a"), Some("ada"), "a3")).unwrap();
+            insert(tx, &event(15, Some("b"), Some("ada"), "b1")).unwrap();
+            insert(tx, &event(15, None, None, "daemon")).unwrap();
+        });
+        t.read(|tx| {
+            let all = query(tx, "a", 0, None, 0, 100).unwrap();
+            let first = &all[0].1;
+            assert_eq!(
+                (first.at, first.tenant.as_deref(), first.actor.as_str(), first.outcome.as_str(), first.ip.as_deref()),
+                (10, Some("a"), "admin", "success", Some("127.0.0.1"))
+            );
+            assert_eq!(actions(all.clone()), ["a1", "a2", "a3"]);
+            assert_eq!(actions(query(tx, "a", 20, None, 0, 100).unwrap()), ["a2", "a3"]);
+            assert_eq!(actions(query(tx, "a", 0, Some("ada"), 0, 100).unwrap()), ["a1", "a3"]);
+            assert_eq!(actions(query(tx, "a", 0, None, all[0].0, 100).unwrap()), ["a2", "a3"]);
+            assert_eq!(actions(query(tx, "a", 0, None, 0, 2).unwrap()), ["a1", "a2"]);
+            // Tenants see only their own trail.
+            assert_eq!(actions(query(tx, "b", 0, None, 0, 100).unwrap()), ["b1"]);
+            assert!(query(tx, "c", 0, None, 0, 100).unwrap().is_empty());
+        });
+    }
+
+    #[test]
+    fn sweep_removes_events_before_the_cut() {
+        let t = temp_db();
+        t.write(|tx| {
+            insert(tx, &event(10, Some("a"), None, "old")).unwrap();
+            insert(tx, &event(20, Some("b"), None, "edge")).unwrap();
+            insert(tx, &event(30, Some("a"), None, "new")).unwrap();
+            assert_eq!(sweep(tx, 20).unwrap(), 1);
+            assert_eq!(sweep(tx, 20).unwrap(), 0);
+            assert_eq!(actions(query(tx, "a", 0, None, 0, 100).unwrap()), ["new"]);
+            assert_eq!(actions(query(tx, "b", 0, None, 0, 100).unwrap()), ["edge"]);
+        });
+    }
+}

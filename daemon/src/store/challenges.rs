@@ -3,13 +3,13 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::users::UserId;
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{ChallengeKind, Reader, StoreError, TenantId, WriteTx};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct ChallengeRow {
     pub challenge: String,
-    pub kind: String,
+    pub kind: ChallengeKind,
     pub user_id: Option<UserId>,
     pub state: String,
     pub context: String,
@@ -31,7 +31,7 @@ pub fn take(
     tx: &WriteTx<'_>,
     tenant: TenantId,
     challenge: &str,
-    (kind, other_kind): (&str, &str),
+    (kind, other_kind): (ChallengeKind, ChallengeKind),
     now: Timestamp,
 ) -> Result<Option<ChallengeRow>, StoreError> {
     let row = tx
@@ -63,4 +63,125 @@ pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
 
 pub fn count(tx: &impl Reader) -> Result<i64, StoreError> {
     Ok(tx.conn().query_row("SELECT count(*) FROM challenges", [], |r| r.get(0))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{assert_corrupt, force, temp_db, tenant, user};
+
+    use ChallengeKind::{Authenticate, Discoverable, Register};
+
+    fn row(challenge: &str, kind: ChallengeKind, user_id: Option<UserId>, expires_at: Timestamp) -> ChallengeRow {
+        ChallengeRow {
+            challenge: challenge.into(),
+            kind,
+            user_id,
+            state: format!("state of {challenge}"),
+            context: "{}".into(),
+            expires_at,
+        }
+    }
+
+    #[test]
+    fn take_returns_the_challenge_once() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            insert(tx, a, &row("c1", Register, Some(ada), 100)).unwrap();
+            (a, ada)
+        });
+        let got = t.write(|tx| take(tx, a, "c1", (Register, Register), 10).unwrap().unwrap());
+        assert_eq!(
+            (got.challenge.as_str(), got.kind, got.user_id, got.state.as_str(), got.context.as_str(), got.expires_at),
+            ("c1", Register, Some(ada), "state of c1", "{}", 100)
+        );
+        assert!(t.write(|tx| take(tx, a, "c1", (Register, Register), 10).unwrap()).is_none());
+        assert_eq!(t.read(|tx| count(tx).unwrap()), 0);
+        let stored: Vec<String> = t.write(|tx| {
+            insert(tx, a, &row("c2", Discoverable, None, 100)).unwrap();
+            let mut stmt = tx.conn().prepare("SELECT kind FROM challenges").unwrap();
+            stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+        });
+        assert_eq!(stored, ["discoverable"]);
+    }
+
+    #[test]
+    fn take_of_another_kind_leaves_the_challenge() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert(tx, a, &row("reg", Register, None, 100)).unwrap();
+            insert(tx, a, &row("auth", Authenticate, None, 100)).unwrap();
+            insert(tx, a, &row("disc", Discoverable, None, 100)).unwrap();
+            a
+        });
+        t.write(|tx| {
+            assert!(take(tx, a, "reg", (Authenticate, Discoverable), 10).unwrap().is_none());
+            assert!(take(tx, a, "auth", (Register, Register), 10).unwrap().is_none());
+            assert_eq!(count(tx).unwrap(), 3);
+            assert_eq!(take(tx, a, "auth", (Authenticate, Discoverable), 10).unwrap().unwrap().kind, Authenticate);
+            assert_eq!(take(tx, a, "disc", (Authenticate, Discoverable), 10).unwrap().unwrap().kind, Discoverable);
+            assert_eq!(take(tx, a, "reg", (Register, Register), 10).unwrap().unwrap().kind, Register);
+            assert!(take(tx, a, "missing", (Register, Register), 10).unwrap().is_none());
+        });
+    }
+
+    #[test]
+    fn expired_challenges_cannot_be_taken_and_are_swept() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert(tx, a, &row("old", Register, None, 100)).unwrap();
+            insert(tx, a, &row("new", Register, None, 200)).unwrap();
+            a
+        });
+        t.write(|tx| {
+            // Expiry is exclusive: at `expires_at` the challenge is gone.
+            assert!(take(tx, a, "old", (Register, Register), 100).unwrap().is_none());
+            assert_eq!(count(tx).unwrap(), 2, "a refused take leaves the row");
+            assert_eq!(sweep(tx, 100).unwrap(), 1);
+            assert_eq!(sweep(tx, 100).unwrap(), 0);
+            assert_eq!(count(tx).unwrap(), 1);
+            assert!(take(tx, a, "new", (Register, Register), 199).unwrap().is_some());
+        });
+    }
+
+    #[test]
+    fn another_tenant_cannot_take_a_challenge() {
+        let t = temp_db();
+        let (a, b) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            insert(tx, a, &row("c", Register, None, 100)).unwrap();
+            (a, b)
+        });
+        assert!(t.write(|tx| take(tx, b, "c", (Register, Register), 10).unwrap()).is_none());
+        assert_eq!(t.read(|tx| count(tx).unwrap()), 1);
+        let got = t.write(|tx| take(tx, a, "c", (Register, Register), 10).unwrap().unwrap());
+        assert_eq!(got.state, "state of c");
+        // The challenge is the primary key: another tenant cannot plant the same one.
+        t.write(|tx| insert(tx, a, &row("same", Register, None, 100)).unwrap());
+        assert!(t.db.write_blocking(|tx| insert(tx, b, &row("same", Authenticate, None, 500))).is_err());
+        let kept = t.write(|tx| take(tx, a, "same", (Register, Register), 10).unwrap().unwrap());
+        assert_eq!((kept.kind, kept.expires_at), (Register, 100));
+    }
+
+    #[test]
+    fn unknown_kind_is_corrupt() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert(tx, a, &row("c", Register, None, 100)).unwrap();
+            force(tx, "UPDATE challenges SET kind = 'login'");
+            a
+        });
+        // Only a row of an asked kind is taken, so ask for the stored text itself.
+        t.write(|tx| {
+            let r = tx.conn().query_row("SELECT kind FROM challenges", [], |r| r.get::<_, ChallengeKind>(0));
+            assert_corrupt(r.map_err(StoreError::from), "challenges.kind");
+            assert!(take(tx, a, "c", (Register, Register), 10).unwrap().is_none());
+        });
+    }
 }

@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::users::UserId;
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{CredentialKind, Reader, StoreError, TenantId, WriteTx};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone)]
@@ -12,7 +12,7 @@ pub struct CredentialRow {
     pub credential_id: Vec<u8>,
     /// webauthn-rs `Passkey`, JSON.
     pub passkey: String,
-    pub kind: String,
+    pub kind: CredentialKind,
     pub aaguid: Option<Vec<u8>>,
     pub device: String,
     pub name: String,
@@ -131,4 +131,140 @@ pub fn counts_by_user(
         tx.conn().prepare("SELECT user_id, count(*) FROM credentials WHERE tenant_id = ?1 GROUP BY user_id")?;
     let rows = stmt.query_map([tenant], |r| Ok((r.get::<_, UserId>(0)?, r.get::<_, i64>(1)?.max(0) as u64)))?;
     rows.collect::<Result<_, _>>().map_err(StoreError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{assert_corrupt, credential_row, force, temp_db, tenant, user};
+
+    #[test]
+    fn insert_and_read_back() {
+        let t = temp_db();
+        let mut cred = credential_row(UserId(0), b"id-1");
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            cred.user_id = ada;
+            cred.kind = CredentialKind::Roaming;
+            cred.aaguid = Some(vec![7; 16]);
+            cred.sign_count = 3;
+            cred.last_used_at = Some(9);
+            insert(tx, a, &cred).unwrap();
+            (a, ada)
+        });
+        let got = t.read(|tx| by_credential_id(tx, a, b"id-1").unwrap().unwrap());
+        assert_eq!(format!("{got:?}"), format!("{cred:?}"));
+        assert_eq!(t.read(|tx| for_user(tx, a, ada).unwrap()).len(), 1);
+        assert!(t.read(|tx| by_credential_id(tx, a, b"id-2").unwrap()).is_none());
+        let stored: String =
+            t.read(|tx| tx.conn().query_row("SELECT kind FROM credentials", [], |r| r.get(0)).unwrap());
+        assert_eq!(stored, "roaming");
+    }
+
+    #[test]
+    fn per_user_lists_and_counts() {
+        let t = temp_db();
+        let (a, ada, bob, carol) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            let bob = user(tx, a, "bob@example.com");
+            let carol = user(tx, a, "carol@example.com");
+            insert(tx, a, &CredentialRow { created_at: 5, ..credential_row(ada, b"late") }).unwrap();
+            insert(tx, a, &CredentialRow { created_at: 2, ..credential_row(ada, b"early") }).unwrap();
+            insert(tx, a, &CredentialRow { created_at: 5, ..credential_row(ada, b"later-id") }).unwrap();
+            insert(tx, a, &credential_row(bob, b"bob")).unwrap();
+            (a, ada, bob, carol)
+        });
+        t.read(|tx| {
+            let ids: Vec<Vec<u8>> = for_user(tx, a, ada).unwrap().into_iter().map(|c| c.credential_id).collect();
+            assert_eq!(ids, [b"early".to_vec(), b"late".to_vec(), b"later-id".to_vec()]);
+            assert_eq!(count_for_user(tx, a, ada).unwrap(), 3);
+            assert_eq!(count_for_user(tx, a, bob).unwrap(), 1);
+            assert_eq!(count_for_user(tx, a, carol).unwrap(), 0);
+            assert!(for_user(tx, a, carol).unwrap().is_empty());
+            let counts = counts_by_user(tx, a).unwrap();
+            assert_eq!(counts, [(ada, 3), (bob, 1)].into_iter().collect());
+        });
+    }
+
+    #[test]
+    fn record_use_rename_and_delete() {
+        let t = temp_db();
+        let (a, ada, bob) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            let bob = user(tx, a, "bob@example.com");
+            insert(tx, a, &credential_row(ada, b"c")).unwrap();
+            insert(tx, a, &credential_row(ada, b"d")).unwrap();
+            (a, ada, bob)
+        });
+        t.write(|tx| record_use(tx, a, b"c", r#"{"new":1}"#, 8, true, 30).unwrap());
+        let c = t.read(|tx| by_credential_id(tx, a, b"c").unwrap().unwrap());
+        assert_eq!(
+            (c.passkey.as_str(), c.sign_count, c.backed_up, c.last_used_at),
+            (r#"{"new":1}"#, 8, true, Some(30))
+        );
+        let d = t.read(|tx| by_credential_id(tx, a, b"d").unwrap().unwrap());
+        assert_eq!((d.passkey.as_str(), d.sign_count, d.last_used_at), ("{}", 0, None));
+        t.write(|tx| {
+            // Only the owner renames or deletes.
+            assert!(!rename(tx, a, bob, b"c", "Stolen").unwrap());
+            assert!(!delete(tx, a, bob, b"c").unwrap());
+            assert!(rename(tx, a, ada, b"c", "Phone").unwrap());
+            assert!(!rename(tx, a, ada, b"missing", "Phone").unwrap());
+            assert_eq!(by_credential_id(tx, a, b"c").unwrap().unwrap().name, "Phone");
+            assert!(delete(tx, a, ada, b"c").unwrap());
+            assert!(!delete(tx, a, ada, b"c").unwrap());
+            assert!(by_credential_id(tx, a, b"c").unwrap().is_none());
+            assert_eq!(count_for_user(tx, a, ada).unwrap(), 1);
+        });
+    }
+
+    #[test]
+    fn another_tenant_cannot_read_change_or_delete_a_credential() {
+        let t = temp_db();
+        let (a, b, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let ada = user(tx, a, "ada@example.com");
+            insert(tx, a, &credential_row(ada, b"c")).unwrap();
+            (a, b, ada)
+        });
+        let before = t.read(|tx| format!("{:?}", by_credential_id(tx, a, b"c").unwrap()));
+        t.write(|tx| {
+            assert!(by_credential_id(tx, b, b"c").unwrap().is_none());
+            assert!(for_user(tx, b, ada).unwrap().is_empty());
+            assert_eq!(count_for_user(tx, b, ada).unwrap(), 0);
+            assert!(counts_by_user(tx, b).unwrap().is_empty());
+            record_use(tx, b, b"c", "{\"evil\":1}", 99, true, 99).unwrap();
+            assert!(!rename(tx, b, ada, b"c", "Evil").unwrap());
+            assert!(!delete(tx, b, ada, b"c").unwrap());
+        });
+        assert_eq!(t.read(|tx| format!("{:?}", by_credential_id(tx, a, b"c").unwrap())), before);
+        // A credential id is unique within a tenant only.
+        t.write(|tx| {
+            assert!(insert(tx, a, &credential_row(ada, b"c")).unwrap_err().is_unique_violation());
+            let eve = user(tx, b, "eve@example.com");
+            insert(tx, b, &credential_row(eve, b"c")).unwrap();
+            assert_eq!(by_credential_id(tx, b, b"c").unwrap().unwrap().user_id, eve);
+            assert_eq!(by_credential_id(tx, a, b"c").unwrap().unwrap().user_id, ada);
+        });
+    }
+
+    #[test]
+    fn unknown_kind_is_corrupt() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            insert(tx, a, &credential_row(ada, b"c")).unwrap();
+            force(tx, "UPDATE credentials SET kind = 'hybrid'");
+            (a, ada)
+        });
+        t.read(|tx| {
+            assert_corrupt(by_credential_id(tx, a, b"c"), "credentials.kind");
+            assert_corrupt(for_user(tx, a, ada), "credentials.kind");
+        });
+    }
 }

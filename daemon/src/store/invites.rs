@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::users::UserId;
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{InvitePurpose, Reader, StoreError, TenantId, WriteTx};
 use crate::clock::Timestamp;
 
 pub type InviteId = i64;
@@ -12,8 +12,14 @@ pub type InviteId = i64;
 pub struct InviteRow {
     pub id: InviteId,
     pub user_id: UserId,
-    pub purpose: String,
+    pub purpose: InvitePurpose,
     pub expires_at: Timestamp,
+}
+
+impl InviteRow {
+    pub fn is_recovery(&self) -> bool {
+        self.purpose == InvitePurpose::Recovery
+    }
 }
 
 pub fn insert(
@@ -21,7 +27,7 @@ pub fn insert(
     tenant: TenantId,
     user: UserId,
     token_hash: &[u8],
-    purpose: &str,
+    purpose: InvitePurpose,
     now: Timestamp,
     expires_at: Timestamp,
 ) -> Result<InviteId, StoreError> {
@@ -66,7 +72,7 @@ pub fn revoke_unused(
     tx: &WriteTx<'_>,
     tenant: TenantId,
     user: UserId,
-    purpose: &str,
+    purpose: InvitePurpose,
     now: Timestamp,
 ) -> Result<(), StoreError> {
     super::exec(
@@ -75,4 +81,117 @@ pub fn revoke_unused(
         params![tenant, user, purpose, now],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{assert_corrupt, force, temp_db, tenant, user};
+
+    use InvitePurpose::{Invite, Recovery};
+
+    #[test]
+    fn valid_then_consumed_once() {
+        let t = temp_db();
+        let (a, ada, id) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            (a, ada, insert(tx, a, ada, b"tok", Invite, 1, 100).unwrap())
+        });
+        let row = t.read(|tx| valid(tx, a, b"tok", 10).unwrap().unwrap());
+        assert_eq!((row.id, row.user_id, row.purpose, row.expires_at), (id, ada, Invite, 100));
+        assert!(!row.is_recovery());
+        assert!(t.read(|tx| valid(tx, a, b"other", 10).unwrap()).is_none());
+        t.write(|tx| {
+            assert!(consume(tx, a, id, 10).unwrap());
+            assert!(!consume(tx, a, id, 11).unwrap());
+            assert!(valid(tx, a, b"tok", 12).unwrap().is_none());
+        });
+        let used: Option<i64> =
+            t.read(|tx| tx.conn().query_row("SELECT used_at FROM invites WHERE id = ?1", [id], |r| r.get(0)).unwrap());
+        assert_eq!(used, Some(10));
+    }
+
+    #[test]
+    fn expired_tokens_are_neither_valid_nor_consumable() {
+        let t = temp_db();
+        let (a, id) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            (a, insert(tx, a, ada, b"tok", Recovery, 1, 100).unwrap())
+        });
+        t.write(|tx| {
+            assert!(valid(tx, a, b"tok", 99).unwrap().unwrap().is_recovery());
+            assert!(valid(tx, a, b"tok", 100).unwrap().is_none());
+            assert!(!consume(tx, a, id, 100).unwrap());
+            assert!(consume(tx, a, id, 99).unwrap());
+        });
+    }
+
+    #[test]
+    fn revoke_unused_withdraws_that_users_tokens_of_that_purpose() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            let bob = user(tx, a, "bob@example.com");
+            insert(tx, a, ada, b"ada-invite-1", Invite, 1, 100).unwrap();
+            insert(tx, a, ada, b"ada-invite-2", Invite, 2, 100).unwrap();
+            insert(tx, a, ada, b"ada-recovery", Recovery, 1, 100).unwrap();
+            insert(tx, a, bob, b"bob-invite", Invite, 1, 100).unwrap();
+            (a, ada)
+        });
+        t.write(|tx| revoke_unused(tx, a, ada, Invite, 5).unwrap());
+        t.read(|tx| {
+            assert!(valid(tx, a, b"ada-invite-1", 6).unwrap().is_none());
+            assert!(valid(tx, a, b"ada-invite-2", 6).unwrap().is_none());
+            assert!(valid(tx, a, b"ada-recovery", 6).unwrap().is_some());
+            assert!(valid(tx, a, b"bob-invite", 6).unwrap().is_some());
+        });
+    }
+
+    #[test]
+    fn token_hashes_are_unique() {
+        let t = temp_db();
+        t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let ada = user(tx, a, "ada@example.com");
+            let eve = user(tx, b, "eve@example.com");
+            insert(tx, a, ada, b"tok", Invite, 1, 100).unwrap();
+            assert!(insert(tx, b, eve, b"tok", Invite, 1, 100).unwrap_err().is_unique_violation());
+        });
+    }
+
+    #[test]
+    fn another_tenant_cannot_read_consume_or_revoke_an_invite() {
+        let t = temp_db();
+        let (a, b, ada, id) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let ada = user(tx, a, "ada@example.com");
+            (a, b, ada, insert(tx, a, ada, b"tok", Invite, 1, 100).unwrap())
+        });
+        t.write(|tx| {
+            assert!(valid(tx, b, b"tok", 10).unwrap().is_none());
+            assert!(!consume(tx, b, id, 10).unwrap());
+            revoke_unused(tx, b, ada, Invite, 10).unwrap();
+        });
+        let row = t.read(|tx| valid(tx, a, b"tok", 10).unwrap().unwrap());
+        assert_eq!((row.id, row.user_id), (id, ada));
+        assert!(t.write(|tx| consume(tx, a, id, 10).unwrap()));
+    }
+
+    #[test]
+    fn unknown_purpose_is_corrupt() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            insert(tx, a, ada, b"tok", Invite, 1, 100).unwrap();
+            force(tx, "UPDATE invites SET purpose = 'promotion'");
+            a
+        });
+        t.read(|tx| assert_corrupt(valid(tx, a, b"tok", 10), "invites.purpose"));
+    }
 }

@@ -2,13 +2,13 @@
 
 use rusqlite::{Row, params};
 
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{KeyState, Reader, StoreError, TenantId, Text, WriteTx};
 use crate::clock::Timestamp;
 
 #[derive(Clone)]
 pub struct KeyRow {
     pub kid: String,
-    pub state: String,
+    pub state: KeyState,
     pub bits: u32,
     pub sealed_private_key: Vec<u8>,
     pub created_at: Timestamp,
@@ -23,7 +23,7 @@ impl std::fmt::Debug for KeyRow {
 fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRow> {
     Ok(KeyRow {
         kid: r.get(0)?,
-        state: r.get(1)?,
+        state: r.get::<_, Text<KeyState>>(1)?.0,
         bits: r.get(2)?,
         sealed_private_key: r.get(3)?,
         created_at: r.get(4)?,
@@ -60,4 +60,112 @@ pub fn delete_retired(tx: &WriteTx<'_>, tenant: TenantId, kid: &str) -> Result<b
         params![tenant, kid],
     )?;
     Ok(n == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{assert_corrupt, force, temp_db, tenant};
+
+    fn key(kid: &str, created_at: Timestamp) -> KeyRow {
+        KeyRow {
+            kid: kid.into(),
+            state: KeyState::Retired,
+            bits: 2048,
+            sealed_private_key: kid.as_bytes().to_vec(),
+            created_at,
+        }
+    }
+
+    fn states(tx: &impl Reader, tenant: TenantId) -> Vec<(String, KeyState)> {
+        list(tx, tenant).unwrap().into_iter().map(|k| (k.kid, k.state)).collect()
+    }
+
+    #[test]
+    fn a_new_key_is_current_and_retires_the_previous_one() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert_current(tx, a, &key("k1", 1), 1).unwrap();
+            a
+        });
+        let first = t.read(|tx| list(tx, a).unwrap());
+        assert_eq!(
+            (first[0].kid.as_str(), first[0].state, first[0].bits, first[0].sealed_private_key.as_slice()),
+            ("k1", KeyState::Current, 2048, b"k1".as_slice())
+        );
+        t.write(|tx| {
+            insert_current(tx, a, &key("k2", 2), 2).unwrap();
+            insert_current(tx, a, &key("k3", 3), 3).unwrap();
+        });
+        t.read(|tx| {
+            assert_eq!(
+                states(tx, a),
+                [
+                    ("k3".to_owned(), KeyState::Current),
+                    ("k2".to_owned(), KeyState::Retired),
+                    ("k1".to_owned(), KeyState::Retired)
+                ]
+            );
+            let retired_at: Option<i64> =
+                tx.conn().query_row("SELECT retired_at FROM signing_keys WHERE kid = 'k1'", [], |r| r.get(0)).unwrap();
+            assert_eq!(retired_at, Some(2));
+            let stored: String =
+                tx.conn().query_row("SELECT state FROM signing_keys WHERE kid = 'k3'", [], |r| r.get(0)).unwrap();
+            assert_eq!(stored, "current");
+        });
+    }
+
+    #[test]
+    fn only_retired_keys_are_deleted() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert_current(tx, a, &key("k1", 1), 1).unwrap();
+            insert_current(tx, a, &key("k2", 2), 2).unwrap();
+            a
+        });
+        t.write(|tx| {
+            assert!(!delete_retired(tx, a, "k2").unwrap(), "the current key stays");
+            assert!(delete_retired(tx, a, "k1").unwrap());
+            assert!(!delete_retired(tx, a, "k1").unwrap());
+            assert!(!delete_retired(tx, a, "missing").unwrap());
+            assert_eq!(states(tx, a), [("k2".to_owned(), KeyState::Current)]);
+        });
+    }
+
+    #[test]
+    fn another_tenant_cannot_see_retire_or_delete_keys() {
+        let t = temp_db();
+        let (a, b) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            insert_current(tx, a, &key("old", 1), 1).unwrap();
+            insert_current(tx, a, &key("cur", 2), 2).unwrap();
+            (a, b)
+        });
+        t.write(|tx| {
+            assert!(list(tx, b).unwrap().is_empty());
+            assert!(!delete_retired(tx, b, "old").unwrap());
+            // B's first key does not retire A's current one, and may reuse a kid.
+            insert_current(tx, b, &key("cur", 3), 3).unwrap();
+        });
+        t.read(|tx| {
+            assert_eq!(states(tx, a), [("cur".to_owned(), KeyState::Current), ("old".to_owned(), KeyState::Retired)]);
+            assert_eq!(states(tx, b), [("cur".to_owned(), KeyState::Current)]);
+        });
+    }
+
+    #[test]
+    fn unknown_state_is_corrupt() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert_current(tx, a, &key("k1", 1), 1).unwrap();
+            insert_current(tx, a, &key("k2", 2), 2).unwrap();
+            force(tx, "UPDATE signing_keys SET state = 'revoked' WHERE kid = 'k1'");
+            a
+        });
+        t.read(|tx| assert_corrupt(list(tx, a), "signing_keys.state"));
+    }
 }

@@ -15,6 +15,7 @@ pub mod oidc;
 pub mod roles;
 pub mod sessions;
 pub mod tenants;
+pub mod types;
 pub mod users;
 
 use std::path::{Path, PathBuf};
@@ -24,7 +25,9 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
 
-pub type TenantId = i64;
+pub use types::{
+    AppType, ChallengeKind, CredentialKind, InvitePurpose, KeyState, Registration, TenantId, Text, UserStatus,
+};
 
 const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0001-initial/up.sql")),
@@ -37,7 +40,7 @@ const MIGRATIONS: &[M<'static>] = &[
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(#[source] rusqlite::Error),
     #[error("database pool error: {0}")]
     Pool(#[from] r2d2::Error),
     #[error("{0}")]
@@ -48,6 +51,21 @@ pub enum StoreError {
     Corrupt(String),
     #[error("database task failed: {0}")]
     Task(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    /// A stored TEXT value outside its column's set (see [`types`]) is corruption, not a
+    /// database error.
+    fn from(e: rusqlite::Error) -> StoreError {
+        match &e {
+            rusqlite::Error::FromSqlConversionFailure(_, _, cause) => match cause.downcast_ref::<types::UnknownValue>()
+            {
+                Some(unknown) => StoreError::Corrupt(unknown.to_string()),
+                None => StoreError::Sqlite(e),
+            },
+            _ => StoreError::Sqlite(e),
+        }
+    }
 }
 
 impl StoreError {
@@ -246,6 +264,7 @@ pub(crate) fn to_json_list(items: &[String]) -> String {
 
 #[cfg(test)]
 pub(crate) mod testing {
+    use super::users::UserId;
     use super::*;
 
     /// A fresh database file in a temporary directory, removed when dropped.
@@ -268,6 +287,98 @@ pub(crate) mod testing {
         let _ = std::fs::remove_dir_all(&dir);
         let db = Db::open(&dir.join("t.db")).unwrap();
         TempDb { db, dir }
+    }
+
+    impl TempDb {
+        /// Runs `f` in a write transaction and commits. Store errors are for `f` to unwrap.
+        pub fn write<T>(&self, f: impl FnOnce(&WriteTx<'_>) -> T) -> T {
+            self.db.write_blocking(|tx| Ok::<_, StoreError>(f(tx))).unwrap()
+        }
+
+        /// Runs `f` in a read transaction: what another request would see after the commit.
+        pub fn read<T>(&self, f: impl FnOnce(&ReadTx<'_>) -> T) -> T {
+            self.db.read_blocking(|tx| Ok::<_, StoreError>(f(tx))).unwrap()
+        }
+    }
+
+    /// A tenant with slug `slug` (base URL `http://localhost/{slug}`, invite-only), created at 1.
+    pub fn tenant(tx: &WriteTx<'_>, slug: &str) -> TenantId {
+        let url = format!("http://localhost/{slug}");
+        let new = tenants::NewTenant {
+            slug,
+            name: slug,
+            base_url: &url,
+            rp_id: "localhost",
+            registration: Registration::Invite,
+            created_at: 1,
+        };
+        tenants::insert(tx, &new).unwrap()
+    }
+
+    /// An active user; public id, handle and name are derived from the e-mail address.
+    pub fn user(tx: &WriteTx<'_>, tenant: TenantId, email: &str) -> UserId {
+        user_with(tx, tenant, email, UserStatus::Active)
+    }
+
+    pub fn user_with(tx: &WriteTx<'_>, tenant: TenantId, email: &str, status: UserStatus) -> UserId {
+        let public_id = format!("pub-{email}");
+        let new = users::NewUser {
+            public_id: &public_id,
+            user_handle: email.as_bytes(),
+            email,
+            name: email,
+            status,
+            created_at: 1,
+        };
+        users::insert(tx, tenant, &new).unwrap()
+    }
+
+    /// A web application row (not stored) with one redirect URI and a secret hash.
+    pub fn app_row(client_id: &str) -> apps::AppRow {
+        apps::AppRow {
+            client_id: client_id.into(),
+            name: format!("app {client_id}"),
+            app_type: AppType::Web,
+            secret_hash: Some(vec![1; 32]),
+            redirect_uris: vec!["https://app.example/cb".into()],
+            post_logout_redirect_uris: vec![],
+            cors_origins: vec![],
+            scopes: vec![],
+            created_at: 1,
+        }
+    }
+
+    /// A platform passkey row (not stored) of `user`.
+    pub fn credential_row(user: UserId, credential_id: &[u8]) -> credentials::CredentialRow {
+        credentials::CredentialRow {
+            user_id: user,
+            credential_id: credential_id.to_vec(),
+            passkey: "{}".into(),
+            kind: CredentialKind::Platform,
+            aaguid: None,
+            device: "Laptop".into(),
+            name: "Laptop".into(),
+            backup_eligible: true,
+            backed_up: false,
+            sign_count: 0,
+            created_at: 1,
+            last_used_at: None,
+        }
+    }
+
+    /// Runs `sql` with CHECK constraints off: stores what no code path would write.
+    pub fn force(tx: &WriteTx<'_>, sql: &str) {
+        let c = tx.conn_mut();
+        c.pragma_update(None, "ignore_check_constraints", true).unwrap();
+        c.execute_batch(sql).unwrap();
+        c.pragma_update(None, "ignore_check_constraints", false).unwrap();
+    }
+
+    pub fn assert_corrupt<T: std::fmt::Debug>(r: Result<T, StoreError>, column: &str) {
+        match r {
+            Err(StoreError::Corrupt(m)) => assert!(m.contains(column), "{m}"),
+            other => panic!("expected a corrupt {column}, got {other:?}"),
+        }
     }
 }
 

@@ -298,3 +298,234 @@ pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
     n += c.execute("DELETE FROM refresh_tokens WHERE expires_at <= ?1", [now])?;
     Ok(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{temp_db, tenant, user};
+
+    fn code_row(user_id: UserId, session_id: Option<i64>, expires_at: Timestamp) -> CodeRow {
+        CodeRow {
+            client_id: "client".into(),
+            user_id,
+            session_id,
+            redirect_uri: "https://app.example/cb".into(),
+            scope: "openid email".into(),
+            nonce: Some("n".into()),
+            code_challenge: Some("pkce".into()),
+            auth_time: 5,
+            amr: r#"["hwk"]"#.into(),
+            expires_at,
+            used_at: None,
+            access_jti: None,
+        }
+    }
+
+    fn new_refresh<'a>(hash: &'a [u8], family: &'a str, user_id: UserId) -> NewRefresh<'a> {
+        NewRefresh {
+            hash,
+            family,
+            client_id: "client",
+            user_id,
+            session_id: None,
+            code_hash: None,
+            scope: "openid offline_access",
+            auth_time: 5,
+            amr: r#"["hwk"]"#,
+            expires_at: 1000,
+            // One access token per family in these tests: its id is the family's name.
+            access_jti: family,
+            access_expires_at: 2000,
+        }
+    }
+
+    /// Two tenants, with a user in the first.
+    fn setup(t: &crate::store::testing::TempDb) -> (TenantId, TenantId, UserId) {
+        t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            (a, b, user(tx, a, "ada@example.com"))
+        })
+    }
+
+    fn revoked_at(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Option<Timestamp> {
+        refresh(tx, tenant, hash).unwrap().unwrap().revoked_at
+    }
+
+    #[test]
+    fn authorize_requests_until_expiry_or_deletion() {
+        let t = temp_db();
+        let (a, b, _) = setup(&t);
+        t.write(|tx| {
+            insert_request(tx, a, "r1", r#"{"client_id":"c"}"#, 10, 100).unwrap();
+            assert_eq!(request(tx, a, "r1", 99).unwrap(), Some((r#"{"client_id":"c"}"#.to_owned(), 10)));
+            assert_eq!(request(tx, a, "r1", 100).unwrap(), None);
+            assert_eq!(request(tx, a, "other", 50).unwrap(), None);
+            // Another tenant neither reads nor deletes it.
+            assert_eq!(request(tx, b, "r1", 50).unwrap(), None);
+            delete_request(tx, b, "r1").unwrap();
+            assert!(request(tx, a, "r1", 50).unwrap().is_some());
+            delete_request(tx, a, "r1").unwrap();
+            assert_eq!(request(tx, a, "r1", 50).unwrap(), None);
+        });
+    }
+
+    #[test]
+    fn a_code_is_used_once() {
+        let t = temp_db();
+        let (a, _, ada) = setup(&t);
+        t.write(|tx| insert_code(tx, a, b"code", &code_row(ada, Some(7), 100), 10).unwrap());
+        let c = t.read(|tx| code(tx, a, b"code").unwrap().unwrap());
+        assert_eq!(format!("{c:?}"), format!("{:?}", code_row(ada, Some(7), 100)));
+        t.write(|tx| {
+            assert!(use_code(tx, a, b"code", "jti-1", 20).unwrap());
+            assert!(!use_code(tx, a, b"code", "jti-2", 21).unwrap());
+            assert!(!use_code(tx, a, b"missing", "jti-3", 21).unwrap());
+        });
+        // The used code stays readable, to recognise a replay and revoke what it issued.
+        let c = t.read(|tx| code(tx, a, b"code").unwrap().unwrap());
+        assert_eq!((c.used_at, c.access_jti.as_deref()), (Some(20), Some("jti-1")));
+    }
+
+    #[test]
+    fn another_tenant_cannot_read_or_use_a_code() {
+        let t = temp_db();
+        let (a, b, ada) = setup(&t);
+        t.write(|tx| {
+            insert_code(tx, a, b"code", &code_row(ada, None, 100), 10).unwrap();
+            assert!(code(tx, b, b"code").unwrap().is_none());
+            assert!(!use_code(tx, b, b"code", "jti", 20).unwrap());
+            let c = code(tx, a, b"code").unwrap().unwrap();
+            assert_eq!((c.used_at, c.access_jti), (None, None));
+            assert!(use_code(tx, a, b"code", "jti", 20).unwrap());
+        });
+    }
+
+    #[test]
+    fn a_refresh_token_rotates_once() {
+        let t = temp_db();
+        let (a, _, ada) = setup(&t);
+        t.write(|tx| insert_refresh(tx, a, &new_refresh(b"r1", "fam", ada), 10).unwrap());
+        let r = t.read(|tx| refresh(tx, a, b"r1").unwrap().unwrap());
+        assert_eq!(
+            (r.family.as_str(), r.client_id.as_str(), r.user_id, r.session_id, r.scope.as_str()),
+            ("fam", "client", ada, None, "openid offline_access")
+        );
+        assert_eq!(
+            (r.auth_time, r.amr.as_str(), r.expires_at, r.used_at, r.revoked_at),
+            (5, r#"["hwk"]"#, 1000, None, None)
+        );
+        t.write(|tx| {
+            assert!(use_refresh(tx, a, r.id, 20).unwrap());
+            assert!(!use_refresh(tx, a, r.id, 21).unwrap());
+            assert_eq!(refresh(tx, a, b"r1").unwrap().unwrap().used_at, Some(20));
+            // A revoked token cannot be rotated either.
+            insert_refresh(tx, a, &new_refresh(b"r2", "fam2", ada), 10).unwrap();
+            let r2 = refresh(tx, a, b"r2").unwrap().unwrap();
+            revoke_grants(tx, a, Grants::Family("fam2"), 22).unwrap();
+            assert!(!use_refresh(tx, a, r2.id, 23).unwrap());
+        });
+    }
+
+    #[test]
+    fn revocation_by_family_code_and_session() {
+        let t = temp_db();
+        let (a, _, ada) = setup(&t);
+        t.write(|tx| {
+            insert_refresh(tx, a, &new_refresh(b"f1", "fam", ada), 1).unwrap();
+            insert_refresh(tx, a, &new_refresh(b"f2", "fam", ada), 1).unwrap();
+            insert_refresh(tx, a, &new_refresh(b"g1", "other", ada), 1).unwrap();
+            assert_eq!(revoke_grants(tx, a, Grants::Family("fam"), 10).unwrap(), 2);
+            assert_eq!(revoke_grants(tx, a, Grants::Family("fam"), 11).unwrap(), 0, "already revoked");
+            assert_eq!((revoked_at(tx, a, b"f1"), revoked_at(tx, a, b"f2")), (Some(10), Some(10)));
+            assert_eq!(revoked_at(tx, a, b"g1"), None);
+            assert!(access_revoked(tx, a, "fam").unwrap(), "the family's access tokens are revoked too");
+            assert!(!access_revoked(tx, a, "other").unwrap());
+
+            // Revoking by code takes the whole family the code started.
+            let from_code = NewRefresh { code_hash: Some(b"code"), ..new_refresh(b"c1", "cfam", ada) };
+            insert_refresh(tx, a, &from_code, 1).unwrap();
+            insert_refresh(tx, a, &new_refresh(b"c2", "cfam", ada), 2).unwrap();
+            assert_eq!(revoke_grants(tx, a, Grants::Code(b"code"), 12).unwrap(), 2);
+            assert_eq!((revoked_at(tx, a, b"c1"), revoked_at(tx, a, b"c2")), (Some(12), Some(12)));
+            assert_eq!(revoke_grants(tx, a, Grants::Code(b"no-such-code"), 12).unwrap(), 0);
+
+            let in_session = NewRefresh { session_id: Some(77), ..new_refresh(b"s1", "sfam", ada) };
+            insert_refresh(tx, a, &in_session, 1).unwrap();
+            assert_eq!(revoke_grants(tx, a, Grants::Session(77), 13).unwrap(), 1);
+            assert_eq!(revoked_at(tx, a, b"s1"), Some(13));
+            assert_eq!(revoked_at(tx, a, b"g1"), None);
+
+            // Every grant of a user: the rest of this user's families.
+            assert_eq!(revoke_grants(tx, a, Grants::User(ada), 14).unwrap(), 1);
+            assert_eq!(revoked_at(tx, a, b"g1"), Some(14));
+            assert!(access_revoked(tx, a, "other").unwrap());
+        });
+    }
+
+    #[test]
+    fn another_tenant_cannot_read_rotate_or_revoke_a_refresh_token() {
+        let t = temp_db();
+        let (a, b, ada) = setup(&t);
+        t.write(|tx| {
+            let r = NewRefresh { session_id: Some(5), code_hash: Some(b"code"), ..new_refresh(b"r", "fam", ada) };
+            insert_refresh(tx, a, &r, 1).unwrap();
+        });
+        let id = t.read(|tx| refresh(tx, a, b"r").unwrap().unwrap().id);
+        t.write(|tx| {
+            assert!(refresh(tx, b, b"r").unwrap().is_none());
+            assert!(!use_refresh(tx, b, id, 10).unwrap());
+            assert_eq!(revoke_grants(tx, b, Grants::Family("fam"), 10).unwrap(), 0);
+            assert_eq!(revoke_grants(tx, b, Grants::Code(b"code"), 10).unwrap(), 0);
+            assert_eq!(revoke_grants(tx, b, Grants::Session(5), 10).unwrap(), 0);
+            assert_eq!(revoke_grants(tx, b, Grants::User(ada), 10).unwrap(), 0);
+            assert!(!access_revoked(tx, a, "fam").unwrap(), "tenant A's access token is untouched");
+        });
+        let r = t.read(|tx| refresh(tx, a, b"r").unwrap().unwrap());
+        assert_eq!((r.id, r.used_at, r.revoked_at), (id, None, None));
+    }
+
+    #[test]
+    fn revoked_access_tokens_per_tenant() {
+        let t = temp_db();
+        let (a, b, _) = setup(&t);
+        t.write(|tx| {
+            assert!(!access_revoked(tx, a, "jti").unwrap());
+            revoke_access(tx, a, "jti", 100).unwrap();
+            revoke_access(tx, a, "jti", 200).unwrap();
+            assert!(access_revoked(tx, a, "jti").unwrap());
+            assert!(!access_revoked(tx, b, "jti").unwrap());
+            assert!(!access_revoked(tx, a, "other").unwrap());
+            let expires: i64 =
+                tx.conn().query_row("SELECT expires_at FROM revoked_access_tokens", [], |r| r.get(0)).unwrap();
+            assert_eq!(expires, 100, "the first revocation stands");
+        });
+    }
+
+    #[test]
+    fn sweep_removes_what_has_expired() {
+        let t = temp_db();
+        let (a, _, ada) = setup(&t);
+        let now = 100_000;
+        t.write(|tx| {
+            insert_request(tx, a, "old", "{}", 1, now).unwrap();
+            insert_request(tx, a, "new", "{}", 1, now + 1).unwrap();
+            revoke_access(tx, a, "old", now).unwrap();
+            revoke_access(tx, a, "new", now + 1).unwrap();
+            // Codes are kept a day past expiry.
+            insert_code(tx, a, b"ancient", &code_row(ada, None, now - 86_400), 1).unwrap();
+            insert_code(tx, a, b"recent", &code_row(ada, None, now - 86_399), 1).unwrap();
+            insert_refresh(tx, a, &NewRefresh { expires_at: now, ..new_refresh(b"old", "f", ada) }, 1).unwrap();
+            insert_refresh(tx, a, &NewRefresh { expires_at: now + 1, ..new_refresh(b"new", "f", ada) }, 1).unwrap();
+            assert_eq!(sweep(tx, now).unwrap(), 4);
+            assert_eq!(sweep(tx, now).unwrap(), 0);
+            assert!(request(tx, a, "new", now).unwrap().is_some());
+            assert!(access_revoked(tx, a, "new").unwrap());
+            assert!(!access_revoked(tx, a, "old").unwrap());
+            assert!(code(tx, a, b"ancient").unwrap().is_none());
+            assert!(code(tx, a, b"recent").unwrap().is_some());
+            assert!(refresh(tx, a, b"old").unwrap().is_none());
+            assert!(refresh(tx, a, b"new").unwrap().is_some());
+        });
+    }
+}

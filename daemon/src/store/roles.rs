@@ -107,3 +107,115 @@ pub fn by_user(
     }
     Ok(map)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{temp_db, tenant, user};
+
+    fn role_id(tx: &impl Reader, tenant: TenantId, name: &str) -> i64 {
+        by_name(tx, tenant, name).unwrap().unwrap().id
+    }
+
+    #[test]
+    fn insert_list_and_describe() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert(tx, a, "viewer", "Reads", 2).unwrap();
+            insert(tx, a, "admin", "Everything", 1).unwrap();
+            assert!(insert(tx, a, "admin", "again", 3).unwrap_err().is_unique_violation());
+            a
+        });
+        t.read(|tx| {
+            let all = list(tx, a).unwrap();
+            let names: Vec<_> = all.iter().map(|r| (r.name.as_str(), r.description.as_str(), r.created_at)).collect();
+            assert_eq!(names, [("admin", "Everything", 1), ("viewer", "Reads", 2)]);
+            assert_eq!(by_name(tx, a, "viewer").unwrap().unwrap().description, "Reads");
+            assert!(by_name(tx, a, "nobody").unwrap().is_none());
+        });
+        t.write(|tx| set_description(tx, a, role_id(tx, a, "viewer"), "Reads all").unwrap());
+        t.read(|tx| {
+            assert_eq!(by_name(tx, a, "viewer").unwrap().unwrap().description, "Reads all");
+            assert_eq!(by_name(tx, a, "admin").unwrap().unwrap().description, "Everything");
+        });
+    }
+
+    #[test]
+    fn assign_unassign_and_read_per_user() {
+        let t = temp_db();
+        let (a, ada, bob) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            let bob = user(tx, a, "bob@example.com");
+            insert(tx, a, "viewer", "", 1).unwrap();
+            insert(tx, a, "admin", "", 1).unwrap();
+            (a, ada, bob)
+        });
+        t.write(|tx| {
+            let (admin, viewer) = (role_id(tx, a, "admin"), role_id(tx, a, "viewer"));
+            assert!(assign(tx, ada, viewer).unwrap());
+            assert!(assign(tx, ada, admin).unwrap());
+            assert!(!assign(tx, ada, admin).unwrap(), "a second assignment changes nothing");
+            assert!(assign(tx, bob, viewer).unwrap());
+            assert_eq!(for_user(tx, ada).unwrap(), ["admin", "viewer"]);
+            assert_eq!(by_name(tx, a, "viewer").unwrap().unwrap().users, 2);
+            let map = by_user(tx, a).unwrap();
+            assert_eq!(map.get(&ada).unwrap(), &["admin", "viewer"]);
+            assert_eq!(map.get(&bob).unwrap(), &["viewer"]);
+            assert!(unassign(tx, ada, viewer).unwrap());
+            assert!(!unassign(tx, ada, viewer).unwrap());
+            assert_eq!(for_user(tx, ada).unwrap(), ["admin"]);
+            assert_eq!(by_name(tx, a, "viewer").unwrap().unwrap().users, 1);
+        });
+    }
+
+    #[test]
+    fn delete_removes_the_role_and_its_assignments() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            insert(tx, a, "admin", "", 1).unwrap();
+            insert(tx, a, "viewer", "", 1).unwrap();
+            assign(tx, ada, role_id(tx, a, "admin")).unwrap();
+            assign(tx, ada, role_id(tx, a, "viewer")).unwrap();
+            (a, ada)
+        });
+        t.write(|tx| delete(tx, a, role_id(tx, a, "admin")).unwrap());
+        t.read(|tx| {
+            assert!(by_name(tx, a, "admin").unwrap().is_none());
+            assert_eq!(for_user(tx, ada).unwrap(), ["viewer"]);
+            assert_eq!(list(tx, a).unwrap().len(), 1);
+        });
+    }
+
+    #[test]
+    fn another_tenant_cannot_read_change_or_delete_a_role() {
+        let t = temp_db();
+        let (a, b, ada, admin) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let ada = user(tx, a, "ada@example.com");
+            insert(tx, a, "admin", "Everything", 1).unwrap();
+            let admin = role_id(tx, a, "admin");
+            assign(tx, ada, admin).unwrap();
+            (a, b, ada, admin)
+        });
+        t.write(|tx| {
+            assert!(by_name(tx, b, "admin").unwrap().is_none());
+            assert!(list(tx, b).unwrap().is_empty());
+            assert!(by_user(tx, b).unwrap().is_empty());
+            set_description(tx, b, admin, "Nothing").unwrap();
+            delete(tx, b, admin).unwrap();
+            // The same name is free in another tenant.
+            insert(tx, b, "admin", "B's", 1).unwrap();
+        });
+        t.read(|tx| {
+            let row = by_name(tx, a, "admin").unwrap().unwrap();
+            assert_eq!((row.id, row.description.as_str(), row.users), (admin, "Everything", 1));
+            assert_eq!(for_user(tx, ada).unwrap(), ["admin"]);
+            assert_eq!(by_name(tx, b, "admin").unwrap().unwrap().users, 0);
+        });
+    }
+}

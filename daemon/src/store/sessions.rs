@@ -82,3 +82,118 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, token_hash: &[u8]) -> Result<b
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
     Ok(tx.conn_mut().execute("DELETE FROM sessions WHERE expires_at <= ?1", [now])?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::UserStatus;
+    use crate::store::testing::{temp_db, tenant, user, user_with};
+
+    fn new(user_id: UserId, hash: &[u8], expires_at: Timestamp) -> NewSession<'_> {
+        NewSession { user_id, token_hash: hash, auth_time: 3, amr: r#"["hwk","user"]"#, created_at: 4, expires_at }
+    }
+
+    fn rows(tx: &impl Reader) -> i64 {
+        tx.conn().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap()
+    }
+
+    #[test]
+    fn valid_until_expiry() {
+        let t = temp_db();
+        let (a, ada, id) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            (a, ada, insert(tx, a, &new(ada, b"tok", 100)).unwrap())
+        });
+        t.read(|tx| {
+            let s = valid(tx, a, b"tok", 99).unwrap().unwrap();
+            assert_eq!(
+                (s.id, s.user_id, s.auth_time, s.amr.as_str(), s.expires_at),
+                (id, ada, 3, r#"["hwk","user"]"#, 100)
+            );
+            assert!(valid(tx, a, b"tok", 100).unwrap().is_none());
+            assert!(valid(tx, a, b"other", 10).unwrap().is_none());
+        });
+    }
+
+    #[test]
+    fn only_active_users_have_valid_sessions() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            let bob = user_with(tx, a, "bob@example.com", UserStatus::Invited);
+            insert(tx, a, &new(ada, b"ada", 100)).unwrap();
+            insert(tx, a, &new(bob, b"bob", 100)).unwrap();
+            (a, ada)
+        });
+        assert!(t.read(|tx| valid(tx, a, b"bob", 10).unwrap()).is_none());
+        t.write(|tx| crate::store::users::set_status(tx, a, ada, UserStatus::Disabled).unwrap());
+        assert!(t.read(|tx| valid(tx, a, b"ada", 10).unwrap()).is_none());
+        t.write(|tx| crate::store::users::set_status(tx, a, ada, UserStatus::Active).unwrap());
+        assert!(t.read(|tx| valid(tx, a, b"ada", 10).unwrap()).is_some());
+    }
+
+    #[test]
+    fn delete_once_and_delete_others() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            let bob = user(tx, a, "bob@example.com");
+            insert(tx, a, &new(bob, b"bob", 100)).unwrap();
+            (a, ada)
+        });
+        t.write(|tx| {
+            insert(tx, a, &new(ada, b"one", 100)).unwrap();
+            assert!(delete(tx, a, b"one").unwrap());
+            assert!(!delete(tx, a, b"one").unwrap());
+            assert!(valid(tx, a, b"one", 10).unwrap().is_none());
+
+            let keep = insert(tx, a, &new(ada, b"keep", 100)).unwrap();
+            insert(tx, a, &new(ada, b"x", 100)).unwrap();
+            insert(tx, a, &new(ada, b"y", 100)).unwrap();
+            assert_eq!(delete_for_user_except(tx, a, ada, Some(keep)).unwrap(), 2);
+            assert_eq!(valid(tx, a, b"keep", 10).unwrap().unwrap().id, keep);
+            assert_eq!(delete_for_user_except(tx, a, ada, None).unwrap(), 1);
+            assert!(valid(tx, a, b"keep", 10).unwrap().is_none());
+            // The other user's session stays.
+            assert!(valid(tx, a, b"bob", 10).unwrap().is_some());
+        });
+    }
+
+    #[test]
+    fn sweep_removes_expired_sessions_only() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            insert(tx, a, &new(ada, b"old", 100)).unwrap();
+            insert(tx, a, &new(ada, b"new", 200)).unwrap();
+            a
+        });
+        t.write(|tx| {
+            assert_eq!(sweep(tx, 100).unwrap(), 1);
+            assert_eq!(sweep(tx, 100).unwrap(), 0);
+            assert_eq!(rows(tx), 1);
+            assert!(valid(tx, a, b"new", 150).unwrap().is_some());
+        });
+    }
+
+    #[test]
+    fn another_tenant_cannot_use_or_end_a_session() {
+        let t = temp_db();
+        let (a, b, ada, id) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let ada = user(tx, a, "ada@example.com");
+            (a, b, ada, insert(tx, a, &new(ada, b"tok", 100)).unwrap())
+        });
+        t.write(|tx| {
+            assert!(valid(tx, b, b"tok", 10).unwrap().is_none());
+            assert!(!delete(tx, b, b"tok").unwrap());
+            assert_eq!(delete_for_user_except(tx, b, ada, None).unwrap(), 0);
+        });
+        assert_eq!(t.read(|tx| valid(tx, a, b"tok", 10).unwrap().unwrap().id), id);
+    }
+}

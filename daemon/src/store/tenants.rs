@@ -2,7 +2,7 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{Reader, Registration, StoreError, TenantId, Text, WriteTx};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,7 +12,7 @@ pub struct TenantRow {
     pub name: String,
     pub base_url: String,
     pub rp_id: String,
-    pub registration: String,
+    pub registration: Registration,
     pub created_at: Timestamp,
 }
 
@@ -21,7 +21,7 @@ pub struct NewTenant<'a> {
     pub name: &'a str,
     pub base_url: &'a str,
     pub rp_id: &'a str,
-    pub registration: &'a str,
+    pub registration: Registration,
     pub created_at: Timestamp,
 }
 
@@ -34,7 +34,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TenantRow> {
         name: r.get(2)?,
         base_url: r.get(3)?,
         rp_id: r.get(4)?,
-        registration: r.get(5)?,
+        registration: r.get::<_, Text<Registration>>(5)?.0,
         created_at: r.get(6)?,
     })
 }
@@ -42,9 +42,9 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TenantRow> {
 pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreError> {
     tx.conn_mut().execute(
         "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![t.slug, t.name, t.base_url, t.rp_id, t.registration, t.created_at],
+        params![t.slug, t.name, t.base_url, t.rp_id, Text(t.registration), t.created_at],
     )?;
-    Ok(tx.conn_mut().last_insert_rowid())
+    Ok(TenantId(tx.conn_mut().last_insert_rowid()))
 }
 
 pub fn by_slug(tx: &impl Reader, slug: &str) -> Result<Option<TenantRow>, StoreError> {
@@ -74,8 +74,136 @@ pub fn delete(tx: &WriteTx<'_>, id: TenantId) -> Result<bool, StoreError> {
     Ok(tx.conn_mut().execute("DELETE FROM tenants WHERE id = ?1", [id])? == 1)
 }
 
-pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: &str) -> Result<(), StoreError> {
-    tx.conn_mut()
-        .execute("UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1", params![id, name, registration])?;
+pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registration) -> Result<(), StoreError> {
+    tx.conn_mut().execute(
+        "UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1",
+        params![id, name, Text(registration)],
+    )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{app_row, assert_corrupt, force, temp_db, tenant, user};
+    use crate::store::{apps, users};
+
+    #[test]
+    fn insert_and_look_up() {
+        let t = temp_db();
+        let id = t.write(|tx| {
+            insert(
+                tx,
+                &NewTenant {
+                    slug: "acme",
+                    name: "Acme",
+                    base_url: "https://acme.example",
+                    rp_id: "acme.example",
+                    registration: Registration::Open,
+                    created_at: 5,
+                },
+            )
+            .unwrap()
+        });
+        let want = TenantRow {
+            id,
+            slug: "acme".into(),
+            name: "Acme".into(),
+            base_url: "https://acme.example".into(),
+            rp_id: "acme.example".into(),
+            registration: Registration::Open,
+            created_at: 5,
+        };
+        t.read(|tx| {
+            assert_eq!(by_slug(tx, "acme").unwrap(), Some(want.clone()));
+            assert_eq!(by_base_url(tx, "https://acme.example").unwrap(), Some(want.clone()));
+            assert_eq!(by_slug(tx, "other").unwrap(), None);
+            assert_eq!(by_base_url(tx, "https://acme.example/").unwrap(), None);
+            let stored: String =
+                tx.conn().query_row("SELECT registration FROM tenants WHERE id = ?1", [id], |r| r.get(0)).unwrap();
+            assert_eq!(stored, "open");
+        });
+    }
+
+    #[test]
+    fn slug_and_base_url_are_unique() {
+        let t = temp_db();
+        t.write(|tx| {
+            tenant(tx, "a");
+            let dup_slug = NewTenant {
+                slug: "a",
+                name: "x",
+                base_url: "http://elsewhere/a",
+                rp_id: "elsewhere",
+                registration: Registration::Invite,
+                created_at: 1,
+            };
+            assert!(insert(tx, &dup_slug).unwrap_err().is_unique_violation());
+            let dup_url = NewTenant { slug: "b", base_url: "http://localhost/a", ..dup_slug };
+            assert!(insert(tx, &dup_url).unwrap_err().is_unique_violation());
+            assert_eq!(count(tx).unwrap(), 1);
+        });
+    }
+
+    #[test]
+    fn list_count_and_update() {
+        let t = temp_db();
+        let (b, a) = t.write(|tx| (tenant(tx, "b"), tenant(tx, "a")));
+        t.read(|tx| {
+            assert_eq!(list(tx).unwrap().iter().map(|r| r.slug.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+            assert_eq!(count(tx).unwrap(), 2);
+        });
+        t.write(|tx| update(tx, a, "Renamed", Registration::Open).unwrap());
+        t.read(|tx| {
+            let row = by_slug(tx, "a").unwrap().unwrap();
+            assert_eq!((row.name.as_str(), row.registration), ("Renamed", Registration::Open));
+            // Only the named tenant changed.
+            let other = by_slug(tx, "b").unwrap().unwrap();
+            assert_eq!((other.id, other.name.as_str(), other.registration), (b, "b", Registration::Invite));
+        });
+        t.write(|tx| update(tx, a, "Renamed", Registration::Invite).unwrap());
+        assert_eq!(t.read(|tx| by_slug(tx, "a").unwrap().unwrap().registration), Registration::Invite);
+    }
+
+    #[test]
+    fn delete_takes_what_the_tenant_owns_and_nothing_else() {
+        let t = temp_db();
+        let (a, b) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            for id in [a, b] {
+                user(tx, id, "ada@example.com");
+                apps::insert(tx, id, &app_row("c")).unwrap();
+            }
+            (a, b)
+        });
+        t.write(|tx| {
+            assert!(delete(tx, a).unwrap());
+            assert!(!delete(tx, a).unwrap());
+        });
+        t.read(|tx| {
+            assert!(by_slug(tx, "a").unwrap().is_none());
+            assert!(users::by_email(tx, a, "ada@example.com").unwrap().is_none());
+            assert!(apps::get(tx, a, "c").unwrap().is_none());
+            let n: i64 = tx.conn().query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap();
+            assert_eq!(n, 1);
+            assert!(by_slug(tx, "b").unwrap().is_some());
+            assert!(users::by_email(tx, b, "ada@example.com").unwrap().is_some());
+            assert!(apps::get(tx, b, "c").unwrap().is_some());
+            assert_eq!(count(tx).unwrap(), 1);
+        });
+    }
+
+    #[test]
+    fn unknown_registration_is_corrupt() {
+        let t = temp_db();
+        t.write(|tx| {
+            tenant(tx, "a");
+            force(tx, "UPDATE tenants SET registration = 'closed'");
+        });
+        t.read(|tx| {
+            assert_corrupt(by_slug(tx, "a"), "tenants.registration");
+            assert_corrupt(list(tx), "tenants.registration");
+        });
+    }
 }

@@ -2,10 +2,10 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{Reader, StoreError, TenantId, UserStatus, WriteTx};
 use crate::clock::Timestamp;
 
-pub type UserId = i64;
+pub use super::types::UserId;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserRow {
@@ -15,7 +15,7 @@ pub struct UserRow {
     pub email: String,
     pub name: String,
     pub picture: Option<String>,
-    pub status: String,
+    pub status: UserStatus,
     pub created_at: Timestamp,
     pub email_verified: bool,
 }
@@ -25,7 +25,7 @@ pub struct NewUser<'a> {
     pub user_handle: &'a [u8],
     pub email: &'a str,
     pub name: &'a str,
-    pub status: &'a str,
+    pub status: UserStatus,
     pub created_at: Timestamp,
 }
 
@@ -57,7 +57,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<Use
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![tenant, u.public_id, u.user_handle, u.email, normalise_email(u.email), u.name, u.status, u.created_at],
     )?;
-    Ok(tx.conn_mut().last_insert_rowid())
+    Ok(UserId(tx.conn_mut().last_insert_rowid()))
 }
 
 pub fn by_email(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Option<UserRow>, StoreError> {
@@ -80,7 +80,7 @@ pub fn by_handle(tx: &impl Reader, tenant: TenantId, handle: &[u8]) -> Result<Op
     Ok(tx.conn().query_row(&sql, params![tenant, handle], from_row).optional()?)
 }
 
-pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: &str) -> Result<(), StoreError> {
+pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: UserStatus) -> Result<(), StoreError> {
     tx.conn_mut()
         .execute("UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, status])?;
     Ok(())
@@ -107,7 +107,7 @@ pub fn list(
     tx: &impl Reader,
     tenant: TenantId,
     role: Option<&str>,
-    status: Option<&str>,
+    status: Option<UserStatus>,
 ) -> Result<Vec<UserRow>, StoreError> {
     let cols = COLUMNS.split(", ").map(|c| format!("u.{c}")).collect::<Vec<_>>().join(", ");
     let sql = format!(
@@ -132,4 +132,260 @@ pub fn sign_out_everywhere(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: 
     tx.conn_mut().execute("DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
     super::oidc::revoke_grants(tx, tenant, super::oidc::Grants::User(id), now)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::oidc::{self, NewRefresh};
+    use crate::store::sessions::{self, NewSession};
+    use crate::store::testing::{assert_corrupt, credential_row, force, temp_db, tenant, user, user_with};
+    use crate::store::{InvitePurpose, credentials, invites, roles};
+
+    fn session(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, hash: &[u8]) -> i64 {
+        let s =
+            NewSession { user_id: user, token_hash: hash, auth_time: 1, amr: "[]", created_at: 1, expires_at: 1000 };
+        sessions::insert(tx, tenant, &s).unwrap()
+    }
+
+    fn refresh(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, hash: &[u8]) {
+        let r = NewRefresh {
+            hash,
+            family: "f",
+            client_id: "c",
+            user_id: user,
+            session_id: None,
+            code_hash: None,
+            scope: "openid",
+            auth_time: 1,
+            amr: "[]",
+            expires_at: 1000,
+            access_jti: "jti",
+            access_expires_at: 1000,
+        };
+        oidc::insert_refresh(tx, tenant, &r, 1).unwrap();
+    }
+
+    #[test]
+    fn insert_and_every_lookup() {
+        let t = temp_db();
+        let (a, id) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let new = NewUser {
+                public_id: "p1",
+                user_handle: &[1, 2, 3],
+                email: " Ada@Example.COM ",
+                name: "Ada",
+                status: UserStatus::Invited,
+                created_at: 7,
+            };
+            (a, insert(tx, a, &new).unwrap())
+        });
+        let want = UserRow {
+            id,
+            public_id: "p1".into(),
+            user_handle: vec![1, 2, 3],
+            email: " Ada@Example.COM ".into(),
+            name: "Ada".into(),
+            picture: None,
+            status: UserStatus::Invited,
+            created_at: 7,
+            email_verified: false,
+        };
+        t.read(|tx| {
+            // Look-up by e-mail is case-insensitive and ignores surrounding blanks.
+            assert_eq!(by_email(tx, a, "ada@example.com").unwrap(), Some(want.clone()));
+            assert_eq!(by_email(tx, a, "ADA@EXAMPLE.COM").unwrap(), Some(want.clone()));
+            assert_eq!(by_id(tx, a, id).unwrap(), Some(want.clone()));
+            assert_eq!(by_public_id(tx, a, "p1").unwrap(), Some(want.clone()));
+            assert_eq!(by_handle(tx, a, &[1, 2, 3]).unwrap(), Some(want.clone()));
+            assert_eq!(by_email(tx, a, "bob@example.com").unwrap(), None);
+            assert_eq!(by_id(tx, a, UserId(id.0 + 1)).unwrap(), None);
+            assert_eq!(by_public_id(tx, a, "p2").unwrap(), None);
+            assert_eq!(by_handle(tx, a, &[1, 2]).unwrap(), None);
+            let stored: String =
+                tx.conn().query_row("SELECT status FROM users WHERE id = ?1", [id], |r| r.get(0)).unwrap();
+            assert_eq!(stored, "invited");
+        });
+    }
+
+    #[test]
+    fn email_public_id_and_handle_are_unique_per_tenant() {
+        let t = temp_db();
+        t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            user(tx, a, "ada@example.com");
+            let clash = |email: &str, public_id: &str, handle: &[u8]| {
+                let new = NewUser {
+                    public_id,
+                    user_handle: handle,
+                    email,
+                    name: "x",
+                    status: UserStatus::Active,
+                    created_at: 1,
+                };
+                insert(tx, a, &new).unwrap_err().is_unique_violation()
+            };
+            assert!(clash("ADA@example.com", "other", b"other"));
+            assert!(clash("bob@example.com", "pub-ada@example.com", b"other"));
+            assert!(clash("bob@example.com", "other", b"ada@example.com"));
+            // Another tenant has its own namespace.
+            user(tx, b, "ada@example.com");
+        });
+    }
+
+    #[test]
+    fn status_name_and_verification() {
+        let t = temp_db();
+        let (a, id, other) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            (a, user_with(tx, a, "ada@example.com", UserStatus::Invited), user(tx, a, "bob@example.com"))
+        });
+        t.write(|tx| {
+            set_status(tx, a, id, UserStatus::Active).unwrap();
+            set_name(tx, a, id, "Ada L.").unwrap();
+            set_email_verified(tx, a, id).unwrap();
+        });
+        let u = t.read(|tx| by_id(tx, a, id).unwrap().unwrap());
+        assert_eq!((u.status, u.name.as_str(), u.email_verified), (UserStatus::Active, "Ada L.", true));
+        t.write(|tx| set_status(tx, a, id, UserStatus::Disabled).unwrap());
+        assert_eq!(t.read(|tx| by_id(tx, a, id).unwrap().unwrap().status), UserStatus::Disabled);
+        // The other user of the tenant is untouched.
+        let o = t.read(|tx| by_id(tx, a, other).unwrap().unwrap());
+        assert_eq!((o.status, o.name.as_str(), o.email_verified), (UserStatus::Active, "bob@example.com", false));
+    }
+
+    #[test]
+    fn list_filters_by_role_and_status() {
+        let t = temp_db();
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let carol = user_with(tx, a, "Carol@example.com", UserStatus::Disabled);
+            let ada = user(tx, a, "ada@example.com");
+            user_with(tx, a, "bob@example.com", UserStatus::Invited);
+            user(tx, b, "eve@example.com");
+            roles::insert(tx, a, "admin", "", 1).unwrap();
+            let admin = roles::by_name(tx, a, "admin").unwrap().unwrap().id;
+            roles::assign(tx, ada, admin).unwrap();
+            roles::assign(tx, carol, admin).unwrap();
+            a
+        });
+        let emails = |role: Option<&str>, status: Option<UserStatus>| -> Vec<String> {
+            t.read(|tx| list(tx, a, role, status).unwrap().into_iter().map(|u| u.email).collect())
+        };
+        assert_eq!(emails(None, None), ["ada@example.com", "bob@example.com", "Carol@example.com"]);
+        assert_eq!(emails(Some("admin"), None), ["ada@example.com", "Carol@example.com"]);
+        assert_eq!(emails(None, Some(UserStatus::Invited)), ["bob@example.com"]);
+        assert_eq!(emails(Some("admin"), Some(UserStatus::Disabled)), ["Carol@example.com"]);
+        assert_eq!(emails(Some("admin"), Some(UserStatus::Invited)), Vec::<String>::new());
+        assert_eq!(emails(Some("nobody"), None), Vec::<String>::new());
+    }
+
+    #[test]
+    fn delete_takes_what_the_user_owns() {
+        let t = temp_db();
+        let (a, ada, bob) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            let bob = user(tx, a, "bob@example.com");
+            for (u, n) in [(ada, 1u8), (bob, 2)] {
+                credentials::insert(tx, a, &credential_row(u, &[n])).unwrap();
+                session(tx, a, u, &[n]);
+                invites::insert(tx, a, u, &[n], InvitePurpose::Recovery, 1, 1000).unwrap();
+            }
+            (a, ada, bob)
+        });
+        t.write(|tx| {
+            assert!(delete(tx, a, ada).unwrap());
+            assert!(!delete(tx, a, ada).unwrap());
+        });
+        t.read(|tx| {
+            assert!(by_id(tx, a, ada).unwrap().is_none());
+            assert_eq!(credentials::count_for_user(tx, a, ada).unwrap(), 0);
+            assert!(sessions::valid(tx, a, &[1], 2).unwrap().is_none());
+            assert!(invites::valid(tx, a, &[1], 2).unwrap().is_none());
+            assert!(by_id(tx, a, bob).unwrap().is_some());
+            assert_eq!(credentials::count_for_user(tx, a, bob).unwrap(), 1);
+            assert!(sessions::valid(tx, a, &[2], 2).unwrap().is_some());
+            assert!(invites::valid(tx, a, &[2], 2).unwrap().is_some());
+        });
+    }
+
+    #[test]
+    fn sign_out_everywhere_ends_sessions_and_refresh_tokens_of_that_user_only() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user(tx, a, "ada@example.com");
+            let bob = user(tx, a, "bob@example.com");
+            session(tx, a, ada, b"s-ada");
+            session(tx, a, bob, b"s-bob");
+            refresh(tx, a, ada, b"r-ada");
+            refresh(tx, a, bob, b"r-bob");
+            (a, ada)
+        });
+        t.write(|tx| sign_out_everywhere(tx, a, ada, 50).unwrap());
+        t.read(|tx| {
+            assert!(sessions::valid(tx, a, b"s-ada", 2).unwrap().is_none());
+            assert_eq!(oidc::refresh(tx, a, b"r-ada").unwrap().unwrap().revoked_at, Some(50));
+            assert!(sessions::valid(tx, a, b"s-bob", 2).unwrap().is_some());
+            assert_eq!(oidc::refresh(tx, a, b"r-bob").unwrap().unwrap().revoked_at, None);
+        });
+        // An already revoked token keeps its first revocation time.
+        t.write(|tx| sign_out_everywhere(tx, a, ada, 60).unwrap());
+        assert_eq!(t.read(|tx| oidc::refresh(tx, a, b"r-ada").unwrap().unwrap().revoked_at), Some(50));
+    }
+
+    #[test]
+    fn another_tenant_cannot_read_change_or_delete_a_user() {
+        let t = temp_db();
+        let (a, b, id) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let id = user_with(tx, a, "ada@example.com", UserStatus::Invited);
+            session(tx, a, id, b"s");
+            refresh(tx, a, id, b"r");
+            (a, b, id)
+        });
+        let before = t.read(|tx| by_id(tx, a, id).unwrap().unwrap());
+        t.read(|tx| {
+            assert!(by_email(tx, b, "ada@example.com").unwrap().is_none());
+            assert!(by_id(tx, b, id).unwrap().is_none());
+            assert!(by_public_id(tx, b, "pub-ada@example.com").unwrap().is_none());
+            assert!(by_handle(tx, b, b"ada@example.com").unwrap().is_none());
+            assert!(list(tx, b, None, None).unwrap().is_empty());
+        });
+        t.write(|tx| {
+            set_status(tx, b, id, UserStatus::Disabled).unwrap();
+            set_name(tx, b, id, "Mallory").unwrap();
+            set_email_verified(tx, b, id).unwrap();
+            assert!(!delete(tx, b, id).unwrap());
+            sign_out_everywhere(tx, b, id, 50).unwrap();
+        });
+        t.read(|tx| {
+            assert_eq!(by_id(tx, a, id).unwrap(), Some(before));
+            assert!(sessions::valid(tx, a, b"s", 2).unwrap().is_none(), "an invited user has no valid session");
+            let n: i64 = tx.conn().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
+            assert_eq!(n, 1);
+            assert_eq!(oidc::refresh(tx, a, b"r").unwrap().unwrap().revoked_at, None);
+        });
+    }
+
+    #[test]
+    fn unknown_status_is_corrupt() {
+        let t = temp_db();
+        let (a, id) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let id = user(tx, a, "ada@example.com");
+            force(tx, "UPDATE users SET status = 'sleeping'");
+            (a, id)
+        });
+        t.read(|tx| {
+            assert_corrupt(by_id(tx, a, id), "users.status");
+            assert_corrupt(by_email(tx, a, "ada@example.com"), "users.status");
+            assert_corrupt(list(tx, a, None, None), "users.status");
+        });
+    }
 }

@@ -11,7 +11,7 @@ use crate::clock::{Timestamp, rfc3339};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::Error;
 use crate::store::users::{NewUser, normalise_email};
-use crate::store::{self, TenantId, WriteTx};
+use crate::store::{self, InvitePurpose, TenantId, UserStatus, WriteTx};
 use crate::webauthn::{valid_email, valid_name};
 
 #[derive(Debug, Clone)]
@@ -173,7 +173,7 @@ pub fn invite_rows(
                 user_handle: &handle,
                 email: &row.email,
                 name: &row.name,
-                status: "invited",
+                status: UserStatus::Invited,
                 created_at: now,
             },
         )?;
@@ -182,7 +182,7 @@ pub fn invite_rows(
                 store::roles::assign(tx, id, *role)?;
             }
         }
-        let token = issue_token(tx, tenant, id, "invite", now, expires_at)?;
+        let token = issue_token(tx, tenant, id, InvitePurpose::Invite, now, expires_at)?;
         out.invited.push(InvitedRow {
             email: row.email.clone(),
             name: row.name.clone(),

@@ -11,8 +11,8 @@ use crate::State;
 use crate::clock::{Timestamp, date, rfc3339};
 use crate::crypto::{b64url, b64url_decode, random_bytes, random_token, sha256};
 use crate::error::Error;
-use crate::store::users::{NewUser, UserRow};
-use crate::store::{self, Reader, TenantId, WriteTx};
+use crate::store::users::{NewUser, UserId, UserRow};
+use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
 use crate::tenants::require;
 use crate::webauthn::{valid_email, valid_name};
 
@@ -28,8 +28,8 @@ pub fn require_user(tx: &impl Reader, tenant: TenantId, slug: &str, email: &str)
 pub(crate) fn issue_token(
     tx: &WriteTx<'_>,
     tenant: TenantId,
-    user: i64,
-    purpose: &str,
+    user: UserId,
+    purpose: InvitePurpose,
     now: Timestamp,
     expires_at: Timestamp,
 ) -> Result<String, Error> {
@@ -59,7 +59,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
         .write(move |tx| -> Result<(Invitation, String), Error> {
             let tenant = require(tx, &slug)?;
             let user = match store::users::by_email(tx, tenant.id, &email)? {
-                Some(u) if u.status == "invited" => u,
+                Some(u) if u.status == UserStatus::Invited => u,
                 Some(u) => {
                     return Err(Error::conflict(
                         codes::USER_EXISTS,
@@ -73,7 +73,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
                     let id = store::users::insert(
                         tx,
                         tenant.id,
-                        &NewUser { public_id: &public_id, user_handle: &handle, email: &email, name: &name, status: "invited", created_at: now },
+                        &NewUser { public_id: &public_id, user_handle: &handle, email: &email, name: &name, status: UserStatus::Invited, created_at: now },
                     )?;
                     store::users::by_id(tx, tenant.id, id)?.ok_or_else(|| Error::internal("user vanished"))?
                 }
@@ -82,7 +82,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
                 let role = roles::require_role(tx, tenant.id, &slug, role)?;
                 store::roles::assign(tx, user.id, role.id)?;
             }
-            let token = issue_token(tx, tenant.id, user.id, "invite", now, expires_at)?;
+            let token = issue_token(tx, tenant.id, user.id, InvitePurpose::Invite, now, expires_at)?;
             Ok((
                 Invitation {
                     email: user.email,
@@ -130,13 +130,13 @@ pub async fn recover(state: &State, slug: String, email: String) -> Result<Recov
         .write(move |tx| -> Result<Recovery, Error> {
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
-            if user.status == "disabled" {
+            if user.status == UserStatus::Disabled {
                 return Err(Error::conflict(
                     codes::USER_DISABLED,
                     format!("{} is disabled; enable the account before issuing a recovery link", user.email),
                 ));
             }
-            let token = issue_token(tx, tenant.id, user.id, "recovery", now, expires_at)?;
+            let token = issue_token(tx, tenant.id, user.id, InvitePurpose::Recovery, now, expires_at)?;
             tracing::info!(tenant = %slug, user = %user.public_id, "recovery link issued");
             Ok(Recovery {
                 email: user.email,
@@ -150,7 +150,7 @@ pub async fn recover(state: &State, slug: String, email: String) -> Result<Recov
 fn admin_credential(c: &store::credentials::CredentialRow) -> AdminCredential {
     AdminCredential {
         id: b64url(&c.credential_id),
-        kind: c.kind.clone(),
+        kind: c.kind.as_str().to_owned(),
         device: c.device.clone(),
         name: c.name.clone(),
         created: date(c.created_at),
@@ -196,7 +196,7 @@ pub fn to_wire(tx: &impl Reader, tenant: TenantId, u: &UserRow) -> Result<User, 
         id: u.public_id.clone(),
         email: u.email.clone(),
         name: u.name.clone(),
-        status: u.status.clone(),
+        status: u.status.as_str().to_owned(),
         roles: store::roles::for_user(tx, u.id)?,
         created: date(u.created_at),
         credentials: store::credentials::count_for_user(tx, tenant, u.id)?,
@@ -209,11 +209,12 @@ pub async fn list(
     role: Option<String>,
     status: Option<String>,
 ) -> Result<Vec<User>, Error> {
-    if let Some(s) = &status
-        && !["invited", "active", "disabled"].contains(&s.as_str())
-    {
-        return Err(Error::invalid(codes::INVALID_INPUT, format!("status {s:?}: use invited, active or disabled")));
-    }
+    let status = match status {
+        None => None,
+        Some(s) => Some(UserStatus::parse(&s).ok_or_else(|| {
+            Error::invalid(codes::INVALID_INPUT, format!("status {s:?}: use invited, active or disabled"))
+        })?),
+    };
     state
         .db
         .read(move |tx| -> Result<_, Error> {
@@ -224,7 +225,7 @@ pub async fn list(
             // Roles and credential counts for the whole tenant in two queries, not two per user.
             let mut roles = store::roles::by_user(tx, tenant.id)?;
             let counts = store::credentials::counts_by_user(tx, tenant.id)?;
-            Ok(store::users::list(tx, tenant.id, role.as_deref(), status.as_deref())?
+            Ok(store::users::list(tx, tenant.id, role.as_deref(), status)?
                 .into_iter()
                 .map(|u| User {
                     roles: roles.remove(&u.id).unwrap_or_default(),
@@ -232,7 +233,7 @@ pub async fn list(
                     id: u.public_id,
                     email: u.email,
                     name: u.name,
-                    status: u.status,
+                    status: u.status.as_str().to_owned(),
                     created: date(u.created_at),
                 })
                 .collect())
@@ -261,17 +262,17 @@ pub async fn set_enabled(state: &State, slug: String, email: String, enabled: bo
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             if enabled {
-                if user.status == "disabled" {
+                if user.status == UserStatus::Disabled {
                     let has_credentials = store::credentials::count_for_user(tx, tenant.id, user.id)? > 0;
                     store::users::set_status(
                         tx,
                         tenant.id,
                         user.id,
-                        if has_credentials { "active" } else { "invited" },
+                        if has_credentials { UserStatus::Active } else { UserStatus::Invited },
                     )?;
                 }
             } else {
-                store::users::set_status(tx, tenant.id, user.id, "disabled")?;
+                store::users::set_status(tx, tenant.id, user.id, UserStatus::Disabled)?;
                 store::users::sign_out_everywhere(tx, tenant.id, user.id, now)?;
             }
             let user = require_user(tx, tenant.id, &slug, &email)?;

@@ -21,8 +21,8 @@ use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
-use crate::store::users::{UserRow, normalise_email};
-use crate::store::{self, WriteTx};
+use crate::store::users::{UserId, UserRow, normalise_email};
+use crate::store::{self, ChallengeKind, TenantId, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Default, Deserialize)]
@@ -53,7 +53,7 @@ pub struct FinishResponse {
 pub struct Finished {
     pub response: FinishResponse,
     pub session: Issued,
-    pub user_id: i64,
+    pub user_id: UserId,
 }
 
 fn denied(code: &'static str, message: &str) -> Error {
@@ -72,7 +72,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
             let t = tenant.id;
             let known = match &username {
                 Some(u) => match store::users::by_email(tx, t, u)? {
-                    Some(user) if user.status == "active" => {
+                    Some(user) if user.status == UserStatus::Active => {
                         let creds = store::credentials::for_user(tx, t, user.id)?;
                         if creds.is_empty() { None } else { Some((user, creds)) }
                     }
@@ -85,7 +85,12 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
                     let passkeys = creds.iter().map(passkey).collect::<Result<Vec<_>, _>>()?;
                     let (rcr, st) = tenant.webauthn.start_passkey_authentication(&passkeys).map_err(Error::internal)?;
                     let options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
-                    (options, "authenticate", Some(user.id), serde_json::to_string(&st).map_err(Error::internal)?)
+                    (
+                        options,
+                        ChallengeKind::Authenticate,
+                        Some(user.id),
+                        serde_json::to_string(&st).map_err(Error::internal)?,
+                    )
                 }
                 (None, decoy) => {
                     let (rcr, st) = tenant.webauthn.start_discoverable_authentication().map_err(Error::internal)?;
@@ -94,9 +99,9 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
                         // Unknown username: same shape as a known one, nothing to sign with.
                         Some(id) => {
                             options["allowCredentials"] = json!([{"type": "public-key", "id": b64url(&id)}]);
-                            "authenticate"
+                            ChallengeKind::Authenticate
                         }
-                        None => "discoverable",
+                        None => ChallengeKind::Discoverable,
                     };
                     (options, kind, None, serde_json::to_string(&st).map_err(Error::internal)?)
                 }
@@ -106,14 +111,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
             store::challenges::insert(
                 tx,
                 t,
-                &ChallengeRow {
-                    challenge,
-                    kind: kind.into(),
-                    user_id,
-                    state: state_json,
-                    context: "{}".into(),
-                    expires_at,
-                },
+                &ChallengeRow { challenge, kind, user_id, state: state_json, context: "{}".into(), expires_at },
             )?;
             Ok(options)
         })
@@ -151,12 +149,18 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         .db
         .write(move |tx| -> Result<Finished, Error> {
             let t = tenant.id;
-            let row = store::challenges::take(tx, t, &req.challenge, ("authenticate", "discoverable"), now)?
-                .ok_or_else(invalid_challenge)?;
+            let row = store::challenges::take(
+                tx,
+                t,
+                &req.challenge,
+                (ChallengeKind::Authenticate, ChallengeKind::Discoverable),
+                now,
+            )?
+            .ok_or_else(invalid_challenge)?;
             let unknown = || denied(codes::UNKNOWN_CREDENTIAL, "this credential is not registered here");
             let cred_id = assertion.raw_id.to_vec();
 
-            let (user, credential, result) = if row.kind == "discoverable" {
+            let (user, credential, result) = if row.kind == ChallengeKind::Discoverable {
                 let handle = assertion.response.user_handle.clone().ok_or_else(|| {
                     Error::invalid(
                         codes::MISSING_USER_HANDLE,
@@ -191,7 +195,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     .map_err(|e| super::verification_error(e, true))?;
                 (user, credential, result)
             };
-            if user.status != "active" {
+            if user.status != UserStatus::Active {
                 return Err(Error::new(Kind::Forbidden, codes::USER_DISABLED, "this account is disabled"));
             }
 
@@ -213,6 +217,11 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
 }
 
 /// The credential with this id, if it belongs to `user` (another user's credential reads as unknown).
-fn owned_credential(tx: &WriteTx<'_>, tenant: i64, user: &UserRow, id: &[u8]) -> Result<Option<CredentialRow>, Error> {
+fn owned_credential(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    user: &UserRow,
+    id: &[u8],
+) -> Result<Option<CredentialRow>, Error> {
     Ok(store::credentials::by_credential_id(tx, tenant, id)?.filter(|c| c.user_id == user.id))
 }

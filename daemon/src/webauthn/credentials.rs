@@ -10,6 +10,7 @@ use crate::State;
 use crate::crypto::b64url_decode;
 use crate::error::Error;
 use crate::store;
+use crate::store::users::UserId;
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Deserialize)]
@@ -27,7 +28,7 @@ fn raw_id(id: &str) -> Result<Vec<u8>, Error> {
     b64url_decode(id).filter(|v| !v.is_empty()).ok_or_else(not_found)
 }
 
-pub async fn list(state: &State, tenant: Arc<TenantRuntime>, user: i64) -> Result<Vec<CredentialInfo>, Error> {
+pub async fn list(state: &State, tenant: Arc<TenantRuntime>, user: UserId) -> Result<Vec<CredentialInfo>, Error> {
     state
         .db
         .read(move |tx| -> Result<_, Error> {
@@ -45,7 +46,7 @@ fn valid_label(name: &str) -> bool {
 pub async fn rename(
     state: &State,
     tenant: Arc<TenantRuntime>,
-    user: i64,
+    user: UserId,
     id: &str,
     req: Rename,
 ) -> Result<CredentialInfo, Error> {
@@ -66,7 +67,7 @@ pub async fn rename(
         .await
 }
 
-pub async fn delete(state: &State, tenant: Arc<TenantRuntime>, user: i64, id: &str) -> Result<(), Error> {
+pub async fn delete(state: &State, tenant: Arc<TenantRuntime>, user: UserId, id: &str) -> Result<(), Error> {
     let raw = raw_id(id)?;
     state
         .db

@@ -50,7 +50,7 @@ impl CredentialInfo {
     pub fn from_row(row: &crate::store::credentials::CredentialRow) -> CredentialInfo {
         CredentialInfo {
             id: crate::crypto::b64url(&row.credential_id),
-            kind: row.kind.clone(),
+            kind: row.kind.as_str().to_owned(),
             device: row.device.clone(),
             created: crate::clock::date(row.created_at),
             name: row.name.clone(),

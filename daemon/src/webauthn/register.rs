@@ -20,8 +20,9 @@ use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
-use crate::store::users::{NewUser, UserRow, normalise_email};
-use crate::store::{self, WriteTx};
+use crate::store::invites::InviteId;
+use crate::store::users::{NewUser, UserId, UserRow, normalise_email};
+use crate::store::{self, ChallengeKind, CredentialKind, InvitePurpose, TenantId, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -71,8 +72,8 @@ pub struct FinishResponse {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 enum Who {
-    Invite { user_id: i64, invite_id: i64, recovery: bool },
-    Session { user_id: i64, session_id: i64 },
+    Invite { user_id: UserId, invite_id: InviteId, recovery: bool },
+    Session { user_id: UserId, session_id: i64 },
     Open { handle: String, public_id: String },
 }
 
@@ -129,12 +130,15 @@ pub async fn start(
                 if normalise_email(&user.email) != normalise_email(&username) {
                     return Err(not_allowed("this invitation is for another e-mail address"));
                 }
-                if user.status == "disabled" {
+                if user.status == UserStatus::Disabled {
                     return Err(not_allowed("this account is disabled"));
                 }
                 let excluded = credential_ids(tx, t, user.id)?;
-                let who =
-                    Who::Invite { user_id: user.id, invite_id: invite.id, recovery: invite.purpose == "recovery" };
+                let who = Who::Invite {
+                    user_id: user.id,
+                    invite_id: invite.id,
+                    recovery: invite.purpose == InvitePurpose::Recovery,
+                };
                 (who, user.user_handle, Some(user.id), excluded)
             } else if let Some((session, user)) = match &caller.session_token {
                 Some(token) => sessions::lookup(tx, t, token, now)?,
@@ -174,7 +178,7 @@ pub async fn start(
                 t,
                 &ChallengeRow {
                     challenge,
-                    kind: "register".into(),
+                    kind: ChallengeKind::Register,
                     user_id,
                     state: serde_json::to_string(&reg_state).map_err(Error::internal)?,
                     context: serde_json::to_string(&context).map_err(Error::internal)?,
@@ -186,7 +190,7 @@ pub async fn start(
         .await
 }
 
-fn credential_ids(tx: &WriteTx<'_>, tenant: i64, user: i64) -> Result<Vec<Vec<u8>>, Error> {
+fn credential_ids(tx: &WriteTx<'_>, tenant: TenantId, user: UserId) -> Result<Vec<Vec<u8>>, Error> {
     Ok(store::credentials::for_user(tx, tenant, user)?.into_iter().map(|c| c.credential_id).collect())
 }
 
@@ -232,8 +236,14 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         .db
         .write(move |tx| -> Result<Finished, Error> {
             let t = tenant.id;
-            let row = store::challenges::take(tx, t, &req.challenge, ("register", "register"), now)?
-                .ok_or_else(invalid_challenge)?;
+            let row = store::challenges::take(
+                tx,
+                t,
+                &req.challenge,
+                (ChallengeKind::Register, ChallengeKind::Register),
+                now,
+            )?
+            .ok_or_else(invalid_challenge)?;
             let reg_state: PasskeyRegistration = serde_json::from_str(&row.state).map_err(Error::internal)?;
             let ctx: Context = serde_json::from_str(&row.context).map_err(Error::internal)?;
             let passkey = tenant
@@ -265,8 +275,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                         return Err(not_allowed("this invitation link was used or has expired"));
                     }
                     let user = existing_user(tx, t, *user_id)?;
-                    if user.status == "invited" {
-                        store::users::set_status(tx, t, user.id, "active")?;
+                    if user.status == UserStatus::Invited {
+                        store::users::set_status(tx, t, user.id, UserStatus::Active)?;
                     }
                     // The invitation reached this address: it is the user's.
                     store::users::set_email_verified(tx, t, user.id)?;
@@ -291,29 +301,29 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                             user_handle: &handle,
                             email: &ctx.username,
                             name: &ctx.display_name,
-                            status: "active",
+                            status: UserStatus::Active,
                             created_at: now,
                         },
                     )?;
                     (existing_user(tx, t, id)?, true)
                 }
             };
-            if user.status == "disabled" {
+            if user.status == UserStatus::Disabled {
                 return Err(not_allowed("this account is disabled"));
             }
 
             let kind = match reported_attachment.as_deref() {
-                Some("platform") => "platform",
-                Some("cross-platform") => "roaming",
-                _ if ctx.attachment == Attachment::Roaming => "roaming",
-                _ => "platform",
+                Some("platform") => CredentialKind::Platform,
+                Some("cross-platform") => CredentialKind::Roaming,
+                _ if ctx.attachment == Attachment::Roaming => CredentialKind::Roaming,
+                _ => CredentialKind::Platform,
             };
-            let label = device::label(auth.aaguid.as_ref(), ctx.user_agent.as_deref(), kind == "roaming");
+            let label = device::label(auth.aaguid.as_ref(), ctx.user_agent.as_deref(), kind == CredentialKind::Roaming);
             let credential = CredentialRow {
                 user_id: user.id,
                 credential_id: cred_id,
                 passkey: serde_json::to_string(&passkey).map_err(Error::internal)?,
-                kind: kind.to_owned(),
+                kind,
                 aaguid: auth.aaguid.map(|a| a.to_vec()),
                 device: label.clone(),
                 name: label,
@@ -342,6 +352,6 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         .await
 }
 
-fn existing_user(tx: &WriteTx<'_>, tenant: i64, id: i64) -> Result<UserRow, Error> {
+fn existing_user(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<UserRow, Error> {
     store::users::by_id(tx, tenant, id)?.ok_or_else(|| not_allowed("this account no longer exists"))
 }
