@@ -140,7 +140,7 @@ fn issue_user_tokens(
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<TokenResponse, OAuthError> {
-    let roles = store::roles::for_user(tx, user.id)?;
+    let roles = store::roles::for_user(tx, tenant.id, user.id)?;
     let access = AccessClaims {
         iss: tenant.base_url.clone(),
         sub: user.public_id.clone(),

@@ -58,7 +58,7 @@ pub async fn userinfo(state: &State, tenant: Arc<TenantRuntime>, token: String) 
                 return Err(OAuthError::insufficient_scope("userinfo needs the openid scope", "openid"));
             }
             // Current roles, which may have changed since the token was issued.
-            let roles = store::roles::for_user(tx, user.id)?;
+            let roles = store::roles::for_user(tx, tenant.id, user.id)?;
             Ok(UserInfo {
                 sub: user.public_id.clone(),
                 claims: user_claims(&tenant, &user, user.email_verified, &roles, &claims.scope),

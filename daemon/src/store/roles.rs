@@ -61,25 +61,33 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: i64) -> Result<(), StoreEr
     Ok(())
 }
 
-/// Assigns; false when the user already had the role.
-pub fn assign(tx: &WriteTx<'_>, user: UserId, role: i64) -> Result<bool, StoreError> {
-    Ok(tx
-        .conn_mut()
-        .execute("INSERT OR IGNORE INTO user_roles (user_id, role_id) VALUES (?1, ?2)", params![user, role])?
-        == 1)
+/// Assigns; false when the user already had the role, or when the user or the role is not of
+/// `tenant` (user_roles has no tenant column: both ends are checked here).
+pub fn assign(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, role: i64) -> Result<bool, StoreError> {
+    let mut stmt = tx.conn_mut().prepare_cached(
+        "INSERT OR IGNORE INTO user_roles (user_id, role_id)
+         SELECT u.id, r.id FROM users u JOIN roles r ON r.tenant_id = u.tenant_id
+         WHERE u.tenant_id = ?1 AND u.id = ?2 AND r.id = ?3",
+    )?;
+    Ok(stmt.execute(params![tenant, user, role])? == 1)
 }
 
-pub fn unassign(tx: &WriteTx<'_>, user: UserId, role: i64) -> Result<bool, StoreError> {
-    Ok(super::exec(tx.conn_mut(), "DELETE FROM user_roles WHERE user_id = ?1 AND role_id = ?2", params![user, role])?
-        == 1)
+pub fn unassign(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, role: i64) -> Result<bool, StoreError> {
+    Ok(super::exec(
+        tx.conn_mut(),
+        "DELETE FROM user_roles WHERE user_id = ?2 AND role_id = ?3
+           AND role_id IN (SELECT id FROM roles WHERE tenant_id = ?1)",
+        params![tenant, user, role],
+    )? == 1)
 }
 
 /// A user's role names, sorted.
-pub fn for_user(tx: &impl Reader, user: UserId) -> Result<Vec<String>, StoreError> {
+pub fn for_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<String>, StoreError> {
     let mut stmt = tx.conn().prepare_cached(
-        "SELECT r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = ?1 ORDER BY r.name",
+        "SELECT r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+         WHERE r.tenant_id = ?1 AND ur.user_id = ?2 ORDER BY r.name",
     )?;
-    let names = stmt.query_map([user], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
+    let names = stmt.query_map(params![tenant, user], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
     Ok(names)
 }
 
@@ -154,18 +162,18 @@ mod tests {
         });
         t.write(|tx| {
             let (admin, viewer) = (role_id(tx, a, "admin"), role_id(tx, a, "viewer"));
-            assert!(assign(tx, ada, viewer).unwrap());
-            assert!(assign(tx, ada, admin).unwrap());
-            assert!(!assign(tx, ada, admin).unwrap(), "a second assignment changes nothing");
-            assert!(assign(tx, bob, viewer).unwrap());
-            assert_eq!(for_user(tx, ada).unwrap(), ["admin", "viewer"]);
+            assert!(assign(tx, a, ada, viewer).unwrap());
+            assert!(assign(tx, a, ada, admin).unwrap());
+            assert!(!assign(tx, a, ada, admin).unwrap(), "a second assignment changes nothing");
+            assert!(assign(tx, a, bob, viewer).unwrap());
+            assert_eq!(for_user(tx, a, ada).unwrap(), ["admin", "viewer"]);
             assert_eq!(by_name(tx, a, "viewer").unwrap().unwrap().users, 2);
             let map = by_user(tx, a).unwrap();
             assert_eq!(map.get(&ada).unwrap(), &["admin", "viewer"]);
             assert_eq!(map.get(&bob).unwrap(), &["viewer"]);
-            assert!(unassign(tx, ada, viewer).unwrap());
-            assert!(!unassign(tx, ada, viewer).unwrap());
-            assert_eq!(for_user(tx, ada).unwrap(), ["admin"]);
+            assert!(unassign(tx, a, ada, viewer).unwrap());
+            assert!(!unassign(tx, a, ada, viewer).unwrap());
+            assert_eq!(for_user(tx, a, ada).unwrap(), ["admin"]);
             assert_eq!(by_name(tx, a, "viewer").unwrap().unwrap().users, 1);
         });
     }
@@ -178,14 +186,14 @@ mod tests {
             let ada = user(tx, a, "ada@example.com");
             insert(tx, a, "admin", "", 1).unwrap();
             insert(tx, a, "viewer", "", 1).unwrap();
-            assign(tx, ada, role_id(tx, a, "admin")).unwrap();
-            assign(tx, ada, role_id(tx, a, "viewer")).unwrap();
+            assign(tx, a, ada, role_id(tx, a, "admin")).unwrap();
+            assign(tx, a, ada, role_id(tx, a, "viewer")).unwrap();
             (a, ada)
         });
         t.write(|tx| delete(tx, a, role_id(tx, a, "admin")).unwrap());
         t.read(|tx| {
             assert!(by_name(tx, a, "admin").unwrap().is_none());
-            assert_eq!(for_user(tx, ada).unwrap(), ["viewer"]);
+            assert_eq!(for_user(tx, a, ada).unwrap(), ["viewer"]);
             assert_eq!(list(tx, a).unwrap().len(), 1);
         });
     }
@@ -199,7 +207,7 @@ mod tests {
             let ada = user(tx, a, "ada@example.com");
             insert(tx, a, "admin", "Everything", 1).unwrap();
             let admin = role_id(tx, a, "admin");
-            assign(tx, ada, admin).unwrap();
+            assign(tx, a, ada, admin).unwrap();
             (a, b, ada, admin)
         });
         t.write(|tx| {
@@ -210,11 +218,17 @@ mod tests {
             delete(tx, b, admin).unwrap();
             // The same name is free in another tenant.
             insert(tx, b, "admin", "B's", 1).unwrap();
+            // A role of B is never given to a user of A, nor is A's role taken away through B.
+            let b_admin = role_id(tx, b, "admin");
+            assert!(!assign(tx, b, ada, b_admin).unwrap());
+            assert!(!assign(tx, a, ada, b_admin).unwrap());
+            assert!(!unassign(tx, b, ada, admin).unwrap());
+            assert!(for_user(tx, b, ada).unwrap().is_empty());
         });
         t.read(|tx| {
             let row = by_name(tx, a, "admin").unwrap().unwrap();
             assert_eq!((row.id, row.description.as_str(), row.users), (admin, "Everything", 1));
-            assert_eq!(for_user(tx, ada).unwrap(), ["admin"]);
+            assert_eq!(for_user(tx, a, ada).unwrap(), ["admin"]);
             assert_eq!(by_name(tx, b, "admin").unwrap().unwrap().users, 0);
         });
     }

@@ -268,8 +268,8 @@ mod tests {
             user(tx, b, "eve@example.com");
             roles::insert(tx, a, "admin", "", 1).unwrap();
             let admin = roles::by_name(tx, a, "admin").unwrap().unwrap().id;
-            roles::assign(tx, ada, admin).unwrap();
-            roles::assign(tx, carol, admin).unwrap();
+            roles::assign(tx, a, ada, admin).unwrap();
+            roles::assign(tx, a, carol, admin).unwrap();
             a
         });
         let emails = |role: Option<&str>, status: Option<UserStatus>| -> Vec<String> {

@@ -179,7 +179,7 @@ pub fn invite_rows(
         )?;
         for r in &row.roles {
             if let Some(role) = roles.get(r) {
-                store::roles::assign(tx, id, *role)?;
+                store::roles::assign(tx, tenant, id, *role)?;
             }
         }
         let token = issue_token(tx, tenant, id, InvitePurpose::Invite, now, expires_at)?;

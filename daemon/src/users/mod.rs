@@ -80,7 +80,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
             };
             for role in &req.roles {
                 let role = roles::require_role(tx, tenant.id, &slug, role)?;
-                store::roles::assign(tx, user.id, role.id)?;
+                store::roles::assign(tx, tenant.id, user.id, role.id)?;
             }
             let token = issue_token(tx, tenant.id, user.id, InvitePurpose::Invite, now, expires_at)?;
             Ok((
@@ -197,7 +197,7 @@ pub fn to_wire(tx: &impl Reader, tenant: TenantId, u: &UserRow) -> Result<User, 
         email: u.email.clone(),
         name: u.name.clone(),
         status: u.status.as_str().to_owned(),
-        roles: store::roles::for_user(tx, u.id)?,
+        roles: store::roles::for_user(tx, tenant, u.id)?,
         created: date(u.created_at),
         credentials: store::credentials::count_for_user(tx, tenant, u.id)?,
     })

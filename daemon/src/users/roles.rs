@@ -97,9 +97,9 @@ pub async fn change(state: &State, slug: String, name: String, req: Emails, assi
             for email in &req.emails {
                 let user = require_user(tx, tenant.id, &slug, email)?;
                 let did = if assign {
-                    store::roles::assign(tx, user.id, role.id)?
+                    store::roles::assign(tx, tenant.id, user.id, role.id)?
                 } else {
-                    store::roles::unassign(tx, user.id, role.id)?
+                    store::roles::unassign(tx, tenant.id, user.id, role.id)?
                 };
                 if did { changed.push(user.email) } else { unchanged.push(user.email) }
             }
