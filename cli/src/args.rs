@@ -189,7 +189,8 @@ pub enum AppCmd {
     #[command(after_help = "Examples:\n  \
         latchkey app create --tenant acme --name Portal --type web --redirect-uri https://portal.acme.com/oidc-callback\n  \
         latchkey app create --tenant acme --name Dashboard --type spa --redirect-uri http://localhost:5173/oidc-callback --cors-origin http://localhost:5173\n  \
-        latchkey app create --tenant acme --name Importer --type m2m --scope users:invite")]
+        latchkey app create --tenant acme --name Importer --type m2m --scope users:invite\n  \
+        latchkey app create --tenant acme --name Api --type m2m --scope introspect")]
     Create {
         #[command(flatten)]
         tenant: TenantArg,
@@ -208,7 +209,9 @@ pub enum AppCmd {
         /// Browser origin allowed to call the token and userinfo endpoints (repeatable).
         #[arg(long = "cors-origin", value_name = "ORIGIN")]
         cors_origins: Vec<String>,
-        /// Extra scope granted to the app, e.g. users:invite (repeatable).
+        /// API scope granted to the app (repeatable): users:invite (bulk invitations, m2m),
+        /// credentials (users' tokens may manage their passkeys through /api/credentials),
+        /// introspect (a resource server that may introspect every token of the tenant).
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
     },

@@ -109,7 +109,7 @@ m2m\t'Machine to machine (confidential: client credentials grant only)'"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l redirect-uri -d 'Login Redirect URL, matched character for character (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l post-logout-redirect-uri -d 'Where /logout may send the browser afterwards (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l cors-origin -d 'Browser origin allowed to call the token and userinfo endpoints (repeatable)' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l scope -d 'Extra scope granted to the app, e.g. users:invite (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l scope -d 'API scope granted to the app (repeatable): users:invite (bulk invitations, m2m), credentials (users\' tokens may manage their passkeys through /api/credentials), introspect (a resource server that may introspect every token of the tenant)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"

@@ -12,6 +12,7 @@ pub mod declarative;
 pub mod error;
 pub mod http;
 pub mod mail;
+pub mod memory;
 pub mod metrics;
 pub mod notify;
 pub mod oidc;
@@ -212,6 +213,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     };
 
     let sweeper = tokio::spawn(sweep_expired(state.clone(), shutdown.clone()));
+    tokio::spawn(memory::trim_periodically(shutdown.clone()));
 
     let mut tenants_now: Vec<(String, String)> = vec![];
     for slug in state.db.read(|tx| store::tenants::list(tx)).await?.into_iter().map(|t| (t.slug, t.base_url)) {

@@ -349,3 +349,45 @@ fn early_answers_reach_clients_that_send_the_whole_body_first() {
     let status = send_all_then_read(&addr, &head, &big).unwrap();
     assert!(status.starts_with("HTTP/1.1 415"), "{status}");
 }
+
+#[test]
+fn connections_past_the_cap_are_closed_at_once() {
+    let d = TestDaemon::start_with(|f| f.server.max_connections = Some(3));
+    let addr = d.base.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    // Three idle connections take every slot (no request sent: they wait for headers).
+    let held: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut extra = TcpStream::connect(&addr).unwrap();
+    extra.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = extra.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut answer = Vec::new();
+    let read = extra.read_to_end(&mut answer);
+    assert!(read.is_err() || answer.is_empty(), "a fourth connection is closed unanswered");
+    drop(held);
+    // Slots come back as soon as the held connections close.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let metrics = loop {
+        let head = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        match send_all_then_read_body(&addr, &head) {
+            Some(text) if text.starts_with("HTTP/1.1 200") => break text,
+            _ if std::time::Instant::now() > deadline => panic!("the daemon did not serve again"),
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    // At least the fourth connection (retries above may add more while the slots were freed).
+    let refused: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("latchkey_connections_refused_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(refused >= 1, "{metrics}");
+}
+
+fn send_all_then_read_body(addr: &str, head: &str) -> Option<String> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(head.as_bytes()).ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).ok()?;
+    Some(answer)
+}

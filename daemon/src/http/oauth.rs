@@ -19,10 +19,12 @@ use crate::sessions;
 use crate::store;
 
 /// Adds the CORS headers when the request's origin is one of the tenant's applications'.
-pub async fn cors(cx: &Cx<'_>, origin: Option<String>, mut response: Response<Body>) -> Response<Body> {
-    if let Some(o) = allowed(cx, origin).await
-        && let Ok(v) = HeaderValue::from_str(&o)
-    {
+pub async fn cors(cx: &Cx<'_>, origin: Option<String>, response: Response<Body>) -> Response<Body> {
+    with_allowed_origin(response, allowed(cx, origin).await)
+}
+
+fn with_allowed_origin(mut response: Response<Body>, allowed: Option<String>) -> Response<Body> {
+    if let Some(v) = allowed.and_then(|o| HeaderValue::from_str(&o).ok()) {
         let h = response.headers_mut();
         h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
         h.insert(header::VARY, HeaderValue::from_static("Origin"));
@@ -32,15 +34,15 @@ pub async fn cors(cx: &Cx<'_>, origin: Option<String>, mut response: Response<Bo
 
 /// `OPTIONS` on `/token`, `/userinfo`, `/revoke`.
 pub async fn preflight(cx: &Cx<'_>, origin: Option<String>) -> Response<Body> {
-    let allowed = allowed(cx, origin.clone()).await.is_some();
-    let mut r = empty(if allowed { StatusCode::NO_CONTENT } else { StatusCode::FORBIDDEN });
-    if allowed {
+    let allowed = allowed(cx, origin).await;
+    let mut r = empty(if allowed.is_some() { StatusCode::NO_CONTENT } else { StatusCode::FORBIDDEN });
+    if allowed.is_some() {
         let h = r.headers_mut();
         h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
         h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Authorization, Content-Type"));
         h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
     }
-    cors(cx, origin, r).await
+    with_allowed_origin(r, allowed)
 }
 
 /// The request's origin, when one of the tenant's applications lists it.
