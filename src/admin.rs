@@ -481,3 +481,56 @@ pub enum ImportLine {
         error: Option<String>,
     },
 }
+
+/// `POST /admin/v1/tenants/{slug}/social`: enables a provider, or replaces its settings.
+/// `kind` is `google`, `github` or `oidc`; `facebook` and `twitter` are refused as not available.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EnableSocial {
+    pub kind: String,
+    pub client_id: String,
+    /// Read by the CLI from a file or standard input; sealed by the daemon, never shown again.
+    pub client_secret: String,
+    /// The button's label; for `oidc` also the provider's key in URLs (`Entra` → `/login/entra`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `oidc`: the issuer to discover; `google`: overrides `https://accounts.google.com`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// `github`: overrides `https://github.com` (GitHub Enterprise Server, tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github_url: Option<String>,
+    /// `github`: overrides `https://api.github.com`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github_api_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_domains: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_orgs: Vec<String>,
+    #[serde(default)]
+    pub create_users: bool,
+}
+
+/// A social provider as `latchkey social list` shows it: never its secret.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SocialProvider {
+    /// The key in URLs: `/login/{provider}`.
+    pub provider: String,
+    pub kind: String,
+    pub label: String,
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github_api_url: Option<String>,
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    #[serde(default)]
+    pub allowed_orgs: Vec<String>,
+    #[serde(default)]
+    pub create_users: bool,
+    /// The redirect URI to register at the provider.
+    pub callback_url: String,
+}

@@ -63,3 +63,15 @@ pub const IMPORT_FAILED: &str = "import_failed";
 /// Bearer-token refusals on the JSON API carry RFC 6750's own codes.
 pub const INVALID_TOKEN: &str = "invalid_token";
 pub const INSUFFICIENT_SCOPE: &str = "insufficient_scope";
+
+pub const PROVIDER_NOT_AVAILABLE: &str = "provider_not_available";
+pub const UNKNOWN_PROVIDER: &str = "unknown_provider";
+pub const PROVIDER_NOT_FOUND: &str = "provider_not_found";
+pub const INVALID_PROVIDER: &str = "invalid_provider";
+pub const SOCIAL_STATE_INVALID: &str = "social_state_invalid";
+pub const UPSTREAM_REFUSED: &str = "upstream_refused";
+pub const EMAIL_NOT_VERIFIED: &str = "email_not_verified";
+pub const DOMAIN_NOT_ALLOWED: &str = "domain_not_allowed";
+pub const ORG_NOT_ALLOWED: &str = "org_not_allowed";
+pub const NO_ACCOUNT: &str = "no_account";
+pub const ALREADY_LINKED: &str = "already_linked";

@@ -65,6 +65,9 @@ pub enum Command {
     /// Create roles and assign them to users; they appear in the `roles` claim of tokens.
     #[command(subcommand)]
     Role(RoleCmd),
+    /// Sign-in with Google, GitHub or any OpenID Connect provider, per tenant.
+    #[command(subcommand)]
+    Social(SocialCmd),
     /// Create or update tenants, roles and applications from a TOML file (idempotent: a second
     /// run changes nothing). Nothing is deleted. New confidential apps' secrets are printed once.
     #[command(
@@ -349,6 +352,66 @@ pub enum UserCmd {
         tenant: TenantArg,
         /// The user's e-mail address.
         email: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SocialCmd {
+    /// Enable a provider (or change its settings). The client secret is read from a file or from
+    /// standard input (`-`), never from the command line, and is stored sealed.
+    #[command(after_help = "Register this redirect URI at the provider (printed by `social list`):\n  \
+        {base_url}/login/{provider}/callback\n\nExamples:\n  \
+        latchkey social enable --tenant acme google --client-id ID.apps.googleusercontent.com --client-secret-file google.secret --allowed-domain acme.com\n  \
+        latchkey social enable --tenant acme github --client-id Iv1.abc --client-secret-file - --allowed-org acme < github.secret\n  \
+        latchkey social enable --tenant acme oidc --name Entra --issuer https://login.microsoftonline.com/TENANT/v2.0 --client-id ID --client-secret-file entra.secret")]
+    Enable {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// google, github or oidc (facebook and twitter are not available yet).
+        #[arg(value_parser = ["google", "github", "oidc", "facebook", "twitter"])]
+        kind: String,
+        /// The OAuth client id the provider gave you.
+        #[arg(long)]
+        client_id: Option<String>,
+        /// File holding the client secret, or - for standard input.
+        #[arg(long, value_name = "FILE|-")]
+        client_secret_file: Option<std::path::PathBuf>,
+        /// The button's label; required for oidc, where it also names the provider in URLs.
+        #[arg(long)]
+        name: Option<String>,
+        /// oidc: the issuer URL to discover. google: overrides https://accounts.google.com.
+        #[arg(long, value_name = "URL")]
+        issuer: Option<String>,
+        /// github: overrides https://github.com (GitHub Enterprise Server).
+        #[arg(long, value_name = "URL")]
+        github_url: Option<String>,
+        /// github: overrides https://api.github.com.
+        #[arg(long, value_name = "URL")]
+        github_api_url: Option<String>,
+        /// Only e-mails of this domain (repeatable); Google checks its `hd` claim.
+        #[arg(long = "allowed-domain", value_name = "DOMAIN")]
+        allowed_domains: Vec<String>,
+        /// github: only active members of this organisation (repeatable).
+        #[arg(long = "allowed-org", value_name = "ORG")]
+        allowed_orgs: Vec<String>,
+        /// Create a user for an unknown verified e-mail (tenants with open registration only).
+        #[arg(long)]
+        create_users: bool,
+    },
+    /// List the tenant's providers with the redirect URI to register (never their secrets).
+    List {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Disable a provider: its button disappears at once; users' links are kept.
+    Disable {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// google, github, or the key of an oidc provider (see `social list`).
+        provider: String,
+        /// Confirm: the stored client secret is deleted.
+        #[arg(long)]
+        yes: bool,
     },
 }
 

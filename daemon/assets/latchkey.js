@@ -291,6 +291,50 @@
     buttons[0].addEventListener('click', add('platform'));
     buttons[1].addEventListener('click', add('roaming'));
     try { await load(); } catch (e) { say(explain(e), 'error'); }
+    await socialLinks();
+  }
+
+  // Accounts at Google, GitHub … linked to this one: link (a visit to the provider) or unlink.
+  async function socialLinks() {
+    const list = $('social');
+    if (!list) return;
+    async function load() {
+      const providers = await api('GET', '/api/social');
+      list.replaceChildren(...providers.map((p) => {
+        const li = document.createElement('li');
+        li.dataset.provider = p.provider;
+        const label = document.createElement('span');
+        label.textContent = p.linked ? p.label + (p.email ? ' (' + p.email + ')' : '') : p.label;
+        if (p.linked) {
+          const unlink = document.createElement('button');
+          unlink.type = 'button';
+          unlink.className = 'secondary';
+          unlink.dataset.action = 'unlink';
+          unlink.textContent = 'Unlink';
+          li.append(label, unlink);
+        } else {
+          const link = document.createElement('a');
+          link.className = 'secondary';
+          link.href = base + '/login/' + encodeURIComponent(p.provider) + '?link=1';
+          link.textContent = 'Link';
+          li.append(label, link);
+        }
+        return li;
+      }));
+      $('social-section').hidden = providers.length === 0;
+    }
+    list.addEventListener('click', async (ev) => {
+      const button = ev.target.closest('button[data-action=unlink]');
+      if (!button) return;
+      try {
+        await api('DELETE', '/api/social/' + encodeURIComponent(button.closest('li').dataset.provider));
+        say('Unlinked.', 'ok');
+        await load();
+      } catch (e) {
+        say(explain(e), 'error');
+      }
+    });
+    try { await load(); } catch (e) { say(explain(e), 'error'); }
   }
 
   document.addEventListener('DOMContentLoaded', () => {

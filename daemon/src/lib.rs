@@ -19,6 +19,7 @@ pub mod oidc;
 pub mod params;
 pub mod ratelimit;
 pub mod sessions;
+pub mod social;
 pub mod store;
 pub mod tenants;
 pub mod urls;
@@ -55,6 +56,10 @@ pub struct State {
     pub audit: audit::AuditLog,
     /// Present when `[smtp]` is configured.
     pub mailer: Option<mail::Mailer>,
+    /// The HTTP client towards social identity providers.
+    pub upstream: social::client::Upstream,
+    /// Providers' discovery documents and keys.
+    pub social_cache: social::oidc::Cache,
     pub started: Instant,
     pub listen_addr: SocketAddr,
 }
@@ -117,6 +122,7 @@ async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
                 Ok(store::challenges::sweep(tx, now)?
                     + store::sessions::sweep(tx, now)?
                     + store::oidc::sweep(tx, now)?
+                    + store::social::sweep(tx, now)?
                     + store::audit::sweep(tx, retention)?)
             })
             .await;
@@ -167,6 +173,8 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         limiter: ratelimit::RateLimiter::default(),
         audit: audit_log,
         mailer,
+        upstream: social::client::Upstream::new().map_err(StartError::Setup)?,
+        social_cache: social::oidc::Cache::default(),
         started: Instant::now(),
         listen_addr,
     });

@@ -7,6 +7,7 @@ pub mod credential;
 pub mod import;
 pub mod key;
 pub mod role;
+pub mod social;
 pub mod status;
 pub mod tenant;
 pub mod user;

@@ -38,6 +38,9 @@ pub enum AdminRoute {
     RoleDelete(String, String),
     RoleAssign(String, String),
     RoleUnassign(String, String),
+    SocialList(String),
+    SocialEnable(String),
+    SocialDisable(String, String),
     Audit(String),
     Export(String),
     Apply,
@@ -85,6 +88,9 @@ impl AdminRoute {
             | A::RoleDelete(t, _)
             | A::RoleAssign(t, _)
             | A::RoleUnassign(t, _)
+            | A::SocialList(t)
+            | A::SocialEnable(t)
+            | A::SocialDisable(t, _)
             | A::Audit(t)
             | A::Export(t) => Some(t),
         }
@@ -157,6 +163,8 @@ pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
         ["tenants", t, "users", e, "credentials", id] => {
             pick(m, &[(DELETE, A::UserCredentialRevoke(s(t), s(e), s(id)))])
         }
+        ["tenants", t, "social"] => pick(m, &[(GET, A::SocialList(s(t))), (POST, A::SocialEnable(s(t)))]),
+        ["tenants", t, "social", p] => pick(m, &[(DELETE, A::SocialDisable(s(t), s(p)))]),
         ["tenants", t, "roles"] => pick(m, &[(GET, A::RoleList(s(t))), (POST, A::RoleCreate(s(t)))]),
         ["tenants", t, "roles", r] => pick(m, &[(DELETE, A::RoleDelete(s(t), s(r)))]),
         ["tenants", t, "roles", r, "assign"] => pick(m, &[(POST, A::RoleAssign(s(t), s(r)))]),
@@ -211,6 +219,10 @@ mod tests {
             ("POST", "/admin/v1/tenants/acme/roles/admin/assign", Ok(A::RoleAssign(t(), "admin".into()))),
             ("POST", "/admin/v1/tenants/acme/roles/admin/unassign", Ok(A::RoleUnassign(t(), "admin".into()))),
             ("GET", "/admin/v1/tenants/acme/audit", Ok(A::Audit(t()))),
+            ("GET", "/admin/v1/tenants/acme/social", Ok(A::SocialList(t()))),
+            ("POST", "/admin/v1/tenants/acme/social", Ok(A::SocialEnable(t()))),
+            ("DELETE", "/admin/v1/tenants/acme/social/github", Ok(A::SocialDisable(t(), "github".into()))),
+            ("GET", "/admin/v1/tenants/acme/social/github", wrong("DELETE")),
             ("GET", "/admin/v1/tenants/acme/export", Ok(A::Export(t()))),
             ("POST", "/admin/v1/apply", Ok(A::Apply)),
             ("POST", "/admin/v1/backup", Ok(A::Backup)),

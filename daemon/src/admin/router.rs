@@ -9,7 +9,8 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use latchkey::admin::{
-    ApplyRequest, AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, InviteUser, PREFIX, Status,
+    ApplyRequest, AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, EnableSocial, InviteUser, PREFIX,
+    Status,
 };
 use latchkey::codes;
 use serde::Serialize;
@@ -186,6 +187,16 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
         A::RoleUnassign(slug, name) => {
             let r: Emails = body(state, req).await?;
             ok(&users::roles::change(state, slug, name, r, false).await?)
+        }
+        A::SocialList(slug) => ok(&crate::social::list(state, slug).await?),
+        A::SocialEnable(slug) => {
+            let r: EnableSocial = body(state, req).await?;
+            created(&crate::social::enable(state, slug, r).await?)
+        }
+        A::SocialDisable(slug, provider) => {
+            confirmed(state, req, &format!("social provider {provider:?} (its client secret; links stay)")).await?;
+            crate::social::disable(state, slug, provider).await?;
+            done()
         }
         A::Audit(slug) => ok(&audit(state, slug, &query(&req)).await?),
         A::Export(slug) => ok(&crate::declarative::export(state, slug).await?),

@@ -36,7 +36,7 @@ fn with_session_cookie(r: Response<Body>, cookie: &str) -> Response<Body> {
 /// The signed-in user of a credentials call: a Bearer access token of this tenant with scope
 /// `credentials`, or the session cookie. State-changing calls authenticated by cookie must come
 /// from the tenant's own origin (CSRF); a bearer token is not sent by browsers on their own.
-async fn signed_in(cx: &Cx<'_>, req: &Req) -> Result<(UserId, String), Error> {
+pub(super) async fn signed_in(cx: &Cx<'_>, req: &Req) -> Result<(UserId, String), Error> {
     if let Some(token) = bearer(req.headers()) {
         let now = cx.now();
         let t = cx.tenant.clone();

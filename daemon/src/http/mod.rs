@@ -16,6 +16,7 @@ pub mod public;
 pub mod request;
 pub mod response;
 pub mod route;
+pub mod social;
 pub mod tls;
 
 use std::convert::Infallible;

@@ -76,7 +76,10 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
     Ok(match authorize::authorize(cx.state, &cx.tenant, params, session).await? {
         Outcome::InvalidRedirect(why) => pages::invalid_redirect(&cx.tenant, &why),
         Outcome::Redirect(to) => redirect(&to),
-        Outcome::Login { request_id, request } => pages::login(&cx.tenant, &request_id, &request),
+        Outcome::Login { request_id, request } => {
+            let providers = crate::social::buttons(cx.state, cx.tenant.id).await;
+            pages::login(&cx.tenant, &request_id, &request, &providers)
+        }
     })
 }
 
@@ -86,7 +89,10 @@ pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
     let session = session_token(req.headers());
     Ok(match authorize::resume(cx.state, &cx.tenant, id.clone(), session).await? {
         Resumed::Redirect(to) => redirect(&to),
-        Resumed::Login(request) => pages::login(&cx.tenant, &id, &request),
+        Resumed::Login(request) => {
+            let providers = crate::social::buttons(cx.state, cx.tenant.id).await;
+            pages::login(&cx.tenant, &id, &request, &providers)
+        }
         Resumed::Expired => pages::sign_in_expired(&cx.tenant),
     })
 }

@@ -47,13 +47,17 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
             "Sign in without a password: your device keeps a passkey and unlocks it with your fingerprint, face or screen lock.",
         )
     };
-    let main = format!(
+    let mut main = format!(
         "<h1>{title}</h1>\n<p>Welcome, <strong>{name}</strong>. {lead}</p>\n<p class=\"muted\">Account: {email}</p>\n\
          <div class=\"actions\">\n<button id=\"create-platform\" class=\"primary\" type=\"button\">Create a passkey on this device</button>\n\
          <button id=\"create-roaming\" class=\"secondary\" type=\"button\">Use a security key instead</button>\n</div>",
         name = escape(&user.name),
         email = escape(&user.email),
     );
+    if !recovery {
+        let providers = crate::social::buttons(cx.state, t).await;
+        main.push_str(&social_buttons(tenant, &providers, "invite", &token));
+    }
     let page = if recovery { "recover" } else { "invite" };
     let data = [("token", token.as_str()), ("email", user.email.as_str()), ("name", user.name.as_str())];
     Ok(html(StatusCode::OK, render(tenant, title, page, &data, &main)))
@@ -81,7 +85,8 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
          so that losing one device does not lock you out.</p>\n\
          <ul id=\"credentials\" class=\"credentials\"></ul>\n<div class=\"actions\">\n\
          <button id=\"add-platform\" class=\"primary\" type=\"button\">Add a passkey</button>\n\
-         <button id=\"add-roaming\" class=\"secondary\" type=\"button\">Add a backup security key</button>\n</div>",
+         <button id=\"add-roaming\" class=\"secondary\" type=\"button\">Add a backup security key</button>\n</div>\n\
+         <section id=\"social-section\" hidden>\n<h2>Other ways to sign in</h2>\n<ul id=\"social\" class=\"credentials\"></ul>\n</section>",
         email = escape(&user.email)
     );
     let data = [("email", user.email.as_str()), ("name", user.name.as_str())];
@@ -89,8 +94,13 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
 }
 
 /// The hosted login page of a pending authorization request.
-pub fn login(tenant: &TenantRuntime, request_id: &str, request: &AuthorizationRequest) -> Response<Body> {
-    let main = format!(
+pub fn login(
+    tenant: &TenantRuntime,
+    request_id: &str,
+    request: &AuthorizationRequest,
+    providers: &[(String, String)],
+) -> Response<Body> {
+    let mut main = format!(
         "<h1>Sign in</h1>\n<p>to continue to <strong>{app}</strong></p>\n\
          <form id=\"signin-form\" class=\"signin-form\">\n<label for=\"username\">E-mail</label>\n\
          <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username webauthn\" value=\"{hint}\" required>\n\
@@ -99,8 +109,30 @@ pub fn login(tenant: &TenantRuntime, request_id: &str, request: &AuthorizationRe
         app = escape(&request.client_name),
         hint = escape(request.login_hint.as_deref().unwrap_or("")),
     );
+    main.push_str(&social_buttons(tenant, providers, "request", request_id));
     let data = [("request", request_id)];
     html(StatusCode::OK, render(tenant, "Sign in", "login", &data, &main))
+}
+
+/// One link per enabled social provider, carrying what the sign-in is for (`request` or
+/// `invite`). Plain links: they work without JavaScript and without passkey support.
+fn social_buttons(tenant: &TenantRuntime, providers: &[(String, String)], key: &str, value: &str) -> String {
+    if providers.is_empty() {
+        return String::new();
+    }
+    let value: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+    let links: String = providers
+        .iter()
+        .map(|(slug, label)| {
+            format!(
+                "<a class=\"secondary social\" data-provider=\"{slug}\" href=\"{prefix}/login/{slug}?{key}={value}\">Continue with {label}</a>\n",
+                slug = escape(slug),
+                prefix = escape(&tenant.path_prefix),
+                label = escape(label),
+            )
+        })
+        .collect();
+    format!("<div class=\"actions social-buttons\">\n{links}</div>")
 }
 
 /// An authorization request with an unknown client or redirect URI: never redirected.

@@ -14,7 +14,7 @@ use latchkey::codes;
 use super::body::{Req, RequestBody};
 use super::response::{self, bytes, secure, with_header};
 use super::route::{self, Route, TenantRoute, Unrouted};
-use super::{Body, Cx, bulk, ceremony, errors, oauth, pages, request};
+use super::{Body, Cx, bulk, ceremony, errors, oauth, pages, request, social};
 use crate::State;
 use crate::error::{Error, Kind};
 use crate::oidc::error::OAuthError;
@@ -150,6 +150,10 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::Revoke => oauth::cors(&cx, origin, oauth(oauth::revoke(&cx, req).await)).await,
         R::OAuthPreflight => oauth::preflight(&cx, origin).await,
         R::Introspect => oauth(oauth::introspect(&cx, req).await),
+        R::SocialStart(provider) => page(&cx, social::start(&cx, req, provider).await),
+        R::SocialCallback(provider) => page(&cx, social::callback(&cx, req, provider).await),
+        R::SocialLinks => api(social::links(&cx, req).await),
+        R::SocialUnlink(provider) => api(social::unlink(&cx, req, provider).await),
         R::Logout => oauth(oauth::logout(&cx, req).await),
     }
 }

@@ -53,6 +53,14 @@ pub enum TenantRoute {
     Avatar(String),
     /// `POST /api/v1/users/invite`
     BulkInvite,
+    /// `GET /login/{provider}`: off to the identity provider.
+    SocialStart(String),
+    /// `GET /login/{provider}/callback`: back from it.
+    SocialCallback(String),
+    /// `GET /api/social`: the signed-in user's links and the tenant's providers.
+    SocialLinks,
+    /// `DELETE /api/social/{provider}`: unlink.
+    SocialUnlink(String),
 }
 
 /// Why a request has no route.
@@ -97,6 +105,10 @@ impl Route {
                 TenantRoute::Logout => "logout",
                 TenantRoute::Avatar(_) => "avatar",
                 TenantRoute::BulkInvite => "bulk_invite",
+                TenantRoute::SocialStart(_) => "social_start",
+                TenantRoute::SocialCallback(_) => "social_callback",
+                TenantRoute::SocialLinks => "social_links",
+                TenantRoute::SocialUnlink(_) => "social_unlink",
             },
         }
     }
@@ -181,6 +193,10 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
         ["revoke"] => pick(method, &[(POST, R::Revoke), (OPTIONS, R::OAuthPreflight)]),
         ["introspect"] => one(R::Introspect, POST),
         ["logout"] => one(R::Logout, &[Method::GET, Method::POST]),
+        ["login", p] if !p.is_empty() => one(R::SocialStart((*p).to_owned()), GET),
+        ["login", p, "callback"] if !p.is_empty() => one(R::SocialCallback((*p).to_owned()), GET),
+        ["api", "social"] => one(R::SocialLinks, GET),
+        ["api", "social", p] if !p.is_empty() => one(R::SocialUnlink((*p).to_owned()), &[Method::DELETE]),
         ["avatars", file] => match file.strip_suffix(".svg").filter(|id| !id.is_empty()) {
             Some(id) => one(R::Avatar(id.to_owned()), GET),
             None => Err(Unrouted::NoSuchPath),
@@ -237,6 +253,11 @@ mod tests {
             ("GET", "/avatars/u1.svg", Ok(R::Avatar("u1".into()))),
             ("GET", "/avatars/.svg", Err(Unrouted::NoSuchPath)),
             ("GET", "/avatars/u1.png", Err(Unrouted::NoSuchPath)),
+            ("GET", "/login/github", Ok(R::SocialStart("github".into()))),
+            ("GET", "/login/entra/callback", Ok(R::SocialCallback("entra".into()))),
+            ("POST", "/login/github", wrong("GET")),
+            ("GET", "/api/social", Ok(R::SocialLinks)),
+            ("DELETE", "/api/social/github", Ok(R::SocialUnlink("github".into()))),
             ("GET", "/", Err(Unrouted::NoSuchPath)),
             ("GET", "/nope", Err(Unrouted::NoSuchPath)),
         ];

@@ -14,6 +14,7 @@ pub mod keys;
 pub mod oidc;
 pub mod roles;
 pub mod sessions;
+pub mod social;
 pub mod tenants;
 pub mod types;
 pub mod users;
@@ -26,7 +27,8 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
 
 pub use types::{
-    AppType, ChallengeKind, CredentialKind, InvitePurpose, KeyState, Registration, TenantId, Text, UserStatus,
+    AppType, ChallengeKind, CredentialKind, InvitePurpose, KeyState, Registration, SocialKind, SocialPurpose, TenantId,
+    Text, UserStatus,
 };
 
 const MIGRATIONS: &[M<'static>] = &[
@@ -35,6 +37,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0003-oidc/up.sql")),
     M::up(include_str!("../../../migrations/0004-users-roles-audit/up.sql")),
     M::up(include_str!("../../../migrations/0005-revocation-reach/up.sql")),
+    M::up(include_str!("../../../migrations/0006-social-login/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +75,8 @@ impl StoreError {
     /// True when the error is a uniqueness violation (a conflict the caller can name).
     pub fn is_unique_violation(&self) -> bool {
         matches!(self, StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
-            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE)
+            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                || e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
     }
 }
 

@@ -224,6 +224,30 @@ text_enum!(
     }
 );
 
+text_enum!(
+    /// The protocol an upstream identity provider speaks.
+    SocialKind in "social_providers.kind" {
+        /// Google: OpenID Connect at accounts.google.com (or an override), `hd` for domains.
+        Google = "google",
+        /// GitHub: OAuth 2.0 and its REST API (github.com or an Enterprise Server).
+        Github = "github",
+        /// Any OpenID Connect provider, found by discovery.
+        Oidc = "oidc",
+    }
+);
+
+text_enum!(
+    /// What a social login flow was started for.
+    SocialPurpose in "social_states.purpose" {
+        /// Signing in to continue a pending authorization request.
+        Login = "login",
+        /// Accepting an invitation.
+        Invite = "invite",
+        /// Linking the provider to the signed-in user's account.
+        Link = "link",
+    }
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +269,8 @@ mod tests {
         round_trip(&[AppType::Web, AppType::Spa, AppType::Native, AppType::M2m]);
         round_trip(&[Registration::Invite, Registration::Open]);
         round_trip(&[KeyState::Current, KeyState::Retired]);
+        round_trip(&[SocialKind::Google, SocialKind::Github, SocialKind::Oidc]);
+        round_trip(&[SocialPurpose::Login, SocialPurpose::Invite, SocialPurpose::Link]);
     }
 
     #[test]

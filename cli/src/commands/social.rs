@@ -1,0 +1,95 @@
+use std::io::Read;
+use std::path::Path;
+
+use latchkey::admin::{Confirm, EnableSocial, SocialProvider};
+use latchkey::codes;
+
+use super::{require_yes, seg};
+use crate::args::SocialCmd;
+use crate::client::Client;
+use crate::error::CliError;
+use crate::output::{Output, table};
+
+/// The client secret from a file, or from standard input for `-`; one trailing newline dropped.
+fn read_secret(path: &Path) -> Result<String, CliError> {
+    let mut text = String::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::Local(format!("reading the client secret from standard input: {e}")))?;
+    } else {
+        text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::Local(format!("reading the client secret from {}: {e}", path.display())))?;
+    }
+    Ok(text.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
+    match cmd {
+        SocialCmd::Enable {
+            tenant,
+            kind,
+            client_id,
+            client_secret_file,
+            name,
+            issuer,
+            github_url,
+            github_api_url,
+            allowed_domains,
+            allowed_orgs,
+            create_users,
+        } => {
+            if kind == "facebook" || kind == "twitter" {
+                return Err(CliError::Refused {
+                    code: codes::PROVIDER_NOT_AVAILABLE.into(),
+                    message: format!("{kind} login is coming soon, not available yet; use google, github or oidc"),
+                });
+            }
+            let client_id = client_id.ok_or_else(|| CliError::Usage("--client-id is required".into()))?;
+            let path = client_secret_file.ok_or_else(|| {
+                CliError::Usage("--client-secret-file FILE (or - for standard input) is required".into())
+            })?;
+            let req = EnableSocial {
+                kind,
+                client_id,
+                client_secret: read_secret(&path)?,
+                name,
+                issuer,
+                github_url,
+                github_api_url,
+                allowed_domains,
+                allowed_orgs,
+                create_users,
+            };
+            let p: SocialProvider = client.post(&format!("/tenants/{}/social", seg(&tenant.tenant)?), &req)?;
+            Ok(Output::new(&p)?
+                .text(format!("Enabled {} sign-in (/login/{}).", p.label, p.provider))
+                .note(format!("register this redirect URI at the provider: {}", p.callback_url)))
+        }
+        SocialCmd::List { tenant } => {
+            let list: Vec<SocialProvider> = client.get(&format!("/tenants/{}/social", seg(&tenant.tenant)?))?;
+            let mut t = table(&["PROVIDER", "KIND", "LABEL", "CLIENT ID", "RESTRICTED TO", "REDIRECT URI"]);
+            for p in &list {
+                let limits = [p.allowed_domains.clone(), p.allowed_orgs.clone()].concat().join(", ");
+                t.add_row(vec![
+                    p.provider.clone(),
+                    p.kind.clone(),
+                    p.label.clone(),
+                    p.client_id.clone(),
+                    limits,
+                    p.callback_url.clone(),
+                ]);
+            }
+            Ok(Output::new(&list)?.table(t))
+        }
+        SocialCmd::Disable { tenant, provider, yes } => {
+            require_yes(yes, &format!("social provider {provider:?} and its client secret"))?;
+            client.delete(
+                &format!("/tenants/{}/social/{}", seg(&tenant.tenant)?, seg(&provider)?),
+                &Confirm { confirm: true },
+            )?;
+            Ok(Output::new(&serde_json::json!({"disabled": provider}))?
+                .text(format!("Disabled {provider} sign-in; users' links are kept.")))
+        }
+    }
+}

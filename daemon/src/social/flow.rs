@@ -1,0 +1,440 @@
+//! A social sign-in, from the button to the session: [`start`] stores the flow's state and sends
+//! the browser to the provider; [`finish`] takes the state back (once), checks the browser that
+//! started it, asks the provider who signed in, and links or signs in by the upstream subject —
+//! never by e-mail alone: the e-mail finds the invited or active user on first use only, and only
+//! when the provider has verified it.
+
+use std::sync::Arc;
+
+use latchkey::codes;
+
+use super::client::Upstream;
+use super::oidc::{Cache, Refused};
+use super::{client_secret, github, oidc};
+use crate::State;
+use crate::clock::Timestamp;
+use crate::crypto::{b64url, random_bytes, random_token, sha256};
+use crate::error::{Error, Kind};
+use crate::sessions::{self, Issued};
+use crate::store::social::{LinkRow, ProviderRow, StateRow};
+use crate::store::users::{NewUser, UserId, UserRow};
+use crate::store::{self, InvitePurpose, SocialKind, SocialPurpose, UserStatus, WriteTx};
+use crate::tenants::TenantRuntime;
+
+/// How long a flow may take at the provider.
+pub const STATE_TTL: i64 = 600;
+/// The browser-binding cookie of flows in progress.
+pub const BROWSER_COOKIE: &str = "latchkey_social";
+
+/// What the sign-in is for.
+#[derive(Debug, Clone)]
+pub enum Purpose {
+    /// Continue the pending authorization request `request_id` (the hosted login page).
+    Login { request_id: String },
+    /// Accept an invitation (the invite page).
+    Invite { token: String },
+    /// Link the provider to the signed-in user (the account page).
+    Link { session_token: String },
+}
+
+pub struct Started {
+    /// Where to send the browser: the provider's authorization endpoint.
+    pub redirect: String,
+    /// The browser-binding cookie value to set.
+    pub browser: String,
+}
+
+fn failed(kind: Kind, code: &'static str, message: impl Into<String>) -> Error {
+    Error::new(kind, code, message)
+}
+
+fn provider_gone(slug: &str) -> Error {
+    failed(
+        Kind::NotFound,
+        codes::PROVIDER_NOT_FOUND,
+        format!("Sign-in with {slug:?} is not available here: the administrator has not set it up."),
+    )
+}
+
+/// The callback address registered at the provider.
+pub fn callback_url(tenant: &TenantRuntime, slug: &str) -> String {
+    format!("{}/login/{slug}/callback", tenant.base_url)
+}
+
+fn s256(verifier: &str) -> String {
+    b64url(&sha256(verifier.as_bytes()))
+}
+
+/// Stores the flow and builds the provider's authorization URL.
+pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpose: Purpose) -> Result<Started, Error> {
+    let now = state.clock.now();
+    let (t, s) = (tenant.id, slug.to_owned());
+    let (provider, user_id) = state
+        .db
+        .read(move |tx| -> Result<_, Error> {
+            let provider = store::social::provider(tx, t, &s)?.ok_or_else(|| provider_gone(&s))?;
+            // The purpose must still be live when the flow starts.
+            let user_id = match &purpose {
+                Purpose::Login { request_id } => {
+                    store::oidc::request(tx, t, request_id, now)?.ok_or_else(expired_request)?;
+                    None
+                }
+                Purpose::Invite { token } => {
+                    store::invites::valid(tx, t, &sha256(token.as_bytes()), now)?.ok_or_else(expired_invite)?;
+                    None
+                }
+                Purpose::Link { session_token } => {
+                    let (_, user) = sessions::lookup(tx, t, session_token, now)?.ok_or_else(sign_in_first)?;
+                    Some(user.id)
+                }
+            };
+            Ok((provider, (user_id, purpose)))
+        })
+        .await?;
+    let (user_id, purpose) = user_id;
+    let state_token = random_token()?;
+    let verifier = random_token()?;
+    let nonce = random_token()?;
+    let browser = random_token()?;
+    let redirect_uri = callback_url(tenant, slug);
+    let redirect = match provider.kind {
+        SocialKind::Github => github::authorize_url(
+            provider.github_url.as_deref().unwrap_or(super::GITHUB_URL),
+            &provider.client_id,
+            &redirect_uri,
+            &state_token,
+            &s256(&verifier),
+            !provider.allowed_orgs.is_empty(),
+        ),
+        SocialKind::Google | SocialKind::Oidc => {
+            let issuer = provider.issuer.as_deref().unwrap_or(super::GOOGLE_ISSUER);
+            let d = state.social_cache.discovery(&state.upstream, issuer).await.map_err(upstream_failed)?;
+            oidc::authorize_url(&d, &provider.client_id, &redirect_uri, &state_token, &s256(&verifier), &nonce)
+        }
+    };
+    let row = StateRow {
+        state_hash: sha256(state_token.as_bytes()).to_vec(),
+        provider: provider.slug.clone(),
+        purpose: match &purpose {
+            Purpose::Login { .. } => SocialPurpose::Login,
+            Purpose::Invite { .. } => SocialPurpose::Invite,
+            Purpose::Link { .. } => SocialPurpose::Link,
+        },
+        request_id: match &purpose {
+            Purpose::Login { request_id } => Some(request_id.clone()),
+            _ => None,
+        },
+        invite_hash: match &purpose {
+            Purpose::Invite { token } => Some(sha256(token.as_bytes()).to_vec()),
+            _ => None,
+        },
+        user_id,
+        verifier,
+        nonce,
+        browser_hash: sha256(browser.as_bytes()).to_vec(),
+        expires_at: now + STATE_TTL,
+    };
+    state.db.write(move |tx| store::social::insert_state(tx, t, &row)).await?;
+    Ok(Started { redirect, browser })
+}
+
+fn expired_request() -> Error {
+    failed(Kind::Invalid, codes::SOCIAL_STATE_INVALID, "This sign-in has expired. Go back to the application and sign in again.")
+}
+
+fn expired_invite() -> Error {
+    failed(Kind::Invalid, codes::SOCIAL_STATE_INVALID, "This invitation link is invalid, used or expired. Ask your administrator for a new one.")
+}
+
+fn sign_in_first() -> Error {
+    failed(Kind::Unauthenticated, codes::LOGIN_REQUIRED, "Sign in first, then link your account from the account page.")
+}
+
+fn upstream_failed(r: Refused) -> Error {
+    failed(
+        Kind::Forbidden,
+        codes::UPSTREAM_REFUSED,
+        "The identity provider did not confirm who you are. Try again, or sign in with a passkey.",
+    )
+    .caused_by(format!("{}: {}", r.reason, r.detail))
+}
+
+/// What the provider answered at the callback.
+#[derive(Debug, Default)]
+pub struct Callback {
+    pub code: Option<String>,
+    pub state: Option<String>,
+    pub error: Option<String>,
+    /// The browser-binding cookie the browser sent back.
+    pub browser: Option<String>,
+}
+
+/// The upstream identity, checked against the provider's policy.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub subject: String,
+    /// Present only when the provider verified it.
+    pub verified_email: Option<String>,
+    pub name: Option<String>,
+}
+
+pub struct Finished {
+    pub redirect: String,
+    /// A new session (sign-in); `None` when a signed-in user linked an account.
+    pub session: Option<Issued>,
+    pub email: String,
+    pub purpose: SocialPurpose,
+}
+
+/// Takes the flow back, asks the provider, and signs in or links.
+pub async fn finish(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, cb: Callback) -> Result<Finished, Error> {
+    let now = state.clock.now();
+    let t = tenant.id;
+    let invalid_state = || {
+        failed(Kind::Invalid, codes::SOCIAL_STATE_INVALID, "This sign-in was already used, has expired, or was started in another browser. Start again.")
+    };
+    let state_token = cb.state.clone().ok_or_else(invalid_state)?;
+    let (s, hash) = (slug.to_owned(), sha256(state_token.as_bytes()));
+    let (provider, flow) = state
+        .db
+        .write(move |tx| -> Result<_, Error> {
+            let provider = store::social::provider(tx, t, &s)?.ok_or_else(|| provider_gone(&s))?;
+            Ok((provider, store::social::take_state(tx, t, &s, &hash, now)?))
+        })
+        .await?;
+    let flow = flow.ok_or_else(invalid_state)?;
+    let browser_ok = cb.browser.as_deref().is_some_and(|b| sha256(b.as_bytes()).as_slice() == flow.browser_hash.as_slice());
+    if !browser_ok {
+        return Err(invalid_state());
+    }
+    if let Some(error) = &cb.error {
+        return Err(failed(
+            Kind::Forbidden,
+            codes::UPSTREAM_REFUSED,
+            format!("{} did not sign you in ({error}).", provider.label),
+        ));
+    }
+    let code = cb.code.as_deref().ok_or_else(invalid_state)?;
+    let secret = client_secret(&state.kek, t, &provider)?;
+    let identity =
+        ask_provider(&state.upstream, &state.social_cache, tenant, &provider, &flow, code, &secret, now).await?;
+    let session_ttl = state.config.tokens.session.as_secs() as i64;
+    let base = tenant.base_url.clone();
+    state
+        .db
+        .write(move |tx| -> Result<Finished, Error> { settle(tx, t, &base, &provider, &flow, &identity, now, session_ttl) })
+        .await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn ask_provider(
+    up: &Upstream,
+    cache: &Cache,
+    tenant: &TenantRuntime,
+    p: &ProviderRow,
+    flow: &StateRow,
+    code: &str,
+    secret: &str,
+    now: Timestamp,
+) -> Result<Identity, Error> {
+    let redirect_uri = callback_url(tenant, &p.slug);
+    let identity = match p.kind {
+        SocialKind::Github => {
+            let x = github::Exchange {
+                github_url: p.github_url.as_deref().unwrap_or(super::GITHUB_URL),
+                api_url: p.github_api_url.as_deref().unwrap_or(super::GITHUB_API_URL),
+                client_id: &p.client_id,
+                client_secret: secret,
+                code,
+                verifier: &flow.verifier,
+                redirect_uri: &redirect_uri,
+                orgs: &p.allowed_orgs,
+            };
+            let user = github::exchange(up, &x).await.map_err(upstream_failed)?;
+            if !p.allowed_orgs.is_empty() && user.active_orgs.is_empty() {
+                return Err(failed(
+                    Kind::Forbidden,
+                    codes::ORG_NOT_ALLOWED,
+                    format!("Your GitHub account {} is not an active member of an allowed organisation.", user.login),
+                ));
+            }
+            Identity { subject: user.id, verified_email: user.verified_email, name: user.name.or(Some(user.login)) }
+        }
+        SocialKind::Google | SocialKind::Oidc => {
+            let x = oidc::Exchange {
+                issuer: p.issuer.as_deref().unwrap_or(super::GOOGLE_ISSUER),
+                client_id: &p.client_id,
+                client_secret: secret,
+                code,
+                verifier: &flow.verifier,
+                redirect_uri: &redirect_uri,
+                nonce: &flow.nonce,
+                google: p.kind == SocialKind::Google,
+                now,
+            };
+            let claims = oidc::exchange(up, cache, &x).await.map_err(upstream_failed)?;
+            if p.kind == SocialKind::Google
+                && !p.allowed_domains.is_empty()
+                && !claims.hd.as_deref().is_some_and(|hd| p.allowed_domains.iter().any(|d| d.eq_ignore_ascii_case(hd)))
+            {
+                return Err(not_allowed_domain());
+            }
+            let verified_email = claims.email.filter(|_| claims.email_verified);
+            Identity { subject: claims.sub, verified_email, name: claims.name }
+        }
+    };
+    if !p.allowed_domains.is_empty() {
+        let domain = identity.verified_email.as_deref().and_then(|e| e.rsplit_once('@')).map(|(_, d)| d.to_owned());
+        if !domain.is_some_and(|d| p.allowed_domains.iter().any(|a| a.eq_ignore_ascii_case(&d))) {
+            return Err(not_allowed_domain());
+        }
+    }
+    Ok(identity)
+}
+
+fn not_allowed_domain() -> Error {
+    failed(Kind::Forbidden, codes::DOMAIN_NOT_ALLOWED, "Accounts of this domain cannot sign in here.")
+}
+
+fn unverified(label: &str) -> Error {
+    failed(
+        Kind::Forbidden,
+        codes::EMAIL_NOT_VERIFIED,
+        format!("{label} has not verified your e-mail address, so it cannot be matched to an account here."),
+    )
+}
+
+fn already_linked(label: &str) -> Error {
+    failed(
+        Kind::Conflict,
+        codes::ALREADY_LINKED,
+        format!("This account is already linked to another {label} account. Unlink it on the account page first."),
+    )
+}
+
+fn disabled() -> Error {
+    failed(Kind::Forbidden, codes::USER_DISABLED, "This account is disabled.")
+}
+
+/// Links or signs in, in one write transaction: all of it or nothing.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    tx: &WriteTx<'_>,
+    t: store::TenantId,
+    base: &str,
+    p: &ProviderRow,
+    flow: &StateRow,
+    id: &Identity,
+    now: Timestamp,
+    session_ttl: i64,
+) -> Result<Finished, Error> {
+    let linked = store::social::link_by_subject(tx, t, &p.slug, &id.subject)?;
+    let link = |tx: &WriteTx<'_>, user: UserId, email: &str| -> Result<(), Error> {
+        if store::social::link_of_user(tx, t, &p.slug, user)?.is_some() {
+            return Err(already_linked(&p.label));
+        }
+        let row = LinkRow {
+            provider: p.slug.clone(),
+            subject: id.subject.clone(),
+            user_id: user,
+            email: email.to_owned(),
+            created_at: now,
+        };
+        store::social::insert_link(tx, t, &row)?;
+        Ok(())
+    };
+    if flow.purpose == SocialPurpose::Link {
+        let user = flow.user_id.and_then(|u| store::users::by_id(tx, t, u).ok().flatten()).ok_or_else(sign_in_first)?;
+        match linked {
+            Some(l) if l.user_id == user.id => {}
+            Some(_) => return Err(already_linked(&p.label)),
+            None => link(tx, user.id, id.verified_email.as_deref().unwrap_or(""))?,
+        }
+        return Ok(Finished {
+            redirect: format!("{base}/account"),
+            session: None,
+            email: user.email,
+            purpose: SocialPurpose::Link,
+        });
+    }
+    let user = match linked {
+        Some(l) => store::users::by_id(tx, t, l.user_id)?.ok_or_else(|| Error::internal("link without user"))?,
+        None => first_use(tx, t, p, flow, id, now, &link)?,
+    };
+    if user.status == UserStatus::Disabled {
+        return Err(disabled());
+    }
+    let session = sessions::create(tx, t, user.id, &["fed", p.slug.as_str()], now, session_ttl)?;
+    let redirect = match &flow.request_id {
+        Some(request) => {
+            let q: String = url::form_urlencoded::byte_serialize(request.as_bytes()).collect();
+            format!("{base}/authorize/resume?request={q}")
+        }
+        None => format!("{base}/account"),
+    };
+    Ok(Finished { redirect, session: Some(session), email: user.email, purpose: flow.purpose })
+}
+
+/// First use of an upstream identity: the invited or active user with the provider's verified
+/// e-mail (an invited user becomes active), or a new user where the provider may create them.
+fn first_use(
+    tx: &WriteTx<'_>,
+    t: store::TenantId,
+    p: &ProviderRow,
+    flow: &StateRow,
+    id: &Identity,
+    now: Timestamp,
+    link: &dyn Fn(&WriteTx<'_>, UserId, &str) -> Result<(), Error>,
+) -> Result<UserRow, Error> {
+    let email = id.verified_email.clone().ok_or_else(|| unverified(&p.label))?;
+    let found = store::users::by_email(tx, t, &email)?;
+    if let Some(hash) = &flow.invite_hash {
+        // The invitation names its user: the provider's address must be that user's.
+        let invite = store::invites::valid(tx, t, hash, now)?.ok_or_else(expired_invite)?;
+        if found.as_ref().map(|u| u.id) != Some(invite.user_id) {
+            return Err(failed(
+                Kind::Forbidden,
+                codes::NO_ACCOUNT,
+                format!("{} signed you in as {email}, which is not the invited address.", p.label),
+            ));
+        }
+        if !store::invites::consume(tx, t, invite.id, now)? {
+            return Err(expired_invite());
+        }
+    }
+    let user = match found {
+        Some(u) if u.status == UserStatus::Disabled => return Err(disabled()),
+        Some(u) => {
+            if u.status == UserStatus::Invited {
+                store::users::set_status(tx, t, u.id, UserStatus::Active)?;
+                store::invites::revoke_unused(tx, t, u.id, InvitePurpose::Invite, now)?;
+            }
+            u
+        }
+        None if p.create_users => {
+            let handle = random_bytes::<16>()?;
+            let public_id = b64url(&random_bytes::<16>()?);
+            let name = id.name.clone().filter(|n| crate::webauthn::valid_name(n)).unwrap_or_else(|| email.clone());
+            let new = NewUser {
+                public_id: &public_id,
+                user_handle: &handle,
+                email: &email,
+                name: &name,
+                status: UserStatus::Active,
+                created_at: now,
+            };
+            let id = store::users::insert(tx, t, &new)?;
+            store::users::by_id(tx, t, id)?.ok_or_else(|| Error::internal("new user vanished"))?
+        }
+        None => {
+            return Err(failed(
+                Kind::Forbidden,
+                codes::NO_ACCOUNT,
+                format!("There is no account for {email} here. Ask your administrator for an invitation."),
+            ));
+        }
+    };
+    link(tx, user.id, &email)?;
+    store::users::set_email_verified(tx, t, user.id)?;
+    store::users::by_id(tx, t, user.id)?.ok_or_else(|| Error::internal("user vanished"))
+}

@@ -1,0 +1,114 @@
+//! GitHub (OAuth 2.0 and its REST API, not OpenID Connect): the code flow with PKCE, then the
+//! numeric user id, the primary **and verified** e-mail, and organisation membership.
+
+use serde::Deserialize;
+
+use super::client::Upstream;
+use super::oidc::Refused;
+
+fn refused(reason: &'static str, detail: impl std::fmt::Display) -> Refused {
+    Refused { reason, detail: detail.to_string() }
+}
+
+/// The URL that sends the browser to GitHub.
+pub fn authorize_url(
+    github_url: &str,
+    client_id: &str,
+    redirect_uri: &str,
+    state: &str,
+    challenge: &str,
+    wants_orgs: bool,
+) -> String {
+    let scope = if wants_orgs { "read:user user:email read:org" } else { "read:user user:email" };
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("client_id", client_id)
+        .append_pair("redirect_uri", redirect_uri)
+        .append_pair("scope", scope)
+        .append_pair("state", state)
+        .append_pair("code_challenge", challenge)
+        .append_pair("code_challenge_method", "S256")
+        .append_pair("allow_signup", "false")
+        .finish();
+    format!("{github_url}/login/oauth/authorize?{query}")
+}
+
+/// Who signed in at GitHub.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GithubUser {
+    /// The numeric id, as text: stable even when the login name changes.
+    pub id: String,
+    pub login: String,
+    pub name: Option<String>,
+    /// The primary address, only when GitHub has verified it.
+    pub verified_email: Option<String>,
+    /// The organisations of `wanted` in which the membership is `active`.
+    pub active_orgs: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct User {
+    id: u64,
+    login: String,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Email {
+    email: String,
+    #[serde(default)]
+    primary: bool,
+    #[serde(default)]
+    verified: bool,
+}
+
+#[derive(Deserialize)]
+struct Membership {
+    state: String,
+}
+
+pub struct Exchange<'a> {
+    pub github_url: &'a str,
+    pub api_url: &'a str,
+    pub client_id: &'a str,
+    pub client_secret: &'a str,
+    pub code: &'a str,
+    pub verifier: &'a str,
+    pub redirect_uri: &'a str,
+    pub orgs: &'a [String],
+}
+
+pub async fn exchange(up: &Upstream, x: &Exchange<'_>) -> Result<GithubUser, Refused> {
+    let url = format!("{}/login/oauth/access_token", x.github_url);
+    let form = [
+        ("client_id", x.client_id),
+        ("client_secret", x.client_secret),
+        ("code", x.code),
+        ("redirect_uri", x.redirect_uri),
+        ("code_verifier", x.verifier),
+    ];
+    let (status, answer) = up.post_form(&url, &form, None).await?;
+    // GitHub answers a refused code with 200 and an `error` field.
+    if status != 200 || answer.get("error").is_some() {
+        return Err(refused("token_refused", format!("HTTP {status}: {answer}")));
+    }
+    let token = answer["access_token"].as_str().ok_or_else(|| refused("token_refused", "no access_token"))?;
+    let user: User = up.get_json(&format!("{}/user", x.api_url), Some(token)).await?;
+    let emails: Vec<Email> = up.get_json(&format!("{}/user/emails", x.api_url), Some(token)).await?;
+    let verified_email = emails.into_iter().find(|e| e.primary && e.verified).map(|e| e.email);
+    let mut active_orgs = vec![];
+    for org in x.orgs {
+        let url = format!("{}/user/memberships/orgs/{}", x.api_url, url_segment(org));
+        // 404 (not a member) and 403 (membership hidden) mean "not active" here.
+        if let Ok(m) = up.get_json::<Membership>(&url, Some(token)).await
+            && m.state == "active"
+        {
+            active_orgs.push(org.clone());
+        }
+    }
+    Ok(GithubUser { id: user.id.to_string(), login: user.login, name: user.name, verified_email, active_orgs })
+}
+
+fn url_segment(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}

@@ -1,0 +1,264 @@
+//! Google and any OpenID Connect provider: discovery, the authorization URL, the code exchange
+//! and the ID token check (signature against the provider's JWKS with an algorithm allow-list,
+//! `iss`, `aud`, `azp`, `exp`, `nonce`). Discovery documents and key sets are cached per issuer
+//! and fetched again, at most every [`REFRESH_AT_MOST_EVERY`], when a token names an unknown key.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+
+use super::client::{Upstream, UpstreamError};
+use crate::clock::Timestamp;
+
+/// Signature algorithms accepted in upstream ID tokens: never `none`, never HMAC.
+const ALLOWED: &[Algorithm] =
+    &[Algorithm::RS256, Algorithm::RS384, Algorithm::RS512, Algorithm::PS256, Algorithm::ES256, Algorithm::ES384];
+/// How long discovery and keys are used before being fetched again anyway.
+const MAX_AGE: Duration = Duration::from_secs(3600);
+/// An unknown `kid` fetches the key set again, but no more often than this (a flood of forged
+/// tokens must not turn into a flood of requests to the provider).
+pub const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(30);
+/// Clock skew tolerated on `exp`.
+const LEEWAY: i64 = 60;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Discovery {
+    pub issuer: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    pub jwks_uri: String,
+}
+
+struct Entry {
+    discovery: Discovery,
+    keys: HashMap<String, (DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>)>,
+    fetched: Instant,
+}
+
+/// Per issuer: its discovery document and keys.
+#[derive(Default)]
+pub struct Cache {
+    entries: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("oidc::Cache")
+    }
+}
+
+/// Why an ID token was refused: a fixed reason (logged and audited) and the detail for the log.
+#[derive(Debug)]
+pub struct Refused {
+    pub reason: &'static str,
+    pub detail: String,
+}
+
+fn refused(reason: &'static str, detail: impl std::fmt::Display) -> Refused {
+    Refused { reason, detail: detail.to_string() }
+}
+
+impl From<UpstreamError> for Refused {
+    fn from(e: UpstreamError) -> Refused {
+        refused("provider_unreachable", e)
+    }
+}
+
+/// What the provider says about the user, once the ID token is verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claims {
+    pub sub: String,
+    pub email: Option<String>,
+    pub email_verified: bool,
+    pub name: Option<String>,
+    /// Google Workspace domain.
+    pub hd: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawClaims {
+    sub: String,
+    iss: String,
+    exp: i64,
+    #[serde(default)]
+    azp: Option<String>,
+    #[serde(default)]
+    nonce: Option<String>,
+    #[serde(default)]
+    email: Option<String>,
+    /// Booleans, or "true" strings from some providers.
+    #[serde(default)]
+    email_verified: Option<serde_json::Value>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    hd: Option<String>,
+}
+
+fn decode_keys(set: &JwkSet) -> HashMap<String, (DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>)> {
+    set.keys
+        .iter()
+        .filter_map(|jwk| {
+            let kid = jwk.common.key_id.clone()?;
+            let key = DecodingKey::from_jwk(jwk).ok()?;
+            Some((kid, (key, jwk.common.key_algorithm)))
+        })
+        .collect()
+}
+
+impl Cache {
+    async fn load(&self, up: &Upstream, issuer: &str) -> Result<Arc<Entry>, Refused> {
+        let url = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
+        let discovery: Discovery = up.get_json(&url, None).await?;
+        // The document must be the issuer's own (OIDC Discovery §4.3).
+        if discovery.issuer.trim_end_matches('/') != issuer.trim_end_matches('/') {
+            return Err(refused("discovery_mismatch", format!("discovery names issuer {:?}", discovery.issuer)));
+        }
+        let set: JwkSet = up.get_json(&discovery.jwks_uri, None).await?;
+        let entry = Arc::new(Entry { keys: decode_keys(&set), discovery, fetched: Instant::now() });
+        self.put(issuer, entry.clone());
+        Ok(entry)
+    }
+
+    fn put(&self, issuer: &str, entry: Arc<Entry>) {
+        let mut map = match self.entries.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        map.insert(issuer.to_owned(), entry);
+    }
+
+    fn cached(&self, issuer: &str) -> Option<Arc<Entry>> {
+        let map = match self.entries.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        map.get(issuer).cloned()
+    }
+
+    /// The issuer's discovery document (cached).
+    pub async fn discovery(&self, up: &Upstream, issuer: &str) -> Result<Discovery, Refused> {
+        match self.cached(issuer).filter(|e| e.fetched.elapsed() < MAX_AGE) {
+            Some(e) => Ok(e.discovery.clone()),
+            None => Ok(self.load(up, issuer).await?.discovery.clone()),
+        }
+    }
+
+    /// The key `kid` of the issuer; an unknown key fetches the set again (rate-limited).
+    async fn key(
+        &self,
+        up: &Upstream,
+        issuer: &str,
+        kid: &str,
+    ) -> Result<(DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>), Refused> {
+        let entry = match self.cached(issuer) {
+            Some(e) => e,
+            None => self.load(up, issuer).await?,
+        };
+        if let Some(k) = entry.keys.get(kid) {
+            return Ok(k.clone());
+        }
+        if entry.fetched.elapsed() < REFRESH_AT_MOST_EVERY {
+            return Err(refused("unknown_key", format!("kid {kid:?} (key set fetched moments ago)")));
+        }
+        let entry = self.load(up, issuer).await?;
+        entry.keys.get(kid).cloned().ok_or_else(|| refused("unknown_key", format!("kid {kid:?}")))
+    }
+}
+
+/// The URL that sends the browser to the provider.
+pub fn authorize_url(
+    d: &Discovery,
+    client_id: &str,
+    redirect_uri: &str,
+    state: &str,
+    challenge: &str,
+    nonce: &str,
+) -> String {
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("response_type", "code")
+        .append_pair("client_id", client_id)
+        .append_pair("redirect_uri", redirect_uri)
+        .append_pair("scope", "openid email profile")
+        .append_pair("state", state)
+        .append_pair("nonce", nonce)
+        .append_pair("code_challenge", challenge)
+        .append_pair("code_challenge_method", "S256")
+        .finish();
+    let sep = if d.authorization_endpoint.contains('?') { '&' } else { '?' };
+    format!("{}{sep}{query}", d.authorization_endpoint)
+}
+
+/// What the code exchange needs.
+pub struct Exchange<'a> {
+    pub issuer: &'a str,
+    pub client_id: &'a str,
+    pub client_secret: &'a str,
+    pub code: &'a str,
+    pub verifier: &'a str,
+    pub redirect_uri: &'a str,
+    pub nonce: &'a str,
+    /// Google sends `iss` with or without its scheme.
+    pub google: bool,
+    pub now: Timestamp,
+}
+
+/// Redeems the code at the token endpoint and verifies the ID token it returns.
+pub async fn exchange(up: &Upstream, cache: &Cache, x: &Exchange<'_>) -> Result<Claims, Refused> {
+    let d = cache.discovery(up, x.issuer).await?;
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("code", x.code),
+        ("redirect_uri", x.redirect_uri),
+        ("code_verifier", x.verifier),
+    ];
+    let (status, answer) = up.post_form(&d.token_endpoint, &form, Some((x.client_id, x.client_secret))).await?;
+    if status != 200 || answer.get("error").is_some() {
+        return Err(refused("token_refused", format!("HTTP {status}: {answer}")));
+    }
+    let id_token = answer["id_token"].as_str().ok_or_else(|| refused("no_id_token", "the answer has no id_token"))?;
+    verify(up, cache, x, id_token).await
+}
+
+async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, token: &str) -> Result<Claims, Refused> {
+    let header = jsonwebtoken::decode_header(token).map_err(|e| refused("invalid_id_token", e))?;
+    if !ALLOWED.contains(&header.alg) {
+        return Err(refused("invalid_id_token", format!("algorithm {:?} is not accepted", header.alg)));
+    }
+    let kid = header.kid.ok_or_else(|| refused("invalid_id_token", "no kid"))?;
+    let (key, _) = cache.key(up, x.issuer, &kid).await?;
+    let mut v = Validation::new(header.alg);
+    v.set_audience(&[x.client_id]);
+    // Issuer and expiry are checked below: Google's two spellings, and the daemon's own clock.
+    v.validate_exp = false;
+    v.required_spec_claims = ["sub", "iss", "aud", "exp"].iter().map(|s| s.to_string()).collect();
+    let claims: RawClaims =
+        jsonwebtoken::decode(token, &key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
+    let issuer = x.issuer.trim_end_matches('/');
+    let iss_ok = claims.iss == issuer || (x.google && format!("https://{}", claims.iss) == issuer);
+    if !iss_ok {
+        return Err(refused("invalid_id_token", format!("iss {:?}", claims.iss)));
+    }
+    if claims.exp + LEEWAY < x.now {
+        return Err(refused("invalid_id_token", format!("expired at {}", claims.exp)));
+    }
+    if claims.azp.as_deref().is_some_and(|azp| azp != x.client_id) {
+        return Err(refused("invalid_id_token", format!("azp {:?}", claims.azp)));
+    }
+    if claims.nonce.as_deref() != Some(x.nonce) {
+        return Err(refused("invalid_id_token", "nonce differs from the one sent"));
+    }
+    if claims.sub.is_empty() {
+        return Err(refused("invalid_id_token", "empty sub"));
+    }
+    let email_verified = match &claims.email_verified {
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(serde_json::Value::String(s)) => s == "true",
+        _ => false,
+    };
+    Ok(Claims { sub: claims.sub, email: claims.email, email_verified, name: claims.name, hd: claims.hd })
+}

@@ -1,0 +1,360 @@
+//! `social_providers`, `social_links`, `social_states`: upstream identity providers per tenant,
+//! the upstream subjects linked to users, and flows waiting for the provider's answer.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::users::UserId;
+use super::{Reader, SocialKind, SocialPurpose, StoreError, TenantId, WriteTx};
+use crate::clock::Timestamp;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderRow {
+    pub slug: String,
+    pub kind: SocialKind,
+    pub label: String,
+    pub client_id: String,
+    /// Sealed with the key-encryption key; opened only to call the provider.
+    pub secret_sealed: Vec<u8>,
+    pub issuer: Option<String>,
+    pub github_url: Option<String>,
+    pub github_api_url: Option<String>,
+    pub allowed_domains: Vec<String>,
+    pub allowed_orgs: Vec<String>,
+    pub create_users: bool,
+    pub created_at: Timestamp,
+}
+
+fn list_json(items: &[String]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
+}
+
+fn list_from(text: String) -> rusqlite::Result<Vec<String>> {
+    serde_json::from_str(&text).map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
+}
+
+const PROVIDER: &str = "SELECT slug, kind, label, client_id, secret_sealed, issuer, github_url, github_api_url,
+    allowed_domains, allowed_orgs, create_users, created_at FROM social_providers";
+
+fn provider_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProviderRow> {
+    Ok(ProviderRow {
+        slug: r.get(0)?,
+        kind: r.get(1)?,
+        label: r.get(2)?,
+        client_id: r.get(3)?,
+        secret_sealed: r.get(4)?,
+        issuer: r.get(5)?,
+        github_url: r.get(6)?,
+        github_api_url: r.get(7)?,
+        allowed_domains: list_from(r.get(8)?)?,
+        allowed_orgs: list_from(r.get(9)?)?,
+        create_users: r.get(10)?,
+        created_at: r.get(11)?,
+    })
+}
+
+/// Adds the provider, or replaces every setting of the tenant's provider with this slug.
+pub fn upsert_provider(tx: &WriteTx<'_>, tenant: TenantId, p: &ProviderRow) -> Result<(), StoreError> {
+    super::exec(
+        tx.conn_mut(),
+        "INSERT INTO social_providers (tenant_id, slug, kind, label, client_id, secret_sealed, issuer, github_url,
+           github_api_url, allowed_domains, allowed_orgs, create_users, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+         ON CONFLICT (tenant_id, slug) DO UPDATE SET kind = excluded.kind, label = excluded.label,
+           client_id = excluded.client_id, secret_sealed = excluded.secret_sealed, issuer = excluded.issuer,
+           github_url = excluded.github_url, github_api_url = excluded.github_api_url,
+           allowed_domains = excluded.allowed_domains, allowed_orgs = excluded.allowed_orgs,
+           create_users = excluded.create_users",
+        params![
+            tenant,
+            p.slug,
+            p.kind,
+            p.label,
+            p.client_id,
+            p.secret_sealed,
+            p.issuer,
+            p.github_url,
+            p.github_api_url,
+            list_json(&p.allowed_domains),
+            list_json(&p.allowed_orgs),
+            p.create_users,
+            p.created_at
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn provider(tx: &impl Reader, tenant: TenantId, slug: &str) -> Result<Option<ProviderRow>, StoreError> {
+    Ok(tx
+        .conn()
+        .query_row(&format!("{PROVIDER} WHERE tenant_id = ?1 AND slug = ?2"), params![tenant, slug], provider_row)
+        .optional()?)
+}
+
+pub fn providers(tx: &impl Reader, tenant: TenantId) -> Result<Vec<ProviderRow>, StoreError> {
+    let mut stmt = tx.conn().prepare_cached(&format!("{PROVIDER} WHERE tenant_id = ?1 ORDER BY created_at, slug"))?;
+    let rows = stmt.query_map([tenant], provider_row)?.collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Removes the provider (its links stay: enabling it again restores them). False when absent.
+pub fn delete_provider(tx: &WriteTx<'_>, tenant: TenantId, slug: &str) -> Result<bool, StoreError> {
+    Ok(super::exec(
+        tx.conn_mut(),
+        "DELETE FROM social_providers WHERE tenant_id = ?1 AND slug = ?2",
+        params![tenant, slug],
+    )? == 1)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkRow {
+    pub provider: String,
+    pub subject: String,
+    pub user_id: UserId,
+    pub email: String,
+    pub created_at: Timestamp,
+}
+
+const LINK: &str = "SELECT provider, subject, user_id, email, created_at FROM social_links";
+
+fn link_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LinkRow> {
+    Ok(LinkRow { provider: r.get(0)?, subject: r.get(1)?, user_id: r.get(2)?, email: r.get(3)?, created_at: r.get(4)? })
+}
+
+/// The user an upstream subject is linked to.
+pub fn link_by_subject(
+    tx: &impl Reader,
+    tenant: TenantId,
+    provider: &str,
+    subject: &str,
+) -> Result<Option<LinkRow>, StoreError> {
+    Ok(tx
+        .conn()
+        .query_row(
+            &format!("{LINK} WHERE tenant_id = ?1 AND provider = ?2 AND subject = ?3"),
+            params![tenant, provider, subject],
+            link_row,
+        )
+        .optional()?)
+}
+
+/// The user's link to `provider`, if any (a user has at most one per provider).
+pub fn link_of_user(
+    tx: &impl Reader,
+    tenant: TenantId,
+    provider: &str,
+    user: UserId,
+) -> Result<Option<LinkRow>, StoreError> {
+    Ok(tx
+        .conn()
+        .query_row(
+            &format!("{LINK} WHERE tenant_id = ?1 AND provider = ?2 AND user_id = ?3"),
+            params![tenant, provider, user],
+            link_row,
+        )
+        .optional()?)
+}
+
+pub fn links_of_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<LinkRow>, StoreError> {
+    let mut stmt =
+        tx.conn().prepare_cached(&format!("{LINK} WHERE tenant_id = ?1 AND user_id = ?2 ORDER BY provider"))?;
+    let rows = stmt.query_map(params![tenant, user], link_row)?.collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+pub fn insert_link(tx: &WriteTx<'_>, tenant: TenantId, link: &LinkRow) -> Result<(), StoreError> {
+    super::exec(
+        tx.conn_mut(),
+        "INSERT INTO social_links (tenant_id, provider, subject, user_id, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![tenant, link.provider, link.subject, link.user_id, link.email, link.created_at],
+    )?;
+    Ok(())
+}
+
+/// Unlinks the user from `provider`; false when there was no link.
+pub fn delete_link(tx: &WriteTx<'_>, tenant: TenantId, provider: &str, user: UserId) -> Result<bool, StoreError> {
+    Ok(super::exec(
+        tx.conn_mut(),
+        "DELETE FROM social_links WHERE tenant_id = ?1 AND provider = ?2 AND user_id = ?3",
+        params![tenant, provider, user],
+    )? == 1)
+}
+
+/// A flow sent to the provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateRow {
+    pub state_hash: Vec<u8>,
+    pub provider: String,
+    pub purpose: SocialPurpose,
+    pub request_id: Option<String>,
+    pub invite_hash: Option<Vec<u8>>,
+    pub user_id: Option<UserId>,
+    pub verifier: String,
+    pub nonce: String,
+    pub browser_hash: Vec<u8>,
+    pub expires_at: Timestamp,
+}
+
+pub fn insert_state(tx: &WriteTx<'_>, tenant: TenantId, s: &StateRow) -> Result<(), StoreError> {
+    super::exec(
+        tx.conn_mut(),
+        "INSERT INTO social_states (state_hash, tenant_id, provider, purpose, request_id, invite_hash, user_id,
+           verifier, nonce, browser_hash, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            s.state_hash,
+            tenant,
+            s.provider,
+            s.purpose,
+            s.request_id,
+            s.invite_hash,
+            s.user_id,
+            s.verifier,
+            s.nonce,
+            s.browser_hash,
+            s.expires_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Takes the state out (single use): only when it belongs to `tenant` and `provider` and has not
+/// expired. A state of another tenant or provider is left in place.
+pub fn take_state(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    provider: &str,
+    state_hash: &[u8],
+    now: Timestamp,
+) -> Result<Option<StateRow>, StoreError> {
+    Ok(tx
+        .conn_mut()
+        .query_row(
+            "DELETE FROM social_states WHERE state_hash = ?1 AND tenant_id = ?2 AND provider = ?3 AND expires_at > ?4
+             RETURNING state_hash, provider, purpose, request_id, invite_hash, user_id, verifier, nonce, browser_hash,
+               expires_at",
+            params![state_hash, tenant, provider, now],
+            |r| {
+                Ok(StateRow {
+                    state_hash: r.get(0)?,
+                    provider: r.get(1)?,
+                    purpose: r.get(2)?,
+                    request_id: r.get(3)?,
+                    invite_hash: r.get(4)?,
+                    user_id: r.get(5)?,
+                    verifier: r.get(6)?,
+                    nonce: r.get(7)?,
+                    browser_hash: r.get(8)?,
+                    expires_at: r.get(9)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
+    Ok(super::exec(tx.conn_mut(), "DELETE FROM social_states WHERE expires_at <= ?1", [now])?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{temp_db, tenant, user};
+
+    fn google(slug: &str) -> ProviderRow {
+        ProviderRow {
+            slug: slug.into(),
+            kind: SocialKind::Google,
+            label: "Google".into(),
+            client_id: "cid".into(),
+            secret_sealed: vec![1, 2, 3],
+            issuer: Some("https://accounts.google.com".into()),
+            github_url: None,
+            github_api_url: None,
+            allowed_domains: vec!["acme.com".into()],
+            allowed_orgs: vec![],
+            create_users: false,
+            created_at: 1,
+        }
+    }
+
+    fn state(hash: &[u8], provider: &str) -> StateRow {
+        StateRow {
+            state_hash: hash.to_vec(),
+            provider: provider.into(),
+            purpose: SocialPurpose::Login,
+            request_id: Some("req".into()),
+            invite_hash: None,
+            user_id: None,
+            verifier: "v".into(),
+            nonce: "n".into(),
+            browser_hash: vec![9; 32],
+            expires_at: 100,
+        }
+    }
+
+    #[test]
+    fn providers_upsert_list_delete_per_tenant() {
+        let t = temp_db();
+        let (a, b) = t.write(|tx| (tenant(tx, "a"), tenant(tx, "b")));
+        t.write(|tx| {
+            upsert_provider(tx, a, &google("google")).unwrap();
+            let mut changed = google("google");
+            changed.client_id = "cid2".into();
+            changed.allowed_domains = vec![];
+            upsert_provider(tx, a, &changed).unwrap();
+            assert_eq!(providers(tx, a).unwrap(), vec![changed.clone()]);
+            assert!(provider(tx, b, "google").unwrap().is_none(), "another tenant sees nothing");
+            assert!(!delete_provider(tx, b, "google").unwrap());
+            assert!(provider(tx, a, "google").unwrap().is_some());
+            assert!(delete_provider(tx, a, "google").unwrap());
+            assert!(providers(tx, a).unwrap().is_empty());
+        });
+    }
+
+    #[test]
+    fn links_by_subject_one_per_provider_and_user() {
+        let t = temp_db();
+        let (a, b, ada, bob) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            (a, b, user(tx, a, "ada@example.com"), user(tx, a, "bob@example.com"))
+        });
+        let link = |user_id, subject: &str| LinkRow {
+            provider: "github".into(),
+            subject: subject.into(),
+            user_id,
+            email: "x@example.com".into(),
+            created_at: 1,
+        };
+        t.write(|tx| {
+            insert_link(tx, a, &link(ada, "42")).unwrap();
+            assert!(insert_link(tx, a, &link(bob, "42")).unwrap_err().is_unique_violation(), "one user per subject");
+            assert!(insert_link(tx, a, &link(ada, "43")).unwrap_err().is_unique_violation(), "one subject per user");
+            assert_eq!(link_by_subject(tx, a, "github", "42").unwrap().unwrap().user_id, ada);
+            assert_eq!(link_of_user(tx, a, "github", ada).unwrap().unwrap().subject, "42");
+            assert_eq!(links_of_user(tx, a, ada).unwrap().len(), 1);
+            // Tenant B: nothing to read, nothing to delete.
+            assert!(link_by_subject(tx, b, "github", "42").unwrap().is_none());
+            assert!(!delete_link(tx, b, "github", ada).unwrap());
+            assert!(link_of_user(tx, a, "github", ada).unwrap().is_some());
+            assert!(delete_link(tx, a, "github", ada).unwrap());
+            assert!(link_by_subject(tx, a, "github", "42").unwrap().is_none());
+        });
+    }
+
+    #[test]
+    fn states_are_taken_once_by_their_tenant_and_provider_before_expiry() {
+        let t = temp_db();
+        let (a, b) = t.write(|tx| (tenant(tx, "a"), tenant(tx, "b")));
+        t.write(|tx| {
+            insert_state(tx, a, &state(b"s1", "google")).unwrap();
+            assert!(take_state(tx, b, "google", b"s1", 10).unwrap().is_none(), "another tenant");
+            assert!(take_state(tx, a, "github", b"s1", 10).unwrap().is_none(), "another provider");
+            assert!(take_state(tx, a, "google", b"s1", 100).unwrap().is_none(), "expired");
+            assert_eq!(take_state(tx, a, "google", b"s1", 10).unwrap(), Some(state(b"s1", "google")));
+            assert!(take_state(tx, a, "google", b"s1", 10).unwrap().is_none(), "single use");
+            insert_state(tx, a, &state(b"s2", "google")).unwrap();
+            assert_eq!(sweep(tx, 100).unwrap(), 1);
+        });
+    }
+}
