@@ -35,7 +35,10 @@ pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<B
         Purpose::Invite { token }
     } else if q.has("link") {
         let session_token = session_token(req.headers()).ok_or_else(|| {
-            Error::unauthenticated(codes::LOGIN_REQUIRED, "Sign in first, then link your account from the account page.")
+            Error::unauthenticated(
+                codes::LOGIN_REQUIRED,
+                "Sign in first, then link your account from the account page.",
+            )
         })?;
         Purpose::Link { session_token }
     } else {
@@ -70,7 +73,8 @@ fn browser_cookie(req: &Req) -> Option<String> {
 pub async fn callback(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
     let q = request::query(&req);
     let param = |name: &str| q.owned(name).ok().flatten();
-    let cb = Callback { code: param("code"), state: param("state"), error: param("error"), browser: browser_cookie(&req) };
+    let cb =
+        Callback { code: param("code"), state: param("state"), error: param("error"), browser: browser_cookie(&req) };
     let result = flow::finish(cx.state, &cx.tenant, &provider, cb).await;
     let action = match &result {
         Ok(f) if f.purpose == SocialPurpose::Link => "social.link",

@@ -139,11 +139,19 @@ pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpo
 }
 
 fn expired_request() -> Error {
-    failed(Kind::Invalid, codes::SOCIAL_STATE_INVALID, "This sign-in has expired. Go back to the application and sign in again.")
+    failed(
+        Kind::Invalid,
+        codes::SOCIAL_STATE_INVALID,
+        "This sign-in has expired. Go back to the application and sign in again.",
+    )
 }
 
 fn expired_invite() -> Error {
-    failed(Kind::Invalid, codes::SOCIAL_STATE_INVALID, "This invitation link is invalid, used or expired. Ask your administrator for a new one.")
+    failed(
+        Kind::Invalid,
+        codes::SOCIAL_STATE_INVALID,
+        "This invitation link is invalid, used or expired. Ask your administrator for a new one.",
+    )
 }
 
 fn sign_in_first() -> Error {
@@ -178,6 +186,7 @@ pub struct Identity {
     pub name: Option<String>,
 }
 
+#[derive(Debug)]
 pub struct Finished {
     pub redirect: String,
     /// A new session (sign-in); `None` when a signed-in user linked an account.
@@ -191,7 +200,11 @@ pub async fn finish(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, cb: 
     let now = state.clock.now();
     let t = tenant.id;
     let invalid_state = || {
-        failed(Kind::Invalid, codes::SOCIAL_STATE_INVALID, "This sign-in was already used, has expired, or was started in another browser. Start again.")
+        failed(
+            Kind::Invalid,
+            codes::SOCIAL_STATE_INVALID,
+            "This sign-in was already used, has expired, or was started in another browser. Start again.",
+        )
     };
     let state_token = cb.state.clone().ok_or_else(invalid_state)?;
     let (s, hash) = (slug.to_owned(), sha256(state_token.as_bytes()));
@@ -203,7 +216,8 @@ pub async fn finish(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, cb: 
         })
         .await?;
     let flow = flow.ok_or_else(invalid_state)?;
-    let browser_ok = cb.browser.as_deref().is_some_and(|b| sha256(b.as_bytes()).as_slice() == flow.browser_hash.as_slice());
+    let browser_ok =
+        cb.browser.as_deref().is_some_and(|b| sha256(b.as_bytes()).as_slice() == flow.browser_hash.as_slice());
     if !browser_ok {
         return Err(invalid_state());
     }
@@ -222,7 +236,9 @@ pub async fn finish(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, cb: 
     let base = tenant.base_url.clone();
     state
         .db
-        .write(move |tx| -> Result<Finished, Error> { settle(tx, t, &base, &provider, &flow, &identity, now, session_ttl) })
+        .write(move |tx| -> Result<Finished, Error> {
+            settle(tx, t, &base, &provider, &flow, &identity, now, session_ttl)
+        })
         .await
 }
 
@@ -437,4 +453,168 @@ fn first_use(
     link(tx, user.id, &email)?;
     store::users::set_email_verified(tx, t, user.id)?;
     store::users::by_id(tx, t, user.id)?.ok_or_else(|| Error::internal("user vanished"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::{TempDb, temp_db, tenant, user, user_with};
+
+    fn github(create_users: bool) -> ProviderRow {
+        ProviderRow {
+            slug: "github".into(),
+            kind: SocialKind::Github,
+            label: "GitHub".into(),
+            client_id: "cid".into(),
+            secret_sealed: vec![],
+            issuer: None,
+            github_url: None,
+            github_api_url: None,
+            allowed_domains: vec![],
+            allowed_orgs: vec![],
+            create_users,
+            created_at: 1,
+        }
+    }
+
+    fn flow(purpose: SocialPurpose, user_id: Option<UserId>, invite_hash: Option<Vec<u8>>) -> StateRow {
+        StateRow {
+            state_hash: vec![1],
+            provider: "github".into(),
+            purpose,
+            request_id: (purpose == SocialPurpose::Login).then(|| "req-1".to_owned()),
+            invite_hash,
+            user_id,
+            verifier: "v".into(),
+            nonce: "n".into(),
+            browser_hash: vec![2],
+            expires_at: 1000,
+        }
+    }
+
+    fn who(subject: &str, email: Option<&str>) -> Identity {
+        Identity { subject: subject.into(), verified_email: email.map(str::to_owned), name: Some("Ada".into()) }
+    }
+
+    /// Settles in a transaction that commits only on success, as the daemon does.
+    fn settle_in(
+        t: &TempDb,
+        tenant: store::TenantId,
+        p: &ProviderRow,
+        f: &StateRow,
+        id: &Identity,
+    ) -> Result<Finished, Error> {
+        t.db.write_blocking(|tx| settle(tx, tenant, "http://localhost/a", p, f, id, 10, 3600))
+    }
+
+    fn links(t: &TempDb, tenant: store::TenantId) -> Vec<LinkRow> {
+        t.read(|tx| {
+            let mut all = vec![];
+            for u in 1..20 {
+                all.extend(store::social::links_of_user(tx, tenant, UserId(u)).unwrap());
+            }
+            all
+        })
+    }
+
+    #[test]
+    fn first_use_links_by_verified_email_then_follows_the_subject() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            (a, user_with(tx, a, "ada@example.com", UserStatus::Invited))
+        });
+        let login = flow(SocialPurpose::Login, None, None);
+        let done = settle_in(&t, a, &github(false), &login, &who("42", Some("Ada@Example.com"))).unwrap();
+        assert_eq!(done.redirect, "http://localhost/a/authorize/resume?request=req-1");
+        assert!(done.session.is_some());
+        let user = t.read(|tx| store::users::by_id(tx, a, ada).unwrap().unwrap());
+        assert_eq!(user.status, UserStatus::Active, "an invited user becomes active");
+        // Later: the provider reports another address; the link by subject still signs Ada in.
+        let again = settle_in(&t, a, &github(false), &login, &who("42", Some("new@elsewhere.org"))).unwrap();
+        assert_eq!(again.email, "ada@example.com");
+        // And with no verified address at all.
+        assert!(settle_in(&t, a, &github(false), &login, &who("42", None)).is_ok());
+    }
+
+    #[test]
+    fn refusals_store_nothing() {
+        let t = temp_db();
+        let (a, b, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let ada = user(tx, a, "ada@example.com");
+            user_with(tx, a, "off@example.com", UserStatus::Disabled);
+            user(tx, b, "bob@example.com");
+            (a, b, ada)
+        });
+        let login = flow(SocialPurpose::Login, None, None);
+        let code = |r: Result<Finished, Error>| r.err().map(|e| e.code);
+        let p = github(false);
+        assert_eq!(code(settle_in(&t, a, &p, &login, &who("1", None))), Some(codes::EMAIL_NOT_VERIFIED));
+        assert_eq!(code(settle_in(&t, a, &p, &login, &who("1", Some("nobody@example.com")))), Some(codes::NO_ACCOUNT));
+        assert_eq!(code(settle_in(&t, a, &p, &login, &who("1", Some("off@example.com")))), Some(codes::USER_DISABLED));
+        // Tenant isolation: B's user with this address is not found from tenant A.
+        assert_eq!(code(settle_in(&t, a, &p, &login, &who("1", Some("bob@example.com")))), Some(codes::NO_ACCOUNT));
+        assert!(links(&t, a).is_empty() && links(&t, b).is_empty(), "no link stored");
+        // Ada links subject 7; another subject of the same provider with her address is refused
+        // (a recycled address cannot take the account over).
+        settle_in(&t, a, &p, &login, &who("7", Some("ada@example.com"))).unwrap();
+        assert_eq!(code(settle_in(&t, a, &p, &login, &who("8", Some("ada@example.com")))), Some(codes::ALREADY_LINKED));
+        assert_eq!(links(&t, a).len(), 1);
+        assert_eq!(links(&t, a)[0].user_id, ada);
+        // A link of tenant A signs nobody in at tenant B.
+        assert_eq!(code(settle_in(&t, b, &p, &login, &who("7", None))), Some(codes::EMAIL_NOT_VERIFIED));
+    }
+
+    #[test]
+    fn create_users_only_where_the_provider_may() {
+        let t = temp_db();
+        let a = t.write(|tx| tenant(tx, "a"));
+        let login = flow(SocialPurpose::Login, None, None);
+        let done = settle_in(&t, a, &github(true), &login, &who("9", Some("new@example.com"))).unwrap();
+        let user = t.read(|tx| store::users::by_email(tx, a, "new@example.com").unwrap().unwrap());
+        assert_eq!((user.status, done.email.as_str()), (UserStatus::Active, "new@example.com"));
+        assert!(user.email_verified);
+    }
+
+    #[test]
+    fn linking_from_the_account_page() {
+        let t = temp_db();
+        let (a, ada, bob) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            (a, user(tx, a, "ada@example.com"), user(tx, a, "bob@example.com"))
+        });
+        let link_ada = flow(SocialPurpose::Link, Some(ada), None);
+        // Any address (even none) may be linked by the signed-in user.
+        let done = settle_in(&t, a, &github(false), &link_ada, &who("5", None)).unwrap();
+        assert!(done.session.is_none());
+        assert_eq!(done.redirect, "http://localhost/a/account");
+        // Bob cannot take Ada's upstream account.
+        let link_bob = flow(SocialPurpose::Link, Some(bob), None);
+        let err = settle_in(&t, a, &github(false), &link_bob, &who("5", None)).unwrap_err();
+        assert_eq!(err.code, codes::ALREADY_LINKED);
+        assert_eq!(links(&t, a).len(), 1);
+    }
+
+    #[test]
+    fn an_invitation_accepted_by_the_invited_address_only() {
+        let t = temp_db();
+        let (a, ada) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let ada = user_with(tx, a, "ada@example.com", UserStatus::Invited);
+            user(tx, a, "eve@example.com");
+            store::invites::insert(tx, a, ada, &sha256(b"tok"), InvitePurpose::Invite, 1, 1000).unwrap();
+            (a, ada)
+        });
+        let invite = flow(SocialPurpose::Invite, None, Some(sha256(b"tok").to_vec()));
+        let err = settle_in(&t, a, &github(false), &invite, &who("3", Some("eve@example.com"))).unwrap_err();
+        assert_eq!(err.code, codes::NO_ACCOUNT, "another user's address cannot accept Ada's invitation");
+        let done = settle_in(&t, a, &github(false), &invite, &who("4", Some("ada@example.com"))).unwrap();
+        assert_eq!(done.redirect, "http://localhost/a/account");
+        t.read(|tx| {
+            assert!(store::invites::valid(tx, a, &sha256(b"tok"), 10).unwrap().is_none(), "the invite is consumed");
+            assert_eq!(store::users::by_id(tx, a, ada).unwrap().unwrap().status, UserStatus::Active);
+        });
+    }
 }

@@ -280,7 +280,10 @@ pub async fn unlink(state: &State, tenant: TenantId, user: UserId, provider: Str
         .db
         .write(move |tx| -> Result<(), Error> {
             if store::social::link_of_user(tx, tenant, &provider, user)?.is_none() {
-                return Err(Error::not_found(codes::PROVIDER_NOT_FOUND, format!("your account is not linked to {provider:?}")));
+                return Err(Error::not_found(
+                    codes::PROVIDER_NOT_FOUND,
+                    format!("your account is not linked to {provider:?}"),
+                ));
             }
             let passkeys = store::credentials::count_for_user(tx, tenant, user)?;
             let links = store::social::links_of_user(tx, tenant, user)?.len();
@@ -329,7 +332,10 @@ mod tests {
     #[test]
     fn enable_requests_are_checked() {
         let (row, secret) = validate(&req("google"), Registration::Invite).unwrap();
-        assert_eq!((row.slug.as_str(), row.issuer.as_deref(), secret.as_str()), ("google", Some(GOOGLE_ISSUER), "secret"));
+        assert_eq!(
+            (row.slug.as_str(), row.issuer.as_deref(), secret.as_str()),
+            ("google", Some(GOOGLE_ISSUER), "secret")
+        );
         let (row, _) = validate(&req("github"), Registration::Invite).unwrap();
         assert_eq!(row.github_api_url.as_deref(), Some(GITHUB_API_URL));
         let code = |r: &EnableSocial| validate(r, Registration::Invite).unwrap_err().code;

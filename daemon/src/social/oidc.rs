@@ -236,8 +236,7 @@ async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, token: &str) -> 
     // Issuer and expiry are checked below: Google's two spellings, and the daemon's own clock.
     v.validate_exp = false;
     v.required_spec_claims = ["sub", "iss", "aud", "exp"].iter().map(|s| s.to_string()).collect();
-    let claims: RawClaims =
-        jsonwebtoken::decode(token, &key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
+    let claims: RawClaims = jsonwebtoken::decode(token, &key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
     let issuer = x.issuer.trim_end_matches('/');
     let iss_ok = claims.iss == issuer || (x.google && format!("https://{}", claims.iss) == issuer);
     if !iss_ok {

@@ -29,7 +29,8 @@ fn list_json(items: &[String]) -> String {
 }
 
 fn list_from(text: String) -> rusqlite::Result<Vec<String>> {
-    serde_json::from_str(&text).map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
 }
 
 const PROVIDER: &str = "SELECT slug, kind, label, client_id, secret_sealed, issuer, github_url, github_api_url,
