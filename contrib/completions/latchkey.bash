@@ -46,6 +46,9 @@ _latchkey() {
             latchkey,role)
                 cmd="latchkey__subcmd__role"
                 ;;
+            latchkey,social)
+                cmd="latchkey__subcmd__social"
+                ;;
             latchkey,status)
                 cmd="latchkey__subcmd__status"
                 ;;
@@ -139,6 +142,9 @@ _latchkey() {
             latchkey__subcmd__help,role)
                 cmd="latchkey__subcmd__help__subcmd__role"
                 ;;
+            latchkey__subcmd__help,social)
+                cmd="latchkey__subcmd__help__subcmd__social"
+                ;;
             latchkey__subcmd__help,status)
                 cmd="latchkey__subcmd__help__subcmd__status"
                 ;;
@@ -192,6 +198,15 @@ _latchkey() {
                 ;;
             latchkey__subcmd__help__subcmd__role,unassign)
                 cmd="latchkey__subcmd__help__subcmd__role__subcmd__unassign"
+                ;;
+            latchkey__subcmd__help__subcmd__social,disable)
+                cmd="latchkey__subcmd__help__subcmd__social__subcmd__disable"
+                ;;
+            latchkey__subcmd__help__subcmd__social,enable)
+                cmd="latchkey__subcmd__help__subcmd__social__subcmd__enable"
+                ;;
+            latchkey__subcmd__help__subcmd__social,list)
+                cmd="latchkey__subcmd__help__subcmd__social__subcmd__list"
                 ;;
             latchkey__subcmd__help__subcmd__tenant,create)
                 cmd="latchkey__subcmd__help__subcmd__tenant__subcmd__create"
@@ -289,6 +304,30 @@ _latchkey() {
             latchkey__subcmd__role__subcmd__help,unassign)
                 cmd="latchkey__subcmd__role__subcmd__help__subcmd__unassign"
                 ;;
+            latchkey__subcmd__social,disable)
+                cmd="latchkey__subcmd__social__subcmd__disable"
+                ;;
+            latchkey__subcmd__social,enable)
+                cmd="latchkey__subcmd__social__subcmd__enable"
+                ;;
+            latchkey__subcmd__social,help)
+                cmd="latchkey__subcmd__social__subcmd__help"
+                ;;
+            latchkey__subcmd__social,list)
+                cmd="latchkey__subcmd__social__subcmd__list"
+                ;;
+            latchkey__subcmd__social__subcmd__help,disable)
+                cmd="latchkey__subcmd__social__subcmd__help__subcmd__disable"
+                ;;
+            latchkey__subcmd__social__subcmd__help,enable)
+                cmd="latchkey__subcmd__social__subcmd__help__subcmd__enable"
+                ;;
+            latchkey__subcmd__social__subcmd__help,help)
+                cmd="latchkey__subcmd__social__subcmd__help__subcmd__help"
+                ;;
+            latchkey__subcmd__social__subcmd__help,list)
+                cmd="latchkey__subcmd__social__subcmd__help__subcmd__list"
+                ;;
             latchkey__subcmd__tenant,create)
                 cmd="latchkey__subcmd__tenant__subcmd__create"
                 ;;
@@ -380,7 +419,7 @@ _latchkey() {
 
     case "${cmd}" in
         latchkey)
-            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role apply export audit backup completions help"
+            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role social apply export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1036,7 +1075,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help)
-            opts="status tenant app key user credential role apply export audit backup completions help"
+            opts="status tenant app key user credential role social apply export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1386,6 +1425,62 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__role__subcmd__unassign)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__social)
+            opts="enable list disable"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__social__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__social__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__social__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2072,6 +2167,236 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__role__subcmd__unassign)
+            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social)
+            opts="-o -q -h --socket --output --quiet --help enable list disable help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social__subcmd__disable)
+            opts="-t -o -q -h --tenant --yes --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social__subcmd__enable)
+            opts="-t -o -q -h --tenant --client-id --client-secret-file --name --issuer --github-url --github-api-url --allowed-domain --allowed-org --create-users --socket --output --quiet --help google github oidc facebook twitter"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-secret-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --issuer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --github-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --github-api-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allowed-domain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allowed-org)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social__subcmd__help)
+            opts="enable list disable help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social__subcmd__help__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social__subcmd__help__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__social__subcmd__list)
             opts="-t -o -q -h --tenant --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
