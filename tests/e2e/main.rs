@@ -22,6 +22,7 @@ mod passkeys;
 mod passkeys_negative;
 mod routing;
 mod security;
+mod social;
 mod tenants;
 mod tls;
 mod users;
