@@ -25,4 +25,5 @@ mod security;
 mod social;
 mod tenants;
 mod tls;
+mod upstream;
 mod users;

@@ -139,3 +139,295 @@ fn a_provider_of_another_tenant_does_nothing_here() {
     assert!(r.body.contains("not available here"), "{}", r.body);
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
 }
+
+// ------------------------------------------------------------------------------------------
+// Flows against the stand-in providers.
+
+use serde_json::Value;
+
+use crate::oidc_support::{App, app, authorize_url, exchange, get, location_params, param, pkce, request_id};
+use crate::upstream::{GithubEmail, GithubKnobs, GithubStandin, OidcKnobs, OidcStandin, UpstreamUser};
+
+const PEOPLE: &[&str] = &["users", "social_links", "sessions", "invites", "credentials"];
+
+fn enable(d: &TestDaemon, args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = secret_file(dir.path(), "upstream-secret");
+    let mut all = vec!["social", "enable", "--tenant", "acme"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--client-secret-file", &file]);
+    d.cli(&all).ok();
+}
+
+fn github(d: &TestDaemon, extra: &[&str]) -> GithubStandin {
+    let gh = GithubStandin::start("gh-client", "upstream-secret");
+    let mut args =
+        vec!["github", "--client-id", "gh-client", "--github-url", &gh.web_url, "--github-api-url", &gh.api_url];
+    args.extend_from_slice(extra);
+    enable(d, &args);
+    gh
+}
+
+fn oidc(d: &TestDaemon, kind: &str, extra: &[&str]) -> OidcStandin {
+    let op = OidcStandin::start("op-client", "upstream-secret");
+    let mut args = vec![kind, "--client-id", "op-client", "--issuer", &op.issuer];
+    if kind == "oidc" {
+        args.extend_from_slice(&["--name", "Work SSO"]);
+    }
+    args.extend_from_slice(extra);
+    enable(d, &args);
+    op
+}
+
+fn cookie_value(r: &Http, name: &str) -> Option<String> {
+    r.headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
+        .find_map(|(_, v)| v.split(';').next().filter(|p| p.starts_with(&format!("{name}="))).map(str::to_owned))
+}
+
+/// The browser's part of a social sign-in, by hand: our `/login/{provider}`, the provider's
+/// authorize, our callback. Returns the callback's answer.
+fn through_provider(site: &Site, provider: &str, query: &str, cookie: Option<&str>) -> Http {
+    let start = get(&format!("{}/login/{provider}?{query}", site.base), cookie);
+    assert_eq!(start.status, 302, "{}", start.body);
+    let binding = cookie_value(&start, "latchkey_social").expect("browser-binding cookie");
+    let at_provider = get(start.header("location").unwrap(), None);
+    assert_eq!(at_provider.status, 302, "{}", at_provider.body);
+    let back = at_provider.header("location").unwrap().to_owned();
+    assert!(back.starts_with(&format!("{}/login/{provider}/callback?", site.base)), "{back}");
+    let cookies = match cookie {
+        Some(c) => format!("{c}; {binding}"),
+        None => binding,
+    };
+    get(&back, Some(&cookies))
+}
+
+/// An application's sign-in through the provider's button: returns the tokens' JSON.
+fn app_sign_in(site: &Site, web: &App, provider: &str) -> Result<Value, Http> {
+    let p = pkce();
+    let page = get(&authorize_url(site, web, &p, &[]), None);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains(&format!("data-provider=\"{provider}\"")), "a button per provider: {}", page.body);
+    let id = request_id(&page);
+    let cb = through_provider(site, provider, &format!("request={id}"), None);
+    if cb.status != 302 {
+        return Err(cb);
+    }
+    let session = cb.session_cookie().expect("a session");
+    let resumed = get(cb.header("location").unwrap(), Some(&session));
+    assert_eq!(resumed.status, 302, "{}", resumed.body);
+    let params = location_params(&resumed);
+    let code = param(&params, "code").expect("code").to_owned();
+    let t = exchange(site, web, &code, &p);
+    assert_eq!(t.status, 200, "{}", t.body);
+    Ok(t.json())
+}
+
+fn verified_claims(site: &Site, token: &str, audience: &str) -> Value {
+    let jwks = format!("{}/.well-known/jwks.json", site.base);
+    let v = node("verify-jwt.mjs", &[&jwks, token, &site.base, audience]);
+    assert_eq!(v["ok"], true, "{v}");
+    v["payload"].clone()
+}
+
+fn audit_outcomes(d: &TestDaemon) -> Vec<(String, String)> {
+    let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
+    events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"].as_str().unwrap_or("").starts_with("social."))
+        .map(|e| (e["action"].as_str().unwrap().to_owned(), e["outcome"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+#[test]
+fn an_invited_user_signs_in_to_an_app_with_github() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    site.invite("ada@acme.test", "Ada");
+    let web = app(&site, "web", &[]);
+    let _gh = github(&d, &[]);
+    let tokens = app_sign_in(&site, &web, "github").unwrap_or_else(|r| panic!("{}: {}", r.status, r.body));
+    let id = verified_claims(&site, tokens["id_token"].as_str().unwrap(), &web.client_id);
+    assert_eq!(id["email"], "ada@acme.test");
+    assert_eq!(id["amr"], serde_json::json!(["fed", "github"]), "amr names the provider");
+    let ada = d.cli(&["user", "show", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json();
+    assert_eq!(ada["status"], "active", "the invited user is active now");
+    // Again: the link by GitHub's numeric id signs Ada in even after her address changed there.
+    let gh_again = _gh;
+    gh_again.set_emails(vec![GithubEmail { email: "ada@new-employer.test".into(), primary: true, verified: true }]);
+    let again = app_sign_in(&site, &web, "github").unwrap_or_else(|r| panic!("{}", r.body));
+    assert_eq!(verified_claims(&site, again["id_token"].as_str().unwrap(), &web.client_id)["email"], "ada@acme.test");
+    assert!(audit_outcomes(&d).iter().any(|(a, o)| a == "social.login" && o == "success"));
+}
+
+#[test]
+fn google_and_any_oidc_provider_with_key_rotation() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let google = oidc(&d, "google", &["--allowed-domain", "acme.test"]);
+    google.set_user(UpstreamUser {
+        sub: "g-1".into(),
+        email: "ada@acme.test".into(),
+        email_verified: true,
+        name: "Ada".into(),
+        hd: Some("acme.test".into()),
+    });
+    // Google's iss comes without its scheme.
+    google.set_knobs(OidcKnobs { iss_without_scheme: true, ..Default::default() });
+    let t = app_sign_in(&site, &web, "google").unwrap_or_else(|r| panic!("{}", r.body));
+    assert_eq!(
+        verified_claims(&site, t["id_token"].as_str().unwrap(), &web.client_id)["amr"],
+        serde_json::json!(["fed", "google"])
+    );
+
+    let sso = oidc(&d, "oidc", &[]);
+    assert!(app_sign_in(&site, &web, "work-sso").is_ok());
+    // The provider rotates its key: an unknown kid fetches the key set again (not at once:
+    // at most every few seconds).
+    sso.rotate_key();
+    std::thread::sleep(std::time::Duration::from_millis(5200));
+    let before = sso.log().iter().filter(|l| l.as_str() == "GET /jwks").count();
+    assert!(app_sign_in(&site, &web, "work-sso").is_ok());
+    let after = sso.log().iter().filter(|l| l.as_str() == "GET /jwks").count();
+    assert_eq!(after, before + 1, "the key set was fetched again: {:?}", sso.log());
+}
+
+/// Runs a flow expected to fail: the page's status and text, the audit's failure code, and no
+/// user, link or session stored.
+fn refused(d: &TestDaemon, site: &Site, web: &App, provider: &str, status: u16, code: &str) {
+    let before = d.snapshot_of(PEOPLE);
+    let r = app_sign_in(site, web, provider).err().unwrap_or_else(|| panic!("{code}: the sign-in went through"));
+    assert_eq!(r.status, status, "{code}: {}", r.body);
+    assert!(r.header("content-type").unwrap_or("").starts_with("text/html"), "{code}: a page");
+    assert!(r.session_cookie().is_none(), "{code}: no session");
+    assert_eq!(d.snapshot_of(PEOPLE), before, "{code}: nothing stored");
+    let last = audit_outcomes(d).into_iter().last().unwrap();
+    assert_eq!(last, ("social.login".to_owned(), format!("failure: {code}")), "{code}");
+}
+
+#[test]
+fn every_oidc_refusal_ends_on_a_page_with_nothing_stored() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    site.invite("ada@acme.test", "Ada");
+    let web = app(&site, "web", &[]);
+    let op = oidc(&d, "oidc", &[]);
+    let user = |verified: bool| UpstreamUser {
+        sub: "s-1".into(),
+        email: "ada@acme.test".into(),
+        email_verified: verified,
+        name: "Ada".into(),
+        hd: None,
+    };
+    op.set_user(user(false));
+    refused(&d, &site, &web, "work-sso", 403, "email_not_verified");
+    op.set_user(user(true));
+    for knobs in [
+        OidcKnobs { wrong_aud: true, ..Default::default() },
+        OidcKnobs { wrong_nonce: true, ..Default::default() },
+        OidcKnobs { wrong_iss: true, ..Default::default() },
+        OidcKnobs { expired: true, ..Default::default() },
+        OidcKnobs { unknown_key: true, ..Default::default() },
+        OidcKnobs { token_error: true, ..Default::default() },
+        OidcKnobs { deny: true, ..Default::default() },
+    ] {
+        op.set_knobs(knobs);
+        refused(&d, &site, &web, "work-sso", 403, "upstream_refused");
+    }
+    op.set_knobs(OidcKnobs::default());
+    assert!(app_sign_in(&site, &web, "work-sso").is_ok(), "with every knob off it works");
+}
+
+#[test]
+fn google_domains_github_addresses_and_organisations() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    site.invite("ada@acme.test", "Ada");
+    let web = app(&site, "web", &[]);
+    let google = oidc(&d, "google", &["--allowed-domain", "acme.test"]);
+    google.set_user(UpstreamUser {
+        sub: "g-1".into(),
+        email: "ada@acme.test".into(),
+        email_verified: true,
+        name: "Ada".into(),
+        hd: Some("other.test".into()),
+    });
+    refused(&d, &site, &web, "google", 403, "domain_not_allowed");
+
+    let gh = github(&d, &["--allowed-org", "acme"]);
+    gh.set_org("acme", "pending");
+    refused(&d, &site, &web, "github", 403, "org_not_allowed");
+    gh.set_org("acme", "active");
+    gh.set_emails(vec![
+        GithubEmail { email: "ada@acme.test".into(), primary: true, verified: false },
+        GithubEmail { email: "ada@elsewhere.test".into(), primary: false, verified: true },
+    ]);
+    refused(&d, &site, &web, "github", 403, "email_not_verified");
+    gh.set_emails(vec![GithubEmail { email: "ada@acme.test".into(), primary: false, verified: true }]);
+    refused(&d, &site, &web, "github", 403, "email_not_verified");
+    gh.set_emails(vec![GithubEmail { email: "ada@acme.test".into(), primary: true, verified: true }]);
+    gh.set_knobs(GithubKnobs { token_error: true, ..Default::default() });
+    refused(&d, &site, &web, "github", 403, "upstream_refused");
+    gh.set_knobs(GithubKnobs::default());
+    assert!(app_sign_in(&site, &web, "github").is_ok());
+    // A second GitHub account with Ada's address cannot take her account over.
+    gh.set_id(999);
+    refused(&d, &site, &web, "github", 409, "already_linked");
+}
+
+#[test]
+fn the_state_is_single_use_and_bound_to_the_browser() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    site.invite("ada@acme.test", "Ada");
+    let web = app(&site, "web", &[]);
+    let _gh = github(&d, &[]);
+    let p = pkce();
+    let page = get(&authorize_url(&site, &web, &p, &[]), None);
+    let id = request_id(&page);
+    let start = get(&format!("{}/login/github?request={id}", site.base), None);
+    let binding = cookie_value(&start, "latchkey_social").unwrap();
+    let back = get(start.header("location").unwrap(), None).header("location").unwrap().to_owned();
+    let before = d.snapshot_of(PEOPLE);
+    // Another browser (no binding cookie, or another one) cannot finish the flow…
+    let stolen = get(&back, Some("latchkey_social=someone-elses"));
+    assert_eq!(stolen.status, 400, "{}", stolen.body);
+    assert!(stolen.body.contains("another browser"), "{}", stolen.body);
+    // …and the state is spent: not even the right browser can use it now.
+    let replay = get(&back, Some(&binding));
+    assert_eq!(replay.status, 400);
+    assert_eq!(d.snapshot_of(PEOPLE), before);
+    // A made-up state.
+    let forged = get(&format!("{}/login/github/callback?code=x&state=y", site.base), Some(&binding));
+    assert_eq!(forged.status, 400);
+    assert_eq!(d.snapshot_of(PEOPLE), before);
+}
+
+#[test]
+fn chromium_signs_in_through_the_provider_button_and_an_invite_is_accepted_by_github() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let token = site.invite("ada@acme.test", "Ada");
+    let web = app(&site, "web", &[]);
+    let _gh = github(&d, &[]);
+    // The invitation page's GitHub button: Ada becomes active and lands on her account page.
+    let invite = format!("{}/invite/{token}", site.base);
+    let out = node("social-login.mjs", &[&invite, "github", "https://app.example.com/"]);
+    assert!(out["landed"].as_str().unwrap_or("").ends_with("/acme/account"), "{out}");
+    let ada = d.cli(&["user", "show", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json();
+    assert_eq!(ada["status"], "active");
+    // An application's sign-in: login page → GitHub button → stand-in GitHub → back → the code.
+    let p = pkce();
+    let out = node("social-login.mjs", &[&authorize_url(&site, &web, &p, &[]), "github", "https://app.example.com/"]);
+    let landed = out["landed"].as_str().unwrap_or_else(|| panic!("{out}"));
+    let code = url::Url::parse(landed).unwrap().query_pairs().find(|(k, _)| k == "code").map(|(_, v)| v.into_owned());
+    let t = exchange(&site, &web, &code.expect("a code"), &p);
+    assert_eq!(t.status, 200, "{}", t.body);
+    let id = verified_claims(&site, t.json()["id_token"].as_str().unwrap(), &web.client_id);
+    assert_eq!((id["email"].as_str(), id["amr"][1].as_str()), (Some("ada@acme.test"), Some("github")));
+}

@@ -21,7 +21,7 @@ const ALLOWED: &[Algorithm] =
 const MAX_AGE: Duration = Duration::from_secs(3600);
 /// An unknown `kid` fetches the key set again, but no more often than this (a flood of forged
 /// tokens must not turn into a flood of requests to the provider).
-pub const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(30);
+pub const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(5);
 /// Clock skew tolerated on `exp`.
 const LEEWAY: i64 = 60;
 
@@ -238,7 +238,9 @@ async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, token: &str) -> 
     v.required_spec_claims = ["sub", "iss", "aud", "exp"].iter().map(|s| s.to_string()).collect();
     let claims: RawClaims = jsonwebtoken::decode(token, &key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
     let issuer = x.issuer.trim_end_matches('/');
-    let iss_ok = claims.iss == issuer || (x.google && format!("https://{}", claims.iss) == issuer);
+    // Google may send its issuer without the scheme (`accounts.google.com`).
+    let without_scheme = issuer.split_once("://").map_or(issuer, |(_, rest)| rest);
+    let iss_ok = claims.iss == issuer || (x.google && claims.iss == without_scheme);
     if !iss_ok {
         return Err(refused("invalid_id_token", format!("iss {:?}", claims.iss)));
     }
