@@ -431,3 +431,63 @@ fn chromium_signs_in_through_the_provider_button_and_an_invite_is_accepted_by_gi
     let id = verified_claims(&site, t.json()["id_token"].as_str().unwrap(), &web.client_id);
     assert_eq!((id["email"].as_str(), id["amr"][1].as_str()), (Some("ada@acme.test"), Some("github")));
 }
+
+#[test]
+fn a_signed_in_user_links_and_unlinks_on_the_account_page() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (_, session) = site.user_with_passkey("ada@acme.test");
+    let gh = github(&d, &[]);
+    // Linking needs a session; any GitHub address will do for the signed-in user.
+    gh.set_emails(vec![GithubEmail { email: "ada@personal.test".into(), primary: true, verified: false }]);
+    let anonymous = get(&format!("{}/login/github?link=1", site.base), None);
+    assert_eq!(anonymous.status, 401, "{}", anonymous.body);
+    let linked = through_provider(&site, "github", "link=1", Some(&session));
+    assert_eq!(linked.status, 302, "{}", linked.body);
+    assert!(linked.header("location").unwrap().ends_with("/acme/account"));
+    let origin = site.origin.clone();
+    let list = site.api("GET", "/api/social", None, &session, None);
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert_eq!(list.json()[0]["linked"], true);
+    // Unlinking by cookie needs the tenant's own Origin.
+    assert_eq!(site.api("DELETE", "/api/social/github", None, &session, None).status, 403);
+    let r = site.api("DELETE", "/api/social/github", None, &session, Some(&origin));
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(site.api("GET", "/api/social", None, &session, None).json()[0]["linked"], false);
+    let actions: Vec<String> = audit_outcomes(&d).into_iter().map(|(a, o)| format!("{a} {o}")).collect();
+    assert!(actions.contains(&"social.link success".to_owned()), "{actions:?}");
+    assert!(actions.contains(&"social.unlink success".to_owned()), "{actions:?}");
+
+    // A user whose only way in is GitHub cannot unlink it.
+    d.cli(&["tenant", "create", "beta", "--registration", "open"]).ok();
+    let beta = Site { d: &d, slug: "beta".into(), base: format!("{}/beta", d.base), origin: d.base.clone() };
+    let dir = tempfile::tempdir().unwrap();
+    let file = secret_file(dir.path(), "upstream-secret");
+    d.cli(&[
+        "social",
+        "enable",
+        "--tenant",
+        "beta",
+        "github",
+        "--client-id",
+        "gh-client",
+        "--github-url",
+        &gh.web_url,
+        "--github-api-url",
+        &gh.api_url,
+        "--create-users",
+        "--client-secret-file",
+        &file,
+    ])
+    .ok();
+    gh.set_emails(vec![GithubEmail { email: "new@beta.test".into(), primary: true, verified: true }]);
+    gh.set_id(4242);
+    let web = app(&beta, "web", &[]);
+    let p = pkce();
+    let id = request_id(&get(&authorize_url(&beta, &web, &p, &[]), None));
+    let cb = through_provider(&beta, "github", &format!("request={id}"), None);
+    assert_eq!(cb.status, 302, "--create-users made the user: {}", cb.body);
+    let only = cb.session_cookie().unwrap();
+    let r = beta.api("DELETE", "/api/social/github", None, &only, Some(&origin));
+    assert_eq!((r.status, r.json()["error"].as_str()), (409, Some("last_credential")));
+}
