@@ -386,6 +386,37 @@ pub struct DeclaredTenant {
     pub roles: Vec<DeclaredRole>,
     #[serde(default, rename = "app", skip_serializing_if = "Vec::is_empty")]
     pub apps: Vec<DeclaredApp>,
+    #[serde(default, rename = "social", skip_serializing_if = "Vec::is_empty")]
+    pub social: Vec<DeclaredSocial>,
+}
+
+/// A social provider in the declarative format (`[[tenant.social]]`). The file names where the
+/// client secret is (`client_secret_file`); the CLI reads it and sends `client_secret` instead.
+/// `export` writes neither: a provider that exists keeps its secret when the entry has none.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredSocial {
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_file: Option<String>,
+    /// Filled by the CLI from `client_secret_file`; never written in a file or an export.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github_api_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_domains: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_orgs: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub create_users: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]

@@ -73,7 +73,8 @@ pub enum Command {
     #[command(
         after_help = "File format (export writes the same):\n\n  [[tenant]]\n  slug = \"acme\"\n  name = \"Acme\"\n  registration = \"invite\"\n\n  \
         [[tenant.role]]\n  name = \"admin\"\n  description = \"Administrators\"\n\n  [[tenant.app]]\n  name = \"Portal\"\n  type = \"web\"\n  \
-        redirect_uris = [\"https://portal.acme.com/oidc-callback\"]\n\nExamples:\n  latchkey apply -f latchkey.toml --dry-run\n  latchkey export --tenant acme > acme.toml"
+        redirect_uris = [\"https://portal.acme.com/oidc-callback\"]\n\n  [[tenant.social]]\n  kind = \"github\"\n  client_id = \"Iv1.abc\"\n  \
+        client_secret_file = \"github.secret\"\n\nExamples:\n  latchkey apply -f latchkey.toml --dry-run\n  latchkey export --tenant acme > acme.toml"
     )]
     Apply {
         /// The declarative configuration file.

@@ -7,26 +7,54 @@ use std::collections::HashMap;
 
 use latchkey::admin::{
     AppCreatedIn, ApplyRequest, ApplyResult, CreateApp, CreateTenant, Declared, DeclaredApp, DeclaredRole,
-    DeclaredTenant, Registration,
+    DeclaredSocial, DeclaredTenant, EnableSocial, Registration,
 };
 use latchkey::codes;
 
 use crate::State;
-use crate::crypto::{random_token, sha256};
+use crate::crypto::{Kek, constant_time_eq, random_token, sha256};
 use crate::error::Error;
 use crate::oidc::keys::{self, GeneratedKey};
 use crate::store::apps::AppRow;
+use crate::store::social::ProviderRow;
 use crate::store::{self, Reader, TenantId, WriteTx};
 use crate::tenants::{ValidTenant, insert_with_key, validate};
 use crate::users::roles::valid_name;
 
 enum Step {
     CreateTenant(ValidTenant),
-    UpdateTenant { id: TenantId, slug: String, name: String, registration: Registration },
-    CreateRole { slug: String, role: DeclaredRole },
-    UpdateRole { tenant: TenantId, slug: String, id: i64, role: DeclaredRole },
-    CreateApp { slug: String, app: AppRow },
-    UpdateApp { tenant: TenantId, slug: String, app: AppRow },
+    UpdateTenant {
+        id: TenantId,
+        slug: String,
+        name: String,
+        registration: Registration,
+    },
+    CreateRole {
+        slug: String,
+        role: DeclaredRole,
+    },
+    UpdateRole {
+        tenant: TenantId,
+        slug: String,
+        id: i64,
+        role: DeclaredRole,
+    },
+    CreateApp {
+        slug: String,
+        app: AppRow,
+    },
+    UpdateApp {
+        tenant: TenantId,
+        slug: String,
+        app: AppRow,
+    },
+    /// A social provider to create or change; `secret` is `None` to keep the stored one.
+    PutSocial {
+        slug: String,
+        row: ProviderRow,
+        secret: Option<String>,
+        what: String,
+    },
 }
 
 impl Step {
@@ -42,6 +70,7 @@ impl Step {
             }
             Step::CreateApp { slug, app } => format!("create app {slug}/{} ({})", app.name, app.app_type.as_str()),
             Step::UpdateApp { slug, app, .. } => format!("update app {slug}/{} ({})", app.name, app.client_id),
+            Step::PutSocial { what, .. } => what.clone(),
         }
     }
 }
@@ -61,7 +90,86 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
     })
 }
 
-fn plan(tx: &impl Reader, declared: &Declared, public_url: &str) -> Result<Vec<Step>, Error> {
+/// What differs between the stored provider and the declared one, as `field old → new`.
+fn social_changes(cur: &ProviderRow, new: &ProviderRow) -> Vec<String> {
+    let mut out = vec![];
+    let mut field = |name: &str, old: String, new: String| {
+        if old != new {
+            out.push(format!("{name} {old} → {new}"));
+        }
+    };
+    field("kind", cur.kind.as_str().into(), new.kind.as_str().into());
+    field("name", format!("{:?}", cur.label), format!("{:?}", new.label));
+    field("client_id", format!("{:?}", cur.client_id), format!("{:?}", new.client_id));
+    field("issuer", format!("{:?}", cur.issuer), format!("{:?}", new.issuer));
+    field("github_url", format!("{:?}", cur.github_url), format!("{:?}", new.github_url));
+    field("github_api_url", format!("{:?}", cur.github_api_url), format!("{:?}", new.github_api_url));
+    field("allowed_domains", format!("{:?}", cur.allowed_domains), format!("{:?}", new.allowed_domains));
+    field("allowed_orgs", format!("{:?}", cur.allowed_orgs), format!("{:?}", new.allowed_orgs));
+    field("create_users", cur.create_users.to_string(), new.create_users.to_string());
+    out
+}
+
+/// Plans one declared provider: validated exactly as `latchkey social enable`.
+fn plan_social(
+    tx: &impl Reader,
+    kek: &Kek,
+    slug: &str,
+    tenant: Option<TenantId>,
+    registration: Registration,
+    d: &DeclaredSocial,
+) -> Result<Option<Step>, Error> {
+    let req = EnableSocial {
+        kind: d.kind.clone(),
+        client_id: d.client_id.clone(),
+        // Validation wants a secret; whether one was given is decided below.
+        client_secret: d.client_secret.clone().unwrap_or_else(|| "kept".into()),
+        name: d.name.clone(),
+        issuer: d.issuer.clone(),
+        github_url: d.github_url.clone(),
+        github_api_url: d.github_api_url.clone(),
+        allowed_domains: d.allowed_domains.clone(),
+        allowed_orgs: d.allowed_orgs.clone(),
+        create_users: d.create_users,
+    };
+    let (row, _) = crate::social::validate(&req, registration)
+        .map_err(|e| Error::new(e.kind, e.code, format!("tenant {slug}, social {}: {}", d.kind, e.message)))?;
+    let secret = d.client_secret.as_deref().map(|s| s.trim_end_matches(['\r', '\n']).to_owned());
+    let current = match tenant {
+        Some(t) => store::social::provider(tx, t, &row.slug)?,
+        None => None,
+    };
+    let Some(cur) = current else {
+        if secret.as_deref().is_none_or(str::is_empty) {
+            return Err(bad(format!(
+                "tenant {slug}, social {}: a new provider needs client_secret_file (the file with its client secret)",
+                row.slug
+            )));
+        }
+        let what = format!("create social {slug}/{} ({})", row.slug, row.kind.as_str());
+        return Ok(Some(Step::PutSocial { slug: slug.to_owned(), row, secret, what }));
+    };
+    let mut changes = social_changes(&cur, &row);
+    let secret = match (secret, tenant) {
+        (Some(s), Some(t)) => {
+            let stored = crate::social::client_secret(kek, t, &cur)?;
+            if constant_time_eq(stored.as_bytes(), s.as_bytes()) {
+                None
+            } else {
+                changes.push("client secret replaced".into());
+                Some(s)
+            }
+        }
+        _ => None,
+    };
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    let what = format!("update social {slug}/{}: {}", row.slug, changes.join(", "));
+    Ok(Some(Step::PutSocial { slug: slug.to_owned(), row, secret, what }))
+}
+
+fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> Result<Vec<Step>, Error> {
     let mut steps = vec![];
     let mut seen = std::collections::HashSet::new();
     for t in &declared.tenants {
@@ -69,6 +177,7 @@ fn plan(tx: &impl Reader, declared: &Declared, public_url: &str) -> Result<Vec<S
             return Err(bad(format!("tenant {:?} appears twice in the file", t.slug)));
         }
         let existing = store::tenants::by_slug(tx, &t.slug)?;
+        let registration = t.registration.or(existing.as_ref().map(|r| r.registration)).unwrap_or_default();
         let (tenant_id, current_roles, current_apps) = match &existing {
             None => {
                 let req = CreateTenant {
@@ -145,6 +254,17 @@ fn plan(tx: &impl Reader, declared: &Declared, public_url: &str) -> Result<Vec<S
                 }
             }
         }
+        let mut keys = std::collections::HashSet::new();
+        for social in &t.social {
+            if let Some(step) = plan_social(tx, kek, &t.slug, tenant_id, registration, social)? {
+                if let Step::PutSocial { row, .. } = &step
+                    && !keys.insert(row.slug.clone())
+                {
+                    return Err(bad(format!("tenant {}: social provider {:?} appears twice", t.slug, row.slug)));
+                }
+                steps.push(step);
+            }
+        }
     }
     Ok(steps)
 }
@@ -192,6 +312,20 @@ fn execute(
                 });
             }
             Step::UpdateApp { tenant, app, .. } => store::apps::update_lists(tx, tenant, &app)?,
+            Step::PutSocial { slug, mut row, secret, .. } => {
+                let tid = tenant_id(tx, &slug)?;
+                row.created_at = now;
+                row.secret_sealed = match secret {
+                    Some(s) => crate::social::seal_secret(state_kek, tid, &row.slug, &s)?,
+                    None => {
+                        let cur = store::social::provider(tx, tid, &row.slug)?
+                            .ok_or_else(|| Error::internal("provider vanished during apply"))?;
+                        row.created_at = cur.created_at;
+                        cur.secret_sealed
+                    }
+                };
+                store::social::upsert_provider(tx, tid, &row)?;
+            }
         }
     }
     Ok(created)
@@ -202,10 +336,11 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     let declared = req.declared;
     let d = declared.clone();
     let p = public.clone();
+    let k = state.kek.clone();
     let (descriptions, new_tenants) = state
         .db
         .read(move |tx| -> Result<_, Error> {
-            let steps = plan(tx, &d, &p)?;
+            let steps = plan(tx, &k, &d, &p)?;
             let new: Vec<String> = steps
                 .iter()
                 .filter_map(|s| if let Step::CreateTenant(v) = s { Some(v.slug.clone()) } else { None })
@@ -228,7 +363,7 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     let (changes, created) = state
         .db
         .write(move |tx| -> Result<_, Error> {
-            let steps = plan(tx, &declared, &public)?;
+            let steps = plan(tx, &kek, &declared, &public)?;
             let changes: Vec<String> = steps.iter().map(Step::describe).collect();
             let created = execute(tx, steps, &mut keys, &kek, bits, now)?;
             Ok((changes, created))
@@ -261,6 +396,24 @@ pub async fn export(state: &State, slug: String) -> Result<Declared, Error> {
                     scopes: a.scopes,
                 })
                 .collect();
+            // Providers without their secrets: an entry without client_secret_file keeps the
+            // stored secret when applied back.
+            let social = store::social::providers(tx, t.id)?
+                .into_iter()
+                .map(|p| DeclaredSocial {
+                    kind: p.kind.as_str().to_owned(),
+                    name: Some(p.label),
+                    client_id: p.client_id,
+                    client_secret_file: None,
+                    client_secret: None,
+                    issuer: p.issuer,
+                    github_url: p.github_url,
+                    github_api_url: p.github_api_url,
+                    allowed_domains: p.allowed_domains,
+                    allowed_orgs: p.allowed_orgs,
+                    create_users: p.create_users,
+                })
+                .collect();
             Ok(Declared {
                 tenants: vec![DeclaredTenant {
                     slug: t.slug,
@@ -270,6 +423,7 @@ pub async fn export(state: &State, slug: String) -> Result<Declared, Error> {
                     registration: Some(t.registration),
                     roles,
                     apps,
+                    social,
                 }],
             })
         })

@@ -89,3 +89,100 @@ fn apply_is_idempotent_and_export_round_trips() {
     }
     assert_eq!(d.snapshot(), before);
 }
+
+const SOCIAL: &str = r#"
+[[tenant]]
+slug = "acme"
+registration = "invite"
+
+[[tenant.social]]
+kind = "github"
+client_id = "Iv1.abc"
+client_secret_file = "github.secret"
+allowed_orgs = ["acme"]
+
+[[tenant.social]]
+kind = "oidc"
+name = "Work SSO"
+client_id = "sso-client"
+client_secret_file = "sso.secret"
+issuer = "https://sso.acme.test"
+"#;
+
+#[test]
+fn social_providers_as_code_without_their_secrets() {
+    let d = TestDaemon::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("github.secret"), "gh-secret-1\n").unwrap();
+    std::fs::write(dir.path().join("sso.secret"), "sso-secret-1").unwrap();
+    let file = dir.path().join("latchkey.toml");
+    std::fs::write(&file, SOCIAL).unwrap();
+    let f = file.to_str().unwrap();
+
+    let dry = d.cli(&["apply", "-f", f, "--dry-run"]).ok();
+    assert!(dry.stdout.contains("create social acme/github") && dry.stdout.contains("create social acme/work-sso"));
+    let applied = d.cli(&["apply", "-f", f]).ok();
+    assert!(!applied.stdout.contains("gh-secret-1") && !applied.stderr.contains("gh-secret-1"));
+    let list = d.cli(&["social", "list", "--tenant", "acme", "-o", "json"]).ok().json();
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert!(d.cli(&["apply", "-f", f]).ok().stdout.contains("No changes"), "idempotent, secrets included");
+
+    // A changed setting and a new secret: the plan names each change; --dry-run stores nothing.
+    std::fs::write(&file, SOCIAL.replace("allowed_orgs = [\"acme\"]", "allowed_orgs = [\"acme\", \"labs\"]")).unwrap();
+    std::fs::write(dir.path().join("sso.secret"), "sso-secret-2").unwrap();
+    let before = d.snapshot();
+    let plan = d.cli(&["apply", "-f", f, "--dry-run"]).ok();
+    assert!(plan.stdout.contains(r#"allowed_orgs ["acme"] → ["acme", "labs"]"#), "{}", plan.stdout);
+    assert!(plan.stdout.contains("work-sso: client secret replaced"), "{}", plan.stdout);
+    assert_eq!(d.snapshot(), before);
+    d.cli(&["apply", "-f", f]).ok();
+    assert!(d.cli(&["apply", "-f", f]).ok().stdout.contains("No changes"));
+
+    // Export: no secret, no secret file; applied back it changes nothing (stored secrets kept).
+    let export = d.cli(&["export", "--tenant", "acme"]).ok().stdout;
+    assert!(export.contains("[[tenant.social]]") && export.contains("Work SSO"), "{export}");
+    assert!(
+        !export.contains("secret-1") && !export.contains("secret-2") && !export.contains("client_secret"),
+        "{export}"
+    );
+    let exported = dir.path().join("export.toml");
+    std::fs::write(&exported, &export).unwrap();
+    assert!(d.cli(&["apply", "-f", exported.to_str().unwrap()]).ok().stdout.contains("No changes"));
+
+    // Sealed at rest.
+    let sealed: Vec<Vec<u8>> = {
+        let db = d.db();
+        let mut stmt = db.prepare("SELECT secret_sealed FROM social_providers").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert!(sealed.iter().all(|s| !String::from_utf8_lossy(s).contains("secret-")));
+}
+
+#[test]
+fn bad_social_entries_refuse_the_whole_file() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.secret"), "x").unwrap();
+    let file = dir.path().join("latchkey.toml");
+    let entry = |body: &str| {
+        format!("[[tenant]]\nslug = \"acme\"\n\n[[tenant.role]]\nname = \"new-role\"\n\n[[tenant.social]]\n{body}\n")
+    };
+    let before = d.snapshot();
+    for (body, said) in [
+        ("kind = \"facebook\"\nclient_id = \"x\"\nclient_secret_file = \"s.secret\"", "coming soon"),
+        ("kind = \"github\"\nclient_id = \"x\"", "needs client_secret_file"),
+        ("kind = \"github\"\nclient_id = \"x\"\nclient_secret_file = \"missing.secret\"", "missing.secret"),
+        ("kind = \"github\"\nclient_id = \"x\"\nclient_secret = \"inline\"", "do not write the secret"),
+        (
+            "kind = \"google\"\nclient_id = \"x\"\nclient_secret_file = \"s.secret\"\ncreate_users = true",
+            "open registration",
+        ),
+    ] {
+        std::fs::write(&file, entry(body)).unwrap();
+        let r = d.cli(&["apply", "-f", file.to_str().unwrap()]);
+        assert_ne!(r.code, 0, "{body}");
+        assert!(r.stderr.contains(said), "{body}: {}", r.stderr);
+        assert_eq!(d.snapshot(), before, "{body}: nothing applied, not even the role");
+    }
+}

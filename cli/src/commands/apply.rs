@@ -9,11 +9,35 @@ use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, table};
 
+/// Replaces each provider's `client_secret_file` by the secret it holds (relative paths are
+/// relative to the configuration file). The secret itself may not be written in the file.
+fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<(), CliError> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    for t in &mut declared.tenants {
+        for s in &mut t.social {
+            let entry = format!("{}: tenant {}, social {}", file.display(), t.slug, s.kind);
+            if s.client_secret.is_some() {
+                return Err(CliError::Usage(format!(
+                    "{entry}: do not write the secret in the file; put it in a file named by client_secret_file"
+                )));
+            }
+            if let Some(path) = s.client_secret_file.take() {
+                let path = dir.join(path);
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| CliError::Local(format!("{entry}: cannot read {}: {e}", path.display())))?;
+                s.client_secret = Some(text.trim_end_matches(['\r', '\n']).to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliError> {
     let text =
         std::fs::read_to_string(file).map_err(|e| CliError::Local(format!("cannot read {}: {e}", file.display())))?;
-    let declared: Declared = toml::from_str(&text)
+    let mut declared: Declared = toml::from_str(&text)
         .map_err(|e| CliError::Usage(format!("{}: {}", file.display(), e.to_string().trim_end())))?;
+    read_social_secrets(file, &mut declared)?;
     let r: ApplyResult = client.post("/apply", &ApplyRequest { declared, dry_run })?;
     let headline = match (r.changes.is_empty(), r.dry_run) {
         (true, _) => "No changes: the daemon already matches the file.".to_owned(),

@@ -70,8 +70,13 @@ fn bad(message: impl Into<String>) -> Error {
     Error::invalid(codes::INVALID_PROVIDER, message)
 }
 
+/// Seals a client secret for `tenant`'s provider `slug`.
+pub fn seal_secret(kek: &Kek, tenant: TenantId, slug: &str, secret: &str) -> Result<Vec<u8>, Error> {
+    Ok(kek.seal(&aad(tenant, slug), secret.as_bytes())?)
+}
+
 /// Checks an `enable` request into the row to store (the secret still in the clear).
-fn validate(req: &EnableSocial, registration: Registration) -> Result<(ProviderRow, String), Error> {
+pub fn validate(req: &EnableSocial, registration: Registration) -> Result<(ProviderRow, String), Error> {
     let kind = match req.kind.as_str() {
         "google" => SocialKind::Google,
         "github" => SocialKind::Github,
@@ -188,7 +193,7 @@ pub async fn enable(state: &State, slug: String, req: EnableSocial) -> Result<So
         .write(move |tx| -> Result<SocialProvider, Error> {
             let tenant = require(tx, &slug)?;
             let (mut row, secret) = validate(&req, tenant.registration)?;
-            row.secret_sealed = kek.seal(&aad(tenant.id, &row.slug), secret.as_bytes())?;
+            row.secret_sealed = seal_secret(&kek, tenant.id, &row.slug, &secret)?;
             row.created_at = now;
             store::social::upsert_provider(tx, tenant.id, &row)?;
             Ok(to_wire(&tenant.base_url, &row))
