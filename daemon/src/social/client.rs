@@ -102,7 +102,7 @@ fn form_encode(s: &str) -> String {
 }
 
 fn checked(url: &str) -> Result<(), UpstreamError> {
-    super::valid_provider_url(url).map(|_| ()).map_err(|message| UpstreamError::Url { url: url.to_owned(), message })
+    super::callable_url(url).map(|_| ()).map_err(|message| UpstreamError::Url { url: url.to_owned(), message })
 }
 
 fn parse<T: DeserializeOwned>(url: &str, status: u16, body: &[u8]) -> Result<T, UpstreamError> {

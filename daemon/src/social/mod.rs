@@ -46,8 +46,9 @@ pub fn slug_of(label: &str) -> String {
     slug.trim_end_matches('-').to_owned()
 }
 
-/// Provider URLs are `https`; plain `http` only on the loopback interface (tests, development).
-pub fn valid_provider_url(text: &str) -> Result<String, String> {
+/// Every URL Latchkey calls at a provider is `https`; plain `http` only on the loopback interface
+/// (tests, development).
+pub fn callable_url(text: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(text).map_err(|_| format!("{text:?} is not an absolute URL"))?;
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -56,10 +57,15 @@ pub fn valid_provider_url(text: &str) -> Result<String, String> {
         None => false,
     };
     match url.scheme() {
-        "https" => {}
-        "http" if loopback => {}
-        _ => return Err(format!("{text:?}: use https (plain http only for a provider on this machine)")),
+        "https" => Ok(url),
+        "http" if loopback => Ok(url),
+        _ => Err(format!("{text:?}: use https (plain http only for a provider on this machine)")),
     }
+}
+
+/// A configured provider base URL: callable, and no query, fragment or user name.
+pub fn valid_provider_url(text: &str) -> Result<String, String> {
+    let url = callable_url(text)?;
     if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
         return Err(format!("{text:?}: no query, fragment or user name"));
     }
