@@ -203,30 +203,16 @@ fn logout_revocation_and_introspection() {
     let t3 = exchange(&site, &web, &code3, &p).json();
     let access = t3["access_token"].as_str().unwrap();
     assert_eq!(userinfo(&site, access).status, 200);
-    let r = token_endpoint(&site, &web, "revoke", &[("token", access)]);
+    let r = client_post(&site, &web, "revoke", &[("token", access)]);
     assert_eq!(r.status, 200);
     let info = userinfo(&site, access);
     assert_eq!(info.status, 401);
     assert!(info.header("www-authenticate").unwrap().contains("invalid_token"));
-    let intro = token_endpoint(&site, &web, "introspect", &[("token", access)]);
+    let intro = client_post(&site, &web, "introspect", &[("token", access)]);
     assert_eq!(intro.json()["active"], false);
-    let intro = token_endpoint(&site, &web, "introspect", &[("token", t3["refresh_token"].as_str().unwrap())]);
+    let intro = client_post(&site, &web, "introspect", &[("token", t3["refresh_token"].as_str().unwrap())]);
     assert_eq!(intro.json()["active"], true);
     assert_eq!(intro.json()["token_type"], "refresh_token");
-}
-
-/// POST to revoke/introspect with the app's client authentication.
-fn token_endpoint(site: &Site, app: &App, path: &str, form: &[(&str, &str)]) -> Http {
-    let mut form = form.to_vec();
-    form.push(("client_id", &app.client_id));
-    form.push(("client_secret", app.secret.as_deref().unwrap()));
-    send_raw(
-        "POST",
-        &format!("{}/{path}", site.base),
-        Some("application/x-www-form-urlencoded"),
-        query(&form).into_bytes(),
-        &[],
-    )
 }
 
 #[test]

@@ -173,3 +173,17 @@ pub fn userinfo(site: &Site, access_token: &str) -> Http {
 
 pub const OIDC_TABLES: &[&str] =
     &["authorization_codes", "refresh_tokens", "sessions", "authorize_requests", "revoked_access_tokens"];
+
+/// POST to revoke/introspect with a confidential app's client authentication (in the form).
+pub fn client_post(site: &Site, app: &App, path: &str, form: &[(&str, &str)]) -> Http {
+    let mut form = form.to_vec();
+    form.push(("client_id", &app.client_id));
+    form.push(("client_secret", app.secret.as_deref().unwrap()));
+    send_raw(
+        "POST",
+        &format!("{}/{path}", site.base),
+        Some("application/x-www-form-urlencoded"),
+        query(&form).into_bytes(),
+        &[],
+    )
+}

@@ -12,20 +12,6 @@ use crate::authenticator::{Soft, Tamper};
 use crate::oidc_support::*;
 use crate::support::*;
 
-/// POST to revoke/introspect with a confidential app's client authentication.
-fn client_post(site: &Site, app: &App, path: &str, form: &[(&str, &str)]) -> Http {
-    let mut form = form.to_vec();
-    form.push(("client_id", &app.client_id));
-    form.push(("client_secret", app.secret.as_deref().unwrap()));
-    send_raw(
-        "POST",
-        &format!("{}/{path}", site.base),
-        Some("application/x-www-form-urlencoded"),
-        query(&form).into_bytes(),
-        &[],
-    )
-}
-
 fn bearer_get(site: &Site, token: &str, path: &str) -> Http {
     send_raw("GET", &format!("{}{path}", site.base), None, vec![], &[("Authorization", &format!("Bearer {token}"))])
 }

@@ -4,11 +4,7 @@
 use serde::Deserialize;
 
 use super::client::Upstream;
-use super::oidc::Refused;
-
-fn refused(reason: &'static str, detail: impl std::fmt::Display) -> Refused {
-    Refused { reason, detail: detail.to_string() }
-}
+use super::oidc::{Refused, refused};
 
 /// The URL that sends the browser to GitHub.
 pub fn authorize_url(

@@ -58,7 +58,7 @@ pub struct Refused {
     pub detail: String,
 }
 
-fn refused(reason: &'static str, detail: impl std::fmt::Display) -> Refused {
+pub(super) fn refused(reason: &'static str, detail: impl std::fmt::Display) -> Refused {
     Refused { reason, detail: detail.to_string() }
 }
 
