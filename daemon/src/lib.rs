@@ -26,6 +26,23 @@ pub mod urls;
 pub mod users;
 pub mod webauthn;
 
+/// Hooks for the fuzz targets under `fuzz/`: not an API, may change at any time.
+#[doc(hidden)]
+pub mod fuzzing {
+    use crate::oidc::keys::SigningKey;
+    use crate::store::tenants::TenantRow;
+    use crate::tenants::TenantRuntime;
+
+    /// A tenant as the registry holds it, built from a row and its keys without a database.
+    pub fn tenant_runtime(
+        row: &TenantRow,
+        keys: Vec<SigningKey>,
+        public_url: &str,
+    ) -> Result<TenantRuntime, crate::error::Error> {
+        TenantRuntime::build(row, keys, public_url)
+    }
+}
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -50,7 +50,7 @@ pub struct TenantRuntime {
 }
 
 impl TenantRuntime {
-    fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
+    pub(crate) fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
         let base = Url::parse(&row.base_url).map_err(|e| Error::internal(format!("stored base_url: {e}")))?;
         let mut keys = keys.into_iter();
         let signer =
