@@ -69,7 +69,7 @@ fn s256(verifier: &str) -> String {
 pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpose: Purpose) -> Result<Started, Error> {
     let now = state.clock.now();
     let (t, s) = (tenant.id, slug.to_owned());
-    let (provider, user_id) = state
+    let (provider, user_id, purpose) = state
         .db
         .read(move |tx| -> Result<_, Error> {
             let provider = store::social::provider(tx, t, &s)?.ok_or_else(|| provider_gone(&s))?;
@@ -88,10 +88,9 @@ pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpo
                     Some(user.id)
                 }
             };
-            Ok((provider, (user_id, purpose)))
+            Ok((provider, user_id, purpose))
         })
         .await?;
-    let (user_id, purpose) = user_id;
     let state_token = random_token()?;
     let verifier = random_token()?;
     let nonce = random_token()?;
