@@ -78,9 +78,17 @@ async fn wait_for_signal() {
         eprintln!("latchkeyd: cannot install signal handlers");
         return std::future::pending().await;
     };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+    // SIGHUP must not end the daemon (its default action would, leaving the socket behind). This
+    // version reloads nothing yet: say so, keep serving with the settings it has.
+    let mut hup = signal(SignalKind::hangup()).ok();
+    loop {
+        tokio::select! {
+            _ = term.recv() => return,
+            _ = int.recv() => return,
+            Some(()) = async { match hup.as_mut() { Some(h) => h.recv().await, None => std::future::pending().await } } => {
+                tracing::warn!("SIGHUP: this version reloads nothing; restart latchkeyd to apply configuration changes");
+            }
+        }
     }
 }
 

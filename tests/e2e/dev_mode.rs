@@ -58,6 +58,10 @@ fn start_dev(cwd: &std::path::Path, listen: &str, notify: Option<&std::path::Pat
 }
 
 fn sigterm(child: &mut Child) -> i32 {
+    // `systemctl reload` sends SIGHUP: the daemon keeps running.
+    let _ = Command::new("kill").args(["-HUP", &child.id().to_string()]).status();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "SIGHUP must not stop the daemon");
     let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
