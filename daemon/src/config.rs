@@ -82,6 +82,8 @@ pub struct ServerSection {
     pub tls_key: Option<PathBuf>,
     pub trusted_proxies: Option<Vec<String>>,
     pub log_format: Option<String>,
+    /// The log filter: a level (`info`, `debug`) or `tracing` directives; `RUST_LOG` wins.
+    pub log_level: Option<String>,
     /// Connections served at once on the public listener; more are closed at accept.
     pub max_connections: Option<usize>,
 }
@@ -171,7 +173,7 @@ pub struct Tls {
     pub key: PathBuf,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenTtls {
     pub access_token: Duration,
     pub id_token: Duration,
@@ -215,8 +217,10 @@ pub struct Config {
     /// Without a trailing slash.
     pub public_url: Url,
     pub tls: Option<Tls>,
-    pub trusted_proxies: Vec<std::net::IpAddr>,
+    pub trusted_proxies: Vec<crate::netrange::IpRange>,
     pub log_format: LogFormat,
+    /// The effective log filter (`RUST_LOG` when set, else `server.log_level`, else `info`).
+    pub log_filter: String,
     pub max_connections: usize,
     pub storage_path: PathBuf,
     pub admin_socket: PathBuf,
@@ -230,6 +234,8 @@ pub struct Config {
     pub limits: Limits,
     pub audit_retention: Duration,
     pub smtp: Option<Smtp>,
+    /// Problems that do not stop the daemon (an unknown `LATCHKEY_*` variable), logged at start.
+    pub warnings: Vec<String>,
 }
 
 /// What the command line adds on top of file and environment.
@@ -252,8 +258,15 @@ impl Config {
                 FileConfig::read(&path)?
             }
         };
-        let file = apply_env(file, env)?;
-        Config::from_file(file, flags)
+        let env: Vec<(String, String)> = env.into_iter().collect();
+        let mut warnings = vec![];
+        let mut file = apply_env(file, env.iter().cloned(), &mut warnings)?;
+        if let Some((_, filter)) = env.iter().find(|(k, v)| k == "RUST_LOG" && !v.trim().is_empty()) {
+            file.server.log_level = Some(filter.clone());
+        }
+        let mut config = Config::from_file(file, flags)?;
+        config.warnings = warnings;
+        Ok(config)
     }
 
     /// Validates a parsed file, with the command-line flags on top.
@@ -269,9 +282,7 @@ impl Config {
             .clone()
             .or(file.server.listen.clone())
             .unwrap_or_else(|| if dev { DEV_LISTEN.to_owned() } else { "0.0.0.0:8080".to_owned() });
-        let listen: SocketAddr = listen_text
-            .parse()
-            .map_err(|_| invalid("server.listen", format!("{listen_text:?} is not an address like 127.0.0.1:8080")))?;
+        let listen = resolve_listen(&listen_text)?;
 
         let public_text = match (&file.server.public_url, dev) {
             (Some(url), _) => url.clone(),
@@ -295,8 +306,12 @@ impl Config {
             .trusted_proxies
             .unwrap_or_default()
             .iter()
-            .map(|p| p.parse().map_err(|_| invalid("server.trusted_proxies", format!("{p:?} is not an IP address"))))
+            .map(|p| p.parse().map_err(|e: String| invalid("server.trusted_proxies", e)))
             .collect::<Result<Vec<_>, _>>()?;
+        let log_filter = file.server.log_level.clone().unwrap_or_else(|| "info".to_owned());
+        tracing_subscriber::EnvFilter::try_new(&log_filter).map_err(|e| {
+            invalid("server.log_level", format!("{log_filter:?}: {e}; use error, warn, info, debug or trace"))
+        })?;
         let log_format = match file.server.log_format.as_deref().unwrap_or("text") {
             "text" => LogFormat::Text,
             "json" => LogFormat::Json,
@@ -373,6 +388,7 @@ impl Config {
             tls,
             trusted_proxies,
             log_format,
+            log_filter,
             max_connections,
             storage_path,
             admin_socket,
@@ -385,6 +401,7 @@ impl Config {
             limits,
             audit_retention: duration("audit.retention", &file.audit.retention, "90d")?,
             smtp,
+            warnings: vec![],
         })
     }
 
@@ -407,6 +424,7 @@ impl Config {
                     LogFormat::Text => "text".into(),
                     LogFormat::Json => "json".into(),
                 }),
+                log_level: Some(self.log_filter.clone()),
                 max_connections: Some(self.max_connections),
             },
             storage: StorageSection { path: Some(self.storage_path.clone()) },
@@ -464,7 +482,13 @@ const SECTIONS: [&str; 9] = ["server", "storage", "admin", "keys", "tokens", "we
 /// Applies `LATCHKEY_<SECTION>_<KEY>` variables: `LATCHKEY_SERVER_PUBLIC_URL=…` sets
 /// `server.public_url`. Values are read as TOML values when they parse as one (numbers, arrays,
 /// booleans), else as strings. `LATCHKEY_CONFIG` names the file and is not an override.
-fn apply_env(file: FileConfig, env: impl IntoIterator<Item = (String, String)>) -> Result<FileConfig, ConfigError> {
+/// A variable that names no known section or key is skipped with a warning (a stray variable in a
+/// unit's environment must not stop the daemon); a known key with a bad value is an error.
+fn apply_env(
+    file: FileConfig,
+    env: impl IntoIterator<Item = (String, String)>,
+    warnings: &mut Vec<String>,
+) -> Result<FileConfig, ConfigError> {
     let mut vars: Vec<(String, String)> =
         env.into_iter().filter(|(k, _)| k.starts_with("LATCHKEY_") && k != "LATCHKEY_CONFIG").collect();
     if vars.is_empty() {
@@ -478,20 +502,28 @@ fn apply_env(file: FileConfig, env: impl IntoIterator<Item = (String, String)>) 
         let Some((section, key)) =
             SECTIONS.iter().find_map(|s| rest.strip_prefix(s).and_then(|k| k.strip_prefix('_')).map(|k| (*s, k)))
         else {
-            return Err(env_err(
-                var,
-                format!("names no section; use LATCHKEY_<SECTION>_<KEY> with a section of {}", SECTIONS.join(", ")),
+            warnings.push(format!(
+                "ignoring {var}: it names no configuration section (LATCHKEY_<SECTION>_<KEY> with a section of {})",
+                SECTIONS.join(", ")
             ));
+            continue;
         };
+        let before = table.clone();
         let value = parse_env_value(raw);
         let entry = table.entry(section.to_owned()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         if let toml::Value::Table(t) = entry {
             t.insert(key.to_owned(), value);
         }
-        // Check each variable on its own so that the error names the variable at fault.
-        toml::Value::Table(table.clone())
-            .try_into::<FileConfig>()
-            .map_err(|e| env_err(var, format!("{section}.{key}: {}", e.to_string().trim_end())))?;
+        // Check each variable on its own so that the message names the variable at fault.
+        if let Err(e) = toml::Value::Table(table.clone()).try_into::<FileConfig>() {
+            let message = e.to_string().trim_end().replace('\n', " ");
+            if message.contains("unknown field") {
+                warnings.push(format!("ignoring {var}: {section} has no key {key:?} ({message})"));
+                table = before;
+                continue;
+            }
+            return Err(env_err(var, format!("{section}.{key}: {message}")));
+        }
     }
     toml::Value::Table(table).try_into::<FileConfig>().map_err(|e| env_err("LATCHKEY_*", e.to_string()))
 }
@@ -505,6 +537,20 @@ fn parse_env_value(raw: &str) -> toml::Value {
         Ok(p) => p.v,
         Err(_) => toml::Value::String(raw.to_owned()),
     }
+}
+
+/// `server.listen`: `ADDRESS:PORT` or `HOST:PORT` (a name is resolved now, its first address used).
+fn resolve_listen(text: &str) -> Result<SocketAddr, ConfigError> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let hint = "is not an address like 127.0.0.1:8080, [::1]:8080 or localhost:8080";
+    if text.rsplit_once(':').is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err()) {
+        return Err(invalid("server.listen", format!("{text:?} {hint}")));
+    }
+    use std::net::ToSocketAddrs;
+    let mut addrs = text.to_socket_addrs().map_err(|e| invalid("server.listen", format!("{text:?}: {e}")))?;
+    addrs.next().ok_or_else(|| invalid("server.listen", format!("{text:?}: the name resolves to no address")))
 }
 
 fn parse_public_url(text: &str) -> Result<Url, ConfigError> {
@@ -609,13 +655,26 @@ mod tests {
             ("LATCHKEY_SERVER_PUBLIC_URL".to_owned(), "https://id.example.com/".to_owned()),
             ("LATCHKEY_KEYS_RSA_BITS".to_owned(), "3072".to_owned()),
         ];
-        let c = Config::from_file(apply_env(FileConfig::default(), env).unwrap(), &Overrides::default()).unwrap();
+        let mut warnings = vec![];
+        let c = Config::from_file(apply_env(FileConfig::default(), env, &mut warnings).unwrap(), &Overrides::default())
+            .unwrap();
+        assert!(warnings.is_empty());
         assert_eq!(c.public_base(), "https://id.example.com");
         assert_eq!(c.rsa_bits, 3072);
 
-        let bad = vec![("LATCHKEY_SERVER_PUBLIK_URL".to_owned(), "x".to_owned())];
-        let err = apply_env(FileConfig::default(), bad).unwrap_err().to_string();
-        assert!(err.contains("LATCHKEY_SERVER_PUBLIK_URL") && err.contains("publik_url"), "{err}");
+        // Unknown variables are skipped with a warning that names them; bad values are errors.
+        let stray = vec![
+            ("LATCHKEY_SERVER_PUBLIK_URL".to_owned(), "x".to_owned()),
+            ("LATCHKEY_TELEMETRY".to_owned(), "1".to_owned()),
+        ];
+        let mut warnings = vec![];
+        apply_env(FileConfig::default(), stray, &mut warnings).unwrap();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("LATCHKEY_SERVER_PUBLIK_URL") && warnings[0].contains("publik_url"));
+        assert!(warnings[1].contains("LATCHKEY_TELEMETRY"));
+        let bad = vec![("LATCHKEY_KEYS_RSA_BITS".to_owned(), "\"many\"".to_owned())];
+        let err = apply_env(FileConfig::default(), bad, &mut vec![]).unwrap_err().to_string();
+        assert!(err.contains("LATCHKEY_KEYS_RSA_BITS"), "{err}");
     }
 
     #[test]
@@ -630,6 +689,27 @@ mod tests {
         assert!(with("https://id.example.com/base").is_ok());
         assert!(with("ftp://id.example.com").is_err());
         assert!(Config::from_file(FileConfig::default(), &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn listen_names_ranges_and_log_level() {
+        let with = |edit: &dyn Fn(&mut FileConfig)| {
+            let mut f = FileConfig::default();
+            edit(&mut f);
+            Config::from_file(f, &dev())
+        };
+        let c = with(&|f| f.server.listen = Some("localhost:9001".into())).unwrap();
+        assert_eq!(c.listen.port(), 9001);
+        assert!(c.listen.ip().is_loopback());
+        assert!(with(&|f| f.server.listen = Some("localhost".into())).is_err());
+        let c = with(&|f| f.server.trusted_proxies = Some(vec!["10.0.0.0/8".into(), "::1".into()])).unwrap();
+        assert_eq!(c.trusted_proxies.len(), 2);
+        assert!(with(&|f| f.server.trusted_proxies = Some(vec!["10.0.0.1/8".into()])).is_err());
+        assert_eq!(with(&|_| {}).unwrap().log_filter, "info");
+        assert!(with(&|f| f.server.log_level = Some("latchkeyd=debug,info".into())).is_ok());
+        assert!(with(&|f| f.server.log_level = Some("loud[".into())).is_err());
+        let rust_log = [("RUST_LOG".to_owned(), "debug".to_owned())];
+        assert_eq!(Config::load(&dev(), rust_log).unwrap().log_filter, "debug");
     }
 
     #[test]

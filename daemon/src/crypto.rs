@@ -95,6 +95,12 @@ impl Kek {
             writeln!(f, "{}", STANDARD.encode(key)).map_err(|e| err(format!("cannot write: {e}")))?;
             f.sync_all().map_err(|e| err(format!("cannot sync: {e}")))?;
         }
+        Kek::load(path)
+    }
+
+    /// Reads an existing key file: mode 0600 (or stricter), 32 bytes raw or in base64.
+    pub fn load(path: &Path) -> Result<Kek, CryptoError> {
+        let err = |message: String| CryptoError::KekFile { path: path.to_owned(), message };
         let meta = fs::metadata(path).map_err(|e| err(format!("cannot read: {e}")))?;
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {

@@ -5,19 +5,23 @@ pub mod admin;
 pub mod apps;
 pub mod args;
 pub mod audit;
+pub mod checkfiles;
 pub mod clock;
 pub mod config;
 pub mod crypto;
 pub mod declarative;
 pub mod error;
 pub mod http;
+pub mod lockfile;
 pub mod mail;
 pub mod memory;
 pub mod metrics;
+pub mod netrange;
 pub mod notify;
 pub mod oidc;
 pub mod params;
 pub mod ratelimit;
+pub mod reload;
 pub mod sessions;
 pub mod social;
 pub mod store;
@@ -48,7 +52,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
@@ -71,8 +75,10 @@ pub struct State {
     pub metrics: Metrics,
     pub limiter: ratelimit::RateLimiter,
     pub audit: audit::AuditLog,
-    /// Present when `[smtp]` is configured.
-    pub mailer: Option<mail::Mailer>,
+    /// Rate limits and SMTP: what SIGHUP may replace (`config` keeps the values of the start).
+    pub live: reload::LiveSlot,
+    /// The log filter in force.
+    pub log_filter: reload::Slot<String>,
     /// The HTTP client towards social identity providers.
     pub upstream: social::client::Upstream,
     /// Providers' discovery documents and keys.
@@ -90,11 +96,15 @@ pub struct Options {
     pub shutdown: watch::Receiver<bool>,
     /// Told once the daemon is ready.
     pub ready: Option<oneshot::Sender<Ready>>,
+    /// Configurations read again on SIGHUP, to apply what can change without a restart.
+    pub reload: Option<mpsc::Receiver<Config>>,
+    /// Replaces the process's log filter (the subscriber is the caller's).
+    pub log_filter: Option<reload::LogFilterSetter>,
 }
 
 impl Options {
     pub fn new(shutdown: watch::Receiver<bool>) -> Options {
-        Options { clock: Arc::new(SystemClock), listener: None, shutdown, ready: None }
+        Options { clock: Arc::new(SystemClock), listener: None, shutdown, ready: None, reload: None, log_filter: None }
     }
 }
 
@@ -151,16 +161,67 @@ async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
+/// Whether a database with content is there (an empty file left by a failed start is not one).
+fn database_exists(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).map(|m| m.len() > 0).unwrap_or(false)
+}
+
+/// Applies each configuration read again on SIGHUP, logging what changed and what did not.
+async fn apply_reloads(
+    state: Arc<State>,
+    mut configs: mpsc::Receiver<Config>,
+    tls: Option<reload::TlsSlot>,
+    log_filter: Option<reload::LogFilterSetter>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let config = tokio::select! {
+            c = configs.recv() => match c { Some(c) => c, None => return },
+            _ = shutdown.changed() => return,
+        };
+        for warning in &config.warnings {
+            tracing::warn!("{warning}");
+        }
+        match reload::apply(&state, &config, tls.as_ref(), log_filter.as_ref()) {
+            Ok(report) => {
+                let reloaded =
+                    if report.reloaded.is_empty() { "nothing changed".to_owned() } else { report.reloaded.join("; ") };
+                tracing::info!(reloaded = %reloaded, "configuration reloaded");
+                if !report.needs_restart.is_empty() {
+                    tracing::warn!(
+                        settings = %report.needs_restart.join(", "),
+                        "these settings changed but take effect only after a restart"
+                    );
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "reload failed; keeping the current settings"),
+        }
+    }
+}
+
 /// Runs the daemon until `options.shutdown` turns true: opens the database (migrating it),
 /// loads tenants, binds the listener and the admin socket, serves, then drains and cleans up.
 pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let config = Arc::new(config);
-    let tls = match &config.tls {
-        Some(t) => Some(http::tls::server_config(&t.cert, &t.key).map_err(StartError::Setup)?),
+    let tls: Option<reload::TlsSlot> = match &config.tls {
+        Some(t) => {
+            let server = http::tls::server_config(&t.cert, &t.key).map_err(StartError::Setup)?;
+            Some(Arc::new(reload::Slot::from_arc(server)))
+        }
         None => None,
     };
     if tls.is_none() && config.public_url.scheme() == "https" {
         tracing::warn!("public_url is https but latchkeyd serves plain HTTP: put a TLS-terminating proxy in front");
+    }
+    // Before anything is created or opened: a second daemon on this database changes nothing.
+    let _lock = lockfile::acquire(&config.storage_path).map_err(StartError::Setup)?;
+    if !config.kek_file.exists() && database_exists(&config.storage_path) {
+        return Err(StartError::Setup(format!(
+            "the database {} exists but its key-encryption key {} does not: a new key could not decrypt the \
+             signing keys. Restore the key file from your backup (or point keys.encryption_key_file at it)",
+            config.storage_path.display(),
+            config.kek_file.display()
+        )));
     }
     let kek = Arc::new(Kek::load_or_create(&config.kek_file)?);
     let db = Db::open(&config.storage_path)?;
@@ -175,10 +236,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let tcp = tokio::net::TcpListener::from_std(std_listener)
         .map_err(|source| StartError::Listen { addr: listen_addr, source })?;
 
-    let mailer = match &config.smtp {
-        Some(smtp) => Some(mail::Mailer::from_config(smtp).map_err(StartError::Setup)?),
-        None => None,
-    };
+    let live = reload::Live::from_config(&config).map_err(StartError::Setup)?;
     let (audit_log, audit_task) = audit::AuditLog::start(db.clone());
     let state = Arc::new(State {
         config: config.clone(),
@@ -189,7 +247,8 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         metrics: Metrics::default(),
         limiter: ratelimit::RateLimiter::default(),
         audit: audit_log,
-        mailer,
+        live: reload::Slot::new(live),
+        log_filter: reload::Slot::new(config.log_filter.clone()),
         upstream: social::client::Upstream::new().map_err(StartError::Setup)?,
         social_cache: social::oidc::Cache::default(),
         started: Instant::now(),
@@ -217,9 +276,9 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
             on_refused: Box::new(move || counted.metrics.connection_refused()),
         };
         let handler = move |req, peer| http::public::handle(state.clone(), req, peer);
-        match tls {
+        match &tls {
             Some(tls) => tokio::spawn(http::serve(
-                http::tls::TlsAcceptor::new(tcp, tls),
+                http::tls::TlsAcceptor::new(tcp, tls.clone()),
                 handler,
                 shutdown.clone(),
                 "public",
@@ -238,6 +297,9 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     };
 
     let sweeper = tokio::spawn(sweep_expired(state.clone(), shutdown.clone()));
+    if let Some(configs) = options.reload {
+        tokio::spawn(apply_reloads(state.clone(), configs, tls, options.log_filter, shutdown.clone()));
+    }
     tokio::spawn(memory::trim_periodically(shutdown.clone()));
 
     let mut tenants_now: Vec<(String, String)> = vec![];

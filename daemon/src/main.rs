@@ -1,12 +1,14 @@
 //! `latchkeyd` entry point: arguments, logging, runtime, signals. Everything else is in the library.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
 use latchkeyd::args::{Args, Command};
 use latchkeyd::config::{Config, LogFormat, Overrides};
+use latchkeyd::reload::LogFilterSetter;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -24,11 +26,12 @@ fn main() -> ExitCode {
         }
     };
     if let Some(Command::CheckConfig) = args.command {
-        print!("{}", config.to_toml());
-        eprintln!("latchkeyd: configuration is valid");
-        return ExitCode::SUCCESS;
+        return check_config(&config);
     }
-    init_logging(config.log_format);
+    let log_filter = init_logging(config.log_format, &config.log_filter);
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
@@ -40,20 +43,24 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         let (stop_tx, stop_rx) = watch::channel(false);
         let (ready_tx, ready_rx) = oneshot::channel();
+        let (reload_tx, reload_rx) = mpsc::channel(1);
         let dev = config.dev;
+        let data_dir = args.data_dir.clone();
         let mut options = latchkeyd::Options::new(stop_rx);
         options.ready = Some(ready_tx);
+        options.reload = Some(reload_rx);
+        options.log_filter = Some(log_filter);
         let daemon = tokio::spawn(latchkeyd::run(config, options));
 
         tokio::spawn(async move {
             if let Ok(ready) = ready_rx.await
                 && dev
             {
-                print_dev_banner(&ready);
+                print_dev_banner(&ready, data_dir.as_deref());
             }
         });
         tokio::spawn(async move {
-            wait_for_signal().await;
+            wait_for_signals(&flags, reload_tx).await;
             tracing::info!("shutting down: finishing in-flight requests");
             let _ = stop_tx.send(true);
         });
@@ -72,41 +79,80 @@ fn main() -> ExitCode {
     })
 }
 
-async fn wait_for_signal() {
+/// `check-config`: the syntax was checked by loading; now every file the configuration names.
+fn check_config(config: &Config) -> ExitCode {
+    for warning in &config.warnings {
+        eprintln!("latchkeyd: warning: {warning}");
+    }
+    let problems = latchkeyd::checkfiles::problems(config);
+    if problems.is_empty() {
+        print!("{}", config.to_toml());
+        eprintln!("latchkeyd: configuration is valid");
+        return ExitCode::SUCCESS;
+    }
+    for p in &problems {
+        eprintln!("latchkeyd: {p}");
+    }
+    eprintln!("latchkeyd: configuration has {} problem(s)", problems.len());
+    ExitCode::from(1)
+}
+
+/// Returns when SIGTERM or SIGINT arrives. SIGHUP reads the configuration again (same flags and
+/// environment as the start) and hands it to the daemon; a file that does not load is reported
+/// and the running settings stay.
+async fn wait_for_signals(flags: &Overrides, reload: mpsc::Sender<Config>) {
     let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
         // Without signal handlers the daemon can still be stopped by SIGKILL; say so and wait.
         eprintln!("latchkeyd: cannot install signal handlers");
         return std::future::pending().await;
     };
-    // SIGHUP must not end the daemon (its default action would, leaving the socket behind). This
-    // version reloads nothing yet: say so, keep serving with the settings it has.
     let mut hup = signal(SignalKind::hangup()).ok();
     loop {
         tokio::select! {
             _ = term.recv() => return,
             _ = int.recv() => return,
             Some(()) = async { match hup.as_mut() { Some(h) => h.recv().await, None => std::future::pending().await } } => {
-                tracing::warn!("SIGHUP: this version reloads nothing; restart latchkeyd to apply configuration changes");
+                tracing::info!("SIGHUP: reading the configuration again");
+                match Config::load(flags, std::env::vars()) {
+                    Ok(config) => {
+                        let _ = reload.send(config).await;
+                    }
+                    Err(e) => tracing::error!(error = %e, "reload failed; keeping the current settings"),
+                }
             }
         }
     }
 }
 
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LATCHKEYD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+/// Logs to stderr through a filter that SIGHUP can replace; returns the function that replaces it.
+fn init_logging(format: LogFormat, filter: &str) -> LogFilterSetter {
+    use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::prelude::*;
+
+    // The filter was validated with the configuration; `info` is only a fallback.
+    let initial = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    let (filter_layer, handle) = tracing_subscriber::reload::Layer::new(initial);
     // Colour only for a person at a terminal; journald and log files get plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
+    let registry = tracing_subscriber::registry().with(filter_layer);
     match format {
-        LogFormat::Json => builder.json().flatten_event(true).init(),
-        LogFormat::Text => builder.with_target(false).init(),
+        LogFormat::Json => registry
+            .with(tracing_subscriber::fmt::layer().json().flatten_event(true).with_writer(std::io::stderr))
+            .init(),
+        LogFormat::Text => registry
+            .with(tracing_subscriber::fmt::layer().with_target(false).with_ansi(ansi).with_writer(std::io::stderr))
+            .init(),
     }
+    Box::new(move |text: &str| {
+        let filter = EnvFilter::try_new(text).map_err(|e| e.to_string())?;
+        handle.reload(filter).map_err(|e| e.to_string())
+    })
 }
 
-fn print_dev_banner(ready: &latchkeyd::Ready) {
+fn print_dev_banner(ready: &latchkeyd::Ready, data_dir: Option<&Path>) {
     let socket = ready.admin_socket.display();
-    println!("latchkeyd is running in development mode (embedded defaults, data in ./latchkey-data)");
+    let dir = data_dir.map(|d| d.display().to_string()).unwrap_or_else(|| "./latchkey-data".to_owned());
+    println!("latchkeyd is running in development mode (embedded defaults, data in {dir})");
     println!();
     for (slug, issuer) in &ready.tenants {
         println!("  tenant {slug:<10} issuer {issuer}");
@@ -114,13 +160,24 @@ fn print_dev_banner(ready: &latchkeyd::Ready) {
     }
     println!("  admin socket      {socket}");
     println!();
-    println!("Next, in another terminal in this directory:");
-    println!("  latchkey status");
-    println!("  latchkey tenant create acme");
+    // The CLI finds ./latchkey-data/admin.sock by itself; any other data dir needs --socket.
+    let cli = match data_dir {
+        None => {
+            println!("Next, in another terminal in this directory:");
+            "latchkey".to_owned()
+        }
+        Some(_) => {
+            let absolute = std::path::absolute(&ready.admin_socket).unwrap_or_else(|_| ready.admin_socket.clone());
+            println!("Next, in another terminal:");
+            format!("latchkey --socket {}", absolute.display())
+        }
+    };
+    println!("  {cli} status");
+    println!("  {cli} tenant create acme");
     println!(
-        "  latchkey app create --tenant acme --name \"My App\" --type web --redirect-uri http://localhost:3000/oidc-callback"
+        "  {cli} app create --tenant acme --name \"My App\" --type web --redirect-uri http://localhost:3000/oidc-callback"
     );
-    println!("  latchkey key list --tenant acme");
+    println!("  {cli} key list --tenant acme");
     println!();
     println!("Stop with Ctrl-C.");
 }

@@ -1,5 +1,7 @@
-//! Prometheus text metrics: requests by route and status, and a latency histogram per route.
-//! Labels are fixed route names, so the series count stays bounded.
+//! Prometheus text metrics: requests by route and status, a latency histogram per route,
+//! ceremonies and grants by outcome, requests per tenant, build information and the process's
+//! own figures (resident memory, open files, start time) read from `/proc/self`. Labels are
+//! fixed route names and tenant slugs, so the series count stays bounded.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -23,13 +25,24 @@ struct Inner {
     ceremonies: BTreeMap<(&'static str, String), u64>,
     /// (grant type, outcome code) at the token endpoint.
     grants: BTreeMap<(String, String), u64>,
+    /// Requests routed to each tenant, by slug.
+    tenants: BTreeMap<String, u64>,
 }
 
-#[derive(Default)]
 pub struct Metrics {
     inner: Mutex<Inner>,
     /// Public connections closed at accept because `server.max_connections` were open.
     refused_connections: std::sync::atomic::AtomicU64,
+    /// When the process started, in seconds since the epoch.
+    started_at: f64,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        let started_at =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        Metrics { inner: Mutex::default(), refused_connections: Default::default(), started_at }
+    }
 }
 
 impl std::fmt::Debug for Metrics {
@@ -77,6 +90,17 @@ impl Metrics {
         *g.grants.entry((grant.to_owned(), outcome.to_owned())).or_default() += 1;
     }
 
+    /// Counts a request routed to a tenant.
+    pub fn tenant_request(&self, slug: &str) {
+        let mut g = self.lock();
+        match g.tenants.get_mut(slug) {
+            Some(n) => *n += 1,
+            None => {
+                g.tenants.insert(slug.to_owned(), 1);
+            }
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         match self.inner.lock() {
             Ok(g) => g,
@@ -90,6 +114,7 @@ impl Metrics {
             Err(p) => p.into_inner(),
         };
         let mut out = String::new();
+        process_metrics(&mut out, self.started_at);
         out.push_str("# HELP latchkey_connections_refused_total Connections closed at accept: server.max_connections were open.\n");
         out.push_str("# TYPE latchkey_connections_refused_total counter\n");
         let refused = self.refused_connections.load(std::sync::atomic::Ordering::Relaxed);
@@ -127,6 +152,40 @@ impl Metrics {
         for ((grant, outcome), n) in &g.grants {
             let _ = writeln!(out, "latchkey_token_grants_total{{grant=\"{grant}\",outcome=\"{outcome}\"}} {n}");
         }
+        out.push_str("# HELP latchkey_tenant_requests_total Requests routed to each tenant.\n");
+        out.push_str("# TYPE latchkey_tenant_requests_total counter\n");
+        for (tenant, n) in &g.tenants {
+            let _ = writeln!(out, "latchkey_tenant_requests_total{{tenant=\"{tenant}\"}} {n}");
+        }
         out
+    }
+}
+
+/// Build information and the standard `process_*` series (Linux `/proc/self`; absent elsewhere).
+fn process_metrics(out: &mut String, started_at: f64) {
+    out.push_str("# HELP latchkey_build_info The running build; the value is always 1.\n");
+    out.push_str("# TYPE latchkey_build_info gauge\n");
+    let _ = writeln!(out, "latchkey_build_info{{version=\"{}\"}} 1", env!("CARGO_PKG_VERSION"));
+    out.push_str("# HELP process_start_time_seconds Start time of the process since the Unix epoch.\n");
+    out.push_str("# TYPE process_start_time_seconds gauge\n");
+    let _ = writeln!(out, "process_start_time_seconds {started_at:.3}");
+    // statm: size resident shared ... in pages.
+    // SAFETY: sysconf reads a constant of the system; it has no memory effects.
+    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as u64,
+        _ => 4096,
+    };
+    if let Some(rss) = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
+    {
+        out.push_str("# HELP process_resident_memory_bytes Resident memory size in bytes.\n");
+        out.push_str("# TYPE process_resident_memory_bytes gauge\n");
+        let _ = writeln!(out, "process_resident_memory_bytes {}", rss * page);
+    }
+    if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
+        out.push_str("# HELP process_open_fds Number of open file descriptors.\n");
+        out.push_str("# TYPE process_open_fds gauge\n");
+        let _ = writeln!(out, "process_open_fds {}", fds.count());
     }
 }

@@ -18,6 +18,7 @@ mod oidc;
 mod oidc_browser;
 mod oidc_negative;
 mod oidc_support;
+mod ops;
 mod passkeys;
 mod passkeys_negative;
 mod routing;

@@ -52,7 +52,8 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) 
             &outcome,
         ));
     }
-    tracing::info!(target: "latchkeyd::admin", uid = peer.uid, %method, %path, status, ms = %format_args!("{:.3}", started.elapsed().as_secs_f64() * 1e3));
+    let ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
+    tracing::info!(target: "latchkeyd::admin", uid = peer.uid, %method, %path, status, ms);
     response
 }
 

@@ -47,7 +47,13 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
     let elapsed = started.elapsed();
     state.metrics.observe(name, status, elapsed);
     // The query string is left out on purpose: it may carry codes and tokens.
-    tracing::info!(target: "latchkeyd::http", %peer, %method, %path, route = name, status, ms = %format_args!("{:.3}", elapsed.as_secs_f64() * 1e3));
+    // Numbers stay numbers (JSON logs); probes and scrapes every few seconds only at debug level.
+    let ms = (elapsed.as_secs_f64() * 1e6).round() / 1e3;
+    if matches!(name, "healthz" | "readyz" | "metrics") {
+        tracing::debug!(target: "latchkeyd::http", %peer, %method, %path, route = name, status, ms);
+    } else {
+        tracing::info!(target: "latchkeyd::http", %peer, %method, %path, route = name, status, ms);
+    }
     response
 }
 
@@ -78,13 +84,14 @@ fn refuse(unrouted: &Unrouted, path: &str) -> Response<Body> {
 
 /// Applies the per-IP limits of `[limits]` to the endpoints they cover.
 fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> {
+    let live = state.live.get();
     let (bucket, per_minute) = match route {
         Route::Tenant(
             _,
             TenantRoute::RegisterStart | TenantRoute::RegisterFinish | TenantRoute::AuthStart | TenantRoute::AuthFinish,
-        ) => ("ceremony", state.config.limits.ceremony_rate_per_minute),
+        ) => ("ceremony", live.ceremony_rate_per_minute),
         Route::Tenant(_, TenantRoute::Token | TenantRoute::Revoke | TenantRoute::Introspect) => {
-            ("token", state.config.limits.token_rate_per_minute)
+            ("token", live.token_rate_per_minute)
         }
         _ => return None,
     };
@@ -124,6 +131,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         }
         Route::Tenant(tenant, route) => (tenant, route),
     };
+    state.metrics.tenant_request(&tenant.slug);
     let cx = Cx { state, tenant, ip };
     let origin = request::origin(req.headers());
     match route {

@@ -6,6 +6,7 @@ use std::net::{IpAddr, SocketAddr};
 use hyper::Request;
 use hyper::header::{self, HeaderMap, HeaderName};
 
+use crate::netrange::{IpRange, any_contains};
 use crate::params::Params;
 use crate::sessions::COOKIE_NAME;
 
@@ -40,9 +41,9 @@ pub fn session_token(headers: &HeaderMap) -> Option<String> {
 
 /// The client's address: the peer, or, when the peer is a trusted proxy, the last address in
 /// `X-Forwarded-For` that is not itself a trusted proxy.
-pub fn client_ip(peer: SocketAddr, headers: &HeaderMap, trusted: &[IpAddr]) -> IpAddr {
+pub fn client_ip(peer: SocketAddr, headers: &HeaderMap, trusted: &[IpRange]) -> IpAddr {
     let peer_ip = peer.ip();
-    if !trusted.contains(&peer_ip) {
+    if !any_contains(trusted, peer_ip) {
         return peer_ip;
     }
     let forwarded = headers
@@ -52,7 +53,7 @@ pub fn client_ip(peer: SocketAddr, headers: &HeaderMap, trusted: &[IpAddr]) -> I
         .flat_map(|v| v.split(','))
         .filter_map(|s| s.trim().parse::<IpAddr>().ok())
         .collect::<Vec<_>>();
-    forwarded.into_iter().rev().find(|ip| !trusted.contains(ip)).unwrap_or(peer_ip)
+    forwarded.into_iter().rev().find(|ip| !any_contains(trusted, *ip)).unwrap_or(peer_ip)
 }
 
 /// The host the request was sent to: the `Host` header, or the authority of an absolute URI.
@@ -104,7 +105,7 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9, 10.0.0.5"));
         let proxy: SocketAddr = "10.0.0.5:443".parse().unwrap();
-        let trusted: Vec<IpAddr> = vec!["10.0.0.5".parse().unwrap()];
+        let trusted: Vec<IpRange> = vec!["10.0.0.0/24".parse().unwrap()];
         assert_eq!(client_ip(proxy, &h, &trusted), "203.0.113.9".parse::<IpAddr>().unwrap());
         let stranger: SocketAddr = "198.51.100.1:1".parse().unwrap();
         assert_eq!(client_ip(stranger, &h, &trusted), stranger.ip(), "a stranger cannot spoof its address");

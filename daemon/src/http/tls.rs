@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use tokio_rustls::server::TlsStream;
 
 use super::Acceptor;
+use crate::reload::TlsSlot;
 
 const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -44,9 +45,9 @@ pub struct TlsAcceptor {
 }
 
 impl TlsAcceptor {
-    pub fn new(listener: TcpListener, config: Arc<ServerConfig>) -> TlsAcceptor {
+    /// `config` is read at every connection, so a reload's new certificate serves the next one.
+    pub fn new(listener: TcpListener, config: TlsSlot) -> TlsAcceptor {
         let (tx, ready) = mpsc::channel(64);
-        let acceptor = tokio_rustls::TlsAcceptor::from(config);
         let accept_task = tokio::spawn(async move {
             loop {
                 let (tcp, peer) = match listener.accept().await {
@@ -58,7 +59,7 @@ impl TlsAcceptor {
                     }
                 };
                 let _ = tcp.set_nodelay(true);
-                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                let (acceptor, tx) = (tokio_rustls::TlsAcceptor::from(config.get()), tx.clone());
                 tokio::spawn(async move {
                     match tokio::time::timeout(HANDSHAKE_DEADLINE, acceptor.accept(tcp)).await {
                         Ok(Ok(tls)) => {

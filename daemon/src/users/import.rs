@@ -116,14 +116,14 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
 /// it worked. The invitations are already stored: a failure loses nothing.
 pub async fn deliver_all(state: &crate::State, tenant_name: &str, invited: &mut [InvitedRow]) {
     use futures_util::StreamExt;
-    let Some(mailer) = &state.mailer else { return };
+    let Some(mailer) = state.live.get().mailer.clone() else { return };
     // Owned data per message: the futures must not borrow across the concurrent stream.
     let jobs: Vec<(usize, String, String, String)> =
         invited.iter().enumerate().map(|(i, v)| (i, v.email.clone(), v.name.clone(), v.invite_url.clone())).collect();
     let tenant = tenant_name.to_owned();
     let results: Vec<(usize, Result<(), String>)> = futures_util::stream::iter(jobs)
         .map(|(i, email, name, url)| {
-            let tenant = tenant.clone();
+            let (tenant, mailer) = (tenant.clone(), mailer.clone());
             async move {
                 let invite =
                     crate::mail::Invite { tenant: &tenant, email: &email, name: &name, url: &url, recovery: false };

@@ -101,7 +101,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
 
 /// Sends the invitation when `[smtp]` is configured; a failure is reported, never fatal.
 async fn deliver(state: &State, mut inv: Invitation, tenant_name: String) -> Result<Invitation, Error> {
-    if let Some(m) = &state.mailer {
+    if let Some(m) = state.live.get().mailer.clone() {
         let invite = crate::mail::Invite {
             tenant: &tenant_name,
             email: &inv.email,

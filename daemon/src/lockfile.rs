@@ -1,0 +1,83 @@
+//! One daemon per database: an exclusive `flock` on `<database>.lock`, held for the life of the
+//! process and released by the kernel however it ends (even `kill -9`). The file holds the PID of
+//! the holder so that a refused second daemon can name it. PostgreSQL scale-out is another mode.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The held lock; dropping it (or the process ending) releases it.
+#[derive(Debug)]
+pub struct DataLock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+/// The lock file of a database file.
+pub fn path_for(database: &Path) -> PathBuf {
+    let mut name = database.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "latchkey.db".into());
+    name.push(".lock");
+    database.with_file_name(name)
+}
+
+/// Takes the lock of `database` (creating its directory if needed), or says who holds it.
+pub fn acquire(database: &Path) -> Result<DataLock, String> {
+    let path = path_for(database);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
+    // SAFETY: flock on a file descriptor we own; it has no memory effects.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    if !locked {
+        let mut holder = String::new();
+        let _ = file.read_to_string(&mut holder);
+        let holder = match holder.trim() {
+            "" => "another process".to_owned(),
+            pid => format!("another latchkeyd (PID {pid})"),
+        };
+        return Err(format!(
+            "{holder} is already using the database {}: one daemon per database file. Stop it first, or give this \
+             one its own --data-dir (or storage.path)",
+            database.display()
+        ));
+    }
+    let pid = std::process::id();
+    let written = file
+        .set_len(0)
+        .and_then(|()| file.seek(SeekFrom::Start(0)))
+        .and_then(|_| writeln!(file, "{pid}"))
+        .and_then(|()| file.sync_all());
+    if let Err(e) = written {
+        return Err(format!("cannot write the lock file {}: {e}", path.display()));
+    }
+    Ok(DataLock { _file: file, path })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_holder_is_refused_with_the_pid() {
+        let dir = std::env::temp_dir().join(format!("lk-lock-{}", std::process::id()));
+        let db = dir.join("latchkey.db");
+        let first = acquire(&db).unwrap();
+        assert_eq!(first.path, dir.join("latchkey.db.lock"));
+        // flock locks belong to the open file description: a second open in this process conflicts.
+        let err = acquire(&db).unwrap_err();
+        assert!(err.contains(&format!("PID {}", std::process::id())), "{err}");
+        drop(first);
+        assert!(acquire(&db).is_ok(), "released when dropped");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
