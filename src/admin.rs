@@ -14,7 +14,7 @@
 //! | `POST /admin/v1/tenants/{slug}/apps/{client_id}/rotate-secret` | – | [`SecretRotated`] |
 //! | `GET  /admin/v1/tenants/{slug}/keys` | – | `[Key]` |
 //! | `POST /admin/v1/tenants/{slug}/keys/rotate` | – | 201 [`Key`] |
-//! | `POST /admin/v1/tenants/{slug}/keys/{kid}/retire` | – | `[Key]` (what is left) |
+//! | `POST /admin/v1/tenants/{slug}/keys/{kid}/retire` | [`Confirm`] | `[Key]` (what is left) |
 //!
 //! Every error is an [`ErrorBody`] with a stable `code` from [`crate::codes`].
 
@@ -191,27 +191,32 @@ pub struct SecretRotated {
     pub client_secret: String,
 }
 
+/// A signing key's state as `latchkey key list|rotate` shows it. There is no `retired` state on
+/// the wire: `key retire` deletes the key (it leaves the JWKS at once), so a retired key is never
+/// listed.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyState {
     /// Signs new tokens; exactly one per tenant.
     Current,
-    /// No longer signs, still published in the JWKS so earlier tokens verify.
-    Retired,
+    /// No longer signs, still published in the JWKS so tokens it signed verify until it is
+    /// retired. Earlier builds sent `retired` for this state; that spelling is still read.
+    #[serde(alias = "retired")]
+    Previous,
 }
 
 impl KeyState {
     pub fn as_str(self) -> &'static str {
         match self {
             KeyState::Current => "current",
-            KeyState::Retired => "retired",
+            KeyState::Previous => "previous",
         }
     }
 
     pub fn parse(s: &str) -> Option<KeyState> {
         match s {
             "current" => Some(KeyState::Current),
-            "retired" => Some(KeyState::Retired),
+            "previous" | "retired" => Some(KeyState::Previous),
             _ => None,
         }
     }
@@ -247,6 +252,16 @@ mod tests {
         assert_eq!(v["client_id"], "c");
         assert_eq!(v["type"], "web");
         assert_eq!(v["client_secret"], "s");
+    }
+
+    #[test]
+    fn key_states_on_the_wire() {
+        assert_eq!(serde_json::to_value(KeyState::Previous).unwrap_or_default(), "previous");
+        // What an earlier daemon sent for the same state still reads.
+        let old: Result<KeyState, _> = serde_json::from_str("\"retired\"");
+        assert_eq!(old.ok(), Some(KeyState::Previous));
+        assert_eq!(KeyState::parse("current"), Some(KeyState::Current));
+        assert_eq!(KeyState::parse("gone"), None);
     }
 
     #[test]

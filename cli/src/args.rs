@@ -252,22 +252,28 @@ pub enum AppCmd {
 
 #[derive(Debug, Subcommand)]
 pub enum KeyCmd {
-    /// List signing keys: the current one and retired ones still published in the JWKS.
+    /// List signing keys: `current` (signs new tokens) and `previous` (no longer signs, still
+    /// published in the JWKS until retired).
     List {
         #[command(flatten)]
         tenant: TenantArg,
     },
-    /// Make a new key current now; the old one stays in the JWKS so issued tokens still verify.
+    /// Make a new key current now; the old one becomes `previous` and stays in the JWKS so issued
+    /// tokens still verify.
     Rotate {
         #[command(flatten)]
         tenant: TenantArg,
     },
-    /// Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying.
+    /// Remove a previous key from the JWKS and destroy it. Tokens it signed stop verifying.
+    /// The current key cannot be retired (rotate first). Cannot be undone.
     Retire {
         #[command(flatten)]
         tenant: TenantArg,
         #[arg(allow_hyphen_values = true)]
         kid: String,
+        /// Confirm the retirement.
+        #[arg(long)]
+        yes: bool,
     },
 }
 

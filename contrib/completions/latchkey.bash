@@ -1835,7 +1835,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__key__subcmd__retire)
-            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --yes --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

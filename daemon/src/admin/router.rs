@@ -143,7 +143,10 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
         A::AppRotateSecret(slug, id) => ok(&apps::rotate_secret(state, slug, id).await?),
         A::KeyList(slug) => ok(&rotation::list(state, slug).await?),
         A::KeyRotate(slug) => created(&rotation::rotate(state, slug).await?),
-        A::KeyRetire(slug, kid) => ok(&rotation::retire(state, slug, kid).await?),
+        A::KeyRetire(slug, kid) => {
+            confirmed(state, req, &format!("signing key {kid:?} (tokens it signed stop verifying)")).await?;
+            ok(&rotation::retire(state, slug, kid).await?)
+        }
         A::UserList(slug) => {
             let q = query(&req);
             ok(&users::list(state, slug, q.get("role").cloned(), q.get("status").cloned()).await?)
