@@ -11,6 +11,7 @@
 //! | `GET  /admin/v1/tenants/{slug}/apps` | – | `[App]` |
 //! | `GET  /admin/v1/tenants/{slug}/apps/{client_id}` | – | [`App`] |
 //! | `DELETE /admin/v1/tenants/{slug}/apps/{client_id}` | [`Confirm`] | 204 |
+//! | `PATCH /admin/v1/tenants/{slug}/apps/{client_id}` | [`UpdateApp`] | [`App`] |
 //! | `POST /admin/v1/tenants/{slug}/apps/{client_id}/rotate-secret` | – | [`SecretRotated`] |
 //! | `GET  /admin/v1/tenants/{slug}/keys` | – | `[Key]` |
 //! | `POST /admin/v1/tenants/{slug}/keys/rotate` | – | 201 [`Key`] |
@@ -160,6 +161,40 @@ pub struct CreateApp {
     /// Extra scopes an m2m app may be granted (e.g. `users:invite`); OIDC scopes are implied.
     #[serde(default)]
     pub scopes: Vec<String>,
+}
+
+/// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
+/// `app create` is. Adding a value that is there already changes nothing; removing one that is not
+/// there is refused (`value_not_present`), so a typo never passes as done. Removals are applied
+/// before additions. The type cannot change (it decides whether the app has a secret).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateApp {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_post_logout_redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_post_logout_redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_cors_origins: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_cors_origins: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_scopes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_scopes: Vec<String>,
+}
+
+impl UpdateApp {
+    /// True when the request asks for no change at all.
+    pub fn is_empty(&self) -> bool {
+        *self == UpdateApp::default()
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

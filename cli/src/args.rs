@@ -231,6 +231,44 @@ pub enum AppCmd {
         #[arg(allow_hyphen_values = true)]
         client_id: String,
     },
+    /// Change an application's name or lists, validated as `app create` is. Adding a value it has
+    /// already changes nothing; removing one it does not have is an error. Prints the app.
+    #[command(after_help = "Examples:\n  \
+        latchkey app update --tenant acme CLIENT_ID --add-redirect-uri https://portal.acme.com/cb2\n  \
+        latchkey app update --tenant acme CLIENT_ID --name \"Customer Portal\" --remove-cors-origin http://localhost:5173")]
+    Update {
+        #[command(flatten)]
+        tenant: TenantArg,
+        #[arg(allow_hyphen_values = true)]
+        client_id: String,
+        /// New name (unique in the tenant).
+        #[arg(long)]
+        name: Option<String>,
+        /// Add a Login Redirect URL (repeatable).
+        #[arg(long = "add-redirect-uri", value_name = "URL")]
+        add_redirect_uris: Vec<String>,
+        /// Remove a Login Redirect URL (repeatable).
+        #[arg(long = "remove-redirect-uri", value_name = "URL")]
+        remove_redirect_uris: Vec<String>,
+        /// Add a post-logout redirect URL (repeatable).
+        #[arg(long = "add-post-logout-redirect-uri", value_name = "URL")]
+        add_post_logout_redirect_uris: Vec<String>,
+        /// Remove a post-logout redirect URL (repeatable).
+        #[arg(long = "remove-post-logout-redirect-uri", value_name = "URL")]
+        remove_post_logout_redirect_uris: Vec<String>,
+        /// Add a CORS origin (repeatable).
+        #[arg(long = "add-cors-origin", value_name = "ORIGIN")]
+        add_cors_origins: Vec<String>,
+        /// Remove a CORS origin (repeatable).
+        #[arg(long = "remove-cors-origin", value_name = "ORIGIN")]
+        remove_cors_origins: Vec<String>,
+        /// Grant an API scope (repeatable).
+        #[arg(long = "add-scope", value_name = "SCOPE")]
+        add_scopes: Vec<String>,
+        /// Take an API scope away (repeatable).
+        #[arg(long = "remove-scope", value_name = "SCOPE")]
+        remove_scopes: Vec<String>,
+    },
     /// Delete an application; its tokens stop being accepted.
     Delete {
         #[command(flatten)]

@@ -90,17 +90,18 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_see
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one tenant'
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a tenant and everything it owns (users, apps, keys). Cannot be undone'
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "create" -d 'Register an application. Prints its Client ID and, once only, its Client Secret'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "list" -d 'List a tenant\'s applications'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "show" -d 'Show one application'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -f -a "create" -d 'Register an application. Prints its Client ID and, once only, its Client Secret'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -f -a "list" -d 'List a tenant\'s applications'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -f -a "show" -d 'Show one application'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -f -a "update" -d 'Change an application\'s name or lists, validated as `app create` is. Adding a value it has already changes nothing; removing one it does not have is an error. Prints the app'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show update delete rotate-secret help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l name -d 'Application name' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l type -d 'Kind of application' -r -f -a "web\t'Server-side web app (confidential: gets a client secret)'
@@ -128,6 +129,21 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l name -d 'New name (unique in the tenant)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l add-redirect-uri -d 'Add a Login Redirect URL (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l remove-redirect-uri -d 'Remove a Login Redirect URL (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l add-post-logout-redirect-uri -d 'Add a post-logout redirect URL (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l remove-post-logout-redirect-uri -d 'Remove a post-logout redirect URL (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l add-cors-origin -d 'Add a CORS origin (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l remove-cors-origin -d 'Remove a CORS origin (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l add-scope -d 'Grant an API scope (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l remove-scope -d 'Take an API scope away (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
+json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
@@ -144,6 +160,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "create" -d 'Register an application. Prints its Client ID and, once only, its Client Secret'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "list" -d 'List a tenant\'s applications'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one application'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "update" -d 'Change an application\'s name or lists, validated as `app create` is. Adding a value it has already changes nothing; removing one it does not have is an error. Prints the app'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -426,6 +443,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "create" -d 'Register an application. Prints its Client ID and, once only, its Client Secret'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "list" -d 'List a tenant\'s applications'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "show" -d 'Show one application'
+complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "update" -d 'Change an application\'s name or lists, validated as `app create` is. Adding a value it has already changes nothing; removing one it does not have is an error. Prints the app'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from app" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
 complete -c latchkey -n "__fish_latchkey_using_subcommand help; and __fish_seen_subcommand_from key" -f -a "list" -d 'List signing keys: `current` (signs new tokens) and `previous` (no longer signs, still published in the JWKS until retired)'

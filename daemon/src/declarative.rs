@@ -311,7 +311,7 @@ fn execute(
                     client_secret: secret,
                 });
             }
-            Step::UpdateApp { tenant, app, .. } => store::apps::update_lists(tx, tenant, &app)?,
+            Step::UpdateApp { tenant, app, .. } => store::apps::update(tx, tenant, &app)?,
             Step::PutSocial { slug, mut row, secret, .. } => {
                 let tid = tenant_id(tx, &slug)?;
                 row.created_at = now;

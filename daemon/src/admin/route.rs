@@ -18,6 +18,7 @@ pub enum AdminRoute {
     AppList(String),
     AppCreate(String),
     AppShow(String, String),
+    AppUpdate(String, String),
     AppDelete(String, String),
     AppRotateSecret(String, String),
     KeyList(String),
@@ -68,6 +69,7 @@ impl AdminRoute {
             | A::AppList(t)
             | A::AppCreate(t)
             | A::AppShow(t, _)
+            | A::AppUpdate(t, _)
             | A::AppDelete(t, _)
             | A::AppRotateSecret(t, _)
             | A::KeyList(t)
@@ -124,6 +126,7 @@ fn percent_decode(seg: &str) -> Result<String, AdminUnrouted> {
 const GET: &[Method] = &[Method::GET];
 const POST: &[Method] = &[Method::POST];
 const DELETE: &[Method] = &[Method::DELETE];
+const PATCH: &[Method] = &[Method::PATCH];
 
 fn pick(method: &Method, table: &[(&[Method], AdminRoute)]) -> Result<AdminRoute, AdminUnrouted> {
     by_method(method, table).map_err(AdminUnrouted::WrongMethod)
@@ -147,7 +150,10 @@ pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
         ["tenants", t, "export"] => pick(m, &[(GET, A::Export(s(t)))]),
         ["tenants", t, "audit"] => pick(m, &[(GET, A::Audit(s(t)))]),
         ["tenants", t, "apps"] => pick(m, &[(GET, A::AppList(s(t))), (POST, A::AppCreate(s(t)))]),
-        ["tenants", t, "apps", id] => pick(m, &[(GET, A::AppShow(s(t), s(id))), (DELETE, A::AppDelete(s(t), s(id)))]),
+        ["tenants", t, "apps", id] => pick(
+            m,
+            &[(GET, A::AppShow(s(t), s(id))), (PATCH, A::AppUpdate(s(t), s(id))), (DELETE, A::AppDelete(s(t), s(id)))],
+        ),
         ["tenants", t, "apps", id, "rotate-secret"] => pick(m, &[(POST, A::AppRotateSecret(s(t), s(id)))]),
         ["tenants", t, "keys"] => pick(m, &[(GET, A::KeyList(s(t)))]),
         ["tenants", t, "keys", "rotate"] => pick(m, &[(POST, A::KeyRotate(s(t)))]),
@@ -195,6 +201,8 @@ mod tests {
             ("POST", "/admin/v1/tenants/acme/apps", Ok(A::AppCreate(t()))),
             ("GET", "/admin/v1/tenants/acme/apps/c1", Ok(A::AppShow(t(), "c1".into()))),
             ("DELETE", "/admin/v1/tenants/acme/apps/c1", Ok(A::AppDelete(t(), "c1".into()))),
+            ("PATCH", "/admin/v1/tenants/acme/apps/c1", Ok(A::AppUpdate(t(), "c1".into()))),
+            ("PUT", "/admin/v1/tenants/acme/apps/c1", wrong("GET, PATCH, DELETE")),
             ("POST", "/admin/v1/tenants/acme/apps/c1/rotate-secret", Ok(A::AppRotateSecret(t(), "c1".into()))),
             ("GET", "/admin/v1/tenants/acme/keys", Ok(A::KeyList(t()))),
             ("POST", "/admin/v1/tenants/acme/keys/rotate", Ok(A::KeyRotate(t()))),

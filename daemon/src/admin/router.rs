@@ -10,7 +10,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use latchkey::admin::{
     ApplyRequest, AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, EnableSocial, InviteUser, PREFIX,
-    Status,
+    Status, UpdateApp,
 };
 use latchkey::codes;
 use serde::Serialize;
@@ -135,6 +135,10 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
             created(&apps::create(state, slug, r).await?)
         }
         A::AppShow(slug, id) => ok(&apps::show(state, slug, id).await?),
+        A::AppUpdate(slug, id) => {
+            let r: UpdateApp = body(state, req).await?;
+            ok(&apps::update(state, slug, id, r).await?)
+        }
         A::AppDelete(slug, id) => {
             confirmed(state, req, &format!("application {id:?}")).await?;
             apps::delete(state, slug, id).await?;
