@@ -411,8 +411,9 @@ pub struct AuditEvent {
 }
 
 /// The declarative configuration of `latchkey apply` / `latchkey export` (TOML on disk, JSON on
-/// the socket). Things are matched by slug (tenants) and name (roles, apps); apply creates and
-/// updates, never deletes.
+/// the socket). Things are matched by slug (tenants), name (roles, apps) and provider key (social).
+/// Apply creates and updates what the file names and never deletes what it leaves out; an update
+/// sets the file's values (an app's lists are replaced by the file's lists).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Declared {
@@ -504,10 +505,44 @@ pub struct ApplyRequest {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ApplyResult {
     pub dry_run: bool,
-    /// One line per change, e.g. "create app acme/Portal"; empty when nothing changes.
+    /// One line per change, e.g. "create app acme/Portal", with what an update changes; empty
+    /// when nothing changes.
     pub changes: Vec<String>,
+    /// The same changes, structured for scripts: one entry per line of `changes`.
+    #[serde(default)]
+    pub plan: Vec<PlannedChange>,
     /// Applications created now, with their secrets (shown this once).
     pub created_apps: Vec<AppCreatedIn>,
+}
+
+/// One step of an apply plan.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PlannedChange {
+    /// `create` or `update`.
+    pub action: String,
+    /// `tenant`, `role`, `app` or `social`.
+    pub kind: String,
+    pub tenant: String,
+    /// The role's or app's name, the social provider's key; the slug for a tenant.
+    pub name: String,
+    /// For an update, each field that changes (empty for a create).
+    #[serde(default)]
+    pub changes: Vec<FieldChange>,
+}
+
+/// One field an update changes. Lists are replaced whole by the file's list; `added` and
+/// `removed` say what that replacement adds and takes away.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FieldChange {
+    pub field: String,
+    /// The stored value (`null` for a secret, which is never shown).
+    pub old: serde_json::Value,
+    /// The file's value (`null` for a secret).
+    pub new: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

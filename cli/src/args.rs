@@ -68,8 +68,10 @@ pub enum Command {
     /// Sign-in with Google, GitHub or any OpenID Connect provider, per tenant.
     #[command(subcommand)]
     Social(SocialCmd),
-    /// Create or update tenants, roles and applications from a TOML file (idempotent: a second
-    /// run changes nothing). Nothing is deleted. New confidential apps' secrets are printed once.
+    /// Create or update tenants, roles, applications and social providers from a TOML file
+    /// (idempotent: a second run changes nothing). What the file leaves out is never deleted; what
+    /// it names is set to the file's values (an app's lists are replaced by the file's lists). The
+    /// plan shows each changed field, old → new. New confidential apps' secrets are printed once.
     #[command(
         after_help = "File format (export writes the same):\n\n  [[tenant]]\n  slug = \"acme\"\n  name = \"Acme\"\n  registration = \"invite\"\n\n  \
         [[tenant.role]]\n  name = \"admin\"\n  description = \"Administrators\"\n\n  [[tenant.app]]\n  name = \"Portal\"\n  type = \"web\"\n  \

@@ -256,3 +256,25 @@ fn app_update_edits_name_and_lists_and_refuses_bad_input_whole() {
     assert_eq!(status, 400, "the type cannot change: {body}");
     assert_eq!(d.snapshot(), before);
 }
+
+#[test]
+fn app_names_are_unique_per_tenant() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    d.tenant("beta");
+    create(&d, &["--name", "Importer", "--type", "m2m"]);
+    let before = d.snapshot();
+    let r = d.cli(&["app", "create", "--tenant", "acme", "--name", "Importer", "--type", "m2m"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("app_name_taken") && r.stderr.contains("Importer"), "{}", r.stderr);
+    let (status, body) = d.admin_raw(&admin_request(
+        "POST",
+        "/admin/v1/tenants/acme/apps",
+        Some("application/json"),
+        br#"{"name":" Importer ","type":"m2m"}"#,
+    ));
+    assert_eq!((status, body["code"].as_str()), (409, Some("app_name_taken")), "names are compared trimmed: {body}");
+    assert_eq!(d.snapshot(), before);
+    // Another tenant may use the name.
+    d.cli(&["app", "create", "--tenant", "beta", "--name", "Importer", "--type", "m2m"]).ok();
+}
