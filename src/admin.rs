@@ -397,17 +397,29 @@ pub struct RoleChange {
     pub unchanged: Vec<String>,
 }
 
-/// `GET /admin/v1/tenants/{slug}/audit?since=UNIX&user=EMAIL&after=ID&limit=N`
+/// One audit event, as `GET /admin/v1/audit?tenant=SLUG&since=UNIX&user=EMAIL&after=ID&limit=N`
+/// (every tenant's and the daemon's own events unless `tenant` is given) and
+/// `GET /admin/v1/tenants/{slug}/audit?...` (one tenant's) answer.
+///
+/// Admin operations have typed actions (`app.create`, `user.disable`, `key.retire`, …), the
+/// socket peer as actor (`uid:0`), their object as subject (an e-mail, Client ID, key id, role or
+/// provider) and `success` or `failure: <error code>` as outcome; reads are not recorded.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct AuditEvent {
+    /// Position in the log, for `after=` (following the log).
     pub id: i64,
-    pub at: String,
+    /// RFC 3339, UTC. (Called `at` before issue 11; still read under that name.)
+    #[serde(alias = "at")]
+    pub time: String,
+    /// The tenant's slug; `None` for daemon-wide events (a backup, an apply without tenants).
+    #[serde(default)]
+    pub tenant: Option<String>,
     pub actor: String,
     pub action: String,
-    pub outcome: String,
-    pub ip: Option<String>,
     pub subject: Option<String>,
+    pub outcome: String,
     pub detail: Option<String>,
+    pub ip: Option<String>,
 }
 
 /// The declarative configuration of `latchkey apply` / `latchkey export` (TOML on disk, JSON on

@@ -91,17 +91,21 @@ pub enum Command {
         #[command(flatten)]
         tenant: TenantArg,
     },
-    /// Read the audit log: sign-ins, registrations, credential changes, token grants, admin operations.
+    /// Read the audit log: sign-ins, registrations, credential changes, token grants, and every
+    /// admin change (typed actions such as app.create, user.disable, key.retire, with the socket
+    /// peer's uid as actor). Without --tenant: every tenant's events and the daemon-wide ones.
     #[command(
-        after_help = "Examples:\n  latchkey audit --tenant acme --since 1h\n  latchkey audit --tenant acme --user ada@acme.com --follow"
+        after_help = "Examples:\n  latchkey audit --since 1h\n  latchkey audit --tenant acme --since 1h\n  latchkey audit --tenant acme --user ada@acme.com --follow"
     )]
     Audit {
-        #[command(flatten)]
-        tenant: TenantArg,
+        /// Only this tenant's events (default: all, with a TENANT column).
+        #[arg(long, short = 't', value_name = "SLUG")]
+        tenant: Option<String>,
         /// Only events of the last DURATION (e.g. 15m, 1h, 7d).
         #[arg(long, value_name = "DURATION")]
         since: Option<String>,
-        /// Only events about this user.
+        /// Only events about this user (their e-mail is the subject), or this Client ID, key id,
+        /// role or provider.
         #[arg(long, value_name = "EMAIL")]
         user: Option<String>,
         /// Keep printing new events as they happen (Ctrl-C to stop).
