@@ -11,10 +11,11 @@
 //! | `GET  /admin/v1/tenants/{slug}/apps` | – | `[App]` |
 //! | `GET  /admin/v1/tenants/{slug}/apps/{client_id}` | – | [`App`] |
 //! | `DELETE /admin/v1/tenants/{slug}/apps/{client_id}` | [`Confirm`] | 204 |
+//! | `PATCH /admin/v1/tenants/{slug}/apps/{client_id}` | [`UpdateApp`] | [`App`] |
 //! | `POST /admin/v1/tenants/{slug}/apps/{client_id}/rotate-secret` | – | [`SecretRotated`] |
 //! | `GET  /admin/v1/tenants/{slug}/keys` | – | `[Key]` |
 //! | `POST /admin/v1/tenants/{slug}/keys/rotate` | – | 201 [`Key`] |
-//! | `POST /admin/v1/tenants/{slug}/keys/{kid}/retire` | – | `[Key]` (what is left) |
+//! | `POST /admin/v1/tenants/{slug}/keys/{kid}/retire` | [`Confirm`] | `[Key]` (what is left) |
 //!
 //! Every error is an [`ErrorBody`] with a stable `code` from [`crate::codes`].
 
@@ -162,6 +163,40 @@ pub struct CreateApp {
     pub scopes: Vec<String>,
 }
 
+/// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
+/// `app create` is. Adding a value that is there already changes nothing; removing one that is not
+/// there is refused (`value_not_present`), so a typo never passes as done. Removals are applied
+/// before additions. The type cannot change (it decides whether the app has a secret).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateApp {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_post_logout_redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_post_logout_redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_cors_origins: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_cors_origins: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_scopes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_scopes: Vec<String>,
+}
+
+impl UpdateApp {
+    /// True when the request asks for no change at all.
+    pub fn is_empty(&self) -> bool {
+        *self == UpdateApp::default()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct App {
     pub client_id: String,
@@ -191,27 +226,32 @@ pub struct SecretRotated {
     pub client_secret: String,
 }
 
+/// A signing key's state as `latchkey key list|rotate` shows it. There is no `retired` state on
+/// the wire: `key retire` deletes the key (it leaves the JWKS at once), so a retired key is never
+/// listed.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyState {
     /// Signs new tokens; exactly one per tenant.
     Current,
-    /// No longer signs, still published in the JWKS so earlier tokens verify.
-    Retired,
+    /// No longer signs, still published in the JWKS so tokens it signed verify until it is
+    /// retired. Earlier builds sent `retired` for this state; that spelling is still read.
+    #[serde(alias = "retired")]
+    Previous,
 }
 
 impl KeyState {
     pub fn as_str(self) -> &'static str {
         match self {
             KeyState::Current => "current",
-            KeyState::Retired => "retired",
+            KeyState::Previous => "previous",
         }
     }
 
     pub fn parse(s: &str) -> Option<KeyState> {
         match s {
             "current" => Some(KeyState::Current),
-            "retired" => Some(KeyState::Retired),
+            "previous" | "retired" => Some(KeyState::Previous),
             _ => None,
         }
     }
@@ -247,6 +287,16 @@ mod tests {
         assert_eq!(v["client_id"], "c");
         assert_eq!(v["type"], "web");
         assert_eq!(v["client_secret"], "s");
+    }
+
+    #[test]
+    fn key_states_on_the_wire() {
+        assert_eq!(serde_json::to_value(KeyState::Previous).unwrap_or_default(), "previous");
+        // What an earlier daemon sent for the same state still reads.
+        let old: Result<KeyState, _> = serde_json::from_str("\"retired\"");
+        assert_eq!(old.ok(), Some(KeyState::Previous));
+        assert_eq!(KeyState::parse("current"), Some(KeyState::Current));
+        assert_eq!(KeyState::parse("gone"), None);
     }
 
     #[test]
@@ -347,22 +397,35 @@ pub struct RoleChange {
     pub unchanged: Vec<String>,
 }
 
-/// `GET /admin/v1/tenants/{slug}/audit?since=UNIX&user=EMAIL&after=ID&limit=N`
+/// One audit event, as `GET /admin/v1/audit?tenant=SLUG&since=UNIX&user=EMAIL&after=ID&limit=N`
+/// (every tenant's and the daemon's own events unless `tenant` is given) and
+/// `GET /admin/v1/tenants/{slug}/audit?...` (one tenant's) answer.
+///
+/// Admin operations have typed actions (`app.create`, `user.disable`, `key.retire`, …), the
+/// socket peer as actor (`uid:0`), their object as subject (an e-mail, Client ID, key id, role or
+/// provider) and `success` or `failure: <error code>` as outcome; reads are not recorded.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct AuditEvent {
+    /// Position in the log, for `after=` (following the log).
     pub id: i64,
-    pub at: String,
+    /// RFC 3339, UTC. (Called `at` before issue 11; still read under that name.)
+    #[serde(alias = "at")]
+    pub time: String,
+    /// The tenant's slug; `None` for daemon-wide events (a backup, an apply without tenants).
+    #[serde(default)]
+    pub tenant: Option<String>,
     pub actor: String,
     pub action: String,
-    pub outcome: String,
-    pub ip: Option<String>,
     pub subject: Option<String>,
+    pub outcome: String,
     pub detail: Option<String>,
+    pub ip: Option<String>,
 }
 
 /// The declarative configuration of `latchkey apply` / `latchkey export` (TOML on disk, JSON on
-/// the socket). Things are matched by slug (tenants) and name (roles, apps); apply creates and
-/// updates, never deletes.
+/// the socket). Things are matched by slug (tenants), name (roles, apps) and provider key (social).
+/// Apply creates and updates what the file names and never deletes what it leaves out; an update
+/// sets the file's values (an app's lists are replaced by the file's lists).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Declared {
@@ -454,10 +517,44 @@ pub struct ApplyRequest {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ApplyResult {
     pub dry_run: bool,
-    /// One line per change, e.g. "create app acme/Portal"; empty when nothing changes.
+    /// One line per change, e.g. "create app acme/Portal", with what an update changes; empty
+    /// when nothing changes.
     pub changes: Vec<String>,
+    /// The same changes, structured for scripts: one entry per line of `changes`.
+    #[serde(default)]
+    pub plan: Vec<PlannedChange>,
     /// Applications created now, with their secrets (shown this once).
     pub created_apps: Vec<AppCreatedIn>,
+}
+
+/// One step of an apply plan.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PlannedChange {
+    /// `create` or `update`.
+    pub action: String,
+    /// `tenant`, `role`, `app` or `social`.
+    pub kind: String,
+    pub tenant: String,
+    /// The role's or app's name, the social provider's key; the slug for a tenant.
+    pub name: String,
+    /// For an update, each field that changes (empty for a create).
+    #[serde(default)]
+    pub changes: Vec<FieldChange>,
+}
+
+/// One field an update changes. Lists are replaced whole by the file's list; `added` and
+/// `removed` say what that replacement adds and takes away.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FieldChange {
+    pub field: String,
+    /// The stored value (`null` for a secret, which is never shown).
+    pub old: serde_json::Value,
+    /// The file's value (`null` for a secret).
+    pub new: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -24,6 +24,11 @@ pub const INVALID_REDIRECT_URI: &str = "invalid_redirect_uri";
 pub const INVALID_ORIGIN: &str = "invalid_origin";
 pub const INVALID_SCOPE: &str = "invalid_scope";
 pub const NOT_CONFIDENTIAL: &str = "not_confidential";
+/// Another application of the tenant has this name (names are unique per tenant: `apply` matches
+/// apps by name).
+pub const APP_NAME_TAKEN: &str = "app_name_taken";
+/// `app update --remove-…` named a value the application does not have.
+pub const VALUE_NOT_PRESENT: &str = "value_not_present";
 
 pub const KEY_NOT_FOUND: &str = "key_not_found";
 pub const KEY_IS_CURRENT: &str = "key_is_current";

@@ -68,8 +68,10 @@ pub enum Command {
     /// Sign-in with Google, GitHub or any OpenID Connect provider, per tenant.
     #[command(subcommand)]
     Social(SocialCmd),
-    /// Create or update tenants, roles and applications from a TOML file (idempotent: a second
-    /// run changes nothing). Nothing is deleted. New confidential apps' secrets are printed once.
+    /// Create or update tenants, roles, applications and social providers from a TOML file
+    /// (idempotent: a second run changes nothing). What the file leaves out is never deleted; what
+    /// it names is set to the file's values (an app's lists are replaced by the file's lists). The
+    /// plan shows each changed field, old → new. New confidential apps' secrets are printed once.
     #[command(
         after_help = "File format (export writes the same):\n\n  [[tenant]]\n  slug = \"acme\"\n  name = \"Acme\"\n  registration = \"invite\"\n\n  \
         [[tenant.role]]\n  name = \"admin\"\n  description = \"Administrators\"\n\n  [[tenant.app]]\n  name = \"Portal\"\n  type = \"web\"\n  \
@@ -89,17 +91,21 @@ pub enum Command {
         #[command(flatten)]
         tenant: TenantArg,
     },
-    /// Read the audit log: sign-ins, registrations, credential changes, token grants, admin operations.
+    /// Read the audit log: sign-ins, registrations, credential changes, token grants, and every
+    /// admin change (typed actions such as app.create, user.disable, key.retire, with the socket
+    /// peer's uid as actor). Without --tenant: every tenant's events and the daemon-wide ones.
     #[command(
-        after_help = "Examples:\n  latchkey audit --tenant acme --since 1h\n  latchkey audit --tenant acme --user ada@acme.com --follow"
+        after_help = "Examples:\n  latchkey audit --since 1h\n  latchkey audit --tenant acme --since 1h\n  latchkey audit --tenant acme --user ada@acme.com --follow"
     )]
     Audit {
-        #[command(flatten)]
-        tenant: TenantArg,
+        /// Only this tenant's events (default: all, with a TENANT column).
+        #[arg(long, short = 't', value_name = "SLUG")]
+        tenant: Option<String>,
         /// Only events of the last DURATION (e.g. 15m, 1h, 7d).
         #[arg(long, value_name = "DURATION")]
         since: Option<String>,
-        /// Only events about this user.
+        /// Only events about this user (their e-mail is the subject), or this Client ID, key id,
+        /// role or provider.
         #[arg(long, value_name = "EMAIL")]
         user: Option<String>,
         /// Keep printing new events as they happen (Ctrl-C to stop).
@@ -231,6 +237,44 @@ pub enum AppCmd {
         #[arg(allow_hyphen_values = true)]
         client_id: String,
     },
+    /// Change an application's name or lists, validated as `app create` is. Adding a value it has
+    /// already changes nothing; removing one it does not have is an error. Prints the app.
+    #[command(after_help = "Examples:\n  \
+        latchkey app update --tenant acme CLIENT_ID --add-redirect-uri https://portal.acme.com/cb2\n  \
+        latchkey app update --tenant acme CLIENT_ID --name \"Customer Portal\" --remove-cors-origin http://localhost:5173")]
+    Update {
+        #[command(flatten)]
+        tenant: TenantArg,
+        #[arg(allow_hyphen_values = true)]
+        client_id: String,
+        /// New name (unique in the tenant).
+        #[arg(long)]
+        name: Option<String>,
+        /// Add a Login Redirect URL (repeatable).
+        #[arg(long = "add-redirect-uri", value_name = "URL")]
+        add_redirect_uris: Vec<String>,
+        /// Remove a Login Redirect URL (repeatable).
+        #[arg(long = "remove-redirect-uri", value_name = "URL")]
+        remove_redirect_uris: Vec<String>,
+        /// Add a post-logout redirect URL (repeatable).
+        #[arg(long = "add-post-logout-redirect-uri", value_name = "URL")]
+        add_post_logout_redirect_uris: Vec<String>,
+        /// Remove a post-logout redirect URL (repeatable).
+        #[arg(long = "remove-post-logout-redirect-uri", value_name = "URL")]
+        remove_post_logout_redirect_uris: Vec<String>,
+        /// Add a CORS origin (repeatable).
+        #[arg(long = "add-cors-origin", value_name = "ORIGIN")]
+        add_cors_origins: Vec<String>,
+        /// Remove a CORS origin (repeatable).
+        #[arg(long = "remove-cors-origin", value_name = "ORIGIN")]
+        remove_cors_origins: Vec<String>,
+        /// Grant an API scope (repeatable).
+        #[arg(long = "add-scope", value_name = "SCOPE")]
+        add_scopes: Vec<String>,
+        /// Take an API scope away (repeatable).
+        #[arg(long = "remove-scope", value_name = "SCOPE")]
+        remove_scopes: Vec<String>,
+    },
     /// Delete an application; its tokens stop being accepted.
     Delete {
         #[command(flatten)]
@@ -252,22 +296,28 @@ pub enum AppCmd {
 
 #[derive(Debug, Subcommand)]
 pub enum KeyCmd {
-    /// List signing keys: the current one and retired ones still published in the JWKS.
+    /// List signing keys: `current` (signs new tokens) and `previous` (no longer signs, still
+    /// published in the JWKS until retired).
     List {
         #[command(flatten)]
         tenant: TenantArg,
     },
-    /// Make a new key current now; the old one stays in the JWKS so issued tokens still verify.
+    /// Make a new key current now; the old one becomes `previous` and stays in the JWKS so issued
+    /// tokens still verify.
     Rotate {
         #[command(flatten)]
         tenant: TenantArg,
     },
-    /// Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying.
+    /// Remove a previous key from the JWKS and destroy it. Tokens it signed stop verifying.
+    /// The current key cannot be retired (rotate first). Cannot be undone.
     Retire {
         #[command(flatten)]
         tenant: TenantArg,
         #[arg(allow_hyphen_values = true)]
         kid: String,
+        /// Confirm the retirement.
+        #[arg(long)]
+        yes: bool,
     },
 }
 

@@ -58,7 +58,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Apply { file, dry_run } => commands::apply::apply(&client, &file, dry_run)?,
         Command::Export { tenant } => commands::apply::export(&client, &tenant.tenant)?,
         Command::Audit { tenant, since, user, follow } => {
-            commands::audit::run(&client, &tenant.tenant, since.as_deref(), user.as_deref(), follow, cli.output)?
+            commands::audit::run(&client, tenant.as_deref(), since.as_deref(), user.as_deref(), follow, cli.output)?
         }
         Command::Completions { .. } => return Ok(0),
     };

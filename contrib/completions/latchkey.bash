@@ -76,6 +76,9 @@ _latchkey() {
             latchkey__subcmd__app,show)
                 cmd="latchkey__subcmd__app__subcmd__show"
                 ;;
+            latchkey__subcmd__app,update)
+                cmd="latchkey__subcmd__app__subcmd__update"
+                ;;
             latchkey__subcmd__app__subcmd__help,create)
                 cmd="latchkey__subcmd__app__subcmd__help__subcmd__create"
                 ;;
@@ -93,6 +96,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__app__subcmd__help,show)
                 cmd="latchkey__subcmd__app__subcmd__help__subcmd__show"
+                ;;
+            latchkey__subcmd__app__subcmd__help,update)
+                cmd="latchkey__subcmd__app__subcmd__help__subcmd__update"
                 ;;
             latchkey__subcmd__credential,help)
                 cmd="latchkey__subcmd__credential__subcmd__help"
@@ -168,6 +174,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__help__subcmd__app,show)
                 cmd="latchkey__subcmd__help__subcmd__app__subcmd__show"
+                ;;
+            latchkey__subcmd__help__subcmd__app,update)
+                cmd="latchkey__subcmd__help__subcmd__app__subcmd__update"
                 ;;
             latchkey__subcmd__help__subcmd__credential,list)
                 cmd="latchkey__subcmd__help__subcmd__credential__subcmd__list"
@@ -445,7 +454,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__app)
-            opts="-o -q -h --socket --output --quiet --help create list show delete rotate-secret help"
+            opts="-o -q -h --socket --output --quiet --help create list show update delete rotate-secret help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -563,7 +572,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__app__subcmd__help)
-            opts="create list show delete rotate-secret help"
+            opts="create list show update delete rotate-secret help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -660,6 +669,20 @@ _latchkey() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        latchkey__subcmd__app__subcmd__help__subcmd__update)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         latchkey__subcmd__app__subcmd__list)
             opts="-t -o -q -h --tenant --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -740,6 +763,76 @@ _latchkey() {
                     return 0
                     ;;
                 -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__app__subcmd__update)
+            opts="-t -o -q -h --tenant --name --add-redirect-uri --remove-redirect-uri --add-post-logout-redirect-uri --remove-post-logout-redirect-uri --add-cors-origin --remove-cors-origin --add-scope --remove-scope --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add-redirect-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remove-redirect-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add-post-logout-redirect-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remove-post-logout-redirect-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add-cors-origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remove-cors-origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add-scope)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remove-scope)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1089,7 +1182,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__app)
-            opts="create list show delete rotate-secret"
+            opts="create list show update delete rotate-secret"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1159,6 +1252,20 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__app__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__app__subcmd__update)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1835,7 +1942,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__key__subcmd__retire)
-            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --yes --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

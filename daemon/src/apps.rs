@@ -1,15 +1,15 @@
 //! Client applications: creation rules (redirect URIs, origins, scopes by type), Client ID and
 //! secret generation. Secrets are returned once and stored only as SHA-256 hashes.
 
-use latchkey::admin::{App, AppCreated, AppType, CreateApp, SecretRotated};
+use latchkey::admin::{App, AppCreated, AppType, CreateApp, SecretRotated, UpdateApp};
 use latchkey::codes;
 
 use crate::State;
 use crate::clock::date;
 use crate::crypto::{random_bytes, random_token, sha256};
 use crate::error::Error;
-use crate::store;
 use crate::store::apps::AppRow;
+use crate::store::{self, Reader, TenantId};
 use crate::tenants::require;
 use crate::urls;
 
@@ -125,6 +125,28 @@ pub fn new_client_id() -> Result<String, Error> {
     Ok(id)
 }
 
+/// App names are unique per tenant (`apply` matches apps by name): refuses `name` when another
+/// application than `except` has it.
+pub fn ensure_name_free(tx: &impl Reader, tenant: TenantId, name: &str, except: Option<&str>) -> Result<(), Error> {
+    match store::apps::id_by_name(tx, tenant, name)? {
+        Some(other) if except != Some(other.as_str()) => Err(name_taken(name, &other)),
+        _ => Ok(()),
+    }
+}
+
+fn name_taken(name: &str, other: &str) -> Error {
+    Error::conflict(
+        codes::APP_NAME_TAKEN,
+        format!("the tenant already has an application named {name:?} ({other}); app names are unique per tenant"),
+    )
+}
+
+/// A write that hit the unique index on (tenant, name) — a concurrent create or rename won the
+/// race after [`ensure_name_free`] looked — becomes the same conflict.
+fn name_conflict(name: &str) -> impl Fn(store::StoreError) -> Error + '_ {
+    move |e| if e.is_unique_violation() { name_taken(name, "just created") } else { e.into() }
+}
+
 pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCreated, Error> {
     let mut row = validate(&req)?;
     row.client_id = new_client_id()?;
@@ -136,7 +158,8 @@ pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCr
         .db
         .write(move |tx| -> Result<(), Error> {
             let tenant = require(tx, &slug)?;
-            store::apps::insert(tx, tenant.id, &stored)?;
+            ensure_name_free(tx, tenant.id, &stored.name, None)?;
+            store::apps::insert(tx, tenant.id, &stored).map_err(name_conflict(&stored.name))?;
             Ok(())
         })
         .await?;
@@ -184,6 +207,92 @@ pub async fn delete(state: &State, slug: String, client_id: String) -> Result<()
         .await
 }
 
+/// Edits one list: removals first (each must be present, compared in the form `normalise` stores),
+/// then additions (already present: nothing to do). Validation of what is added is left to
+/// [`validate`], which sees the whole new list.
+fn edit_list(
+    current: &[String],
+    add: &[String],
+    remove: &[String],
+    what: &str,
+    normalise: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<String>, Error> {
+    let mut out = current.to_vec();
+    for r in remove {
+        let key = normalise(r).unwrap_or_else(|| r.clone());
+        match out.iter().position(|x| *x == key || x == r) {
+            Some(i) => {
+                out.remove(i);
+            }
+            None => {
+                let have = if current.is_empty() { "none".to_owned() } else { current.join(", ") };
+                return Err(bad(
+                    codes::VALUE_NOT_PRESENT,
+                    format!("the application has no {what} {r:?}, so it cannot be removed (it has: {have})"),
+                ));
+            }
+        }
+    }
+    for a in add {
+        let key = normalise(a).unwrap_or_else(|| a.clone());
+        if !out.contains(&key) {
+            out.push(a.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The row `req` makes of `cur`, validated exactly as a new app of the same type would be.
+pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
+    let exact = |s: &str| Some(s.to_owned());
+    let create = CreateApp {
+        name: req.name.clone().unwrap_or_else(|| cur.name.clone()),
+        app_type: cur.app_type,
+        redirect_uris: edit_list(
+            &cur.redirect_uris,
+            &req.add_redirect_uris,
+            &req.remove_redirect_uris,
+            "redirect URI",
+            exact,
+        )?,
+        post_logout_redirect_uris: edit_list(
+            &cur.post_logout_redirect_uris,
+            &req.add_post_logout_redirect_uris,
+            &req.remove_post_logout_redirect_uris,
+            "post-logout redirect URI",
+            exact,
+        )?,
+        cors_origins: edit_list(
+            &cur.cors_origins,
+            &req.add_cors_origins,
+            &req.remove_cors_origins,
+            "CORS origin",
+            |o| urls::origin(o).ok(),
+        )?,
+        scopes: edit_list(&cur.scopes, &req.add_scopes, &req.remove_scopes, "scope", exact)?,
+    };
+    let mut row = validate(&create)?;
+    row.client_id = cur.client_id.clone();
+    row.secret_hash = cur.secret_hash.clone();
+    row.created_at = cur.created_at;
+    Ok(row)
+}
+
+/// Changes an application's name and lists in one transaction; refused whole on any error.
+pub async fn update(state: &State, slug: String, client_id: String, req: UpdateApp) -> Result<App, Error> {
+    state
+        .db
+        .write(move |tx| -> Result<_, Error> {
+            let tenant = require(tx, &slug)?;
+            let cur = store::apps::get(tx, tenant.id, &client_id)?.ok_or_else(|| app_not_found(&client_id, &slug))?;
+            let row = updated(&cur, &req)?;
+            ensure_name_free(tx, tenant.id, &row.name, Some(&row.client_id))?;
+            store::apps::update(tx, tenant.id, &row).map_err(name_conflict(&row.name))?;
+            Ok(to_wire(&row))
+        })
+        .await
+}
+
 pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Result<SecretRotated, Error> {
     let secret = random_token()?;
     let hash = sha256(secret.as_bytes());
@@ -219,6 +328,57 @@ mod tests {
             cors_origins: vec![],
             scopes: vec![],
         }
+    }
+
+    fn stored(t: AppType, redirects: &[&str]) -> AppRow {
+        let mut row = validate(&app(t, redirects)).unwrap();
+        row.client_id = "c1".into();
+        row.secret_hash = Some(vec![1; 32]);
+        row.created_at = 7;
+        row
+    }
+
+    #[test]
+    fn update_adds_removes_and_validates_like_create() {
+        let cur = stored(AppType::Web, &["https://a.example/cb"]);
+        let req = UpdateApp {
+            name: Some("Renamed".into()),
+            add_redirect_uris: vec!["https://a.example/cb2".into(), "https://a.example/cb".into()],
+            add_cors_origins: vec!["https://a.example/".into()],
+            add_scopes: vec!["credentials".into()],
+            ..UpdateApp::default()
+        };
+        let row = updated(&cur, &req).unwrap();
+        assert_eq!(row.name, "Renamed");
+        assert_eq!(row.redirect_uris, ["https://a.example/cb", "https://a.example/cb2"], "adding a present one: no-op");
+        assert_eq!(row.cors_origins, ["https://a.example"], "origins are stored in their serialised form");
+        assert_eq!((row.client_id.as_str(), row.secret_hash.clone(), row.created_at), ("c1", Some(vec![1; 32]), 7));
+        // Removing what is there (an origin in any spelling of it), then adding again, round-trips.
+        let back = UpdateApp {
+            remove_redirect_uris: vec!["https://a.example/cb2".into()],
+            remove_cors_origins: vec!["https://a.example/".into()],
+            remove_scopes: vec!["credentials".into()],
+            ..UpdateApp::default()
+        };
+        let again = updated(&row, &back).unwrap();
+        assert_eq!(again.redirect_uris, cur.redirect_uris);
+        assert!(again.cors_origins.is_empty() && again.scopes.is_empty());
+
+        let code = |req: UpdateApp| updated(&cur, &req).err().map(|e| e.code);
+        let missing =
+            UpdateApp { remove_redirect_uris: vec!["https://a.example/other".into()], ..UpdateApp::default() };
+        assert_eq!(code(missing), Some(codes::VALUE_NOT_PRESENT));
+        let last = UpdateApp { remove_redirect_uris: vec!["https://a.example/cb".into()], ..UpdateApp::default() };
+        assert_eq!(code(last), Some(codes::INVALID_REDIRECT_URI), "a web app keeps at least one redirect URI");
+        let wild = UpdateApp { add_redirect_uris: vec!["https://*.example/cb".into()], ..UpdateApp::default() };
+        assert_eq!(code(wild), Some(codes::INVALID_REDIRECT_URI));
+        let scope = UpdateApp { add_scopes: vec!["root".into()], ..UpdateApp::default() };
+        assert_eq!(code(scope), Some(codes::INVALID_SCOPE));
+        let name = UpdateApp { name: Some(" ".into()), ..UpdateApp::default() };
+        assert_eq!(code(name), Some(codes::INVALID_INPUT));
+        let m2m = stored(AppType::M2m, &[]);
+        let redirect = UpdateApp { add_redirect_uris: vec!["https://a.example/cb".into()], ..UpdateApp::default() };
+        assert_eq!(updated(&m2m, &redirect).err().map(|e| e.code), Some(codes::INVALID_REDIRECT_URI));
     }
 
     #[test]

@@ -1,15 +1,20 @@
 //! `latchkey apply` / `latchkey export`: tenants, roles and applications as code. Apply computes a
 //! plan against the database, then (unless dry-run) carries it out in one transaction, so a file
-//! is applied wholly or not at all. Matching is by tenant slug and by role or app name; apply
-//! creates and updates, it never deletes.
+//! is applied wholly or not at all. Matching is by tenant slug, by role or app name and by social
+//! provider key. Apply creates and updates what the file names and never deletes what it leaves
+//! out (tenants, roles, apps, providers, users). An update sets the file's values: an app's
+//! redirect URIs, post-logout URIs, origins and scopes, a role's description and a provider's
+//! settings become exactly the file's, so values missing from an entry are removed — the plan
+//! lists each field with its old and new value (and, for lists, what is added and removed).
 
 use std::collections::HashMap;
 
 use latchkey::admin::{
     AppCreatedIn, ApplyRequest, ApplyResult, CreateApp, CreateTenant, Declared, DeclaredApp, DeclaredRole,
-    DeclaredSocial, DeclaredTenant, EnableSocial, Registration,
+    DeclaredSocial, DeclaredTenant, EnableSocial, FieldChange, PlannedChange, Registration,
 };
 use latchkey::codes;
+use serde_json::Value;
 
 use crate::State;
 use crate::crypto::{Kek, constant_time_eq, random_token, sha256};
@@ -28,6 +33,7 @@ enum Step {
         slug: String,
         name: String,
         registration: Registration,
+        fields: Vec<FieldChange>,
     },
     CreateRole {
         slug: String,
@@ -38,6 +44,7 @@ enum Step {
         slug: String,
         id: i64,
         role: DeclaredRole,
+        fields: Vec<FieldChange>,
     },
     CreateApp {
         slug: String,
@@ -47,31 +54,104 @@ enum Step {
         tenant: TenantId,
         slug: String,
         app: AppRow,
+        fields: Vec<FieldChange>,
     },
     /// A social provider to create or change; `secret` is `None` to keep the stored one.
     PutSocial {
         slug: String,
         row: ProviderRow,
         secret: Option<String>,
-        what: String,
+        /// `None` for a new provider.
+        fields: Option<Vec<FieldChange>>,
     },
 }
 
-impl Step {
-    fn describe(&self) -> String {
-        match self {
-            Step::CreateTenant(t) => format!("create tenant {} ({})", t.slug, t.base_url),
-            Step::UpdateTenant { slug, name, registration, .. } => {
-                format!("update tenant {slug}: name {name:?}, registration {}", registration.as_str())
-            }
-            Step::CreateRole { slug, role } => format!("create role {slug}/{}", role.name),
-            Step::UpdateRole { slug, role, .. } => {
-                format!("update role {slug}/{}: description {:?}", role.name, role.description)
-            }
-            Step::CreateApp { slug, app } => format!("create app {slug}/{} ({})", app.name, app.app_type.as_str()),
-            Step::UpdateApp { slug, app, .. } => format!("update app {slug}/{} ({})", app.name, app.client_id),
-            Step::PutSocial { what, .. } => what.clone(),
+/// A scalar field that changes, or `None`.
+fn scalar(field: &str, old: impl Into<Value>, new: impl Into<Value>) -> Option<FieldChange> {
+    let (old, new) = (old.into(), new.into());
+    (old != new).then(|| FieldChange { field: field.to_owned(), old, new, added: vec![], removed: vec![] })
+}
+
+/// A list field that changes (the file's list replaces the stored one), or `None`.
+fn list(field: &str, old: &[String], new: &[String]) -> Option<FieldChange> {
+    (old != new).then(|| FieldChange {
+        field: field.to_owned(),
+        old: old.into(),
+        new: new.into(),
+        added: new.iter().filter(|v| !old.contains(v)).cloned().collect(),
+        removed: old.iter().filter(|v| !new.contains(v)).cloned().collect(),
+    })
+}
+
+/// `field old → new`; lists add what they gain and lose.
+fn render(c: &FieldChange) -> String {
+    if c.field == "client_secret" {
+        return "client secret replaced".into();
+    }
+    let text = |v: &Value| match v {
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(|i| format!("{:?}", i.as_str().unwrap_or_default())).collect();
+            format!("[{}]", items.join(", "))
         }
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    let mut line = format!("{} {} → {}", c.field, text(&c.old), text(&c.new));
+    if c.old.is_array() {
+        let quoted = |v: &[String]| v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ");
+        let mut parts = vec![];
+        if !c.added.is_empty() {
+            parts.push(format!("adds {}", quoted(&c.added)));
+        }
+        if !c.removed.is_empty() {
+            parts.push(format!("removes {}", quoted(&c.removed)));
+        }
+        if parts.is_empty() {
+            parts.push("reorders".into());
+        }
+        line.push_str(&format!(" ({}; the file's list replaces the stored one)", parts.join(", ")));
+    }
+    line
+}
+
+impl Step {
+    fn planned(&self) -> PlannedChange {
+        let (action, kind, tenant, name, fields) = match self {
+            Step::CreateTenant(t) => ("create", "tenant", &t.slug, &t.slug, None),
+            Step::UpdateTenant { slug, fields, .. } => ("update", "tenant", slug, slug, Some(fields)),
+            Step::CreateRole { slug, role } => ("create", "role", slug, &role.name, None),
+            Step::UpdateRole { slug, role, fields, .. } => ("update", "role", slug, &role.name, Some(fields)),
+            Step::CreateApp { slug, app } => ("create", "app", slug, &app.name, None),
+            Step::UpdateApp { slug, app, fields, .. } => ("update", "app", slug, &app.name, Some(fields)),
+            Step::PutSocial { slug, row, fields: None, .. } => ("create", "social", slug, &row.slug, None),
+            Step::PutSocial { slug, row, fields: Some(f), .. } => ("update", "social", slug, &row.slug, Some(f)),
+        };
+        PlannedChange {
+            action: action.into(),
+            kind: kind.into(),
+            tenant: tenant.clone(),
+            name: name.clone(),
+            changes: fields.cloned().unwrap_or_default(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let head = match self {
+            Step::CreateTenant(t) => return format!("create tenant {} ({})", t.slug, t.base_url),
+            Step::CreateRole { slug, role } => return format!("create role {slug}/{}", role.name),
+            Step::CreateApp { slug, app } => {
+                return format!("create app {slug}/{} ({})", app.name, app.app_type.as_str());
+            }
+            Step::PutSocial { slug, row, fields: None, .. } => {
+                return format!("create social {slug}/{} ({})", row.slug, row.kind.as_str());
+            }
+            Step::UpdateTenant { slug, .. } => format!("update tenant {slug}"),
+            Step::UpdateRole { slug, role, .. } => format!("update role {slug}/{}", role.name),
+            Step::UpdateApp { slug, app, .. } => format!("update app {slug}/{} ({})", app.name, app.client_id),
+            Step::PutSocial { slug, row, .. } => format!("update social {slug}/{}", row.slug),
+        };
+        let fields: Vec<String> = self.planned().changes.iter().map(render).collect();
+        format!("{head}: {}", fields.join(", "))
     }
 }
 
@@ -90,24 +170,22 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
     })
 }
 
-/// What differs between the stored provider and the declared one, as `field old → new`.
-fn social_changes(cur: &ProviderRow, new: &ProviderRow) -> Vec<String> {
-    let mut out = vec![];
-    let mut field = |name: &str, old: String, new: String| {
-        if old != new {
-            out.push(format!("{name} {old} → {new}"));
-        }
-    };
-    field("kind", cur.kind.as_str().into(), new.kind.as_str().into());
-    field("name", format!("{:?}", cur.label), format!("{:?}", new.label));
-    field("client_id", format!("{:?}", cur.client_id), format!("{:?}", new.client_id));
-    field("issuer", format!("{:?}", cur.issuer), format!("{:?}", new.issuer));
-    field("github_url", format!("{:?}", cur.github_url), format!("{:?}", new.github_url));
-    field("github_api_url", format!("{:?}", cur.github_api_url), format!("{:?}", new.github_api_url));
-    field("allowed_domains", format!("{:?}", cur.allowed_domains), format!("{:?}", new.allowed_domains));
-    field("allowed_orgs", format!("{:?}", cur.allowed_orgs), format!("{:?}", new.allowed_orgs));
-    field("create_users", cur.create_users.to_string(), new.create_users.to_string());
-    out
+/// What differs between the stored provider and the declared one.
+fn social_changes(cur: &ProviderRow, new: &ProviderRow) -> Vec<FieldChange> {
+    [
+        scalar("kind", cur.kind.as_str(), new.kind.as_str()),
+        scalar("name", cur.label.as_str(), new.label.as_str()),
+        scalar("client_id", cur.client_id.as_str(), new.client_id.as_str()),
+        scalar("issuer", cur.issuer.clone(), new.issuer.clone()),
+        scalar("github_url", cur.github_url.clone(), new.github_url.clone()),
+        scalar("github_api_url", cur.github_api_url.clone(), new.github_api_url.clone()),
+        list("allowed_domains", &cur.allowed_domains, &new.allowed_domains),
+        list("allowed_orgs", &cur.allowed_orgs, &new.allowed_orgs),
+        scalar("create_users", cur.create_users, new.create_users),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Plans one declared provider: validated exactly as `latchkey social enable`.
@@ -146,8 +224,7 @@ fn plan_social(
                 row.slug
             )));
         }
-        let what = format!("create social {slug}/{} ({})", row.slug, row.kind.as_str());
-        return Ok(Some(Step::PutSocial { slug: slug.to_owned(), row, secret, what }));
+        return Ok(Some(Step::PutSocial { slug: slug.to_owned(), row, secret, fields: None }));
     };
     let mut changes = social_changes(&cur, &row);
     let secret = match (secret, tenant) {
@@ -156,7 +233,13 @@ fn plan_social(
             if constant_time_eq(stored.as_bytes(), s.as_bytes()) {
                 None
             } else {
-                changes.push("client secret replaced".into());
+                changes.push(FieldChange {
+                    field: "client_secret".into(),
+                    old: Value::Null,
+                    new: Value::Null,
+                    added: vec![],
+                    removed: vec![],
+                });
                 Some(s)
             }
         }
@@ -165,8 +248,7 @@ fn plan_social(
     if changes.is_empty() {
         return Ok(None);
     }
-    let what = format!("update social {slug}/{}: {}", row.slug, changes.join(", "));
-    Ok(Some(Step::PutSocial { slug: slug.to_owned(), row, secret, what }))
+    Ok(Some(Step::PutSocial { slug: slug.to_owned(), row, secret, fields: Some(changes) }))
 }
 
 fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> Result<Vec<Step>, Error> {
@@ -205,8 +287,15 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                 }
                 let name = t.name.clone().unwrap_or_else(|| row.name.clone());
                 let registration = t.registration.unwrap_or(row.registration);
-                if name != row.name || registration != row.registration {
-                    steps.push(Step::UpdateTenant { id: row.id, slug: t.slug.clone(), name, registration });
+                let fields: Vec<FieldChange> = [
+                    scalar("name", row.name.as_str(), name.as_str()),
+                    scalar("registration", row.registration.as_str(), registration.as_str()),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                if !fields.is_empty() {
+                    steps.push(Step::UpdateTenant { id: row.id, slug: t.slug.clone(), name, registration, fields });
                 }
                 (Some(row.id), store::roles::list(tx, row.id)?, store::apps::list(tx, row.id)?)
             }
@@ -217,18 +306,37 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
             }
             match (tenant_id, current_roles.iter().find(|r| r.name == role.name)) {
                 (Some(tid), Some(cur)) if cur.description != role.description => {
-                    steps.push(Step::UpdateRole { tenant: tid, slug: t.slug.clone(), id: cur.id, role: role.clone() });
+                    let fields = scalar("description", cur.description.as_str(), role.description.as_str())
+                        .into_iter()
+                        .collect();
+                    steps.push(Step::UpdateRole {
+                        tenant: tid,
+                        slug: t.slug.clone(),
+                        id: cur.id,
+                        role: role.clone(),
+                        fields,
+                    });
                 }
                 (_, Some(_)) => {}
                 (_, None) => steps.push(Step::CreateRole { slug: t.slug.clone(), role: role.clone() }),
             }
         }
+        let mut app_names = std::collections::HashSet::new();
         for app in &t.apps {
             let mut wanted = app_row(app)?;
-            let matching: Vec<&AppRow> = current_apps.iter().filter(|a| a.name == app.name).collect();
-            match (tenant_id, matching.as_slice()) {
-                (_, []) => steps.push(Step::CreateApp { slug: t.slug.clone(), app: wanted }),
-                (Some(tid), [cur]) => {
+            // Names are unique per tenant (apps are matched by them), in the file as in the database.
+            if !app_names.insert(wanted.name.clone()) {
+                return Err(Error::conflict(
+                    codes::APP_NAME_TAKEN,
+                    format!(
+                        "tenant {}: app {:?} appears twice in the file; app names are unique per tenant",
+                        t.slug, app.name
+                    ),
+                ));
+            }
+            match (tenant_id, current_apps.iter().find(|a| a.name == wanted.name)) {
+                (_, None) => steps.push(Step::CreateApp { slug: t.slug.clone(), app: wanted }),
+                (Some(tid), Some(cur)) => {
                     if cur.app_type != app.app_type {
                         return Err(bad(format!(
                             "app {}/{}: its type cannot change from {}",
@@ -237,21 +345,25 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                             cur.app_type.as_str()
                         )));
                     }
-                    let same = cur.redirect_uris == wanted.redirect_uris
-                        && cur.post_logout_redirect_uris == wanted.post_logout_redirect_uris
-                        && cur.cors_origins == wanted.cors_origins
-                        && cur.scopes == wanted.scopes;
-                    if !same {
+                    let fields: Vec<FieldChange> = [
+                        list("redirect_uris", &cur.redirect_uris, &wanted.redirect_uris),
+                        list(
+                            "post_logout_redirect_uris",
+                            &cur.post_logout_redirect_uris,
+                            &wanted.post_logout_redirect_uris,
+                        ),
+                        list("cors_origins", &cur.cors_origins, &wanted.cors_origins),
+                        list("scopes", &cur.scopes, &wanted.scopes),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                    if !fields.is_empty() {
                         wanted.client_id = cur.client_id.clone();
-                        steps.push(Step::UpdateApp { tenant: tid, slug: t.slug.clone(), app: wanted });
+                        steps.push(Step::UpdateApp { tenant: tid, slug: t.slug.clone(), app: wanted, fields });
                     }
                 }
-                _ => {
-                    return Err(bad(format!(
-                        "tenant {} has several apps named {:?}; rename them first",
-                        t.slug, app.name
-                    )));
-                }
+                (None, Some(_)) => return Err(Error::internal("apps of a tenant that does not exist yet")),
             }
         }
         let mut keys = std::collections::HashSet::new();
@@ -311,7 +423,7 @@ fn execute(
                     client_secret: secret,
                 });
             }
-            Step::UpdateApp { tenant, app, .. } => store::apps::update_lists(tx, tenant, &app)?,
+            Step::UpdateApp { tenant, app, .. } => store::apps::update(tx, tenant, &app)?,
             Step::PutSocial { slug, mut row, secret, .. } => {
                 let tid = tenant_id(tx, &slug)?;
                 row.created_at = now;
@@ -337,7 +449,7 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     let d = declared.clone();
     let p = public.clone();
     let k = state.kek.clone();
-    let (descriptions, new_tenants) = state
+    let (descriptions, planned, new_tenants) = state
         .db
         .read(move |tx| -> Result<_, Error> {
             let steps = plan(tx, &k, &d, &p)?;
@@ -345,11 +457,15 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
                 .iter()
                 .filter_map(|s| if let Step::CreateTenant(v) = s { Some(v.slug.clone()) } else { None })
                 .collect();
-            Ok((steps.iter().map(Step::describe).collect::<Vec<_>>(), new))
+            Ok((
+                steps.iter().map(Step::describe).collect::<Vec<_>>(),
+                steps.iter().map(Step::planned).collect::<Vec<_>>(),
+                new,
+            ))
         })
         .await?;
-    if req.dry_run || descriptions.is_empty() {
-        return Ok(ApplyResult { dry_run: req.dry_run, changes: descriptions, created_apps: vec![] });
+    if req.dry_run || planned.is_empty() {
+        return Ok(ApplyResult { dry_run: req.dry_run, changes: descriptions, plan: planned, created_apps: vec![] });
     }
     // RSA keys for new tenants are generated before the transaction, off the async threads.
     let bits = state.config.rsa_bits;
@@ -360,19 +476,21 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     }
     let kek = state.kek.clone();
     let now = state.clock.now();
-    let (changes, created) = state
+    // Planned again inside the write transaction: what is applied is what the database holds now.
+    let (changes, planned, created) = state
         .db
         .write(move |tx| -> Result<_, Error> {
             let steps = plan(tx, &kek, &declared, &public)?;
             let changes: Vec<String> = steps.iter().map(Step::describe).collect();
+            let planned: Vec<PlannedChange> = steps.iter().map(Step::planned).collect();
             let created = execute(tx, steps, &mut keys, &kek, bits, now)?;
-            Ok((changes, created))
+            Ok((changes, planned, created))
         })
         .await?;
     for slug in &new_tenants {
         state.registry.refresh(state, slug).await?;
     }
-    Ok(ApplyResult { dry_run: false, changes, created_apps: created })
+    Ok(ApplyResult { dry_run: false, changes, plan: planned, created_apps: created })
 }
 
 /// One tenant's configuration in the declarative format, secrets left out.

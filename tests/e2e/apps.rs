@@ -175,3 +175,106 @@ fn invalid_redirect_uris_and_origins_are_refused_and_nothing_stored() {
     assert!(r.stderr.contains("tenant_not_found"), "{}", r.stderr);
     assert_eq!(d.snapshot(), before);
 }
+
+fn create(d: &TestDaemon, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["app", "create", "--tenant", "acme", "-o", "json"];
+    all.extend_from_slice(args);
+    d.cli(&all).ok().json()
+}
+
+#[test]
+fn app_update_edits_name_and_lists_and_refuses_bad_input_whole() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let app = create(&d, &["--name", "Portal", "--type", "web", "--redirect-uri", "https://p.acme.test/cb"]);
+    let id = app["client_id"].as_str().unwrap().to_owned();
+    create(&d, &["--name", "Other", "--type", "spa", "--redirect-uri", "https://o.acme.test/cb"]);
+    let upd = |args: &[&str]| {
+        let mut all = vec!["app", "update", "--tenant", "acme", id.as_str()];
+        all.extend_from_slice(args);
+        d.cli(&all)
+    };
+
+    let changed = upd(&[
+        "--name",
+        "Customer Portal",
+        "--add-redirect-uri",
+        "https://p.acme.test/cb2",
+        "--add-redirect-uri",
+        "https://p.acme.test/cb",
+        "--add-post-logout-redirect-uri",
+        "https://p.acme.test/bye",
+        "--add-cors-origin",
+        "https://p.acme.test",
+        "--add-scope",
+        "credentials",
+        "-o",
+        "json",
+    ])
+    .ok()
+    .json();
+    assert_eq!(changed["client_id"], id.as_str());
+    assert_eq!(changed["name"], "Customer Portal");
+    assert_eq!(changed["redirect_uris"], serde_json::json!(["https://p.acme.test/cb", "https://p.acme.test/cb2"]));
+    assert_eq!(changed["post_logout_redirect_uris"], serde_json::json!(["https://p.acme.test/bye"]));
+    assert_eq!(changed["cors_origins"], serde_json::json!(["https://p.acme.test"]));
+    assert_eq!(changed["scopes"], serde_json::json!(["credentials"]));
+    assert_eq!(d.cli(&["app", "show", "--tenant", "acme", &id, "-o", "json"]).ok().json(), changed);
+    // The secret is untouched; the table is `app show`'s.
+    let table = upd(&["--remove-redirect-uri", "https://p.acme.test/cb2", "--remove-scope", "credentials"]).ok().stdout;
+    assert!(table.contains("Customer Portal") && !table.contains("cb2") && table.contains("confidential"), "{table}");
+
+    // Every refusal: exit 1, the code on stderr, the database as it was.
+    let before = d.snapshot();
+    for (args, code) in [
+        (vec!["--remove-redirect-uri", "https://p.acme.test/nope"], "value_not_present"),
+        (vec!["--remove-cors-origin", "https://x.acme.test"], "value_not_present"),
+        (vec!["--remove-redirect-uri", "https://p.acme.test/cb"], "invalid_redirect_uri"),
+        (vec!["--add-redirect-uri", "https://*.acme.test/cb"], "invalid_redirect_uri"),
+        (vec!["--add-redirect-uri", "http://p.acme.test/cb"], "invalid_redirect_uri"),
+        (vec!["--add-cors-origin", "https://p.acme.test/path"], "invalid_origin"),
+        (vec!["--add-scope", "root"], "invalid_scope"),
+        (vec!["--name", "Other"], "app_name_taken"),
+        (vec!["--name", "  "], "invalid_input"),
+        // A valid change together with a bad one: nothing is applied.
+        (vec!["--name", "Fresh", "--remove-scope", "users:invite"], "value_not_present"),
+    ] {
+        let r = upd(&args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(code), "{args:?}: {}", r.stderr);
+    }
+    let r = d.cli(&["app", "update", "--tenant", "acme", "NoSuchClient", "--name", "X"]);
+    assert!(r.code == 1 && r.stderr.contains("app_not_found"), "{}", r.stderr);
+    let r = upd(&[]);
+    assert_eq!(r.code, 2, "nothing to change is a usage error: {}", r.stderr);
+    let (status, body) = d.admin_raw(&admin_request(
+        "PATCH",
+        &format!("/admin/v1/tenants/acme/apps/{id}"),
+        Some("application/json"),
+        br#"{"type":"spa"}"#,
+    ));
+    assert_eq!(status, 400, "the type cannot change: {body}");
+    assert_eq!(d.snapshot(), before);
+}
+
+#[test]
+fn app_names_are_unique_per_tenant() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    d.tenant("beta");
+    create(&d, &["--name", "Importer", "--type", "m2m"]);
+    let before = d.snapshot();
+    let r = d.cli(&["app", "create", "--tenant", "acme", "--name", "Importer", "--type", "m2m"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("app_name_taken") && r.stderr.contains("Importer"), "{}", r.stderr);
+    let (status, body) = d.admin_raw(&admin_request(
+        "POST",
+        "/admin/v1/tenants/acme/apps",
+        Some("application/json"),
+        br#"{"name":" Importer ","type":"m2m"}"#,
+    ));
+    assert_eq!((status, body["code"].as_str()), (409, Some("app_name_taken")), "names are compared trimmed: {body}");
+    assert_eq!(d.snapshot(), before);
+    // Another tenant may use the name.
+    d.cli(&["app", "create", "--tenant", "beta", "--name", "Importer", "--type", "m2m"]).ok();
+}

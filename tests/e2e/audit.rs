@@ -63,13 +63,13 @@ fn registrations_logins_credentials_recoveries_grants_and_admin_calls_are_audite
     assert!(has("login", "success"));
     assert!(has("login", "failure: invalid_signature"), "failure reasons are kept: {seen:?}");
     assert!(has("credential.rename", "success"));
-    assert!(seen.iter().any(|(a, _)| a.contains("/recover")), "the recovery link was issued: {seen:?}");
+    assert!(has("user.recover", "success"), "the recovery link was issued: {seen:?}");
     assert!(
         events.as_array().unwrap().iter().any(|e| e["detail"].as_str().is_some_and(|d| d.contains("via recovery")))
     );
     assert!(has("token.client_credentials", "success"));
     assert!(has("token.password", "failure: unsupported_grant_type"));
-    assert!(has("admin POST /tenants/acme/apps", "success"), "admin operations: {seen:?}");
+    assert!(has("app.create", "success"), "admin operations: {seen:?}");
     let login = events.as_array().unwrap().iter().find(|e| e["action"] == "login").unwrap();
     assert_eq!(login["ip"], "127.0.0.1");
     assert_eq!(login["subject"], "ada@acme.test");
@@ -104,9 +104,148 @@ fn follow_prints_new_events() {
         if out.read_line(&mut line).unwrap_or(0) == 0 {
             break;
         }
-        found = line.contains("users/invite");
+        found = line.contains("user.invite") && line.contains("late@acme.test");
     }
     let _ = child.kill();
     let _ = child.wait();
     assert!(found, "--follow printed the new event");
+}
+
+fn my_uid() -> String {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn find<'a>(events: &'a serde_json::Value, action: &str) -> Vec<&'a serde_json::Value> {
+    events.as_array().unwrap().iter().filter(|e| e["action"] == action).collect()
+}
+
+#[test]
+fn admin_changes_are_typed_events_and_reads_are_not_recorded() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    d.tenant("beta");
+    let dir = tempfile::tempdir().unwrap();
+    let cli = |args: &[&str]| d.cli(args).ok();
+    let app = cli(&["app", "create", "--tenant", "acme", "--name", "Portal", "--type", "m2m", "-o", "json"]).json();
+    let client_id = app["client_id"].as_str().unwrap().to_owned();
+    cli(&["app", "update", "--tenant", "acme", &client_id, "--add-scope", "users:invite"]);
+    cli(&["app", "rotate-secret", "--tenant", "acme", &client_id]);
+    let old_kid = cli(&["key", "list", "--tenant", "acme", "-o", "json"]).json()[0]["kid"].as_str().unwrap().to_owned();
+    let new_kid = cli(&["key", "rotate", "--tenant", "acme", "-o", "json"]).json()["kid"].as_str().unwrap().to_owned();
+    assert_eq!(d.cli(&["key", "retire", "--tenant", "acme", &new_kid, "--yes"]).code, 1);
+    cli(&["key", "retire", "--tenant", "acme", &old_kid, "--yes"]);
+    cli(&["role", "create", "--tenant", "acme", "staff"]);
+    cli(&["user", "invite", "--tenant", "acme", "--email", "ada@acme.test", "--name", "Ada"]);
+    cli(&["role", "assign", "--tenant", "acme", "staff", "ada@acme.test"]);
+    cli(&["role", "unassign", "--tenant", "acme", "staff", "ada@acme.test"]);
+    cli(&["user", "disable", "--tenant", "acme", "ADA@acme.test"]);
+    cli(&["user", "enable", "--tenant", "acme", "ada@acme.test"]);
+    cli(&["user", "recover", "--tenant", "acme", "ada@acme.test"]);
+    assert_eq!(d.cli(&["credential", "revoke", "--tenant", "acme", "ada@acme.test", "nope"]).code, 1);
+    let secret = dir.path().join("gh.secret");
+    std::fs::write(&secret, "s3cret").unwrap();
+    let secret = secret.to_str().unwrap();
+    cli(&["social", "enable", "--tenant", "acme", "github", "--client-id", "Iv1.x", "--client-secret-file", secret]);
+    cli(&["social", "disable", "--tenant", "acme", "github", "--yes"]);
+    cli(&["user", "delete", "--tenant", "acme", "ada@acme.test", "--yes"]);
+    cli(&["role", "delete", "--tenant", "acme", "staff", "--yes"]);
+    let csv = dir.path().join("staff.csv");
+    std::fs::write(&csv, "email,name\nbob@acme.test,Bob\ncy@acme.test,Cy\nnot-an-email,Bad\n").unwrap();
+    let _ = d.cli(&["user", "import", "--tenant", "acme", csv.to_str().unwrap(), "-q"]);
+    let file = dir.path().join("l.toml");
+    std::fs::write(
+        &file,
+        "[[tenant]]\nslug = \"acme\"\n[[tenant.role]]\nname = \"ops\"\n[[tenant]]\nslug = \"beta\"\n",
+    )
+    .unwrap();
+    cli(&["apply", "-f", file.to_str().unwrap(), "--dry-run"]);
+    cli(&["apply", "-f", file.to_str().unwrap()]);
+    cli(&["backup", dir.path().join("copy.db").to_str().unwrap()]);
+    cli(&["tenant", "create", "gamma"]);
+    cli(&["tenant", "delete", "gamma", "--yes"]);
+    // Reads, which are not recorded.
+    for read in [&["app", "list", "--tenant", "acme"][..], &["user", "list", "--tenant", "acme"], &["tenant", "list"]] {
+        cli(read);
+    }
+
+    let all = cli(&["audit", "-o", "json"]).json();
+    let uid = format!("uid:{}", my_uid());
+    let events = all.as_array().unwrap();
+    for e in events {
+        let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+        for k in ["time", "tenant", "actor", "action", "subject", "outcome", "detail", "ip"] {
+            assert!(keys.contains(&k), "{k} in {e}");
+        }
+        assert_eq!(e["actor"], uid.as_str(), "{e}");
+        assert!(!e["action"].as_str().unwrap().contains(' '), "typed actions, not HTTP lines: {e}");
+    }
+    let one = |action: &str| {
+        let found = find(&all, action);
+        assert_eq!(found.len(), 1, "{action}: {found:?}");
+        found[0].clone()
+    };
+    let check = |action: &str, tenant: Option<&str>, subject: Option<&str>, outcome: &str| {
+        let e = one(action);
+        assert_eq!(e["tenant"].as_str(), tenant, "{e}");
+        assert_eq!(e["subject"].as_str(), subject, "{e}");
+        assert_eq!(e["outcome"], outcome, "{e}");
+        e
+    };
+    let acme = Some("acme");
+    let ada = Some("ada@acme.test");
+    check("app.create", acme, Some(&client_id), "success");
+    let upd = check("app.update", acme, Some(&client_id), "success");
+    assert!(upd["detail"].as_str().unwrap().contains("users:invite"), "{upd}");
+    check("app.rotate_secret", acme, Some(&client_id), "success");
+    check("key.rotate", acme, Some(&new_kid), "success");
+    let retired = find(&all, "key.retire");
+    assert_eq!(retired.len(), 2);
+    assert_eq!(
+        (retired[0]["subject"].as_str(), retired[0]["outcome"].as_str()),
+        (Some(new_kid.as_str()), Some("failure: key_is_current"))
+    );
+    assert_eq!(
+        (retired[1]["subject"].as_str(), retired[1]["outcome"].as_str()),
+        (Some(old_kid.as_str()), Some("success"))
+    );
+    check("role.create", acme, Some("staff"), "success");
+    check("user.invite", acme, ada, "success");
+    assert!(check("role.assign", acme, Some("staff"), "success")["detail"].as_str().unwrap().contains("ada@acme.test"));
+    check("role.unassign", acme, Some("staff"), "success");
+    check("user.disable", acme, Some("ADA@acme.test"), "success");
+    check("user.enable", acme, ada, "success");
+    check("user.recover", acme, ada, "success");
+    check("credential.revoke", acme, ada, "failure: credential_not_found");
+    check("social.enable", acme, Some("github"), "success");
+    check("social.disable", acme, Some("github"), "success");
+    check("user.delete", acme, ada, "success");
+    check("role.delete", acme, Some("staff"), "success");
+    let import = check("user.import", acme, None, "success");
+    assert_eq!(import["detail"], "invited=2 already_present=0 rejected=1", "{import}");
+    let applied = find(&all, "apply");
+    assert_eq!(applied.len(), 2, "one event per tenant of the file; the dry run is not recorded: {applied:?}");
+    assert_eq!(applied[0]["tenant"], "acme");
+    assert!(applied[0]["detail"].as_str().unwrap().contains("create role acme/ops"), "{}", applied[0]);
+    assert_eq!((applied[1]["tenant"].as_str(), applied[1]["detail"].as_str()), (Some("beta"), Some("no changes")));
+    check("backup", None, None, "success");
+    let created: Vec<&str> = find(&all, "tenant.create").iter().map(|e| e["tenant"].as_str().unwrap()).collect();
+    assert_eq!(created, ["acme", "beta", "gamma"], "tenant creation carries the new tenant");
+    check("tenant.delete", Some("gamma"), None, "success");
+    assert!(!events.iter().any(|e| e["action"].as_str().unwrap().contains("list")));
+
+    // --tenant filters; --user matches the subject, case-insensitively.
+    let only_acme = cli(&["audit", "--tenant", "acme", "-o", "json"]).json();
+    assert!(only_acme.as_array().unwrap().iter().all(|e| e["tenant"] == "acme"));
+    assert!(find(&cli(&["audit", "--tenant", "gamma", "-o", "json"]).json(), "tenant.create").len() == 1);
+    let about_ada = cli(&["audit", "--tenant", "acme", "--user", "ada@acme.test", "-o", "json"]).json();
+    let actions: Vec<&str> = about_ada.as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(
+        actions,
+        ["user.invite", "user.disable", "user.enable", "user.recover", "credential.revoke", "user.delete"],
+        "{about_ada}"
+    );
+    let table = cli(&["audit"]).stdout;
+    assert!(table.contains("TENANT") && table.contains("gamma") && table.contains("user.disable"), "{table}");
+    assert!(!cli(&["audit", "--tenant", "acme"]).stdout.contains("TENANT"));
 }

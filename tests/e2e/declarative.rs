@@ -26,6 +26,13 @@ name = "Importer"
 type = "m2m"
 scopes = ["users:invite"]
 
+[[tenant.app]]
+name = "Dashboard"
+type = "spa"
+redirect_uris = ["http://localhost:5173/oidc-callback"]
+cors_origins = ["http://localhost:5173"]
+scopes = ["credentials"]
+
 [[tenant]]
 slug = "beta"
 registration = "open"
@@ -42,14 +49,19 @@ fn apply_is_idempotent_and_export_round_trips() {
     let before = d.snapshot();
     let plan = d.cli(&["apply", "-f", f, "--dry-run", "-o", "json"]).ok().json();
     assert_eq!(plan["dry_run"], true);
-    assert_eq!(plan["changes"].as_array().unwrap().len(), 6, "{plan}");
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 7, "{plan}");
+    assert_eq!(
+        plan["plan"][0],
+        serde_json::json!({"action": "create", "kind": "tenant", "tenant": "acme", "name": "acme", "changes": []})
+    );
     assert_eq!(d.snapshot(), before, "--dry-run changes nothing");
 
     let first = d.cli(&["apply", "-f", f, "-o", "json"]).ok().json();
-    assert_eq!(first["changes"].as_array().unwrap().len(), 6);
+    assert_eq!(first["changes"].as_array().unwrap().len(), 7);
     let created = first["created_apps"].as_array().unwrap();
-    assert_eq!(created.len(), 2);
-    assert!(created.iter().all(|a| a["client_secret"].is_string()), "confidential apps get a secret, once");
+    assert_eq!(created.len(), 3);
+    let secrets = created.iter().filter(|a| a["client_secret"].is_string()).count();
+    assert_eq!(secrets, 2, "confidential apps get a secret, once; the spa none: {created:?}");
     let second = d.cli(&["apply", "-f", f]).ok();
     assert!(second.stdout.contains("No changes"), "{}", second.stdout);
     assert_eq!(d.cli(&["tenant", "show", "beta", "-o", "json"]).ok().json()["registration"], "open");
@@ -57,7 +69,66 @@ fn apply_is_idempotent_and_export_round_trips() {
     // A change in the file is an update in place.
     std::fs::write(&file, FILE.replace("Administrators", "People who run things")).unwrap();
     let third = d.cli(&["apply", "-f", f, "-o", "json"]).ok().json();
-    assert_eq!(third["changes"], serde_json::json!(["update role acme/admin: description \"People who run things\""]));
+    assert_eq!(
+        third["changes"],
+        serde_json::json!(["update role acme/admin: description \"Administrators\" → \"People who run things\""])
+    );
+    assert_eq!(
+        third["plan"][0]["changes"],
+        serde_json::json!([{"field": "description", "old": "Administrators", "new": "People who run things"}])
+    );
+    std::fs::write(&file, FILE.replace("Administrators", "People who run things")).unwrap();
+
+    // A list in the file replaces the app's list: the plan names what is added and removed.
+    let lists = FILE.replace("Administrators", "People who run things").replace(
+        r#"redirect_uris = ["https://portal.acme.test/oidc-callback"]"#,
+        r#"redirect_uris = ["https://portal.acme.test/cb2", "https://portal.acme.test/cb3"]"#,
+    );
+    std::fs::write(&file, &lists).unwrap();
+    let before = d.snapshot();
+    let plan = d.cli(&["apply", "-f", f, "--dry-run", "-o", "json"]).ok().json();
+    assert_eq!(d.snapshot(), before);
+    assert_eq!(plan["plan"].as_array().unwrap().len(), 1, "{plan}");
+    let step = &plan["plan"][0];
+    assert_eq!(
+        (step["action"].as_str(), step["kind"].as_str(), step["name"].as_str()),
+        (Some("update"), Some("app"), Some("Portal"))
+    );
+    assert_eq!(
+        step["changes"],
+        serde_json::json!([{
+            "field": "redirect_uris",
+            "old": ["https://portal.acme.test/oidc-callback"],
+            "new": ["https://portal.acme.test/cb2", "https://portal.acme.test/cb3"],
+            "added": ["https://portal.acme.test/cb2", "https://portal.acme.test/cb3"],
+            "removed": ["https://portal.acme.test/oidc-callback"],
+        }])
+    );
+    let line = plan["changes"][0].as_str().unwrap();
+    assert!(line.contains("removes \"https://portal.acme.test/oidc-callback\"") && line.contains("replaces"), "{line}");
+    let table = d.cli(&["apply", "-f", f, "--dry-run"]).ok();
+    assert!(
+        table.stdout.contains("update app acme/Portal") && table.stdout.contains("redirect_uris"),
+        "{}",
+        table.stdout
+    );
+    assert!(table.stdout.contains("− https://portal.acme.test/oidc-callback"), "{}", table.stdout);
+    assert!(table.stdout.contains("+ https://portal.acme.test/cb3"), "{}", table.stdout);
+    d.cli(&["apply", "-f", f]).ok();
+    let portal = d.cli(&["app", "list", "--tenant", "acme", "-o", "json"]).ok().json();
+    let portal = portal.as_array().unwrap().iter().find(|a| a["name"] == "Portal").unwrap().clone();
+    assert_eq!(
+        portal["redirect_uris"],
+        serde_json::json!(["https://portal.acme.test/cb2", "https://portal.acme.test/cb3"])
+    );
+
+    // Apply never deletes what the file leaves out: a tenant, an app, a role made by hand stay.
+    d.cli(&["role", "create", "--tenant", "acme", "by-hand"]).ok();
+    d.cli(&["app", "create", "--tenant", "acme", "--name", "By hand", "--type", "m2m"]).ok();
+    d.cli(&["tenant", "create", "manual"]).ok();
+    assert!(d.cli(&["apply", "-f", f]).ok().stdout.contains("No changes"));
+    assert_eq!(d.cli(&["app", "list", "--tenant", "acme", "-o", "json"]).ok().json().as_array().unwrap().len(), 4);
+    d.cli(&["tenant", "show", "manual"]).ok();
 
     // Export, then apply to an empty daemon: the same configuration.
     let exported = d.cli(&["export", "--tenant", "acme"]).ok().stdout;
@@ -66,7 +137,7 @@ fn apply_is_idempotent_and_export_round_trips() {
     let copy = dir.path().join("acme.toml");
     std::fs::write(&copy, &exported).unwrap();
     let applied = other.cli(&["apply", "-f", copy.to_str().unwrap(), "-o", "json"]).ok().json();
-    assert_eq!(applied["created_apps"].as_array().unwrap().len(), 2, "apps get new secrets, printed once");
+    assert_eq!(applied["created_apps"].as_array().unwrap().len(), 4, "apps get new secrets, printed once");
     assert_eq!(other.cli(&["export", "--tenant", "acme"]).ok().stdout, exported);
     assert!(other.cli(&["apply", "-f", copy.to_str().unwrap()]).ok().stdout.contains("No changes"));
 
@@ -81,6 +152,11 @@ fn apply_is_idempotent_and_export_round_trips() {
             1,
         ),
         ("[[tenant]]\nslug = \"new\"\n[[tenant.role]]\nname = \"Not Valid\"\n", "not a role name", 1),
+        (
+            "[[tenant]]\nslug = \"acme\"\n[[tenant.app]]\nname = \"Twice\"\ntype = \"m2m\"\n[[tenant.app]]\nname = \"Twice\"\ntype = \"m2m\"\n",
+            "app_name_taken",
+            1,
+        ),
     ] {
         std::fs::write(&file, text).unwrap();
         let r = d.cli(&["apply", "-f", f]);
@@ -131,9 +207,15 @@ fn social_providers_as_code_without_their_secrets() {
     std::fs::write(&file, SOCIAL.replace("allowed_orgs = [\"acme\"]", "allowed_orgs = [\"acme\", \"labs\"]")).unwrap();
     std::fs::write(dir.path().join("sso.secret"), "sso-secret-2").unwrap();
     let before = d.snapshot();
-    let plan = d.cli(&["apply", "-f", f, "--dry-run"]).ok();
-    assert!(plan.stdout.contains(r#"allowed_orgs ["acme"] → ["acme", "labs"]"#), "{}", plan.stdout);
-    assert!(plan.stdout.contains("work-sso: client secret replaced"), "{}", plan.stdout);
+    let plan = d.cli(&["apply", "-f", f, "--dry-run", "-o", "json"]).ok().json();
+    let lines = plan["changes"].to_string();
+    assert!(lines.contains(r#"allowed_orgs [\"acme\"] → [\"acme\", \"labs\"] (adds \"labs\""#), "{lines}");
+    assert!(lines.contains("work-sso: client secret replaced"), "{lines}");
+    let orgs = plan["plan"].as_array().unwrap().iter().find(|s| s["name"] == "github").unwrap();
+    assert_eq!(orgs["changes"][0]["added"], serde_json::json!(["labs"]));
+    let table = d.cli(&["apply", "-f", f, "--dry-run"]).ok().stdout;
+    assert!(table.contains("allowed_orgs") && table.contains("+ labs") && table.contains("client_secret"), "{table}");
+    assert!(!table.contains("sso-secret"), "{table}");
     assert_eq!(d.snapshot(), before);
     d.cli(&["apply", "-f", f]).ok();
     assert!(d.cli(&["apply", "-f", f]).ok().stdout.contains("No changes"));

@@ -62,24 +62,36 @@ fn rotation_and_retirement_as_a_relying_party_sees_them() {
     assert_ne!(new_kid, old_kid);
     assert_eq!(kids(&d), vec![new_kid.clone(), old_kid.clone()], "both keys are published, current first");
     let listed = d.cli(&["key", "list", "--tenant", "acme", "-o", "json"]).ok().json();
-    assert_eq!(listed[1]["state"], "retired");
+    assert_eq!(listed[0]["state"], "current");
+    assert_eq!(listed[1]["state"], "previous", "no longer signing, still published: {listed}");
+    let table = d.cli(&["key", "list", "--tenant", "acme"]).ok().stdout;
+    assert!(table.contains("previous") && !table.contains("retired"), "{table}");
 
     let (new_token, signed_kid) = sign_with_current_key(&d.db_path, &d.kek_path, "acme", &claims(&d, "app-1"));
     assert_eq!(signed_kid, new_kid);
     assert_eq!(verify(&d, &new_token, "app-1")["ok"], true);
     assert_eq!(verify(&d, &old_token, "app-1")["ok"], true, "a token signed before rotation still verifies");
 
-    // The current key cannot be retired, and trying changes nothing.
+    // Retiring needs --yes (a usage error otherwise, nothing sent); the current key cannot be
+    // retired; the daemon wants the confirmation too. None of it changes anything.
     let before = d.snapshot();
-    let r = d.cli(&["key", "retire", "--tenant", "acme", &new_kid]);
+    let r = d.cli(&["key", "retire", "--tenant", "acme", &old_kid]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--yes"), "{}", r.stderr);
+    let r = d.cli(&["key", "retire", "--tenant", "acme", &new_kid, "--yes"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("key_is_current") && r.stderr.contains("key rotate"), "{}", r.stderr);
-    let r = d.cli(&["key", "retire", "--tenant", "acme", "no-such-kid"]);
+    let r = d.cli(&["key", "retire", "--tenant", "acme", "no-such-kid", "--yes"]);
     assert!(r.stderr.contains("key_not_found"), "{}", r.stderr);
+    let (status, body) =
+        d.admin_raw(&admin_request("POST", &format!("/admin/v1/tenants/acme/keys/{old_kid}/retire"), None, b""));
+    assert_eq!((status, body["code"].as_str()), (400, Some("confirmation_required")), "{body}");
     assert_eq!(d.snapshot(), before);
+    assert_eq!(kids(&d).len(), 2);
 
-    let left = d.cli(&["key", "retire", "--tenant", "acme", &old_kid, "-o", "json"]).ok().json();
+    let left = d.cli(&["key", "retire", "--tenant", "acme", &old_kid, "--yes", "-o", "json"]).ok().json();
     assert_eq!(left.as_array().unwrap().len(), 1);
+    assert_eq!(left[0]["state"], "current");
     assert_eq!(kids(&d), vec![new_kid.clone()]);
     assert_eq!(verify(&d, &new_token, "app-1")["ok"], true);
     let v = verify(&d, &old_token, "app-1");
@@ -130,7 +142,7 @@ fn ids_that_begin_with_a_hyphen_are_accepted() {
     let d = TestDaemon::start();
     d.tenant("acme");
     // Key ids are base64url thumbprints and may begin with '-'; the CLI takes them as values.
-    let r = d.cli(&["key", "retire", "--tenant", "acme", "-abc"]);
+    let r = d.cli(&["key", "retire", "--tenant", "acme", "-abc", "--yes"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("key_not_found"), "{}", r.stderr);
 }

@@ -18,7 +18,11 @@ pub struct App {
 
 pub fn app(site: &Site, kind: &str, extra: &[&str]) -> App {
     let redirect = "https://app.example.com/oidc-callback".to_owned();
-    let mut args = vec!["app", "create", "--tenant", &site.slug, "--name", "Portal", "--type", kind, "-o", "json"];
+    // App names are unique per tenant: the first is "Portal", the next "Portal 2", …
+    let existing = site.d.cli(&["app", "list", "--tenant", &site.slug, "-o", "json"]).ok().json();
+    let n = existing.as_array().map_or(0, Vec::len);
+    let name = if n == 0 { "Portal".to_owned() } else { format!("Portal {}", n + 1) };
+    let mut args = vec!["app", "create", "--tenant", &site.slug, "--name", &name, "--type", kind, "-o", "json"];
     if kind != "m2m" {
         args.extend_from_slice(&["--redirect-uri", &redirect]);
     }

@@ -1,4 +1,4 @@
-use latchkey::admin::{App, AppCreated, AppType, Confirm, CreateApp, SecretRotated};
+use latchkey::admin::{App, AppCreated, AppType, Confirm, CreateApp, SecretRotated, UpdateApp};
 
 use super::{require_yes, seg};
 use crate::args::{AppCmd, AppTypeArg};
@@ -68,6 +68,39 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
         }
         AppCmd::Show { tenant, client_id } => {
             let a: App = client.get(&format!("/tenants/{}/apps/{}", seg(&tenant.tenant)?, seg(&client_id)?))?;
+            Ok(Output::new(&a)?.table(fields(&rows(&a))))
+        }
+        AppCmd::Update {
+            tenant,
+            client_id,
+            name,
+            add_redirect_uris,
+            remove_redirect_uris,
+            add_post_logout_redirect_uris,
+            remove_post_logout_redirect_uris,
+            add_cors_origins,
+            remove_cors_origins,
+            add_scopes,
+            remove_scopes,
+        } => {
+            let req = UpdateApp {
+                name,
+                add_redirect_uris,
+                remove_redirect_uris,
+                add_post_logout_redirect_uris,
+                remove_post_logout_redirect_uris,
+                add_cors_origins,
+                remove_cors_origins,
+                add_scopes,
+                remove_scopes,
+            };
+            if req.is_empty() {
+                return Err(CliError::Usage(
+                    "nothing to change: give --name or an --add-…/--remove-… option (see --help)".into(),
+                ));
+            }
+            let path = format!("/tenants/{}/apps/{}", seg(&tenant.tenant)?, seg(&client_id)?);
+            let a: App = client.call(hyper::Method::PATCH, &path, Some(&req))?;
             Ok(Output::new(&a)?.table(fields(&rows(&a))))
         }
         AppCmd::Delete { tenant, client_id, yes } => {

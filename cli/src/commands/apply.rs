@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use latchkey::admin::{ApplyRequest, ApplyResult, Declared};
+use latchkey::admin::{ApplyRequest, ApplyResult, Declared, FieldChange};
 
 use super::seg;
 use crate::client::Client;
@@ -32,6 +32,29 @@ fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<(), CliEr
     Ok(())
 }
 
+/// `old → new` of one field; a list also says what it gains (+) and loses (−).
+fn field_change(c: &FieldChange) -> String {
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => "(secret)".to_owned(),
+        serde_json::Value::String(s) => format!("{s:?}"),
+        serde_json::Value::Array(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(|i| format!("{:?}", i.as_str().unwrap_or_default())).collect::<Vec<_>>().join(", ")
+            )
+        }
+        other => other.to_string(),
+    };
+    let mut line = format!("{} → {}", text(&c.old), text(&c.new));
+    for a in &c.added {
+        line.push_str(&format!("\n+ {a}"));
+    }
+    for r in &c.removed {
+        line.push_str(&format!("\n− {r}"));
+    }
+    line
+}
+
 pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliError> {
     let text =
         std::fs::read_to_string(file).map_err(|e| CliError::Local(format!("cannot read {}: {e}", file.display())))?;
@@ -45,7 +68,24 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
         (false, false) => format!("Applied {} change(s):", r.changes.len()),
     };
     let mut out = Output::new(&r)?.text(headline);
-    if !r.changes.is_empty() {
+    if !r.plan.is_empty() {
+        // One row per step; an update lists each field it changes, old → new.
+        let mut t = table(&["CHANGE", "FIELD", "OLD → NEW"]);
+        for step in &r.plan {
+            let what = format!("{} {} {}/{}", step.action, step.kind, step.tenant, step.name);
+            if step.changes.is_empty() {
+                t.add_row(vec![what.clone(), String::new(), String::new()]);
+            }
+            for (i, c) in step.changes.iter().enumerate() {
+                let head = if i == 0 { what.clone() } else { String::new() };
+                t.add_row(vec![head, c.field.clone(), field_change(c)]);
+            }
+        }
+        out = out.table(t);
+        if r.plan.iter().flat_map(|s| &s.changes).any(|c| c.old.is_array()) {
+            out = out.note("A list in the file replaces the stored list: values missing from the file are removed.");
+        }
+    } else if !r.changes.is_empty() {
         let mut t = table(&["CHANGE"]);
         for c in &r.changes {
             t.add_row(vec![c.clone()]);

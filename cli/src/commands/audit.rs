@@ -8,26 +8,44 @@ use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, table};
 
-fn rows(events: &[AuditEvent]) -> comfy_table::Table {
-    let mut t = table(&["TIME", "ACTOR", "ACTION", "OUTCOME", "IP", "SUBJECT", "DETAIL"]);
+/// A query-string value: a path segment's encoding, and `+` too (a query reads it as a space).
+fn query_value(v: &str) -> Result<String, CliError> {
+    Ok(seg(v)?.replace('+', "%2B"))
+}
+
+fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "-".into())
+}
+
+/// The table; the TENANT column only when the events are not of one tenant.
+fn rows(events: &[AuditEvent], with_tenant: bool) -> comfy_table::Table {
+    let mut head = vec!["TIME", "TENANT", "ACTOR", "ACTION", "SUBJECT", "OUTCOME", "DETAIL", "IP"];
+    if !with_tenant {
+        head.remove(1);
+    }
+    let mut t = table(&head);
     for e in events {
-        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-        t.add_row(vec![
-            e.at.clone(),
+        let mut row = vec![
+            e.time.clone(),
+            opt(&e.tenant),
             e.actor.clone(),
             e.action.clone(),
-            e.outcome.clone(),
-            opt(&e.ip),
             opt(&e.subject),
+            e.outcome.clone(),
             opt(&e.detail),
-        ]);
+            opt(&e.ip),
+        ];
+        if !with_tenant {
+            row.remove(1);
+        }
+        t.add_row(row);
     }
     t
 }
 
 pub fn run(
     client: &Client,
-    tenant: &str,
+    tenant: Option<&str>,
     since: Option<&str>,
     user: Option<&str>,
     follow: bool,
@@ -43,13 +61,16 @@ pub fn run(
             now - d.as_secs() as i64
         }
     };
-    let mut base = format!("/tenants/{}/audit?since={since}", seg(tenant)?);
+    let mut base = format!("/audit?since={since}");
+    if let Some(t) = tenant {
+        base.push_str(&format!("&tenant={}", query_value(t)?));
+    }
     if let Some(u) = user {
-        base.push_str(&format!("&user={}", seg(u)?));
+        base.push_str(&format!("&user={}", query_value(u)?));
     }
     let events: Vec<AuditEvent> = client.get(&base)?;
     if !follow {
-        return Ok(Output::new(&events)?.table(rows(&events)));
+        return Ok(Output::new(&events)?.table(rows(&events, tenant.is_none())));
     }
     // Follow: print what there is, then poll for newer events.
     let mut last = events.last().map(|e| e.id).unwrap_or(0);
@@ -58,12 +79,13 @@ pub fn run(
             match format {
                 Format::Json => println!("{}", serde_json::to_string(e).map_err(|e| CliError::Local(e.to_string()))?),
                 Format::Table => println!(
-                    "{}  {:<28} {:<34} {:<24} {}",
-                    e.at,
+                    "{}  {:<12} {:<10} {:<20} {:<32} {}",
+                    e.time,
+                    opt(&e.tenant),
                     e.actor,
                     e.action,
-                    e.outcome,
-                    e.subject.clone().unwrap_or_default()
+                    opt(&e.subject),
+                    e.outcome
                 ),
             }
         }

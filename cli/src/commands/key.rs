@@ -1,6 +1,6 @@
-use latchkey::admin::Key;
+use latchkey::admin::{Confirm, Key};
 
-use super::seg;
+use super::{require_yes, seg};
 use crate::args::KeyCmd;
 use crate::client::Client;
 use crate::error::CliError;
@@ -33,13 +33,14 @@ pub fn run(client: &Client, cmd: KeyCmd) -> Result<Output, CliError> {
                 .text(format!("Key {} now signs new tokens for {slug}.", key.kid))
                 .table(key_table(std::slice::from_ref(&key)))
                 .note(format!(
-                    "The previous key stays in the JWKS. Once tokens it signed have expired: latchkey key retire --tenant {slug} KID"
+                    "The previous key stays in the JWKS. Once tokens it signed have expired: latchkey key retire --tenant {slug} KID --yes"
                 )))
         }
-        KeyCmd::Retire { tenant, kid } => {
+        KeyCmd::Retire { tenant, kid, yes } => {
+            require_yes(yes, &format!("signing key {kid:?} (tokens it signed stop verifying)"))?;
             let slug = seg(&tenant.tenant)?;
             let left: Vec<Key> =
-                client.post(&format!("/tenants/{slug}/keys/{}/retire", seg(&kid)?), &serde_json::json!({}))?;
+                client.post(&format!("/tenants/{slug}/keys/{}/retire", seg(&kid)?), &Confirm { confirm: true })?;
             Ok(Output::new(&left)?
                 .text(format!("Retired key {kid}; it is no longer published. Keys left:"))
                 .table(key_table(&left)))

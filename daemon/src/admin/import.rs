@@ -17,6 +17,7 @@ use latchkey::admin::{ImportLine, InvitedRow};
 use latchkey::codes;
 use tokio::sync::mpsc;
 
+use super::audit::AdminAction;
 use crate::State;
 use crate::error::Error;
 use crate::http::body::Req;
@@ -54,6 +55,7 @@ pub async fn import(
     slug: String,
     dry_run: bool,
     req: Req,
+    actor: String,
 ) -> Result<Response<crate::http::Body>, Error> {
     let max = state.config.limits.invite_file_max;
     let data = read_bounded(req, max).await?;
@@ -137,10 +139,26 @@ pub async fn import(
                 already_present: batch.already_present,
             };
             if tx_lines.send(json_line(&line)).await.is_err() {
-                return; // The client went away.
+                // The client went away: stop, but the trail still says what was done.
+                failure = Some("the client went away; a re-run continues".into());
+                break;
             }
         }
         tracing::info!(tenant = %slug, invited, already, rejected = rejected.len(), dry_run, "user import");
+        if !dry_run {
+            // One event for the whole file, with its counts: a 10,000-row import is one line of
+            // the trail that still says what it did.
+            let mut detail = format!("invited={invited} already_present={already} rejected={}", rejected.len());
+            if let Some(f) = &failure {
+                detail.push_str(&format!("; stopped: {f}"));
+            }
+            let outcome =
+                if failure.is_some() { format!("failure: {}", codes::IMPORT_FAILED) } else { "success".into() };
+            let mut event =
+                crate::audit::event(state.clock.now(), Some(&slug), &actor, AdminAction::UserImport.as_str(), &outcome);
+            event.detail = Some(detail);
+            state.audit.record(event);
+        }
         let summary = ImportLine::Summary {
             dry_run,
             invited: invited as u64,

@@ -1,6 +1,7 @@
 //! The admin socket: a Unix socket speaking HTTP/1.1 + JSON under `/admin/v1`. Every connection's
 //! peer uid (SO_PEERCRED) is checked before a byte of it is read.
 
+mod audit;
 mod backup;
 mod import;
 mod route;

@@ -10,13 +10,14 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use latchkey::admin::{
     ApplyRequest, AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, EnableSocial, InviteUser, PREFIX,
-    Status,
+    Status, UpdateApp,
 };
 use latchkey::codes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::AdminPeer;
+use super::audit::{self, Note};
 use super::route::{self, AdminRoute, AdminUnrouted};
 use crate::error::{Error, Kind};
 use crate::http::body::{Req, RequestBody, read_json, read_json_or_default};
@@ -32,26 +33,29 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) 
     let path = req.uri().path().to_owned();
     let had_body = crate::http::body::has_body(&req);
     let route = route::parse(&method, &path);
+    let mut note = Note::default();
     let mut response = match &route {
-        Ok(r) => dispatch(&state, r.clone(), req).await.unwrap_or_else(|e| errors::admin(&e)),
+        Ok(r) => match dispatch(&state, r.clone(), req, peer, &mut note).await {
+            Ok(resp) => {
+                let outcome = if resp.status().is_success() {
+                    "success".to_owned()
+                } else {
+                    format!("failure: {}", resp.status())
+                };
+                audit::record(&state, r, peer.uid, note, &outcome);
+                resp
+            }
+            Err(e) => {
+                audit::record(&state, r, peer.uid, note, &format!("failure: {}", e.code));
+                errors::admin(&e)
+            }
+        },
         Err(unrouted) => refuse(unrouted, &method, &path),
     };
     if had_body && !response.status().is_success() {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     let status = response.status().as_u16();
-    // Every admin operation is audited, reads included (who looked at what is part of the trail),
-    // except reading the trail itself.
-    if route.as_ref().map_or(true, AdminRoute::audited) {
-        let outcome = if (200..300).contains(&status) { "success".to_owned() } else { format!("failure: {status}") };
-        state.audit.record(crate::audit::event(
-            state.clock.now(),
-            route.as_ref().ok().and_then(AdminRoute::tenant),
-            &format!("admin uid {}", peer.uid),
-            &format!("admin {method} {}", path.trim_start_matches(PREFIX)),
-            &outcome,
-        ));
-    }
     let ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
     tracing::info!(target: "latchkeyd::admin", uid = peer.uid, %method, %path, status, ms);
     response
@@ -109,7 +113,13 @@ fn query(req: &Req) -> HashMap<String, String> {
 }
 
 /// One operation per call.
-async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Response<Body>, Error> {
+async fn dispatch(
+    state: &Arc<State>,
+    route: AdminRoute,
+    req: Req,
+    peer: AdminPeer,
+    note: &mut Note,
+) -> Result<Response<Body>, Error> {
     use AdminRoute as A;
     match route {
         A::Status => ok(&status(state).await?),
@@ -119,6 +129,7 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
         }
         A::TenantCreate => {
             let r: CreateTenant = body(state, req).await?;
+            note.tenant = Some(r.slug.clone());
             created(&tenants::create(state, r).await?)
         }
         A::TenantShow(slug) => {
@@ -133,9 +144,18 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
         A::AppList(slug) => ok(&apps::list(state, slug).await?),
         A::AppCreate(slug) => {
             let r: CreateApp = body(state, req).await?;
-            created(&apps::create(state, slug, r).await?)
+            note.detail = Some(format!("name {:?}, type {}", r.name, r.app_type.as_str()));
+            let app = apps::create(state, slug, r).await?;
+            note.subject = Some(app.app.client_id.clone());
+            created(&app)
         }
         A::AppShow(slug, id) => ok(&apps::show(state, slug, id).await?),
+        A::AppUpdate(slug, id) => {
+            let r: UpdateApp = body(state, req).await?;
+            // The request itself says what was asked: `{"add_redirect_uris": [...]}`.
+            note.detail = serde_json::to_string(&r).ok();
+            ok(&apps::update(state, slug, id, r).await?)
+        }
         A::AppDelete(slug, id) => {
             confirmed(state, req, &format!("application {id:?}")).await?;
             apps::delete(state, slug, id).await?;
@@ -143,19 +163,30 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
         }
         A::AppRotateSecret(slug, id) => ok(&apps::rotate_secret(state, slug, id).await?),
         A::KeyList(slug) => ok(&rotation::list(state, slug).await?),
-        A::KeyRotate(slug) => created(&rotation::rotate(state, slug).await?),
-        A::KeyRetire(slug, kid) => ok(&rotation::retire(state, slug, kid).await?),
+        A::KeyRotate(slug) => {
+            let key = rotation::rotate(state, slug).await?;
+            note.subject = Some(key.kid.clone());
+            created(&key)
+        }
+        A::KeyRetire(slug, kid) => {
+            confirmed(state, req, &format!("signing key {kid:?} (tokens it signed stop verifying)")).await?;
+            ok(&rotation::retire(state, slug, kid).await?)
+        }
         A::UserList(slug) => {
             let q = query(&req);
             ok(&users::list(state, slug, q.get("role").cloned(), q.get("status").cloned()).await?)
         }
         A::UserInvite(slug) => {
             let r: InviteUser = body(state, req).await?;
+            note.subject = Some(r.email.clone());
             created(&users::invite(state, slug, r).await?)
         }
         A::UserImport(slug) => {
             let dry_run = request::query(&req).get("dry_run").ok().flatten().is_some_and(|v| v == "true" || v == "1");
-            super::import::import(state, slug, dry_run, req).await
+            let response = super::import::import(state, slug, dry_run, req, audit::actor(peer.uid)).await?;
+            // The import records its event when it ends, with its counts (a dry run records none).
+            note.recorded_elsewhere = true;
+            Ok(response)
         }
         A::UserShow(slug, email) => ok(&users::show(state, slug, email).await?),
         A::UserDelete(slug, email) => {
@@ -168,12 +199,14 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
         A::UserRecover(slug, email) => created(&users::recover(state, slug, email).await?),
         A::UserCredentials(slug, email) => ok(&users::credentials(state, slug, email).await?),
         A::UserCredentialRevoke(slug, email, id) => {
+            note.detail = Some(format!("credential {id}"));
             users::revoke_credential(state, slug, email, id).await?;
             done()
         }
         A::RoleList(slug) => ok(&users::roles::list(state, slug).await?),
         A::RoleCreate(slug) => {
             let r: CreateRole = body(state, req).await?;
+            note.subject = Some(r.name.clone());
             created(&users::roles::create(state, slug, r).await?)
         }
         A::RoleDelete(slug, name) => {
@@ -183,51 +216,72 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
         }
         A::RoleAssign(slug, name) => {
             let r: Emails = body(state, req).await?;
+            note.detail = Some(format!("users {}", r.emails.join(", ")));
             ok(&users::roles::change(state, slug, name, r, true).await?)
         }
         A::RoleUnassign(slug, name) => {
             let r: Emails = body(state, req).await?;
+            note.detail = Some(format!("users {}", r.emails.join(", ")));
             ok(&users::roles::change(state, slug, name, r, false).await?)
         }
         A::SocialList(slug) => ok(&crate::social::list(state, slug).await?),
         A::SocialEnable(slug) => {
             let r: EnableSocial = body(state, req).await?;
-            created(&crate::social::enable(state, slug, r).await?)
+            note.subject = Some(r.name.clone().unwrap_or_else(|| r.kind.clone()));
+            let provider = crate::social::enable(state, slug, r).await?;
+            note.subject = Some(provider.provider.clone());
+            created(&provider)
         }
         A::SocialDisable(slug, provider) => {
             confirmed(state, req, &format!("social provider {provider:?} (its client secret; links stay)")).await?;
             crate::social::disable(state, slug, provider).await?;
             done()
         }
-        A::Audit(slug) => ok(&audit(state, slug, &query(&req)).await?),
+        A::Audit(slug) => ok(&read_audit(state, Some(slug), &query(&req)).await?),
+        A::AuditAll => {
+            let q = query(&req);
+            ok(&read_audit(state, q.get("tenant").cloned(), &q).await?)
+        }
         A::Export(slug) => ok(&crate::declarative::export(state, slug).await?),
         A::Apply => {
             let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max).await?;
-            ok(&crate::declarative::apply(state, r).await?)
+            // A dry run changes nothing, so it is not recorded, like a read.
+            note.recorded_elsewhere = r.dry_run;
+            note.per_tenant = r.declared.tenants.iter().map(|t| (t.slug.clone(), None)).collect();
+            let result = crate::declarative::apply(state, r).await?;
+            note.applied(&result);
+            ok(&result)
         }
         A::Backup => super::backup::backup(state).await,
     }
 }
 
-async fn audit(state: &State, slug: String, q: &HashMap<String, String>) -> Result<Vec<AuditEvent>, Error> {
+async fn read_audit(
+    state: &State,
+    tenant: Option<String>,
+    q: &HashMap<String, String>,
+) -> Result<Vec<AuditEvent>, Error> {
     let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok());
     let (since, after, limit) =
         (num("since").unwrap_or(0), num("after").unwrap_or(0), num("limit").unwrap_or(1000).clamp(1, 10_000));
     let user = q.get("user").cloned();
     state.audit.flush().await;
-    let rows =
-        state.db.read(move |tx| store::audit::query(tx, &slug, since, user.as_deref(), after, limit as u32)).await?;
+    let rows = state
+        .db
+        .read(move |tx| store::audit::query(tx, tenant.as_deref(), since, user.as_deref(), after, limit as u32))
+        .await?;
     Ok(rows
         .into_iter()
         .map(|(id, e)| AuditEvent {
             id,
-            at: crate::clock::rfc3339(e.at),
+            time: crate::clock::rfc3339(e.at),
+            tenant: e.tenant,
             actor: e.actor,
             action: e.action,
-            outcome: e.outcome,
-            ip: e.ip,
             subject: e.subject,
+            outcome: e.outcome,
             detail: e.detail,
+            ip: e.ip,
         })
         .collect())
 }

@@ -1,6 +1,7 @@
 //! Key lifecycle: `current` signs; `key rotate` makes a new key current at once and keeps the old
-//! one published as `retired`; `key retire KID` removes a retired key (and its private key) for
-//! good, taking it out of the JWKS.
+//! one published as `previous` (tokens it signed still verify); `key retire KID` deletes a previous
+//! key and its private key for good, taking it out of the JWKS. A retired key is gone, so no list
+//! shows a `retired` state.
 
 use latchkey::admin::{Key, KeyState};
 use latchkey::codes;
@@ -56,7 +57,7 @@ pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
     Ok(key)
 }
 
-/// Removes a retired key. The current key cannot be retired: rotate first.
+/// Deletes a previous key. The current key cannot be retired: rotate first.
 pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>, Error> {
     let s = slug.clone();
     let left = state
@@ -79,7 +80,7 @@ pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>
                 }
                 Some(_) => {}
             }
-            store::keys::delete_retired(tx, tenant.id, &kid)?;
+            store::keys::delete_previous(tx, tenant.id, &kid)?;
             Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
         })
         .await?;

@@ -92,14 +92,28 @@ pub fn set_secret_hash(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str, hash
     Ok(n == 1)
 }
 
-/// Replaces the lists of an application (redirects, origins, scopes).
-pub fn update_lists(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
+/// The client id of the tenant's application named `name`, if there is one.
+pub fn id_by_name(tx: &impl Reader, tenant: TenantId, name: &str) -> Result<Option<String>, StoreError> {
+    Ok(tx
+        .conn()
+        .query_row(
+            "SELECT client_id FROM applications WHERE tenant_id = ?1 AND name = ?2",
+            params![tenant, name],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+/// Replaces the name and the lists of an application (redirects, origins, scopes); its type,
+/// secret and creation time stay.
+pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn_mut().execute(
-        "UPDATE applications SET redirect_uris = ?3, post_logout_redirect_uris = ?4, cors_origins = ?5, scopes = ?6
-         WHERE tenant_id = ?1 AND client_id = ?2",
+        "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
+         scopes = ?7 WHERE tenant_id = ?1 AND client_id = ?2",
         params![
             tenant,
             app.client_id,
+            app.name,
             to_json_list(&app.redirect_uris),
             to_json_list(&app.post_logout_redirect_uris),
             to_json_list(&app.cors_origins),
@@ -129,7 +143,7 @@ mod tests {
             assert!(!set_secret_hash(tx, b, "same", &[9; 32]).unwrap());
             let mut changed = app.clone();
             changed.scopes = vec!["openid".into()];
-            update_lists(tx, b, &changed).unwrap();
+            update(tx, b, &changed).unwrap();
             assert!(insert(tx, a, &app).unwrap_err().is_unique_violation());
             // The same client id is free in another tenant, and the two rows stay apart.
             insert(tx, b, &changed).unwrap();
@@ -194,15 +208,18 @@ mod tests {
             app.post_logout_redirect_uris = vec!["https://new.example/bye".into()];
             app.cors_origins = vec!["https://new.example".into()];
             app.scopes = vec!["users:invite".into()];
-            app.name = "ignored".into();
-            update_lists(tx, a, &app).unwrap();
+            app.name = "renamed".into();
+            app.secret_hash = None;
+            update(tx, a, &app).unwrap();
             let got = get(tx, a, "c").unwrap().unwrap();
             assert_eq!(got.secret_hash, Some(vec![7; 32]));
             assert_eq!(got.redirect_uris, app.redirect_uris);
             assert_eq!(got.post_logout_redirect_uris, app.post_logout_redirect_uris);
             assert_eq!(got.cors_origins, app.cors_origins);
             assert_eq!(got.scopes, app.scopes);
-            assert_eq!(got.name, "app c", "update_lists changes the lists only");
+            assert_eq!(got.name, "renamed");
+            assert_eq!(id_by_name(tx, a, "renamed").unwrap().as_deref(), Some("c"));
+            assert_eq!(id_by_name(tx, a, "app c").unwrap(), None);
             assert!(delete(tx, a, "c").unwrap());
             assert!(!delete(tx, a, "c").unwrap());
             assert!(get(tx, a, "c").unwrap().is_none());

@@ -26,19 +26,25 @@ pub fn insert(tx: &WriteTx<'_>, e: &Event) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Events of a tenant after row `after_id`, since `since`, optionally about `subject`; oldest first.
+/// Events after row `after_id`, since `since`, of one tenant (`None`: every tenant's and the
+/// daemon-wide ones), optionally about `subject` (compared case-insensitively, as e-mails are);
+/// oldest first.
 pub fn query(
     tx: &impl Reader,
-    tenant: &str,
+    tenant: Option<&str>,
     since: Timestamp,
     subject: Option<&str>,
     after_id: i64,
     limit: u32,
 ) -> Result<Vec<(i64, Event)>, StoreError> {
-    let mut stmt = tx.conn().prepare(
+    // Two texts rather than `(?1 IS NULL OR tenant = ?1)`, which would keep SQLite from using the
+    // (tenant, at) index for one tenant's trail.
+    let by_tenant = if tenant.is_some() { "tenant = ?1" } else { "?1 IS NULL" };
+    let mut stmt = tx.conn().prepare(&format!(
         "SELECT id, at, tenant, actor, action, outcome, ip, subject, detail FROM audit
-         WHERE tenant = ?1 AND at >= ?2 AND id > ?3 AND (?4 IS NULL OR subject = ?4) ORDER BY id LIMIT ?5",
-    )?;
+         WHERE {by_tenant} AND at >= ?2 AND id > ?3 AND (?4 IS NULL OR subject = ?4 COLLATE NOCASE)
+         ORDER BY id LIMIT ?5"
+    ))?;
     let rows = stmt
         .query_map(params![tenant, since, after_id, subject, limit], |r| {
             Ok((
@@ -96,20 +102,23 @@ mod tests {
             insert(tx, &event(15, None, None, "daemon")).unwrap();
         });
         t.read(|tx| {
-            let all = query(tx, "a", 0, None, 0, 100).unwrap();
+            let all = query(tx, Some("a"), 0, None, 0, 100).unwrap();
             let first = &all[0].1;
             assert_eq!(
                 (first.at, first.tenant.as_deref(), first.actor.as_str(), first.outcome.as_str(), first.ip.as_deref()),
                 (10, Some("a"), "admin", "success", Some("127.0.0.1"))
             );
             assert_eq!(actions(all.clone()), ["a1", "a2", "a3"]);
-            assert_eq!(actions(query(tx, "a", 20, None, 0, 100).unwrap()), ["a2", "a3"]);
-            assert_eq!(actions(query(tx, "a", 0, Some("ada"), 0, 100).unwrap()), ["a1", "a3"]);
-            assert_eq!(actions(query(tx, "a", 0, None, all[0].0, 100).unwrap()), ["a2", "a3"]);
-            assert_eq!(actions(query(tx, "a", 0, None, 0, 2).unwrap()), ["a1", "a2"]);
+            assert_eq!(actions(query(tx, Some("a"), 20, None, 0, 100).unwrap()), ["a2", "a3"]);
+            assert_eq!(actions(query(tx, Some("a"), 0, Some("ada"), 0, 100).unwrap()), ["a1", "a3"]);
+            assert_eq!(actions(query(tx, Some("a"), 0, None, all[0].0, 100).unwrap()), ["a2", "a3"]);
+            assert_eq!(actions(query(tx, Some("a"), 0, None, 0, 2).unwrap()), ["a1", "a2"]);
             // Tenants see only their own trail.
-            assert_eq!(actions(query(tx, "b", 0, None, 0, 100).unwrap()), ["b1"]);
-            assert!(query(tx, "c", 0, None, 0, 100).unwrap().is_empty());
+            assert_eq!(actions(query(tx, Some("b"), 0, None, 0, 100).unwrap()), ["b1"]);
+            assert!(query(tx, Some("c"), 0, None, 0, 100).unwrap().is_empty());
+            // Without a tenant: everything, daemon-wide events included; subjects ignore case.
+            assert_eq!(actions(query(tx, None, 0, None, 0, 100).unwrap()), ["a1", "a2", "a3", "b1", "daemon"]);
+            assert_eq!(actions(query(tx, None, 0, Some("ADA"), 0, 100).unwrap()), ["a1", "a3", "b1"]);
         });
     }
 
@@ -122,8 +131,8 @@ mod tests {
             insert(tx, &event(30, Some("a"), None, "new")).unwrap();
             assert_eq!(sweep(tx, 20).unwrap(), 1);
             assert_eq!(sweep(tx, 20).unwrap(), 0);
-            assert_eq!(actions(query(tx, "a", 0, None, 0, 100).unwrap()), ["new"]);
-            assert_eq!(actions(query(tx, "b", 0, None, 0, 100).unwrap()), ["edge"]);
+            assert_eq!(actions(query(tx, Some("a"), 0, None, 0, 100).unwrap()), ["new"]);
+            assert_eq!(actions(query(tx, Some("b"), 0, None, 0, 100).unwrap()), ["edge"]);
         });
     }
 }

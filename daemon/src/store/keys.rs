@@ -30,7 +30,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRow> {
     })
 }
 
-/// Inserts a key as the tenant's current one; the previous current key becomes retired.
+/// Inserts a key as the tenant's current one; the current key becomes the previous one (stored
+/// as `retired`, see `StoredText for KeyState`), still published.
 pub fn insert_current(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow, now: Timestamp) -> Result<(), StoreError> {
     tx.conn_mut().execute(
         "UPDATE signing_keys SET state = 'retired', retired_at = ?2 WHERE tenant_id = ?1 AND state = 'current'",
@@ -53,8 +54,9 @@ pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<KeyRow>, StoreErro
     Ok(rows)
 }
 
-/// Removes a retired key (and its private key) for good. Returns whether a row went.
-pub fn delete_retired(tx: &WriteTx<'_>, tenant: TenantId, kid: &str) -> Result<bool, StoreError> {
+/// Removes a previous (no longer signing) key and its private key for good. Returns whether a
+/// row went; the current key is never removed.
+pub fn delete_previous(tx: &WriteTx<'_>, tenant: TenantId, kid: &str) -> Result<bool, StoreError> {
     let n = tx.conn_mut().execute(
         "DELETE FROM signing_keys WHERE tenant_id = ?1 AND kid = ?2 AND state = 'retired'",
         params![tenant, kid],
@@ -70,7 +72,7 @@ mod tests {
     fn key(kid: &str, created_at: Timestamp) -> KeyRow {
         KeyRow {
             kid: kid.into(),
-            state: KeyState::Retired,
+            state: KeyState::Previous,
             bits: 2048,
             sealed_private_key: kid.as_bytes().to_vec(),
             created_at,
@@ -103,8 +105,8 @@ mod tests {
                 states(tx, a),
                 [
                     ("k3".to_owned(), KeyState::Current),
-                    ("k2".to_owned(), KeyState::Retired),
-                    ("k1".to_owned(), KeyState::Retired)
+                    ("k2".to_owned(), KeyState::Previous),
+                    ("k1".to_owned(), KeyState::Previous)
                 ]
             );
             let retired_at: Option<i64> =
@@ -117,7 +119,7 @@ mod tests {
     }
 
     #[test]
-    fn only_retired_keys_are_deleted() {
+    fn only_previous_keys_are_deleted() {
         let t = temp_db();
         let a = t.write(|tx| {
             let a = tenant(tx, "a");
@@ -126,10 +128,10 @@ mod tests {
             a
         });
         t.write(|tx| {
-            assert!(!delete_retired(tx, a, "k2").unwrap(), "the current key stays");
-            assert!(delete_retired(tx, a, "k1").unwrap());
-            assert!(!delete_retired(tx, a, "k1").unwrap());
-            assert!(!delete_retired(tx, a, "missing").unwrap());
+            assert!(!delete_previous(tx, a, "k2").unwrap(), "the current key stays");
+            assert!(delete_previous(tx, a, "k1").unwrap());
+            assert!(!delete_previous(tx, a, "k1").unwrap());
+            assert!(!delete_previous(tx, a, "missing").unwrap());
             assert_eq!(states(tx, a), [("k2".to_owned(), KeyState::Current)]);
         });
     }
@@ -146,12 +148,12 @@ mod tests {
         });
         t.write(|tx| {
             assert!(list(tx, b).unwrap().is_empty());
-            assert!(!delete_retired(tx, b, "old").unwrap());
+            assert!(!delete_previous(tx, b, "old").unwrap());
             // B's first key does not retire A's current one, and may reuse a kid.
             insert_current(tx, b, &key("cur", 3), 3).unwrap();
         });
         t.read(|tx| {
-            assert_eq!(states(tx, a), [("cur".to_owned(), KeyState::Current), ("old".to_owned(), KeyState::Retired)]);
+            assert_eq!(states(tx, a), [("cur".to_owned(), KeyState::Current), ("old".to_owned(), KeyState::Previous)]);
             assert_eq!(states(tx, b), [("cur".to_owned(), KeyState::Current)]);
         });
     }

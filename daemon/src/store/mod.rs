@@ -38,6 +38,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0004-users-roles-audit/up.sql")),
     M::up(include_str!("../../../migrations/0005-revocation-reach/up.sql")),
     M::up(include_str!("../../../migrations/0006-social-login/up.sql")),
+    M::up(include_str!("../../../migrations/0007-unique-app-names/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -404,6 +405,62 @@ mod tests {
         let conn = Connection::open(&path).unwrap();
         let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(v, 99);
+    }
+
+    #[test]
+    fn migration_7_renames_duplicate_app_names_and_makes_names_unique() {
+        let t = temp_db();
+        let path = t.db.path().to_owned();
+        let dir = path.with_extension("v6");
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = dir.join("old.sqlite");
+        {
+            // A database as release 0.1.0 (six migrations) left it, with duplicate names.
+            let mut conn = Connection::open(&old).unwrap();
+            Migrations::from_slice(&MIGRATIONS[..6]).to_latest(&mut conn).unwrap();
+            let long = "x".repeat(100);
+            conn.execute_batch(&format!(
+                "INSERT INTO tenants (id, slug, name, base_url, rp_id, registration, created_at)
+                   VALUES (1, 'a', 'A', 'https://a.test', 'a.test', 'invite', 1),
+                          (2, 'b', 'B', 'https://b.test', 'b.test', 'invite', 1);
+                 INSERT INTO applications (tenant_id, client_id, name, app_type, redirect_uris,
+                   post_logout_redirect_uris, cors_origins, scopes, created_at) VALUES
+                   (1, 'first', 'Portal', 'm2m', '[]', '[]', '[]', '[]', 1),
+                   (1, 'second', 'Portal', 'm2m', '[]', '[]', '[]', '[]', 2),
+                   (1, 'third', 'Portal', 'm2m', '[]', '[]', '[]', '[]', 2),
+                   (1, 'other', 'Other', 'm2m', '[]', '[]', '[]', '[]', 1),
+                   (2, 'b1', 'Portal', 'm2m', '[]', '[]', '[]', '[]', 3),
+                   (1, 'long', '{long}', 'm2m', '[]', '[]', '[]', '[]', 1),
+                   (1, 'long2', '{long}', 'm2m', '[]', '[]', '[]', '[]', 2);",
+            ))
+            .unwrap();
+        }
+        let db = Db::open(&old).unwrap();
+        let names: Vec<(String, String)> = db
+            .read_blocking(|tx| {
+                let mut stmt = tx.conn().prepare("SELECT client_id, name FROM applications ORDER BY id")?;
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+                Ok::<_, StoreError>(rows)
+            })
+            .unwrap();
+        let name = |id: &str| names.iter().find(|(c, _)| c == id).map(|(_, n)| n.clone()).unwrap();
+        assert_eq!(name("first"), "Portal", "the oldest keeps its name");
+        assert_eq!(name("second"), "Portal (second)");
+        assert_eq!(name("third"), "Portal (third)");
+        assert_eq!(name("other"), "Other");
+        assert_eq!(name("b1"), "Portal", "another tenant's app is not a duplicate");
+        assert_eq!(name("long"), "x".repeat(100));
+        assert_eq!(name("long2"), format!("{} (long2)", "x".repeat(73)));
+        let dup = db.write_blocking(|tx| {
+            Ok::<_, StoreError>(tx.conn().execute(
+                "INSERT INTO applications (tenant_id, client_id, name, app_type, redirect_uris,
+                   post_logout_redirect_uris, cors_origins, scopes, created_at)
+                 VALUES (1, 'new', 'Other', 'm2m', '[]', '[]', '[]', '[]', 5)",
+                [],
+            ))
+        });
+        assert!(StoreError::from(dup.unwrap().unwrap_err()).is_unique_violation());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

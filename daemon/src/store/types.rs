@@ -115,13 +115,24 @@ impl StoredText for Registration {
     }
 }
 
+/// The column keeps its original values (`current`, `retired`: the CHECK of migration 0001) and
+/// `retired` there means what the CLI calls `previous` — no longer signing, still published. A
+/// key that is retired with `latchkey key retire` is deleted, so the column never needs a third
+/// value. Renaming the stored text would mean rebuilding the STRICT table for a word.
 impl StoredText for KeyState {
     const COLUMN: &'static str = "signing_keys.state";
     fn as_text(self) -> &'static str {
-        self.as_str()
+        match self {
+            KeyState::Current => "current",
+            KeyState::Previous => "retired",
+        }
     }
     fn from_text(text: &str) -> Option<Self> {
-        KeyState::parse(text)
+        match text {
+            "current" => Some(KeyState::Current),
+            "retired" => Some(KeyState::Previous),
+            _ => None,
+        }
     }
 }
 
@@ -268,7 +279,8 @@ mod tests {
         round_trip(&[CredentialKind::Platform, CredentialKind::Roaming]);
         round_trip(&[AppType::Web, AppType::Spa, AppType::Native, AppType::M2m]);
         round_trip(&[Registration::Invite, Registration::Open]);
-        round_trip(&[KeyState::Current, KeyState::Retired]);
+        round_trip(&[KeyState::Current, KeyState::Previous]);
+        assert_eq!(KeyState::Previous.as_text(), "retired", "the stored spelling of migration 0001");
         round_trip(&[SocialKind::Google, SocialKind::Github, SocialKind::Oidc]);
         round_trip(&[SocialPurpose::Login, SocialPurpose::Invite, SocialPurpose::Link]);
     }
