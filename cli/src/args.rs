@@ -17,7 +17,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
         latchkey app create --tenant acme --name Portal --type web --redirect-uri https://portal.acme.com/oidc-callback\n  \
         latchkey key rotate --tenant acme\n  \
         latchkey tenant list -o json | jq -r '.[].issuer'\n\n\
-        Exit codes: 0 done; 1 the daemon refused (its message on stderr); 2 usage error; 3 daemon unreachable."
+        Exit codes:\n  \
+        0  done\n  \
+        1  the daemon refused (its message on stderr), or answered something this CLI does not understand\n  \
+        2  usage error (nothing was sent)\n  \
+        3  the daemon cannot be reached (socket missing, permission denied) or went away before answering\n  \
+        4  a local file could not be read or written (the input file, --links-out, a backup file)"
 )]
 pub struct Cli {
     /// Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else

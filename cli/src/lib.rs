@@ -9,16 +9,25 @@ pub mod output;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
+use clap::parser::ValueSource;
 
 use crate::args::{Cli, Command, Shell};
-use crate::client::{Client, default_socket};
+use crate::client::{Client, Socket, default_socket};
 use crate::error::CliError;
 
 /// Parses `std::env::args`, runs the command, prints, and returns the exit code of SPEC §1.3.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    let matches = args::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let socket = match (&cli.socket, matches.value_source("socket")) {
+        (Some(path), Some(ValueSource::EnvVariable)) => {
+            Socket { path: path.clone(), chosen: "from LATCHKEY_ADMIN_SOCKET".into() }
+        }
+        (Some(path), _) => Socket { path: path.clone(), chosen: "from --socket".into() },
+        (None, _) => default_socket(),
+    };
+    match run(cli, socket) {
         Ok(0) => ExitCode::SUCCESS,
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -28,7 +37,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<u8, CliError> {
+fn run(cli: Cli, socket: Socket) -> Result<u8, CliError> {
     if let Command::Completions { shell } = cli.command {
         let mut cmd = args::command();
         let shell = match shell {
@@ -39,7 +48,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         clap_complete::generate(shell, &mut cmd, "latchkey", &mut std::io::stdout());
         return Ok(0);
     }
-    let client = Client::new(cli.socket.clone().unwrap_or_else(default_socket))?;
+    let client = Client::new(socket)?;
     let output = match cli.command {
         Command::Status => commands::status::run(&client)?,
         Command::Tenant(c) => commands::tenant::run(&client, c)?,

@@ -21,7 +21,7 @@ pub struct Output {
 
 impl Output {
     pub fn new<T: Serialize>(value: &T) -> Result<Output, CliError> {
-        let json = serde_json::to_value(value).map_err(|e| CliError::Local(e.to_string()))?;
+        let json = serde_json::to_value(value).map_err(|e| CliError::Internal(e.to_string()))?;
         Ok(Output { json, table: None, notes: vec![], text: None, exit_code: 0 })
     }
 
@@ -43,7 +43,7 @@ impl Output {
     pub fn print(&self, format: Format, quiet: bool) -> Result<(), CliError> {
         match format {
             Format::Json => {
-                let s = serde_json::to_string_pretty(&self.json).map_err(|e| CliError::Local(e.to_string()))?;
+                let s = serde_json::to_string_pretty(&self.json).map_err(|e| CliError::Internal(e.to_string()))?;
                 println!("{s}");
             }
             Format::Table => {

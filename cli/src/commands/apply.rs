@@ -24,7 +24,7 @@ fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<(), CliEr
             if let Some(path) = s.client_secret_file.take() {
                 let path = dir.join(path);
                 let text = std::fs::read_to_string(&path)
-                    .map_err(|e| CliError::Local(format!("{entry}: cannot read {}: {e}", path.display())))?;
+                    .map_err(|e| CliError::File(format!("{entry}: cannot read {}: {e}", path.display())))?;
                 s.client_secret = Some(text.trim_end_matches(['\r', '\n']).to_owned());
             }
         }
@@ -34,7 +34,7 @@ fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<(), CliEr
 
 pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliError> {
     let text =
-        std::fs::read_to_string(file).map_err(|e| CliError::Local(format!("cannot read {}: {e}", file.display())))?;
+        std::fs::read_to_string(file).map_err(|e| CliError::File(format!("cannot read {}: {e}", file.display())))?;
     let mut declared: Declared = toml::from_str(&text)
         .map_err(|e| CliError::Usage(format!("{}: {}", file.display(), e.to_string().trim_end())))?;
     read_social_secrets(file, &mut declared)?;
@@ -69,7 +69,7 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
 
 pub fn export(client: &Client, tenant: &str) -> Result<Output, CliError> {
     let d: Declared = client.get(&format!("/tenants/{}/export", seg(tenant)?))?;
-    let text = toml::to_string(&d).map_err(|e| CliError::Local(e.to_string()))?;
+    let text = toml::to_string(&d).map_err(|e| CliError::Internal(e.to_string()))?;
     Ok(Output::new(&d)?.text(format!(
         "# latchkey export --tenant {tenant}\n# Secrets are not exported; apply creates new ones.\n{}",
         text.trim_end()

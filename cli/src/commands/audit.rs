@@ -56,7 +56,9 @@ pub fn run(
     let print = |batch: &[AuditEvent]| -> Result<(), CliError> {
         for e in batch {
             match format {
-                Format::Json => println!("{}", serde_json::to_string(e).map_err(|e| CliError::Local(e.to_string()))?),
+                Format::Json => {
+                    println!("{}", serde_json::to_string(e).map_err(|e| CliError::Internal(e.to_string()))?)
+                }
                 Format::Table => println!(
                     "{}  {:<28} {:<34} {:<24} {}",
                     e.at,

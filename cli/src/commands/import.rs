@@ -31,7 +31,7 @@ impl Links {
         Ok(Links { path: path.to_owned(), writer })
     }
     fn error(path: &Path, e: &dyn std::fmt::Display) -> CliError {
-        CliError::Local(format!("writing {}: {e}", path.display()))
+        CliError::File(format!("writing {}: {e}", path.display()))
     }
     fn add(&mut self, invited: &[InvitedRow]) -> Result<(), CliError> {
         for i in invited {
@@ -54,7 +54,7 @@ pub fn run(
     links_out: Option<PathBuf>,
     quiet: bool,
 ) -> Result<Output, CliError> {
-    let data = std::fs::read(file).map_err(|e| CliError::Local(format!("cannot read {}: {e}", file.display())))?;
+    let data = std::fs::read(file).map_err(|e| CliError::File(format!("cannot read {}: {e}", file.display())))?;
     let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(0);
         bar.set_style(

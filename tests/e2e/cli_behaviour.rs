@@ -1,0 +1,121 @@
+//! The CLI as a Unix tool: exit codes (SPEC §1.3, 4 for local files), a daemon that goes away
+//! mid-call, closed pipes, `-q`, and where it looks for the admin socket.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+
+use crate::support::*;
+
+/// A fake daemon on `socket`: for each connection it reads one request, writes `answer` (maybe
+/// a truncated one) and closes the connection.
+fn fake_daemon(socket: &Path, answer: &'static [u8]) -> std::thread::JoinHandle<()> {
+    let listener = UnixListener::bind(socket).unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut seen = vec![];
+            let mut buf = [0u8; 4096];
+            // Up to the end of the headers, then the body's Content-Length.
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+            }
+            let text = String::from_utf8_lossy(&seen).to_lowercase();
+            let head_end = text.find("\r\n\r\n").map(|i| i + 4).unwrap_or(seen.len());
+            let length: usize = text
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+                .unwrap_or(0);
+            let mut have = seen.len() - head_end;
+            while have < length {
+                match conn.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => have += n,
+                }
+            }
+            let _ = conn.write_all(answer);
+            // Dropping the stream closes it: the "daemon" is gone.
+        }
+    })
+}
+
+#[track_caller]
+fn assert_went_away(r: &Run, socket: &Path) {
+    assert_eq!(r.code, 3, "a daemon that goes away mid-call is exit 3\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(socket.to_str().unwrap()), "the message names the socket: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
+
+#[test]
+fn a_daemon_that_goes_away_mid_call_exits_3_naming_the_socket() {
+    let dir = tempfile::tempdir().unwrap();
+
+    // Accepts, reads the request, closes without a word.
+    let silent = dir.path().join("silent.sock");
+    fake_daemon(&silent, b"");
+    let r = cli(&silent, &["tenant", "list"]);
+    assert_went_away(&r, &silent);
+    assert!(r.stderr.contains("closed the connection without answering"), "{}", r.stderr);
+
+    // Starts an answer and stops half-way through its body.
+    let cut = dir.path().join("cut.sock");
+    fake_daemon(&cut, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n[{\"slug\":");
+    let r = cli(&cut, &["tenant", "list"]);
+    assert_went_away(&r, &cut);
+    assert!(r.stderr.contains("before the answer was complete"), "{}", r.stderr);
+
+    // A streamed import whose stream breaks off after one progress line.
+    let stream = dir.path().join("stream.sock");
+    fake_daemon(
+        &stream,
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n\
+          4c\r\n{\"type\":\"progress\",\"processed\":1,\"total\":2,\"invited\":[],\"already_present\":[]}\n\r\n",
+    );
+    let csv = dir.path().join("staff.csv");
+    std::fs::write(&csv, "email,name\nada@acme.test,Ada\nbob@acme.test,Bob\n").unwrap();
+    let r = cli(&stream, &["user", "import", "--tenant", "acme", csv.to_str().unwrap()]);
+    assert_went_away(&r, &stream);
+}
+
+#[test]
+fn local_file_problems_exit_4_and_send_nothing() {
+    let d = TestDaemon::start();
+    Site::new(&d, "acme", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let before = d.snapshot();
+
+    let missing = dir.path().join("missing.csv");
+    let r = d.cli(&["user", "import", "--tenant", "acme", missing.to_str().unwrap()]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(r.stderr.contains("missing.csv"), "{}", r.stderr);
+
+    let r = d.cli(&["apply", "-f", dir.path().join("missing.toml").to_str().unwrap()]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+
+    let secret = dir.path().join("no-secret");
+    let r = d.cli(&[
+        "social",
+        "enable",
+        "--tenant",
+        "acme",
+        "github",
+        "--client-id",
+        "Iv1.abc",
+        "--client-secret-file",
+        secret.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+
+    let existing = dir.path().join("backup.db");
+    std::fs::write(&existing, b"keep me").unwrap();
+    let r = d.cli(&["backup", existing.to_str().unwrap()]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(std::fs::read(&existing).unwrap(), b"keep me", "an existing file is not overwritten");
+    assert_eq!(d.snapshot(), before, "nothing changed");
+
+    let help = d.cli(&["--help"]).ok();
+    assert!(help.stdout.contains("4  a local file could not be read or written"), "{}", help.stdout);
+}
