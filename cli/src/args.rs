@@ -298,7 +298,8 @@ pub enum UserCmd {
     },
     /// Invite everyone in a CSV file (header email,name[,roles]; roles separated by ';').
     /// Bad rows are rejected one by one and reported; the others are invited. Re-running skips
-    /// users who are already present. Exit code 1 when any row was rejected.
+    /// users who are already present. Exit code 1 when any row was rejected; 4 when the file
+    /// cannot be read or the --links-out file exists (without --force): then nothing is sent.
     #[command(after_help = "Examples:\n  latchkey user import --tenant acme staff.csv --dry-run\n  \
         latchkey user import --tenant acme staff.csv --links-out links.csv")]
     Import {
@@ -309,9 +310,13 @@ pub enum UserCmd {
         /// Check the file and report what would happen; store nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Write email,name,invite_url of the invited users to this CSV file.
+        /// Write email,name,invite_url of the invited users to this new CSV file (mode 0600).
+        /// Without it (and without [smtp] in the daemon) the links are not saved anywhere.
         #[arg(long, value_name = "FILE.csv")]
         links_out: Option<std::path::PathBuf>,
+        /// Overwrite the --links-out file if it exists.
+        #[arg(long, requires = "links_out")]
+        force: bool,
     },
     /// List users (filter by role or status).
     List {

@@ -54,7 +54,7 @@ fn run(cli: Cli, socket: Socket) -> Result<u8, CliError> {
         Command::Tenant(c) => commands::tenant::run(&client, c)?,
         Command::App(c) => commands::app::run(&client, c)?,
         Command::Key(c) => commands::key::run(&client, c)?,
-        Command::User(c) => commands::user::run(&client, c, cli.quiet)?,
+        Command::User(c) => commands::user::run(&client, c, cli.output, cli.quiet)?,
         Command::Credential(c) => commands::credential::run(&client, c)?,
         Command::Role(c) => commands::role::run(&client, c)?,
         Command::Social(c) => commands::social::run(&client, c)?,

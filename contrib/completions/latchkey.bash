@@ -2955,7 +2955,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user__subcmd__import)
-            opts="-t -o -q -h --tenant --dry-run --links-out --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --dry-run --links-out --force --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

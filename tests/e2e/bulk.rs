@@ -162,3 +162,63 @@ fn cli_import_with_dry_run_rejections_and_links_out() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("header"), "{}", r.stderr);
 }
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn import_links_out_is_private_never_overwritten_and_unsaved_links_are_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = TestDaemon::start();
+    Site::new(&d, "acme", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("staff.csv");
+    std::fs::write(&csv, "email,name\nada@acme.test,Ada\n").unwrap();
+    let csv_arg = csv.to_str().unwrap();
+
+    // An existing file is refused before anything is sent: nobody is invited.
+    let links = dir.path().join("links.csv");
+    std::fs::write(&links, "precious\n").unwrap();
+    std::fs::set_permissions(&links, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let before = d.snapshot();
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--links-out", links.to_str().unwrap()]);
+    assert_eq!(r.code, 4, "a local file problem: {}", r.stderr);
+    assert!(r.stderr.contains("already exists") && r.stderr.contains("--force"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&links).unwrap(), "precious\n");
+    assert_eq!(d.snapshot(), before, "nothing was invited");
+
+    // A refused call leaves no empty file behind (the path stays free for the re-run).
+    let fresh = dir.path().join("fresh.csv");
+    let r = d.cli(&["user", "import", "--tenant", "nope", csv_arg, "--links-out", fresh.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!fresh.exists());
+
+    // A new file is created 0600.
+    d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--links-out", fresh.to_str().unwrap()]).ok();
+    assert_eq!(mode(&fresh), 0o600);
+    assert!(std::fs::read_to_string(&fresh).unwrap().contains("ada@acme.test,Ada,http"));
+
+    // --force overwrites, and makes the file private.
+    std::fs::write(&csv, "email,name\nbob@acme.test,Bob\n").unwrap();
+    d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--links-out", links.to_str().unwrap(), "--force"]).ok();
+    assert_eq!(mode(&links), 0o600);
+    let text = std::fs::read_to_string(&links).unwrap();
+    assert!(text.starts_with("email,name,invite_url\nbob@acme.test,Bob,http"), "{text}");
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--force"]);
+    assert_eq!(r.code, 2, "--force needs --links-out: {}", r.stderr);
+
+    // Neither --links-out nor [smtp]: the links went nowhere, and stderr says how to get new ones.
+    std::fs::write(&csv, "email,name\ncy@acme.test,Cy\n").unwrap();
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg]).ok();
+    assert!(r.stderr.contains("1 invitation link(s) were not saved"), "{}", r.stderr);
+    assert!(r.stderr.contains("latchkey user reinvite --tenant acme --all-pending --links-out"), "{}", r.stderr);
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "-q"]).ok();
+    assert!(!r.stderr.contains("not saved"), "nobody new was invited: {}", r.stderr);
+    // With -o json the links are on stdout: no warning.
+    std::fs::write(&csv, "email,name\ndi@acme.test,Di\n").unwrap();
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "-o", "json"]).ok();
+    assert!(!r.stderr.contains("not saved"), "{}", r.stderr);
+    assert!(r.json()["invited"][0]["invite_url"].as_str().unwrap().contains("/invite/"));
+}

@@ -3,6 +3,7 @@
 pub mod app;
 pub mod apply;
 pub mod audit;
+pub mod bulk;
 pub mod credential;
 pub mod import;
 pub mod key;

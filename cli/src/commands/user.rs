@@ -1,7 +1,8 @@
 use latchkey::admin::{Confirm, Invitation, InviteUser, Recovery, User};
 
+use super::import::Import;
 use super::{require_yes, seg};
-use crate::args::UserCmd;
+use crate::args::{Format, UserCmd};
 use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, fields, table};
@@ -29,10 +30,11 @@ fn query(pairs: &[(&str, Option<&str>)]) -> Result<String, CliError> {
     Ok(if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) })
 }
 
-pub fn run(client: &Client, cmd: UserCmd, quiet: bool) -> Result<Output, CliError> {
+pub fn run(client: &Client, cmd: UserCmd, format: Format, quiet: bool) -> Result<Output, CliError> {
     match cmd {
-        UserCmd::Import { tenant, file, dry_run, links_out } => {
-            super::import::run(client, &tenant.tenant, &file, dry_run, links_out, quiet)
+        UserCmd::Import { tenant, file, dry_run, links_out, force } => {
+            let import = Import { tenant: tenant.tenant, file, dry_run, links_out, force };
+            super::import::run(client, import, format, quiet)
         }
         UserCmd::Invite { tenant, email, name, roles } => {
             let inv: Invitation = client
