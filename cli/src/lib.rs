@@ -18,6 +18,7 @@ use crate::error::CliError;
 
 /// Parses `std::env::args`, runs the command, prints, and returns the exit code of SPEC §1.3.
 pub fn main() -> ExitCode {
+    restore_sigpipe();
     let matches = args::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let socket = match (&cli.socket, matches.value_source("socket")) {
@@ -34,6 +35,17 @@ pub fn main() -> ExitCode {
             eprintln!("latchkey: {e}");
             ExitCode::from(e.exit_code())
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so printing to a closed pipe (`latchkey user list | head -1`) would be
+/// an error, and `println!` panics on it. Like other Unix tools, be ended by the signal instead:
+/// quietly, and the shell sees 128+13.
+fn restore_sigpipe() {
+    // SAFETY: setting a signal's disposition to SIG_DFL before any other thread exists (the
+    // runtime starts later) touches no Rust state.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -119,3 +119,38 @@ fn local_file_problems_exit_4_and_send_nothing() {
     let help = d.cli(&["--help"]).ok();
     assert!(help.stdout.contains("4  a local file could not be read or written"), "{}", help.stdout);
 }
+
+#[test]
+fn a_closed_pipe_ends_the_cli_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let d = TestDaemon::start();
+    Site::new(&d, "dev", &[]);
+    for i in 0..30 {
+        let email = format!("user{i}@dev.test");
+        d.cli(&["user", "invite", "--tenant", "dev", "--email", &email, "--name", "User"]).ok();
+    }
+    for args in [&["user", "list", "--tenant", "dev"][..], &["user", "list", "--tenant", "dev", "-o", "json"][..]] {
+        let mut child = Command::new(bin("latchkey"))
+            .args(args)
+            .env("LATCHKEY_ADMIN_SOCKET", &d.socket)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // `| head -0`: the reader goes away before the CLI prints anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(stderr.is_empty(), "quiet: {stderr}");
+        let by_sigpipe = out.status.signal() == Some(libc::SIGPIPE);
+        assert!(by_sigpipe || out.status.code() == Some(0), "{:?}", out.status);
+    }
+    // The shell's view of the same thing.
+    let script = format!("{} user list --tenant dev | head -1", bin("latchkey").display());
+    let out = Command::new("sh").args(["-c", &script]).env("LATCHKEY_ADMIN_SOCKET", &d.socket).output().unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+}
