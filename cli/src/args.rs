@@ -26,7 +26,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 )]
 pub struct Cli {
     /// Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else
-    /// admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock.
+    /// admin.socket of the daemon's config file ($LATCHKEY_CONFIG, else
+    /// /etc/latchkey/config.toml), else /run/latchkey/admin.sock.
     #[arg(long, global = true, env = "LATCHKEY_ADMIN_SOCKET", value_name = "PATH")]
     pub socket: Option<PathBuf>,
 

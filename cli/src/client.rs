@@ -21,23 +21,43 @@ pub struct Socket {
     pub chosen: String,
 }
 
-/// Where the CLI looks for the socket when neither `--socket` nor `LATCHKEY_ADMIN_SOCKET` is set.
+/// Where the daemon's configuration is when `LATCHKEY_CONFIG` does not say (as for latchkeyd).
+const DEFAULT_CONFIG: &str = "/etc/latchkey/config.toml";
+
+/// Where the CLI looks for the socket when neither `--socket` nor `LATCHKEY_ADMIN_SOCKET` is set:
+/// `./latchkey-data/admin.sock` (a `--dev` daemon started here), else `admin.socket` of the
+/// daemon's configuration (`LATCHKEY_CONFIG`, as latchkeyd reads it, else
+/// /etc/latchkey/config.toml), else /run/latchkey/admin.sock (latchkeyd's default).
 pub fn default_socket() -> Socket {
     let dev = PathBuf::from("latchkey-data/admin.sock");
     if dev.exists() {
         return Socket { path: dev, chosen: "found in ./latchkey-data".into() };
     }
-    let config = Path::new("/etc/latchkey/config.toml");
-    if let Some(path) = socket_from_config(config) {
-        return Socket { path, chosen: format!("admin.socket in {}", config.display()) };
+    let (config, whence) = match std::env::var_os("LATCHKEY_CONFIG").filter(|v| !v.is_empty()) {
+        Some(p) => (PathBuf::from(p), " (from LATCHKEY_CONFIG)"),
+        None => (PathBuf::from(DEFAULT_CONFIG), ""),
+    };
+    let why_not = match socket_from_config(&config) {
+        Ok(Some(path)) => {
+            return Socket { path, chosen: format!("admin.socket in {}{whence}", config.display()) };
+        }
+        Ok(None) => format!("{}{whence} sets no admin.socket", config.display()),
+        Err(e) => format!("{}{whence}: {e}", config.display()),
+    };
+    Socket {
+        path: PathBuf::from("/run/latchkey/admin.sock"),
+        chosen: format!("the default: no ./latchkey-data/admin.sock here, and {why_not}"),
     }
-    Socket { path: PathBuf::from("/run/latchkey/admin.sock"), chosen: "the default".into() }
 }
 
-fn socket_from_config(path: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let table: toml::Table = toml::from_str(&text).ok()?;
-    table.get("admin")?.get("socket")?.as_str().map(PathBuf::from)
+/// `admin.socket` of a daemon configuration file; `Err` says why the file could not be used.
+fn socket_from_config(path: &Path) -> Result<Option<PathBuf>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "does not exist".to_owned(),
+        _ => format!("cannot be read ({e})"),
+    })?;
+    let table: toml::Table = toml::from_str(&text).map_err(|_| "is not valid TOML".to_owned())?;
+    Ok(table.get("admin").and_then(|a| a.get("socket")).and_then(|s| s.as_str()).map(PathBuf::from))
 }
 
 pub struct Client {

@@ -24,7 +24,7 @@ function __fish_latchkey_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c latchkey -n "__fish_latchkey_needs_command" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_needs_command" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_needs_command" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_needs_command" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -44,12 +44,12 @@ complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "audit" -d 'Read t
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "backup" -d 'Write a consistent online copy of the database to FILE (a new file, mode 0600). Back up the key-encryption key file separately: the copy\'s signing keys are sealed with it'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "completions" -d 'Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`'
 complete -c latchkey -n "__fish_latchkey_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand status" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand status" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand status" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand status" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand status" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -64,22 +64,22 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_see
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l rp-id -d 'WebAuthn relying-party id (default: the base URL\'s host)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l registration -d 'Who may register a passkey' -r -f -a "invite\t'Only invited users may register a passkey'
 open\t'Anyone may register a free username'"
-complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
@@ -90,7 +90,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_see
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one tenant'
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a tenant and everything it owns (users, apps, keys). Cannot be undone'
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -111,32 +111,32 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l post-logout-redirect-uri -d 'Where /logout may send the browser afterwards (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l cors-origin -d 'Browser origin allowed to call the token and userinfo endpoints (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l scope -d 'API scope granted to the app (repeatable): users:invite (bulk invitations, m2m), credentials (users\' tokens may manage their passkeys through /api/credentials), introspect (a resource server that may introspect every token of the tenant)' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -147,7 +147,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -157,19 +157,19 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_se
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -178,7 +178,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -196,14 +196,14 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l email -d 'The user\'s e-mail address (their username)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l name -d 'The user\'s display name' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l role -d 'Role to assign (repeatable)' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l links-out -d 'Write email,name,invite_url of the invited users to this new CSV file (mode 0600). Without it (and without [smtp] in the daemon) the links are not saved anywhere' -r -F
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l dry-run -d 'Check the file and report what would happen; store nothing'
@@ -215,38 +215,38 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l status -d 'Only users in this state' -r -f -a "invited\t''
 active\t''
 disabled\t''"
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -260,7 +260,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a user with their credentials, sessions and tokens. Cannot be undone'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -269,13 +269,13 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -f -a "revoke" -d 'Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing a recovery link'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -283,7 +283,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "list" -d 'List a user\'s credentials'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing a recovery link'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -296,32 +296,32 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -l description -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -332,7 +332,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "assign" -d 'Give a role to users (all or nothing: an unknown e-mail changes nobody)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "unassign" -d 'Take a role from users'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand social; and not __fish_seen_subcommand_from enable list disable help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand social; and not __fish_seen_subcommand_from enable list disable help" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and not __fish_seen_subcommand_from enable list disable help" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and not __fish_seen_subcommand_from enable list disable help" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -350,20 +350,20 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_see
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l github-api-url -d 'github: overrides https://api.github.com' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l allowed-domain -d 'Only e-mails of this domain (repeatable); Google checks its `hd` claim' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l allowed-org -d 'github: only active members of this organisation (repeatable)' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l create-users -d 'Create a user for an unknown verified e-mail (tenants with open registration only)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -l yes -d 'Confirm: the stored client secret is deleted'
@@ -374,14 +374,14 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_see
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Disable a provider: its button disappears at once; users\' links are kept'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s f -l file -d 'The declarative configuration file' -r -F
-complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -l dry-run -d 'Print the plan; change nothing'
 complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand export" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand export" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
@@ -389,18 +389,18 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s h -l help -
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s t -l tenant -d 'Tenant slug' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l since -d 'Only events of the last DURATION (e.g. 15m, 1h, 7d)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l user -d 'Only events about this user' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l follow -d 'Keep printing new events as they happen (Ctrl-C to stop)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand backup" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand backup" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand backup" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand backup" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand backup" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand completions" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'

@@ -154,3 +154,55 @@ fn a_closed_pipe_ends_the_cli_quietly() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
 }
+
+/// Runs the CLI in `cwd` with only `LATCHKEY_CONFIG` (if any) to find the socket.
+fn cli_in(cwd: &Path, config: Option<&Path>, args: &[&str]) -> Run {
+    let mut cmd = std::process::Command::new(bin("latchkey"));
+    cmd.args(args).current_dir(cwd).env_remove("LATCHKEY_ADMIN_SOCKET").env_remove("LATCHKEY_CONFIG");
+    if let Some(c) = config {
+        cmd.env("LATCHKEY_CONFIG", c);
+    }
+    cmd.output().unwrap().into()
+}
+
+#[test]
+fn the_socket_is_found_through_latchkey_config_and_the_hint_says_how_it_was_chosen() {
+    let d = TestDaemon::start();
+    let cwd = tempfile::tempdir().unwrap();
+    let config = cwd.path().join("config.toml");
+    std::fs::write(&config, format!("[admin]\nsocket = {:?}\n", d.socket.to_str().unwrap())).unwrap();
+    let status = cli_in(cwd.path(), Some(&config), &["status", "-o", "json"]).ok().json();
+    assert_eq!(status["admin_socket"], d.socket.to_str().unwrap());
+
+    // A config naming a socket nobody listens on: exit 3, naming the path and where it came from.
+    let gone = cwd.path().join("gone.sock");
+    let other = cwd.path().join("other.toml");
+    std::fs::write(&other, format!("[server]\npublic_url = \"https://id.example\"\n[admin]\nsocket = {gone:?}\n"))
+        .unwrap();
+    let r = cli_in(cwd.path(), Some(&other), &["status"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains(gone.to_str().unwrap()), "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("admin.socket in {} (from LATCHKEY_CONFIG)", other.display())), "{}", r.stderr);
+
+    // A config without admin.socket: latchkeyd's default, and the hint says why.
+    let bare = cwd.path().join("bare.toml");
+    std::fs::write(&bare, "[server]\npublic_url = \"https://id.example\"\n").unwrap();
+    let r = cli_in(cwd.path(), Some(&bare), &["status"]);
+    if r.code != 0 {
+        assert_eq!(r.code, 3, "{}", r.stderr);
+        assert!(r.stderr.contains("/run/latchkey/admin.sock"), "{}", r.stderr);
+        assert!(r.stderr.contains("sets no admin.socket"), "{}", r.stderr);
+    }
+
+    // ./latchkey-data/admin.sock comes first (a --dev daemon started in this directory).
+    std::fs::create_dir(cwd.path().join("latchkey-data")).unwrap();
+    std::os::unix::fs::symlink(&d.socket, cwd.path().join("latchkey-data/admin.sock")).unwrap();
+    cli_in(cwd.path(), Some(&other), &["status"]).ok();
+
+    // --socket beats everything, and the hint says it was the flag.
+    let r = cli_in(cwd.path(), Some(&config), &["status", "--socket", gone.to_str().unwrap()]);
+    assert_eq!(r.code, 3);
+    assert!(r.stderr.contains("from --socket"), "{}", r.stderr);
+    let r = cli(&gone, &["status"]);
+    assert!(r.stderr.contains("from LATCHKEY_ADMIN_SOCKET"), "{}", r.stderr);
+}
