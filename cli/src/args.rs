@@ -319,6 +319,32 @@ pub enum UserCmd {
         #[arg(long, requires = "links_out")]
         force: bool,
     },
+    /// Issue fresh invite links to users who have not registered yet (status invited): for a
+    /// lost or expired link. Each user's older links stop working. The links are e-mailed when
+    /// the daemon has [smtp]; named users' links are printed, --all-pending's only counted (use
+    /// --links-out). Users who are active, disabled or unknown are skipped with the reason; exit
+    /// code 1 when any was.
+    #[command(after_help = "Examples:\n  latchkey user reinvite --tenant acme ada@acme.com bob@acme.com\n  \
+        latchkey user reinvite --tenant acme --all-pending --links-out links.csv")]
+    Reinvite {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// E-mail addresses of invited users.
+        #[arg(value_name = "EMAIL", required_unless_present = "all_pending", conflicts_with = "all_pending")]
+        emails: Vec<String>,
+        /// Every user of the tenant who is still invited.
+        #[arg(long)]
+        all_pending: bool,
+        /// Report who would get a new link; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Write email,name,invite_url of the new links to this new CSV file (mode 0600).
+        #[arg(long, value_name = "FILE.csv")]
+        links_out: Option<std::path::PathBuf>,
+        /// Overwrite the --links-out file if it exists.
+        #[arg(long, requires = "links_out")]
+        force: bool,
+    },
     /// List users (filter by role or status).
     List {
         #[command(flatten)]

@@ -241,6 +241,9 @@ _latchkey() {
             latchkey__subcmd__help__subcmd__user,recover)
                 cmd="latchkey__subcmd__help__subcmd__user__subcmd__recover"
                 ;;
+            latchkey__subcmd__help__subcmd__user,reinvite)
+                cmd="latchkey__subcmd__help__subcmd__user__subcmd__reinvite"
+                ;;
             latchkey__subcmd__help__subcmd__user,show)
                 cmd="latchkey__subcmd__help__subcmd__user__subcmd__show"
                 ;;
@@ -382,6 +385,9 @@ _latchkey() {
             latchkey__subcmd__user,recover)
                 cmd="latchkey__subcmd__user__subcmd__recover"
                 ;;
+            latchkey__subcmd__user,reinvite)
+                cmd="latchkey__subcmd__user__subcmd__reinvite"
+                ;;
             latchkey__subcmd__user,show)
                 cmd="latchkey__subcmd__user__subcmd__show"
                 ;;
@@ -408,6 +414,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__user__subcmd__help,recover)
                 cmd="latchkey__subcmd__user__subcmd__help__subcmd__recover"
+                ;;
+            latchkey__subcmd__user__subcmd__help,reinvite)
+                cmd="latchkey__subcmd__user__subcmd__help__subcmd__reinvite"
                 ;;
             latchkey__subcmd__user__subcmd__help,show)
                 cmd="latchkey__subcmd__user__subcmd__help__subcmd__show"
@@ -1579,7 +1588,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__user)
-            opts="invite import list show disable enable delete recover"
+            opts="invite import reinvite list show disable enable delete recover"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1677,6 +1686,20 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__user__subcmd__recover)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__user__subcmd__reinvite)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2687,7 +2710,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user)
-            opts="-o -q -h --socket --output --quiet --help invite import list show disable enable delete recover help"
+            opts="-o -q -h --socket --output --quiet --help invite import reinvite list show disable enable delete recover help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2815,7 +2838,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user__subcmd__help)
-            opts="invite import list show disable enable delete recover help"
+            opts="invite import reinvite list show disable enable delete recover help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2927,6 +2950,20 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user__subcmd__help__subcmd__recover)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__user__subcmd__help__subcmd__reinvite)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3092,6 +3129,44 @@ _latchkey() {
                     return 0
                     ;;
                 -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__user__subcmd__reinvite)
+            opts="-t -o -q -h --tenant --all-pending --dry-run --links-out --force --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --links-out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

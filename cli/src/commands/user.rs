@@ -1,4 +1,4 @@
-use latchkey::admin::{Confirm, Invitation, InviteUser, Recovery, User};
+use latchkey::admin::{Confirm, Invitation, InviteUser, Recovery, Reinvite, User};
 
 use super::import::Import;
 use super::{require_yes, seg};
@@ -35,6 +35,10 @@ pub fn run(client: &Client, cmd: UserCmd, format: Format, quiet: bool) -> Result
         UserCmd::Import { tenant, file, dry_run, links_out, force } => {
             let import = Import { tenant: tenant.tenant, file, dry_run, links_out, force };
             super::import::run(client, import, format, quiet)
+        }
+        UserCmd::Reinvite { tenant, emails, all_pending, dry_run, links_out, force } => {
+            let req = Reinvite { emails, all_pending, dry_run };
+            super::reinvite::run(client, &tenant.tenant, req, links_out, force, format, quiet)
         }
         UserCmd::Invite { tenant, email, name, roles } => {
             let inv: Invitation = client

@@ -3,6 +3,8 @@
 
 mod backup;
 mod import;
+mod lines;
+mod reinvite;
 mod route;
 mod router;
 

@@ -156,6 +156,7 @@ async fn dispatch(state: &Arc<State>, route: AdminRoute, req: Req) -> Result<Res
             let dry_run = request::query(&req).get("dry_run").ok().flatten().is_some_and(|v| v == "true" || v == "1");
             super::import::import(state, slug, dry_run, req).await
         }
+        A::UserReinvite(slug) => super::reinvite::reinvite(state, slug, req).await,
         A::UserShow(slug, email) => ok(&users::show(state, slug, email).await?),
         A::UserDelete(slug, email) => {
             confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;
