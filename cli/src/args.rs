@@ -35,7 +35,11 @@ pub struct Cli {
     #[arg(short, long, global = true, value_enum, default_value_t = Format::Table)]
     pub output: Format,
 
-    /// Print only what was asked for: no hints, no progress.
+    /// Print no tables, confirmations, hints or progress: only errors (on stderr) and what is
+    /// shown once and lost otherwise, one per line: `app create` its client id and client
+    /// secret, `app rotate-secret` the secret, `user invite|recover` the link, `user reinvite`
+    /// EMAIL<TAB>LINK for links neither e-mailed nor saved, `apply` TENANT<TAB>APP<TAB>CLIENT
+    /// ID<TAB>SECRET for new confidential apps. `-o json` prints its document regardless.
     #[arg(short, long, global = true)]
     pub quiet: bool,
 

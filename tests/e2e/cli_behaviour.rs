@@ -206,3 +206,73 @@ fn the_socket_is_found_through_latchkey_config_and_the_hint_says_how_it_was_chos
     let r = cli(&gone, &["status"]);
     assert!(r.stderr.contains("from LATCHKEY_ADMIN_SOCKET"), "{}", r.stderr);
 }
+
+#[test]
+fn quiet_prints_only_what_is_shown_once_and_errors() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+
+    // Confirmations and tables disappear.
+    let r = d.cli(&["-q", "tenant", "create", "beta"]).ok();
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("", ""));
+    let r = d.cli(&["tenant", "list", "-q"]).ok();
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("", ""));
+
+    // A new client secret is printed once: with -q, the client id and the secret, one per line.
+    let r = d.cli(&["app", "create", "--tenant", "acme", "--name", "Portal", "--type", "m2m", "-q"]).ok();
+    assert_eq!(r.stderr, "");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    let (id, secret) = (lines[0], lines[1]);
+    let shown = d.cli(&["app", "show", "--tenant", "acme", id, "-o", "json"]).ok().json();
+    assert_eq!(shown["client_id"], id);
+    let cc = crate::support::send_raw(
+        "POST",
+        &format!("{}/token", site.base),
+        Some("application/x-www-form-urlencoded"),
+        b"grant_type=client_credentials".to_vec(),
+        &[("Authorization", &format!("Basic {}", base64_pair(id, secret)))],
+    );
+    assert_eq!(cc.status, 200, "the printed secret is the secret: {}", cc.body);
+    let r = d.cli(&["app", "rotate-secret", "--tenant", "acme", id, "-q"]).ok();
+    assert_eq!(r.stdout.lines().count(), 1);
+    assert_ne!(r.stdout.trim(), secret);
+
+    // An invite link: just the URL.
+    let r = d.cli(&["-q", "user", "invite", "--tenant", "acme", "--email", "ada@acme.test", "--name", "Ada"]).ok();
+    assert!(r.stdout.trim().starts_with(&format!("{}/invite/", site.base)), "{}", r.stdout);
+    assert_eq!(r.stdout.lines().count(), 1);
+    // Reinvite: EMAIL<TAB>URL for each link that went nowhere else.
+    let r = d.cli(&["-q", "user", "reinvite", "--tenant", "acme", "ada@acme.test"]).ok();
+    let (email, url) = r.stdout.trim().split_once('\t').unwrap();
+    assert_eq!(email, "ada@acme.test");
+    assert!(url.starts_with(&format!("{}/invite/", site.base)));
+
+    // apply: TENANT<TAB>APP<TAB>CLIENT ID<TAB>SECRET per new confidential app.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("l.toml");
+    std::fs::write(&file, "[[tenant]]\nslug = \"acme\"\n\n[[tenant.app]]\nname = \"Api\"\ntype = \"m2m\"\n").unwrap();
+    let r = d.cli(&["apply", "-f", file.to_str().unwrap(), "-q"]).ok();
+    let fields: Vec<&str> = r.stdout.trim_end().split('\t').collect();
+    assert_eq!(fields.len(), 4, "{}", r.stdout);
+    assert_eq!((fields[0], fields[1]), ("acme", "Api"));
+    assert_eq!(r.stderr, "");
+
+    // -o json is unaffected.
+    let r = d.cli(&["-q", "tenant", "show", "acme", "-o", "json"]).ok();
+    assert_eq!(r.json()["slug"], "acme");
+
+    // Errors still reach stderr: a refusal, and a partial failure's problems.
+    let r = d.cli(&["-q", "tenant", "show", "nope"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("tenant_not_found"), "{}", r.stderr);
+    let r = d.cli(&["-q", "user", "reinvite", "--tenant", "acme", "ghost@acme.test"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("ghost@acme.test") && r.stderr.contains("no such user"), "{}", r.stderr);
+}
+
+fn base64_pair(id: &str, secret: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
+}

@@ -61,6 +61,9 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
                 a.client_id.clone(),
                 a.client_secret.clone().unwrap_or_else(|| "-".into()),
             ]);
+            if let Some(secret) = &a.client_secret {
+                out = out.secret(format!("{}\t{}\t{}\t{secret}", a.tenant, a.name, a.client_id));
+            }
         }
         out = out.note(t.to_string()).note("New client secrets are shown this once: keep them now.");
     }

@@ -77,6 +77,7 @@ pub fn run(
         let mut t = table(&["EMAIL", "NAME", "INVITE URL"]);
         for i in &unmailed {
             t.add_row(vec![i.email.clone(), i.name.clone(), i.invite_url.clone()]);
+            out = out.secret(format!("{}\t{}", i.email, i.invite_url));
         }
         out =
             out.text(t.to_string()).note("Send each user their link: it works once; their older links no longer work.");

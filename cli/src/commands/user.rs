@@ -44,6 +44,7 @@ pub fn run(client: &Client, cmd: UserCmd, format: Format, quiet: bool) -> Result
             let inv: Invitation = client
                 .post(&format!("/tenants/{}/users/invite", seg(&tenant.tenant)?), &InviteUser { email, name, roles })?;
             Ok(Output::new(&inv)?
+                .secret(inv.invite_url.clone())
                 .table(fields(&[
                     ("email", inv.email.clone()),
                     ("name", inv.name.clone()),
@@ -95,6 +96,7 @@ pub fn run(client: &Client, cmd: UserCmd, format: Format, quiet: bool) -> Result
             let rec: Recovery =
                 client.post(&format!("/tenants/{slug}/users/{}/recover", seg(&email)?), &serde_json::json!({}))?;
             Ok(Output::new(&rec)?
+                .secret(rec.recovery_url.clone())
                 .table(fields(&[
                     ("email", rec.email.clone()),
                     ("recovery url", rec.recovery_url.clone()),
