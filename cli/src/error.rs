@@ -24,6 +24,10 @@ pub enum CliError {
     /// Exit 4: a local file (input, --links-out, a backup) could not be read or written.
     #[error("{0}")]
     File(String),
+    /// Exit 0, silently: standard output was closed by its reader (`latchkey user list | head -1`),
+    /// as coreutils behave.
+    #[error("standard output was closed")]
+    ClosedPipe,
     /// Exit 1: anything else that went wrong on this side (it should not happen).
     #[error("{0}")]
     Internal(String),
@@ -36,6 +40,7 @@ impl CliError {
             CliError::Usage(_) => 2,
             CliError::Unreachable { .. } => 3,
             CliError::File(_) => 4,
+            CliError::ClosedPipe => 0,
         }
     }
 }

@@ -18,7 +18,6 @@ use crate::error::CliError;
 
 /// Parses `std::env::args`, runs the command, prints, and returns the exit code of SPEC §1.3.
 pub fn main() -> ExitCode {
-    restore_sigpipe();
     let matches = args::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let socket = match (&cli.socket, matches.value_source("socket")) {
@@ -31,21 +30,12 @@ pub fn main() -> ExitCode {
     match run(cli, socket) {
         Ok(0) => ExitCode::SUCCESS,
         Ok(code) => ExitCode::from(code),
+        // The reader of our output went away (`| head -1`): nothing to say, and no one to say it to.
+        Err(CliError::ClosedPipe) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("latchkey: {e}");
             ExitCode::from(e.exit_code())
         }
-    }
-}
-
-/// Rust ignores SIGPIPE, so printing to a closed pipe (`latchkey user list | head -1`) would be
-/// an error, and `println!` panics on it. Like other Unix tools, be ended by the signal instead:
-/// quietly, and the shell sees 128+13.
-fn restore_sigpipe() {
-    // SAFETY: setting a signal's disposition to SIG_DFL before any other thread exists (the
-    // runtime starts later) touches no Rust state.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
@@ -57,7 +47,9 @@ fn run(cli: Cli, socket: Socket) -> Result<u8, CliError> {
             Shell::Zsh => clap_complete::Shell::Zsh,
             Shell::Fish => clap_complete::Shell::Fish,
         };
-        clap_complete::generate(shell, &mut cmd, "latchkey", &mut std::io::stdout());
+        let mut script = vec![];
+        clap_complete::generate(shell, &mut cmd, "latchkey", &mut script);
+        output::print_out(String::from_utf8_lossy(&script).trim_end())?;
         return Ok(0);
     }
     let client = Client::new(socket)?;

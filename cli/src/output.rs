@@ -61,11 +61,11 @@ impl Output {
         match format {
             Format::Json => {
                 let s = serde_json::to_string_pretty(&self.json).map_err(|e| CliError::Internal(e.to_string()))?;
-                println!("{s}");
+                print_out(&s)?;
             }
             Format::Table if quiet => {
                 for s in &self.secrets {
-                    println!("{s}");
+                    print_out(s)?;
                 }
                 for p in &self.problems {
                     eprintln!("{p}");
@@ -73,10 +73,10 @@ impl Output {
             }
             Format::Table => {
                 if let Some(t) = &self.text {
-                    println!("{t}");
+                    print_out(t)?;
                 }
                 if let Some(t) = &self.table {
-                    println!("{t}");
+                    print_out(&t.to_string())?;
                 }
                 for p in &self.problems {
                     eprintln!("{p}");
@@ -88,6 +88,19 @@ impl Output {
         }
         Ok(())
     }
+}
+
+/// Writes one line to standard output. A reader that went away (`| head -1`) is
+/// [`CliError::ClosedPipe`], which ends the CLI quietly; Rust ignores SIGPIPE, and `println!`
+/// would panic. (SIGPIPE is not restored to its default: a daemon that closes the admin socket
+/// mid-request would then kill the CLI instead of giving exit 3.)
+pub fn print_out(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").and_then(|()| out.flush()).map_err(|e| match e.kind() {
+        std::io::ErrorKind::BrokenPipe => CliError::ClosedPipe,
+        _ => CliError::File(format!("writing to standard output: {e}")),
+    })
 }
 
 /// A table with a header row.

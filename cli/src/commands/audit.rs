@@ -55,11 +55,9 @@ pub fn run(
     let mut last = events.last().map(|e| e.id).unwrap_or(0);
     let print = |batch: &[AuditEvent]| -> Result<(), CliError> {
         for e in batch {
-            match format {
-                Format::Json => {
-                    println!("{}", serde_json::to_string(e).map_err(|e| CliError::Internal(e.to_string()))?)
-                }
-                Format::Table => println!(
+            let line = match format {
+                Format::Json => serde_json::to_string(e).map_err(|e| CliError::Internal(e.to_string()))?,
+                Format::Table => format!(
                     "{}  {:<28} {:<34} {:<24} {}",
                     e.at,
                     e.actor,
@@ -67,7 +65,8 @@ pub fn run(
                     e.outcome,
                     e.subject.clone().unwrap_or_default()
                 ),
-            }
+            };
+            crate::output::print_out(&line)?;
         }
         Ok(())
     };
