@@ -610,6 +610,48 @@ pub enum ImportLine {
     },
 }
 
+/// `POST /admin/v1/tenants/{slug}/users/reinvite`: fresh invite links for users who are still
+/// `invited` (named by `emails`, or every one with `all_pending`). Each new link replaces the
+/// user's older ones, which stop working. The answer is a stream of [`ReinviteLine`]s.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Reinvite {
+    #[serde(default)]
+    pub emails: Vec<String>,
+    #[serde(default)]
+    pub all_pending: bool,
+    /// Report who would get a new link; issue none.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// A user named in a reinvite who got no new link, and why ("already active", "no such user").
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SkippedUser {
+    pub email: String,
+    pub reason: String,
+}
+
+/// One line of the JSON-lines answer of `POST .../users/reinvite`: progress after each batch
+/// (with its new links), then one summary with counts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ReinviteLine {
+    Progress {
+        processed: u64,
+        total: u64,
+        invited: Vec<InvitedRow>,
+        skipped: Vec<SkippedUser>,
+    },
+    Summary {
+        dry_run: bool,
+        invited: u64,
+        skipped: u64,
+        /// Set when the run stopped early (users handled before it keep their new links).
+        error: Option<String>,
+    },
+}
+
 /// `POST /admin/v1/tenants/{slug}/social`: enables a provider, or replaces its settings.
 /// `kind` is `google`, `github` or `oidc`; `facebook` and `twitter` are refused as not available.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -17,11 +17,17 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
         latchkey app create --tenant acme --name Portal --type web --redirect-uri https://portal.acme.com/oidc-callback\n  \
         latchkey key rotate --tenant acme\n  \
         latchkey tenant list -o json | jq -r '.[].issuer'\n\n\
-        Exit codes: 0 done; 1 the daemon refused (its message on stderr); 2 usage error; 3 daemon unreachable."
+        Exit codes:\n  \
+        0  done\n  \
+        1  the daemon refused (its message on stderr), or answered something this CLI does not understand\n  \
+        2  usage error (nothing was sent)\n  \
+        3  the daemon cannot be reached (socket missing, permission denied) or went away before answering\n  \
+        4  a local file could not be read or written (the input file, --links-out, a backup file)"
 )]
 pub struct Cli {
     /// Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else
-    /// admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock.
+    /// admin.socket of the daemon's config file ($LATCHKEY_CONFIG, else
+    /// /etc/latchkey/config.toml), else /run/latchkey/admin.sock.
     #[arg(long, global = true, env = "LATCHKEY_ADMIN_SOCKET", value_name = "PATH")]
     pub socket: Option<PathBuf>,
 
@@ -29,7 +35,11 @@ pub struct Cli {
     #[arg(short, long, global = true, value_enum, default_value_t = Format::Table)]
     pub output: Format,
 
-    /// Print only what was asked for: no hints, no progress.
+    /// Print no tables, confirmations, hints or progress: only errors (on stderr) and what is
+    /// shown once and lost otherwise, one per line: `app create` its client id and client
+    /// secret, `app rotate-secret` the secret, `user invite|recover` the link, `user reinvite`
+    /// EMAIL<TAB>LINK for links neither e-mailed nor saved, `apply` TENANT<TAB>APP<TAB>CLIENT
+    /// ID<TAB>SECRET for new confidential apps. `-o json` prints its document regardless.
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
@@ -343,7 +353,8 @@ pub enum UserCmd {
     },
     /// Invite everyone in a CSV file (header email,name[,roles]; roles separated by ';').
     /// Bad rows are rejected one by one and reported; the others are invited. Re-running skips
-    /// users who are already present. Exit code 1 when any row was rejected.
+    /// users who are already present. Exit code 1 when any row was rejected; 4 when the file
+    /// cannot be read or the --links-out file exists (without --force): then nothing is sent.
     #[command(after_help = "Examples:\n  latchkey user import --tenant acme staff.csv --dry-run\n  \
         latchkey user import --tenant acme staff.csv --links-out links.csv")]
     Import {
@@ -354,9 +365,39 @@ pub enum UserCmd {
         /// Check the file and report what would happen; store nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Write email,name,invite_url of the invited users to this CSV file.
+        /// Write email,name,invite_url of the invited users to this new CSV file (mode 0600).
+        /// Without it (and without [smtp] in the daemon) the links are not saved anywhere.
         #[arg(long, value_name = "FILE.csv")]
         links_out: Option<std::path::PathBuf>,
+        /// Overwrite the --links-out file if it exists.
+        #[arg(long, requires = "links_out")]
+        force: bool,
+    },
+    /// Issue fresh invite links to users who have not registered yet (status invited): for a
+    /// lost or expired link. Each user's older links stop working. The links are e-mailed when
+    /// the daemon has [smtp]; named users' links are printed, --all-pending's only counted (use
+    /// --links-out). Users who are active, disabled or unknown are skipped with the reason; exit
+    /// code 1 when any was.
+    #[command(after_help = "Examples:\n  latchkey user reinvite --tenant acme ada@acme.com bob@acme.com\n  \
+        latchkey user reinvite --tenant acme --all-pending --links-out links.csv")]
+    Reinvite {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// E-mail addresses of invited users.
+        #[arg(value_name = "EMAIL", required_unless_present = "all_pending", conflicts_with = "all_pending")]
+        emails: Vec<String>,
+        /// Every user of the tenant who is still invited.
+        #[arg(long)]
+        all_pending: bool,
+        /// Report who would get a new link; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Write email,name,invite_url of the new links to this new CSV file (mode 0600).
+        #[arg(long, value_name = "FILE.csv")]
+        links_out: Option<std::path::PathBuf>,
+        /// Overwrite the --links-out file if it exists.
+        #[arg(long, requires = "links_out")]
+        force: bool,
     },
     /// List users (filter by role or status).
     List {

@@ -14,40 +14,79 @@ use tokio::net::UnixStream;
 
 use crate::error::CliError;
 
-/// Where the CLI looks for the socket when neither `--socket` nor `LATCHKEY_ADMIN_SOCKET` is set.
-pub fn default_socket() -> PathBuf {
-    let dev = PathBuf::from("latchkey-data/admin.sock");
-    if dev.exists() {
-        return dev;
-    }
-    if let Some(p) = socket_from_config(Path::new("/etc/latchkey/config.toml")) {
-        return p;
-    }
-    PathBuf::from("/run/latchkey/admin.sock")
+/// The admin socket to call and how it was chosen (the exit-3 hint says both).
+#[derive(Debug, Clone)]
+pub struct Socket {
+    pub path: PathBuf,
+    pub chosen: String,
 }
 
-fn socket_from_config(path: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let table: toml::Table = toml::from_str(&text).ok()?;
-    table.get("admin")?.get("socket")?.as_str().map(PathBuf::from)
+/// Where the daemon's configuration is when `LATCHKEY_CONFIG` does not say (as for latchkeyd).
+const DEFAULT_CONFIG: &str = "/etc/latchkey/config.toml";
+
+/// Where the CLI looks for the socket when neither `--socket` nor `LATCHKEY_ADMIN_SOCKET` is set:
+/// `./latchkey-data/admin.sock` (a `--dev` daemon started here), else `admin.socket` of the
+/// daemon's configuration (`LATCHKEY_CONFIG`, as latchkeyd reads it, else
+/// /etc/latchkey/config.toml), else /run/latchkey/admin.sock (latchkeyd's default).
+pub fn default_socket() -> Socket {
+    let dev = PathBuf::from("latchkey-data/admin.sock");
+    if dev.exists() {
+        return Socket { path: dev, chosen: "found in ./latchkey-data".into() };
+    }
+    let (config, whence) = match std::env::var_os("LATCHKEY_CONFIG").filter(|v| !v.is_empty()) {
+        Some(p) => (PathBuf::from(p), " (from LATCHKEY_CONFIG)"),
+        None => (PathBuf::from(DEFAULT_CONFIG), ""),
+    };
+    let why_not = match socket_from_config(&config) {
+        Ok(Some(path)) => {
+            return Socket { path, chosen: format!("admin.socket in {}{whence}", config.display()) };
+        }
+        Ok(None) => format!("{}{whence} sets no admin.socket", config.display()),
+        Err(e) => format!("{}{whence}: {e}", config.display()),
+    };
+    Socket {
+        path: PathBuf::from("/run/latchkey/admin.sock"),
+        chosen: format!("the default: no ./latchkey-data/admin.sock here, and {why_not}"),
+    }
+}
+
+/// `admin.socket` of a daemon configuration file; `Err` says why the file could not be used.
+fn socket_from_config(path: &Path) -> Result<Option<PathBuf>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "does not exist".to_owned(),
+        _ => format!("cannot be read ({e})"),
+    })?;
+    let table: toml::Table = toml::from_str(&text).map_err(|_| "is not valid TOML".to_owned())?;
+    Ok(table.get("admin").and_then(|a| a.get("socket")).and_then(|s| s.as_str()).map(PathBuf::from))
 }
 
 pub struct Client {
-    socket: PathBuf,
+    socket: Socket,
     runtime: tokio::runtime::Runtime,
 }
 
 impl Client {
-    pub fn new(socket: PathBuf) -> Result<Client, CliError> {
+    pub fn new(socket: Socket) -> Result<Client, CliError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| CliError::Local(format!("cannot start the I/O runtime: {e}")))?;
+            .map_err(|e| CliError::Internal(format!("cannot start the I/O runtime: {e}")))?;
         Ok(Client { socket, runtime })
     }
 
     pub fn socket(&self) -> &Path {
-        &self.socket
+        &self.socket.path
+    }
+
+    /// Exit 3: the socket does not answer, or the daemon went away during the call.
+    fn unreachable(&self, reason: String) -> CliError {
+        CliError::Unreachable { socket: self.socket.path.clone(), chosen: self.socket.chosen.clone(), reason }
+    }
+
+    /// A body that breaks off is a daemon that stopped (or was killed) while answering: exit 3,
+    /// like a daemon that is not there, rather than 1, which means it said no.
+    fn cut_off(&self, e: hyper::Error) -> CliError {
+        self.unreachable(format!("the connection ended before the answer was complete ({e}); did the daemon stop?"))
     }
 
     pub fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {
@@ -71,13 +110,13 @@ impl Client {
         body: Option<&B>,
     ) -> Result<T, CliError> {
         let payload = match body {
-            Some(b) => Some(serde_json::to_vec(b).map_err(|e| CliError::Local(e.to_string()))?),
+            Some(b) => Some(serde_json::to_vec(b).map_err(|e| CliError::Internal(e.to_string()))?),
             None => None,
         };
         let content_type = payload.as_ref().map(|_| "application/json");
         let bytes = self.runtime.block_on(async {
             let (status, body) = self.request(method, path, content_type, payload.unwrap_or_default()).await?;
-            let bytes = body.collect().await.map_err(|e| CliError::Protocol(format!("reading the answer: {e}")))?;
+            let bytes = body.collect().await.map_err(|e| self.cut_off(e))?;
             Ok::<_, CliError>(if status == StatusCode::NO_CONTENT { Bytes::new() } else { bytes.to_bytes() })
         })?;
         let bytes = if bytes.is_empty() { Bytes::from_static(b"null") } else { bytes };
@@ -90,14 +129,14 @@ impl Client {
     pub fn download(&self, path: &str, dest: &Path) -> Result<u64, CliError> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        let local = |e: std::io::Error| CliError::Local(format!("{}: {e}", dest.display()));
+        let local = |e: std::io::Error| CliError::File(format!("{}: {e}", dest.display()));
         let mut file =
             std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(dest).map_err(local)?;
         let result = self.runtime.block_on(async {
             let (_, mut body) = self.request(Method::POST, path, None, vec![]).await?;
             let mut written = 0u64;
             while let Some(frame) = body.frame().await {
-                let frame = frame.map_err(|e| CliError::Protocol(format!("reading the backup: {e}")))?;
+                let frame = frame.map_err(|e| self.cut_off(e))?;
                 if let Ok(data) = frame.into_data() {
                     file.write_all(&data).map_err(local)?;
                     written += data.len() as u64;
@@ -124,7 +163,7 @@ impl Client {
             let (_, mut body) = self.request(Method::POST, path, Some(content_type), body).await?;
             let mut pending: Vec<u8> = vec![];
             while let Some(frame) = body.frame().await {
-                let frame = frame.map_err(|e| CliError::Protocol(format!("reading the answer: {e}")))?;
+                let frame = frame.map_err(|e| self.cut_off(e))?;
                 if let Ok(data) = frame.into_data() {
                     pending.extend_from_slice(&data);
                     while let Some(pos) = pending.iter().position(|b| *b == b'\n') {
@@ -149,11 +188,10 @@ impl Client {
         content_type: Option<&str>,
         body: Vec<u8>,
     ) -> Result<(StatusCode, Incoming), CliError> {
-        let unreachable = |reason: String| CliError::Unreachable { socket: self.socket.clone(), reason };
-        let stream = UnixStream::connect(&self.socket).await.map_err(|e| unreachable(e.to_string()))?;
+        let stream = UnixStream::connect(&self.socket.path).await.map_err(|e| self.unreachable(e.to_string()))?;
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
-            .map_err(|e| unreachable(e.to_string()))?;
+            .map_err(|e| self.unreachable(e.to_string()))?;
         tokio::spawn(async move {
             let _ = conn.await;
         });
@@ -164,23 +202,20 @@ impl Client {
         if let Some(ct) = content_type {
             req = req.header("content-type", ct);
         }
-        let req = req.body(Full::new(Bytes::from(body))).map_err(|e| CliError::Local(e.to_string()))?;
+        let req = req.body(Full::new(Bytes::from(body))).map_err(|e| CliError::Internal(e.to_string()))?;
         let res = sender.send_request(req).await.map_err(|e| {
-            // The daemon closes connections from uids it does not allow without answering.
-            unreachable(format!(
-                "{e}; the daemon closed the connection, which it does when your uid is not in admin.allowed_uids"
+            // The daemon closes connections from uids it does not allow without answering; a
+            // daemon that stops (or crashes) mid-call looks the same from here.
+            self.unreachable(format!(
+                "{e}; the daemon closed the connection without answering: it stopped, or your uid is not in \
+                 admin.allowed_uids"
             ))
         })?;
         let status = res.status();
         if status.is_success() {
             return Ok((status, res.into_body()));
         }
-        let bytes = res
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| CliError::Protocol(format!("reading the answer: {e}")))?
-            .to_bytes();
+        let bytes = res.into_body().collect().await.map_err(|e| self.cut_off(e))?.to_bytes();
         Err(match serde_json::from_slice::<ErrorBody>(&bytes) {
             Ok(e) => CliError::Refused { code: e.code, message: e.message },
             Err(_) => CliError::Protocol(format!(

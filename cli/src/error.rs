@@ -1,4 +1,4 @@
-//! CLI errors and their exit codes (SPEC §1.3).
+//! CLI errors and their exit codes (SPEC §1.3, plus 4 for local files).
 
 use std::path::PathBuf;
 
@@ -10,27 +10,37 @@ pub enum CliError {
     /// Exit 2: the command line is wrong in a way clap cannot see.
     #[error("{0}")]
     Usage(String),
-    /// Exit 3: nobody answers at the socket, or we may not connect.
+    /// Exit 3: nobody answers at the socket, we may not connect, or the daemon went away before
+    /// its answer was complete. `chosen` says how the socket path was picked.
     #[error(
-        "cannot reach latchkeyd at {}: {reason}\n\
+        "cannot reach latchkeyd at {} ({chosen}): {reason}\n\
          hint: is the daemon running? Start one with `latchkeyd --dev`, or point --socket / \
          LATCHKEY_ADMIN_SOCKET at its admin socket (run as root or as the daemon's user)", socket.display()
     )]
-    Unreachable { socket: PathBuf, reason: String },
+    Unreachable { socket: PathBuf, chosen: String, reason: String },
     /// Exit 1: the daemon answered something we do not understand.
     #[error("{0}")]
     Protocol(String),
-    /// Exit 1: a local problem (reading a file, writing output).
+    /// Exit 4: a local file (input, --links-out, a backup) could not be read or written.
     #[error("{0}")]
-    Local(String),
+    File(String),
+    /// Exit 0, silently: standard output was closed by its reader (`latchkey user list | head -1`),
+    /// as coreutils behave.
+    #[error("standard output was closed")]
+    ClosedPipe,
+    /// Exit 1: anything else that went wrong on this side (it should not happen).
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Refused { .. } | CliError::Protocol(_) | CliError::Local(_) => 1,
+            CliError::Refused { .. } | CliError::Protocol(_) | CliError::Internal(_) => 1,
             CliError::Usage(_) => 2,
             CliError::Unreachable { .. } => 3,
+            CliError::File(_) => 4,
+            CliError::ClosedPipe => 0,
         }
     }
 }

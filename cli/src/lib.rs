@@ -9,18 +9,29 @@ pub mod output;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
+use clap::parser::ValueSource;
 
 use crate::args::{Cli, Command, Shell};
-use crate::client::{Client, default_socket};
+use crate::client::{Client, Socket, default_socket};
 use crate::error::CliError;
 
 /// Parses `std::env::args`, runs the command, prints, and returns the exit code of SPEC §1.3.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    let matches = args::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let socket = match (&cli.socket, matches.value_source("socket")) {
+        (Some(path), Some(ValueSource::EnvVariable)) => {
+            Socket { path: path.clone(), chosen: "from LATCHKEY_ADMIN_SOCKET".into() }
+        }
+        (Some(path), _) => Socket { path: path.clone(), chosen: "from --socket".into() },
+        (None, _) => default_socket(),
+    };
+    match run(cli, socket) {
         Ok(0) => ExitCode::SUCCESS,
         Ok(code) => ExitCode::from(code),
+        // The reader of our output went away (`| head -1`): nothing to say, and no one to say it to.
+        Err(CliError::ClosedPipe) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("latchkey: {e}");
             ExitCode::from(e.exit_code())
@@ -28,7 +39,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<u8, CliError> {
+fn run(cli: Cli, socket: Socket) -> Result<u8, CliError> {
     if let Command::Completions { shell } = cli.command {
         let mut cmd = args::command();
         let shell = match shell {
@@ -36,16 +47,18 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             Shell::Zsh => clap_complete::Shell::Zsh,
             Shell::Fish => clap_complete::Shell::Fish,
         };
-        clap_complete::generate(shell, &mut cmd, "latchkey", &mut std::io::stdout());
+        let mut script = vec![];
+        clap_complete::generate(shell, &mut cmd, "latchkey", &mut script);
+        output::print_out(String::from_utf8_lossy(&script).trim_end())?;
         return Ok(0);
     }
-    let client = Client::new(cli.socket.clone().unwrap_or_else(default_socket))?;
+    let client = Client::new(socket)?;
     let output = match cli.command {
         Command::Status => commands::status::run(&client)?,
         Command::Tenant(c) => commands::tenant::run(&client, c)?,
         Command::App(c) => commands::app::run(&client, c)?,
         Command::Key(c) => commands::key::run(&client, c)?,
-        Command::User(c) => commands::user::run(&client, c, cli.quiet)?,
+        Command::User(c) => commands::user::run(&client, c, cli.output, cli.quiet)?,
         Command::Credential(c) => commands::credential::run(&client, c)?,
         Command::Role(c) => commands::role::run(&client, c)?,
         Command::Social(c) => commands::social::run(&client, c)?,

@@ -15,14 +15,19 @@ pub struct Output {
     pub notes: Vec<String>,
     /// Text printed instead of a table.
     pub text: Option<String>,
+    /// What is shown this once and lost otherwise (a client secret, an invite link): with `-q`
+    /// these lines are all that is printed, one value (or tab-separated record) per line.
+    pub secrets: Vec<String>,
+    /// Problems printed on stderr for people even with `-q` (rejected rows, skipped users).
+    pub problems: Vec<String>,
     /// Exit code after printing (1 when a command partly failed, e.g. rejected import rows).
     pub exit_code: u8,
 }
 
 impl Output {
     pub fn new<T: Serialize>(value: &T) -> Result<Output, CliError> {
-        let json = serde_json::to_value(value).map_err(|e| CliError::Local(e.to_string()))?;
-        Ok(Output { json, table: None, notes: vec![], text: None, exit_code: 0 })
+        let json = serde_json::to_value(value).map_err(|e| CliError::Internal(e.to_string()))?;
+        Ok(Output { json, table: None, notes: vec![], text: None, secrets: vec![], problems: vec![], exit_code: 0 })
     }
 
     pub fn table(mut self, table: Table) -> Output {
@@ -40,28 +45,62 @@ impl Output {
         self
     }
 
+    pub fn secret(mut self, line: impl Into<String>) -> Output {
+        self.secrets.push(line.into());
+        self
+    }
+
+    pub fn problem(mut self, problem: impl Into<String>) -> Output {
+        self.problems.push(problem.into());
+        self
+    }
+
+    /// JSON (whatever `quiet` says); or for people the text, table and notes; or with `quiet`
+    /// only the secrets. Problems go to stderr in both table modes.
     pub fn print(&self, format: Format, quiet: bool) -> Result<(), CliError> {
         match format {
             Format::Json => {
-                let s = serde_json::to_string_pretty(&self.json).map_err(|e| CliError::Local(e.to_string()))?;
-                println!("{s}");
+                let s = serde_json::to_string_pretty(&self.json).map_err(|e| CliError::Internal(e.to_string()))?;
+                print_out(&s)?;
+            }
+            Format::Table if quiet => {
+                for s in &self.secrets {
+                    print_out(s)?;
+                }
+                for p in &self.problems {
+                    eprintln!("{p}");
+                }
             }
             Format::Table => {
                 if let Some(t) = &self.text {
-                    println!("{t}");
+                    print_out(t)?;
                 }
                 if let Some(t) = &self.table {
-                    println!("{t}");
+                    print_out(&t.to_string())?;
                 }
-                if !quiet {
-                    for n in &self.notes {
-                        eprintln!("{n}");
-                    }
+                for p in &self.problems {
+                    eprintln!("{p}");
+                }
+                for n in &self.notes {
+                    eprintln!("{n}");
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Writes one line to standard output. A reader that went away (`| head -1`) is
+/// [`CliError::ClosedPipe`], which ends the CLI quietly; Rust ignores SIGPIPE, and `println!`
+/// would panic. (SIGPIPE is not restored to its default: a daemon that closes the admin socket
+/// mid-request would then kill the CLI instead of giving exit 3.)
+pub fn print_out(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").and_then(|()| out.flush()).map_err(|e| match e.kind() {
+        std::io::ErrorKind::BrokenPipe => CliError::ClosedPipe,
+        _ => CliError::File(format!("writing to standard output: {e}")),
+    })
 }
 
 /// A table with a header row.

@@ -250,6 +250,9 @@ _latchkey() {
             latchkey__subcmd__help__subcmd__user,recover)
                 cmd="latchkey__subcmd__help__subcmd__user__subcmd__recover"
                 ;;
+            latchkey__subcmd__help__subcmd__user,reinvite)
+                cmd="latchkey__subcmd__help__subcmd__user__subcmd__reinvite"
+                ;;
             latchkey__subcmd__help__subcmd__user,show)
                 cmd="latchkey__subcmd__help__subcmd__user__subcmd__show"
                 ;;
@@ -391,6 +394,9 @@ _latchkey() {
             latchkey__subcmd__user,recover)
                 cmd="latchkey__subcmd__user__subcmd__recover"
                 ;;
+            latchkey__subcmd__user,reinvite)
+                cmd="latchkey__subcmd__user__subcmd__reinvite"
+                ;;
             latchkey__subcmd__user,show)
                 cmd="latchkey__subcmd__user__subcmd__show"
                 ;;
@@ -417,6 +423,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__user__subcmd__help,recover)
                 cmd="latchkey__subcmd__user__subcmd__help__subcmd__recover"
+                ;;
+            latchkey__subcmd__user__subcmd__help,reinvite)
+                cmd="latchkey__subcmd__user__subcmd__help__subcmd__reinvite"
                 ;;
             latchkey__subcmd__user__subcmd__help,show)
                 cmd="latchkey__subcmd__user__subcmd__help__subcmd__show"
@@ -1686,7 +1695,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__user)
-            opts="invite import list show disable enable delete recover"
+            opts="invite import reinvite list show disable enable delete recover"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1784,6 +1793,20 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__user__subcmd__recover)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__user__subcmd__reinvite)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2794,7 +2817,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user)
-            opts="-o -q -h --socket --output --quiet --help invite import list show disable enable delete recover help"
+            opts="-o -q -h --socket --output --quiet --help invite import reinvite list show disable enable delete recover help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2922,7 +2945,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user__subcmd__help)
-            opts="invite import list show disable enable delete recover help"
+            opts="invite import reinvite list show disable enable delete recover help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3047,6 +3070,20 @@ _latchkey() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        latchkey__subcmd__user__subcmd__help__subcmd__reinvite)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         latchkey__subcmd__user__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -3062,7 +3099,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user__subcmd__import)
-            opts="-t -o -q -h --tenant --dry-run --links-out --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --dry-run --links-out --force --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3199,6 +3236,44 @@ _latchkey() {
                     return 0
                     ;;
                 -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__user__subcmd__reinvite)
+            opts="-t -o -q -h --tenant --all-pending --dry-run --links-out --force --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --links-out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

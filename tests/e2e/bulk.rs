@@ -162,3 +162,163 @@ fn cli_import_with_dry_run_rejections_and_links_out() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("header"), "{}", r.stderr);
 }
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn import_links_out_is_private_never_overwritten_and_unsaved_links_are_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = TestDaemon::start();
+    Site::new(&d, "acme", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("staff.csv");
+    std::fs::write(&csv, "email,name\nada@acme.test,Ada\n").unwrap();
+    let csv_arg = csv.to_str().unwrap();
+
+    // An existing file is refused before anything is sent: nobody is invited.
+    let links = dir.path().join("links.csv");
+    std::fs::write(&links, "precious\n").unwrap();
+    std::fs::set_permissions(&links, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let before = d.snapshot();
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--links-out", links.to_str().unwrap()]);
+    assert_eq!(r.code, 4, "a local file problem: {}", r.stderr);
+    assert!(r.stderr.contains("already exists") && r.stderr.contains("--force"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&links).unwrap(), "precious\n");
+    assert_eq!(d.snapshot(), before, "nothing was invited");
+
+    // A refused call leaves no empty file behind (the path stays free for the re-run).
+    let fresh = dir.path().join("fresh.csv");
+    let r = d.cli(&["user", "import", "--tenant", "nope", csv_arg, "--links-out", fresh.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!fresh.exists());
+
+    // A new file is created 0600.
+    d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--links-out", fresh.to_str().unwrap()]).ok();
+    assert_eq!(mode(&fresh), 0o600);
+    assert!(std::fs::read_to_string(&fresh).unwrap().contains("ada@acme.test,Ada,http"));
+
+    // --force overwrites, and makes the file private.
+    std::fs::write(&csv, "email,name\nbob@acme.test,Bob\n").unwrap();
+    d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--links-out", links.to_str().unwrap(), "--force"]).ok();
+    assert_eq!(mode(&links), 0o600);
+    let text = std::fs::read_to_string(&links).unwrap();
+    assert!(text.starts_with("email,name,invite_url\nbob@acme.test,Bob,http"), "{text}");
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--force"]);
+    assert_eq!(r.code, 2, "--force needs --links-out: {}", r.stderr);
+
+    // Neither --links-out nor [smtp]: the links went nowhere, and stderr says how to get new ones.
+    std::fs::write(&csv, "email,name\ncy@acme.test,Cy\n").unwrap();
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg]).ok();
+    assert!(r.stderr.contains("1 invitation link(s) were not saved"), "{}", r.stderr);
+    assert!(r.stderr.contains("latchkey user reinvite --tenant acme --all-pending --links-out"), "{}", r.stderr);
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "-q"]).ok();
+    assert!(!r.stderr.contains("not saved"), "nobody new was invited: {}", r.stderr);
+    // With -o json the links are on stdout: no warning.
+    std::fs::write(&csv, "email,name\ndi@acme.test,Di\n").unwrap();
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "-o", "json"]).ok();
+    assert!(!r.stderr.contains("not saved"), "{}", r.stderr);
+    assert!(r.json()["invited"][0]["invite_url"].as_str().unwrap().contains("/invite/"));
+}
+
+/// The token at the end of an invite URL.
+fn token_of(url: &str) -> String {
+    url.rsplit('/').next().unwrap().to_owned()
+}
+
+/// Whether `token` still lets `email` start registering a passkey.
+fn invite_works(site: &Site, email: &str, token: &str) -> bool {
+    let r = site.register_start(email, "Tester", Some(token), None, json!({}));
+    match r.status {
+        200 => true,
+        403 => {
+            assert_eq!(r.json()["error"], "registration_not_allowed", "{}", r.body);
+            false
+        }
+        other => panic!("register/start answered {other}: {}", r.body),
+    }
+}
+
+#[test]
+fn reinvite_replaces_the_links_of_invited_users_and_skips_the_others() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let beta = Site::new(&d, "beta", &[]);
+    let ada1 = site.invite("ada@acme.test", "Ada");
+    let bob1 = site.invite("bob@acme.test", "Bob");
+    site.user_with_passkey("cy@acme.test");
+    let eve1 = beta.invite("eve@beta.test", "Eve");
+
+    // One user by name (any case): a new link works, the old one no longer does.
+    let r = d.cli(&["user", "reinvite", "--tenant", "acme", "ADA@acme.test", "-o", "json"]).ok().json();
+    assert_eq!(r["skipped"], json!([]));
+    assert_eq!(r["invited"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!((&r["invited"][0]["email"], &r["invited"][0]["name"]), (&json!("ada@acme.test"), &json!("Ada")));
+    let ada2 = token_of(r["invited"][0]["invite_url"].as_str().unwrap());
+    assert!(r["invited"][0]["invite_url"].as_str().unwrap().starts_with(&format!("{}/invite/", site.base)));
+    assert!(!invite_works(&site, "ada@acme.test", &ada1), "the old link is withdrawn");
+    assert!(invite_works(&site, "ada@acme.test", &ada2));
+
+    // In a table, the new link is printed (without --links-out it would be lost otherwise).
+    let r = d.cli(&["user", "reinvite", "--tenant", "acme", "ada@acme.test"]).ok();
+    assert!(r.stdout.contains(&format!("{}/invite/", site.base)), "{}", r.stdout);
+    assert!(!r.stderr.contains("not saved"), "{}", r.stderr);
+    assert!(!invite_works(&site, "ada@acme.test", &ada2));
+
+    // Active and unknown users are skipped with the reason; nothing changes; exit 1.
+    let before = d.snapshot();
+    let r = d.cli(&["user", "reinvite", "--tenant", "acme", "cy@acme.test", "nobody@acme.test", "-o", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["invited"], json!([]));
+    assert_eq!(j["skipped"][0]["email"], "cy@acme.test");
+    assert!(j["skipped"][0]["reason"].as_str().unwrap().contains("already active"), "{j}");
+    assert!(j["skipped"][1]["reason"].as_str().unwrap().contains("no such user"), "{j}");
+    let r = d.cli(&["user", "reinvite", "--tenant", "acme", "cy@acme.test"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("already active") && r.stderr.contains("user recover"), "{}", r.stderr);
+    assert_eq!(d.snapshot(), before, "skipped users change nothing");
+
+    // --dry-run says who would get a link and changes nothing.
+    let r = d.cli(&["user", "reinvite", "--tenant", "acme", "--all-pending", "--dry-run", "-o", "json"]).ok().json();
+    let who: Vec<&str> = r["invited"].as_array().unwrap().iter().map(|i| i["email"].as_str().unwrap()).collect();
+    assert_eq!(who, ["ada@acme.test", "bob@acme.test"]);
+    assert_eq!(d.snapshot(), before);
+
+    // An existing --links-out file is refused before anything is sent.
+    let dir = tempfile::tempdir().unwrap();
+    let links = dir.path().join("links.csv");
+    std::fs::write(&links, "keep\n").unwrap();
+    let r = d.cli(&["user", "reinvite", "--tenant", "acme", "--all-pending", "--links-out", links.to_str().unwrap()]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&links).unwrap(), "keep\n");
+    assert_eq!(d.snapshot(), before, "nothing was reinvited");
+    assert!(invite_works(&site, "bob@acme.test", &bob1));
+
+    // --all-pending: every invited user of this tenant only, links in a new 0600 file.
+    let out = dir.path().join("new-links.csv");
+    let r =
+        d.cli(&["user", "reinvite", "--tenant", "acme", "--all-pending", "--links-out", out.to_str().unwrap()]).ok();
+    assert!(r.stdout.contains("new links") && r.stdout.contains('2'), "{}", r.stdout);
+    assert!(!r.stdout.contains("/invite/"), "the links went to the file: {}", r.stdout);
+    assert_eq!(mode(&out), 0o600);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows[0], "email,name,invite_url");
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(rows[1].starts_with("ada@acme.test,Ada,") && rows[2].starts_with("bob@acme.test,Bob,"), "{text}");
+    let bob2 = token_of(rows[2]);
+    assert!(!invite_works(&site, "bob@acme.test", &bob1));
+    assert!(invite_works(&site, "bob@acme.test", &bob2));
+    assert!(invite_works(&beta, "eve@beta.test", &eve1), "another tenant's invitations are untouched");
+
+    // Usage: users or --all-pending, not both, not neither.
+    assert_eq!(d.cli(&["user", "reinvite", "--tenant", "acme"]).code, 2);
+    assert_eq!(d.cli(&["user", "reinvite", "--tenant", "acme", "--all-pending", "ada@acme.test"]).code, 2);
+    let r = d.cli(&["user", "reinvite", "--tenant", "nope", "ada@acme.test"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("tenant_not_found"), "{}", r.stderr);
+}

@@ -96,6 +96,29 @@ fn invitations_are_emailed_with_links_from_the_base_url() {
     let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(body["invited"].as_array().unwrap().iter().all(|i| i["emailed"] == true), "{body}");
     assert_eq!(messages(&s).len(), 3);
+
+    // A CLI import without --links-out: the links went out by e-mail, so no warning.
+    std::fs::write(
+        &csv,
+        "email,name
+di@acme.test,Di
+",
+    )
+    .unwrap();
+    let r = d.cli(&["user", "import", "--tenant", "acme", csv.to_str().unwrap()]).ok();
+    assert!(!r.stderr.contains("not saved"), "{}", r.stderr);
+    assert_eq!(messages(&s).len(), 4);
+
+    // A reinvite e-mails the new link; the table counts it rather than printing it.
+    let r = d.cli(&["user", "reinvite", "--tenant", "acme", "bob@acme.test"]).ok();
+    assert!(r.stdout.contains("e-mailed"), "{}", r.stdout);
+    assert!(!r.stdout.contains("/invite/"), "{}", r.stdout);
+    let mail = messages(&s);
+    assert_eq!(mail.len(), 5);
+    let r = d.cli(&["user", "reinvite", "--tenant", "acme", "bob@acme.test", "-o", "json"]).ok().json();
+    assert_eq!(r["invited"][0]["emailed"], true, "{r}");
+    let url = r["invited"][0]["invite_url"].as_str().unwrap();
+    assert!(messages(&s).iter().any(|m| m.contains("To: Bob <bob@acme.test>") && m.contains(url)));
 }
 
 #[test]

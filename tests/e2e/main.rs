@@ -8,6 +8,7 @@ mod apps;
 mod audit;
 mod browser;
 mod bulk;
+mod cli_behaviour;
 mod config;
 mod declarative;
 mod dev_mode;

@@ -112,7 +112,7 @@ fn refused_providers_change_nothing() {
             1,
             "https",
         ),
-        (vec!["github", "--client-id", "x", "--client-secret-file", "/no/such/file"], 1, "/no/such/file"),
+        (vec!["github", "--client-id", "x", "--client-secret-file", "/no/such/file"], 4, "/no/such/file"),
         (vec!["github", "--client-id", "x"], 2, "--client-secret-file"),
     ] {
         let mut all = vec!["social", "enable", "--tenant", "acme"];

@@ -44,9 +44,13 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 r.insert(1, ("client secret", secret.clone()));
                 out_note = Some("The client secret is shown this once and stored only as a hash: keep it now.");
             }
-            let out = Output::new(&created)?
+            let mut out = Output::new(&created)?
                 .text(format!("Created application {:?} in tenant {slug}.", created.app.name))
-                .table(fields(&r));
+                .table(fields(&r))
+                .secret(created.app.client_id.clone());
+            if let Some(secret) = &created.client_secret {
+                out = out.secret(secret.clone());
+            }
             Ok(match out_note {
                 Some(n) => out.note(n),
                 None => out,
@@ -118,6 +122,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 &serde_json::json!({}),
             )?;
             Ok(Output::new(&r)?
+                .secret(r.client_secret.clone())
                 .table(fields(&[("client id", r.client_id.clone()), ("client secret", r.client_secret.clone())]))
                 .note("The old secret no longer works. The new one is shown this once: keep it now."))
         }

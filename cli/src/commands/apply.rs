@@ -24,7 +24,7 @@ fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<(), CliEr
             if let Some(path) = s.client_secret_file.take() {
                 let path = dir.join(path);
                 let text = std::fs::read_to_string(&path)
-                    .map_err(|e| CliError::Local(format!("{entry}: cannot read {}: {e}", path.display())))?;
+                    .map_err(|e| CliError::File(format!("{entry}: cannot read {}: {e}", path.display())))?;
                 s.client_secret = Some(text.trim_end_matches(['\r', '\n']).to_owned());
             }
         }
@@ -57,7 +57,7 @@ fn field_change(c: &FieldChange) -> String {
 
 pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliError> {
     let text =
-        std::fs::read_to_string(file).map_err(|e| CliError::Local(format!("cannot read {}: {e}", file.display())))?;
+        std::fs::read_to_string(file).map_err(|e| CliError::File(format!("cannot read {}: {e}", file.display())))?;
     let mut declared: Declared = toml::from_str(&text)
         .map_err(|e| CliError::Usage(format!("{}: {}", file.display(), e.to_string().trim_end())))?;
     read_social_secrets(file, &mut declared)?;
@@ -101,6 +101,9 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
                 a.client_id.clone(),
                 a.client_secret.clone().unwrap_or_else(|| "-".into()),
             ]);
+            if let Some(secret) = &a.client_secret {
+                out = out.secret(format!("{}\t{}\t{}\t{secret}", a.tenant, a.name, a.client_id));
+            }
         }
         out = out.note(t.to_string()).note("New client secrets are shown this once: keep them now.");
     }
@@ -109,7 +112,7 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
 
 pub fn export(client: &Client, tenant: &str) -> Result<Output, CliError> {
     let d: Declared = client.get(&format!("/tenants/{}/export", seg(tenant)?))?;
-    let text = toml::to_string(&d).map_err(|e| CliError::Local(e.to_string()))?;
+    let text = toml::to_string(&d).map_err(|e| CliError::Internal(e.to_string()))?;
     Ok(Output::new(&d)?.text(format!(
         "# latchkey export --tenant {tenant}\n# Secrets are not exported; apply creates new ones.\n{}",
         text.trim_end()

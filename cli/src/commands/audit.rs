@@ -76,9 +76,9 @@ pub fn run(
     let mut last = events.last().map(|e| e.id).unwrap_or(0);
     let print = |batch: &[AuditEvent]| -> Result<(), CliError> {
         for e in batch {
-            match format {
-                Format::Json => println!("{}", serde_json::to_string(e).map_err(|e| CliError::Local(e.to_string()))?),
-                Format::Table => println!(
+            let line = match format {
+                Format::Json => serde_json::to_string(e).map_err(|e| CliError::Internal(e.to_string()))?,
+                Format::Table => format!(
                     "{}  {:<12} {:<10} {:<20} {:<32} {}",
                     e.time,
                     opt(&e.tenant),
@@ -87,7 +87,8 @@ pub fn run(
                     opt(&e.subject),
                     e.outcome
                 ),
-            }
+            };
+            crate::output::print_out(&line)?;
         }
         Ok(())
     };

@@ -3,9 +3,11 @@
 pub mod app;
 pub mod apply;
 pub mod audit;
+pub mod bulk;
 pub mod credential;
 pub mod import;
 pub mod key;
+pub mod reinvite;
 pub mod role;
 pub mod social;
 pub mod status;

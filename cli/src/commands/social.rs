@@ -16,10 +16,10 @@ fn read_secret(path: &Path) -> Result<String, CliError> {
     if path.as_os_str() == "-" {
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|e| CliError::Local(format!("reading the client secret from standard input: {e}")))?;
+            .map_err(|e| CliError::File(format!("reading the client secret from standard input: {e}")))?;
     } else {
         text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::Local(format!("reading the client secret from {}: {e}", path.display())))?;
+            .map_err(|e| CliError::File(format!("reading the client secret from {}: {e}", path.display())))?;
     }
     Ok(text.trim_end_matches(['\r', '\n']).to_owned())
 }

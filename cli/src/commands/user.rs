@@ -1,7 +1,8 @@
-use latchkey::admin::{Confirm, Invitation, InviteUser, Recovery, User};
+use latchkey::admin::{Confirm, Invitation, InviteUser, Recovery, Reinvite, User};
 
+use super::import::Import;
 use super::{require_yes, seg};
-use crate::args::UserCmd;
+use crate::args::{Format, UserCmd};
 use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, fields, table};
@@ -29,15 +30,21 @@ fn query(pairs: &[(&str, Option<&str>)]) -> Result<String, CliError> {
     Ok(if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) })
 }
 
-pub fn run(client: &Client, cmd: UserCmd, quiet: bool) -> Result<Output, CliError> {
+pub fn run(client: &Client, cmd: UserCmd, format: Format, quiet: bool) -> Result<Output, CliError> {
     match cmd {
-        UserCmd::Import { tenant, file, dry_run, links_out } => {
-            super::import::run(client, &tenant.tenant, &file, dry_run, links_out, quiet)
+        UserCmd::Import { tenant, file, dry_run, links_out, force } => {
+            let import = Import { tenant: tenant.tenant, file, dry_run, links_out, force };
+            super::import::run(client, import, format, quiet)
+        }
+        UserCmd::Reinvite { tenant, emails, all_pending, dry_run, links_out, force } => {
+            let req = Reinvite { emails, all_pending, dry_run };
+            super::reinvite::run(client, &tenant.tenant, req, links_out, force, format, quiet)
         }
         UserCmd::Invite { tenant, email, name, roles } => {
             let inv: Invitation = client
                 .post(&format!("/tenants/{}/users/invite", seg(&tenant.tenant)?), &InviteUser { email, name, roles })?;
             Ok(Output::new(&inv)?
+                .secret(inv.invite_url.clone())
                 .table(fields(&[
                     ("email", inv.email.clone()),
                     ("name", inv.name.clone()),
@@ -89,6 +96,7 @@ pub fn run(client: &Client, cmd: UserCmd, quiet: bool) -> Result<Output, CliErro
             let rec: Recovery =
                 client.post(&format!("/tenants/{slug}/users/{}/recover", seg(&email)?), &serde_json::json!({}))?;
             Ok(Output::new(&rec)?
+                .secret(rec.recovery_url.clone())
                 .table(fields(&[
                     ("email", rec.email.clone()),
                     ("recovery url", rec.recovery_url.clone()),

@@ -5,50 +5,22 @@
 
 use std::collections::HashSet;
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::Frame;
-use hyper::header::{self, HeaderValue};
-use hyper::{Response, StatusCode};
+use hyper::Response;
 use latchkey::admin::{ImportLine, InvitedRow};
 use latchkey::codes;
-use tokio::sync::mpsc;
 
 use super::audit::AdminAction;
+use super::lines::{json_line, stream};
 use crate::State;
 use crate::error::Error;
-use crate::http::body::Req;
-
-use crate::http::body::read_bounded;
+use crate::http::body::{Req, read_bounded};
 use crate::store;
 use crate::tenants::require;
 use crate::users::import::{self, Outcome};
 
-/// One line of the answer. Serialising our own enum cannot fail; an empty line would be skipped.
-fn json_line(line: &ImportLine) -> Bytes {
-    let mut text = serde_json::to_vec(line).unwrap_or_default();
-    text.push(b'\n');
-    Bytes::from(text)
-}
-
-/// A response body fed line by line from a channel.
-struct Lines(mpsc::Receiver<Bytes>);
-
-impl hyper::body::Body for Lines {
-    type Data = Bytes;
-    type Error = std::io::Error;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        self.0.poll_recv(cx).map(|line| line.map(|b| Ok(Frame::data(b))))
-    }
-}
-
 /// Rows per write transaction: large enough to amortise the durable commit, small enough to
 /// report progress often and keep the writer lock short.
-const BATCH: usize = 2_000;
+pub(super) const BATCH: usize = 2_000;
 
 pub async fn import(
     state: &std::sync::Arc<State>,
@@ -75,7 +47,7 @@ pub async fn import(
         return Err(Error::invalid(codes::INVALID_INPUT, rejected[0].reason.clone()));
     }
 
-    let (tx_lines, rx) = mpsc::channel::<Bytes>(16);
+    let (tx_lines, response) = stream();
     let state = state.clone();
     tokio::spawn(async move {
         let total = rows.len() + rejected.len();
@@ -169,8 +141,5 @@ pub async fn import(
         let _ = tx_lines.send(json_line(&summary)).await;
     });
 
-    let mut r = Response::new(Lines(rx).boxed());
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
-    *r.status_mut() = StatusCode::OK;
-    Ok(r)
+    Ok(response)
 }

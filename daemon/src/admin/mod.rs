@@ -4,6 +4,8 @@
 mod audit;
 mod backup;
 mod import;
+mod lines;
+mod reinvite;
 mod route;
 mod router;
 

@@ -27,6 +27,7 @@ pub enum AdminRoute {
     UserList(String),
     UserInvite(String),
     UserImport(String),
+    UserReinvite(String),
     UserShow(String, String),
     UserDelete(String, String),
     UserDisable(String, String),
@@ -80,6 +81,7 @@ impl AdminRoute {
             | A::UserList(t)
             | A::UserInvite(t)
             | A::UserImport(t)
+            | A::UserReinvite(t)
             | A::UserShow(t, _)
             | A::UserDelete(t, _)
             | A::UserDisable(t, _)
@@ -159,6 +161,7 @@ pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
         ["tenants", t, "users"] => pick(m, &[(GET, A::UserList(s(t)))]),
         ["tenants", t, "users", "invite"] => pick(m, &[(POST, A::UserInvite(s(t)))]),
         ["tenants", t, "users", "import"] => pick(m, &[(POST, A::UserImport(s(t)))]),
+        ["tenants", t, "users", "reinvite"] => pick(m, &[(POST, A::UserReinvite(s(t)))]),
         ["tenants", t, "users", e] => pick(m, &[(GET, A::UserShow(s(t), s(e))), (DELETE, A::UserDelete(s(t), s(e)))]),
         ["tenants", t, "users", e, "disable"] => pick(m, &[(POST, A::UserDisable(s(t), s(e)))]),
         ["tenants", t, "users", e, "enable"] => pick(m, &[(POST, A::UserEnable(s(t), s(e)))]),
@@ -208,6 +211,8 @@ mod tests {
             ("GET", "/admin/v1/tenants/acme/users", Ok(A::UserList(t()))),
             ("POST", "/admin/v1/tenants/acme/users/invite", Ok(A::UserInvite(t()))),
             ("POST", "/admin/v1/tenants/acme/users/import", Ok(A::UserImport(t()))),
+            ("POST", "/admin/v1/tenants/acme/users/reinvite", Ok(A::UserReinvite(t()))),
+            ("GET", "/admin/v1/tenants/acme/users/reinvite", wrong("POST")),
             ("GET", "/admin/v1/tenants/acme/users/ada%40example.com", Ok(A::UserShow(t(), "ada@example.com".into()))),
             ("DELETE", "/admin/v1/tenants/acme/users/a@b.c", Ok(A::UserDelete(t(), "a@b.c".into()))),
             ("POST", "/admin/v1/tenants/acme/users/a@b.c/disable", Ok(A::UserDisable(t(), "a@b.c".into()))),

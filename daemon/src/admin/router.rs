@@ -188,6 +188,7 @@ async fn dispatch(
             note.recorded_elsewhere = true;
             Ok(response)
         }
+        A::UserReinvite(slug) => super::reinvite::reinvite(state, slug, req).await,
         A::UserShow(slug, email) => ok(&users::show(state, slug, email).await?),
         A::UserDelete(slug, email) => {
             confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;

@@ -122,6 +122,15 @@ pub fn list(
     Ok(rows)
 }
 
+/// The e-mail addresses of a tenant's users in one state, by e-mail (for bulk calls such as
+/// `user reinvite --all-pending`, which need no more than that).
+pub fn emails_with_status(tx: &impl Reader, tenant: TenantId, status: UserStatus) -> Result<Vec<String>, StoreError> {
+    let mut stmt =
+        tx.conn().prepare("SELECT email FROM users WHERE tenant_id = ?1 AND status = ?2 ORDER BY email_norm")?;
+    let rows = stmt.query_map(params![tenant, status], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
+    Ok(rows)
+}
+
 /// Deletes a user; credentials, sessions, invites, codes and refresh tokens go with them.
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<bool, StoreError> {
     Ok(super::exec(tx.conn_mut(), "DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
@@ -281,6 +290,27 @@ mod tests {
         assert_eq!(emails(Some("admin"), Some(UserStatus::Disabled)), ["Carol@example.com"]);
         assert_eq!(emails(Some("admin"), Some(UserStatus::Invited)), Vec::<String>::new());
         assert_eq!(emails(Some("nobody"), None), Vec::<String>::new());
+    }
+
+    #[test]
+    fn emails_with_status_stays_in_its_tenant() {
+        let t = temp_db();
+        let (a, b) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            user_with(tx, a, "Zed@example.com", UserStatus::Invited);
+            user_with(tx, a, "bob@example.com", UserStatus::Invited);
+            user(tx, a, "ada@example.com");
+            user_with(tx, a, "cy@example.com", UserStatus::Disabled);
+            user_with(tx, b, "eve@example.com", UserStatus::Invited);
+            (a, b)
+        });
+        t.read(|tx| {
+            assert_eq!(emails_with_status(tx, a, UserStatus::Invited).unwrap(), ["bob@example.com", "Zed@example.com"]);
+            assert_eq!(emails_with_status(tx, a, UserStatus::Active).unwrap(), ["ada@example.com"]);
+            assert_eq!(emails_with_status(tx, b, UserStatus::Invited).unwrap(), ["eve@example.com"]);
+            assert!(emails_with_status(tx, b, UserStatus::Disabled).unwrap().is_empty());
+        });
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! credentials, and the user lifecycle (list, show, disable, enable, delete).
 
 pub mod import;
+pub mod reinvite;
 pub mod roles;
 
 use latchkey::admin::{AdminCredential, Invitation, InviteUser, Recovery, User};
