@@ -23,8 +23,6 @@ pub enum AdminAction {
     KeyRetire,
     UserInvite,
     UserImport,
-    /// `latchkey user reinvite`: wire its route in [`action`] with the e-mail as subject.
-    #[allow(dead_code)]
     UserReinvite,
     UserDisable,
     UserEnable,
@@ -103,6 +101,7 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         A::KeyRetire(_, kid) => (Act::KeyRetire, Some(kid)),
         A::UserInvite(_) => (Act::UserInvite, None),
         A::UserImport(_) => (Act::UserImport, None),
+        A::UserReinvite(_) => (Act::UserReinvite, None),
         A::UserDelete(_, e) => (Act::UserDelete, Some(e)),
         A::UserDisable(_, e) => (Act::UserDisable, Some(e)),
         A::UserEnable(_, e) => (Act::UserEnable, Some(e)),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use hyper::Response;
 use latchkey::admin::{Reinvite, ReinviteLine};
 
+use super::audit::AdminAction;
 use super::import::BATCH;
 use super::lines::{json_line, stream};
 use crate::State;
@@ -17,11 +18,21 @@ use crate::tenants::require;
 use crate::users::import::deliver_all;
 use crate::users::reinvite::{self, Outcome};
 
-pub async fn reinvite(state: &Arc<State>, slug: String, req: Req) -> Result<Response<crate::http::Body>, Error> {
+pub async fn reinvite(
+    state: &Arc<State>,
+    slug: String,
+    req: Req,
+    actor: String,
+) -> Result<Response<crate::http::Body>, Error> {
     // As large as an import file may be: `--all-pending` sends no list, but a script may.
     let r: Reinvite = read_json(req, state.config.limits.invite_file_max).await?;
     reinvite::validate(&r)?;
     let dry_run = r.dry_run;
+    // One named user is the event's subject; a list or `--all-pending` is counted in its detail.
+    let subject = match r.emails.as_slice() {
+        [one] if !r.all_pending => Some(one.clone()),
+        _ => None,
+    };
     let s = slug.clone();
     let (tenant_id, base_url, tenant_name, targets) = state
         .db
@@ -80,10 +91,24 @@ pub async fn reinvite(state: &Arc<State>, slug: String, req: Req) -> Result<Resp
                 skipped: batch.skipped,
             };
             if tx_lines.send(json_line(&line)).await.is_err() {
-                return; // The client went away.
+                // The client went away: stop, but the trail still says what was done.
+                failure = Some("the client went away; a re-run continues".into());
+                break;
             }
         }
         tracing::info!(tenant = %slug, invited, skipped, dry_run, "user reinvite");
+        if !dry_run {
+            let mut detail = format!("invited={invited} skipped={skipped}");
+            if let Some(f) = &failure {
+                detail.push_str(&format!("; stopped: {f}"));
+            }
+            let outcome = if failure.is_some() { format!("failure: {}", latchkey::codes::INTERNAL) } else { "success".into() };
+            let mut event =
+                crate::audit::event(state.clock.now(), Some(&slug), &actor, AdminAction::UserReinvite.as_str(), &outcome);
+            event.subject = subject;
+            event.detail = Some(detail);
+            state.audit.record(event);
+        }
         let summary =
             ReinviteLine::Summary { dry_run, invited: invited as u64, skipped: skipped as u64, error: failure };
         let _ = tx_lines.send(json_line(&summary)).await;

@@ -188,7 +188,12 @@ async fn dispatch(
             note.recorded_elsewhere = true;
             Ok(response)
         }
-        A::UserReinvite(slug) => super::reinvite::reinvite(state, slug, req).await,
+        A::UserReinvite(slug) => {
+            let response = super::reinvite::reinvite(state, slug, req, audit::actor(peer.uid)).await?;
+            // Like an import: one event when it ends, with its counts (a dry run records none).
+            note.recorded_elsewhere = true;
+            Ok(response)
+        }
         A::UserShow(slug, email) => ok(&users::show(state, slug, email).await?),
         A::UserDelete(slug, email) => {
             confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;
