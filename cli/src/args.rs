@@ -114,6 +114,7 @@ pub enum Command {
     },
     /// Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`.
     Completions {
+        /// The shell to write the script for.
         #[arg(value_enum)]
         shell: Shell,
     },
@@ -158,9 +159,13 @@ pub enum TenantCmd {
     /// List tenants.
     List,
     /// Show one tenant.
-    Show { slug: String },
+    Show {
+        /// The tenant's slug.
+        slug: String,
+    },
     /// Delete a tenant and everything it owns (users, apps, keys). Cannot be undone.
     Delete {
+        /// The tenant's slug.
         slug: String,
         /// Confirm the deletion.
         #[arg(long)]
@@ -170,7 +175,7 @@ pub enum TenantCmd {
 
 #[derive(Debug, Args)]
 pub struct TenantArg {
-    /// Tenant slug.
+    /// The tenant to act on, by its slug (as `latchkey tenant list` shows it).
     #[arg(long, short = 't', value_name = "SLUG")]
     pub tenant: String,
 }
@@ -228,6 +233,7 @@ pub enum AppCmd {
     Show {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The application's Client ID (as `app list` shows it).
         #[arg(allow_hyphen_values = true)]
         client_id: String,
     },
@@ -235,6 +241,7 @@ pub enum AppCmd {
     Delete {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The application's Client ID (as `app list` shows it).
         #[arg(allow_hyphen_values = true)]
         client_id: String,
         /// Confirm the deletion.
@@ -245,6 +252,7 @@ pub enum AppCmd {
     RotateSecret {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The application's Client ID (as `app list` shows it).
         #[arg(allow_hyphen_values = true)]
         client_id: String,
     },
@@ -266,6 +274,7 @@ pub enum KeyCmd {
     Retire {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The key id (kid) of a previous key, as `key list` shows it.
         #[arg(allow_hyphen_values = true)]
         kid: String,
     },
@@ -323,24 +332,28 @@ pub enum UserCmd {
     Show {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The user's e-mail address.
         email: String,
     },
     /// Disable a user: they cannot sign in, and their sessions and refresh tokens end at once.
     Disable {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The user's e-mail address.
         email: String,
     },
     /// Enable a disabled user again.
     Enable {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The user's e-mail address.
         email: String,
     },
     /// Delete a user with their credentials, sessions and tokens. Cannot be undone.
     Delete {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The user's e-mail address.
         email: String,
         /// Confirm the deletion.
         #[arg(long)]
@@ -422,7 +435,9 @@ pub enum RoleCmd {
     Create {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The role's name.
         name: String,
+        /// What the role is for, shown by `role list`.
         #[arg(long, default_value = "")]
         description: String,
     },
@@ -435,6 +450,7 @@ pub enum RoleCmd {
     Delete {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The role's name.
         name: String,
         /// Confirm the deletion.
         #[arg(long)]
@@ -444,7 +460,9 @@ pub enum RoleCmd {
     Assign {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The role's name.
         name: String,
+        /// E-mail addresses of the users (one or more).
         #[arg(required = true)]
         emails: Vec<String>,
     },
@@ -452,7 +470,9 @@ pub enum RoleCmd {
     Unassign {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The role's name.
         name: String,
+        /// E-mail addresses of the users (one or more).
         #[arg(required = true)]
         emails: Vec<String>,
     },

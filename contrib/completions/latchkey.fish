@@ -101,7 +101,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_se
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "delete" -d 'Delete an application; its tokens stop being accepted'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "rotate-secret" -d 'Issue a new Client Secret (shown once); the old one stops working at once'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and not __fish_seen_subcommand_from create list show delete rotate-secret help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l name -d 'Application name' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l type -d 'Kind of application' -r -f -a "web\t'Server-side web app (confidential: gets a client secret)'
 spa\t'Single-page app (public: PKCE, no secret)'
@@ -116,26 +116,26 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from rotate-secret" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -156,19 +156,19 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_se
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "rotate" -d 'Make a new key current now; the old one stays in the JWKS so issued tokens still verify'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "retire" -d 'Remove a retired key from the JWKS and destroy it. Tokens it signed stop verifying'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and not __fish_seen_subcommand_from list rotate retire help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from rotate" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand key; and __fish_seen_subcommand_from retire" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -192,7 +192,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "delete" -d 'Delete a user with their credentials, sessions and tokens. Cannot be undone'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "recover" -d 'Issue a one-time recovery link: the user registers a new passkey (lost device) and their other sessions end'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and not __fish_seen_subcommand_from invite import list show disable enable delete recover help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l email -d 'The user\'s e-mail address (their username)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l name -d 'The user\'s display name' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -l role -d 'Role to assign (repeatable)' -r
@@ -201,7 +201,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from invite" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l links-out -d 'Write email,name,invite_url of the invited users to this CSV file' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
@@ -209,7 +209,7 @@ json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -l dry-run -d 'Check the file and report what would happen; store nothing'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l role -d 'Only users with this role' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -l status -d 'Only users in this state' -r -f -a "invited\t''
 active\t''
@@ -219,32 +219,32 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand user; and __fish_seen_subcommand_from recover" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -267,13 +267,13 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -f -a "list" -d 'List a user\'s credentials'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -f -a "revoke" -d 'Revoke one credential (e.g. a lost device). Revoking the last one leaves the user needing a recovery link'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and not __fish_seen_subcommand_from list revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand credential; and __fish_seen_subcommand_from revoke" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -293,33 +293,33 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "assign" -d 'Give a role to users (all or nothing: an unknown e-mail changes nobody)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "unassign" -d 'Take a role from users'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and not __fish_seen_subcommand_from create list delete assign unassign help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s t -l tenant -d 'Tenant slug' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -l description -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -l description -d 'What the role is for, shown by `role list`' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -l yes -d 'Confirm the deletion'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from assign" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand role; and __fish_seen_subcommand_from unassign" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -340,7 +340,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand social; and not __fish
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and not __fish_seen_subcommand_from enable list disable help" -f -a "list" -d 'List the tenant\'s providers with the redirect URI to register (never their secrets)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and not __fish_seen_subcommand_from enable list disable help" -f -a "disable" -d 'Disable a provider: its button disappears at once; users\' links are kept'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and not __fish_seen_subcommand_from enable list disable help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l client-id -d 'The OAuth client id the provider gave you' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l client-secret-file -d 'File holding the client secret, or - for standard input' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l name -d 'The button\'s label; required for oidc, where it also names the provider in URLs' -r
@@ -355,13 +355,13 @@ json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l create-users -d 'Create a user for an unknown verified e-mail (tenants with open registration only)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from disable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -379,13 +379,13 @@ json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -l dry-run -d 'Print the plan; change nothing'
 complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand apply" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s q -l quiet -d 'Print only what was asked for: no hints, no progress'
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s h -l help -d 'Print help'
-complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s t -l tenant -d 'Tenant slug' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l since -d 'Only events of the last DURATION (e.g. 15m, 1h, 7d)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l user -d 'Only events about this user' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket from /etc/latchkey/config.toml, else /run/latchkey/admin.sock' -r -F
