@@ -130,6 +130,7 @@ pub enum Command {
     },
     /// Print a shell completion script: `latchkey completions bash > /etc/bash_completion.d/latchkey`.
     Completions {
+        /// The shell to write the script for.
         #[arg(value_enum)]
         shell: Shell,
     },
@@ -174,9 +175,13 @@ pub enum TenantCmd {
     /// List tenants.
     List,
     /// Show one tenant.
-    Show { slug: String },
+    Show {
+        /// The tenant's slug.
+        slug: String,
+    },
     /// Delete a tenant and everything it owns (users, apps, keys). Cannot be undone.
     Delete {
+        /// The tenant's slug.
         slug: String,
         /// Confirm the deletion.
         #[arg(long)]
@@ -186,7 +191,7 @@ pub enum TenantCmd {
 
 #[derive(Debug, Args)]
 pub struct TenantArg {
-    /// Tenant slug.
+    /// The tenant to act on, by its slug (as `latchkey tenant list` shows it).
     #[arg(long, short = 't', value_name = "SLUG")]
     pub tenant: String,
 }
@@ -244,6 +249,7 @@ pub enum AppCmd {
     Show {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The application's Client ID (as `app list` shows it).
         #[arg(allow_hyphen_values = true)]
         client_id: String,
     },
@@ -289,6 +295,7 @@ pub enum AppCmd {
     Delete {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The application's Client ID (as `app list` shows it).
         #[arg(allow_hyphen_values = true)]
         client_id: String,
         /// Confirm the deletion.
@@ -299,6 +306,7 @@ pub enum AppCmd {
     RotateSecret {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The application's Client ID (as `app list` shows it).
         #[arg(allow_hyphen_values = true)]
         client_id: String,
     },
@@ -323,6 +331,7 @@ pub enum KeyCmd {
     Retire {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The key id (kid) of a previous key, as `key list` shows it.
         #[arg(allow_hyphen_values = true)]
         kid: String,
         /// Confirm the retirement.
@@ -414,24 +423,28 @@ pub enum UserCmd {
     Show {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The user's e-mail address.
         email: String,
     },
     /// Disable a user: they cannot sign in, and their sessions and refresh tokens end at once.
     Disable {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The user's e-mail address.
         email: String,
     },
     /// Enable a disabled user again.
     Enable {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The user's e-mail address.
         email: String,
     },
     /// Delete a user with their credentials, sessions and tokens. Cannot be undone.
     Delete {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The user's e-mail address.
         email: String,
         /// Confirm the deletion.
         #[arg(long)]
@@ -513,7 +526,9 @@ pub enum RoleCmd {
     Create {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The role's name.
         name: String,
+        /// What the role is for, shown by `role list`.
         #[arg(long, default_value = "")]
         description: String,
     },
@@ -526,6 +541,7 @@ pub enum RoleCmd {
     Delete {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The role's name.
         name: String,
         /// Confirm the deletion.
         #[arg(long)]
@@ -535,7 +551,9 @@ pub enum RoleCmd {
     Assign {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The role's name.
         name: String,
+        /// E-mail addresses of the users (one or more).
         #[arg(required = true)]
         emails: Vec<String>,
     },
@@ -543,7 +561,9 @@ pub enum RoleCmd {
     Unassign {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The role's name.
         name: String,
+        /// E-mail addresses of the users (one or more).
         #[arg(required = true)]
         emails: Vec<String>,
     },

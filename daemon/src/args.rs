@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
         Production:\n  latchkeyd --config /etc/latchkey/config.toml\n  latchkeyd check-config --config /etc/latchkey/config.toml"
 )]
 pub struct Args {
-    /// Configuration file.
+    /// Configuration file (default /etc/latchkey/config.toml; none with --dev).
     #[arg(long, env = "LATCHKEY_CONFIG", value_name = "PATH", global = true)]
     pub config: Option<PathBuf>,
 
@@ -30,7 +30,9 @@ pub struct Args {
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
 
-    /// Directory for the database, key-encryption key (and, with --dev, the admin socket).
+    /// Directory for the database, the key-encryption key and the admin socket, where
+    /// storage.path, keys.encryption_key_file and admin.socket do not say otherwise (default
+    /// /var/lib/latchkey; ./latchkey-data with --dev).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 

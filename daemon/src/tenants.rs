@@ -235,7 +235,7 @@ pub struct ValidTenant {
     pub registration: Registration,
 }
 
-/// Applies the rules of SPEC §2 to a creation request.
+/// Applies the tenant rules (slug, base URL, RP ID; docs/http-api.md) to a creation request.
 pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Error> {
     urls::slug(&req.slug).map_err(|e| match e {
         SlugError::Invalid(m) => Error::invalid(codes::INVALID_SLUG, m),

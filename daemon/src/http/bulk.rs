@@ -1,5 +1,5 @@
 //! `POST {api_url}/v1/users/invite`: a CSV file in `multipart/form-data`, from a client holding an
-//! access token of this tenant with scope `users:invite` (SPEC §5).
+//! access token of this tenant with scope `users:invite` (docs/http-api.md).
 
 use std::collections::HashSet;
 

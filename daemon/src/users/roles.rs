@@ -11,7 +11,7 @@ use crate::store::roles::RoleRow;
 use crate::store::{self, Reader, TenantId};
 use crate::tenants::require;
 
-/// `[a-z0-9][a-z0-9_.:-]{0,63}` (SPEC §5).
+/// `[a-z0-9][a-z0-9_.:-]{0,63}`.
 pub fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())

@@ -1,4 +1,4 @@
-//! Sign-in: `POST {base_url}/auth/start` and `/auth/finish` (SPEC §3).
+//! Sign-in: `POST {base_url}/auth/start` and `/auth/finish` (docs/http-api.md).
 //!
 //! With a username, the options list that user's credentials; for an unknown username (or one
 //! without credentials, or disabled) they list a stand-in credential id derived from the username
@@ -118,7 +118,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
         .await
 }
 
-/// Exactly the fields of SPEC §3, with the seed's values.
+/// Exactly the documented fields (docs/http-api.md), with their fixed values.
 fn shape_options(options: Value) -> Value {
     let allow: Vec<Value> = options["allowCredentials"]
         .as_array()

@@ -1,4 +1,4 @@
-//! Registration: `POST {base_url}/register/start` and `/register/finish` (SPEC §3).
+//! Registration: `POST {base_url}/register/start` and `/register/finish` (docs/http-api.md).
 //!
 //! Who may register: the holder of a valid invite or recovery token for that username; a
 //! signed-in user adding a credential to their own account; anyone for a free username when the
