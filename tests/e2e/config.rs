@@ -84,7 +84,13 @@ fn environment_overrides_the_file() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("public_url = \"https://login.example.org\""), "{}", r.stdout);
     assert!(r.stdout.contains("session_ttl = \"2h\""), "{}", r.stdout);
+    // A stray variable (a typo here) is a warning naming it, not a reason to stop the daemon.
     let r = check(&path, &[("LATCHKEY_TOKENS_SESION_TTL", "2h")]);
-    assert_eq!(r.code, 1);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("LATCHKEY_TOKENS_SESION_TTL"), "{}", r.stderr);
+    assert!(!r.stdout.contains("session_ttl = \"2h\""), "{}", r.stdout);
+    // A known key with a bad value still stops it, naming the variable.
+    let r = check(&path, &[("LATCHKEY_TOKENS_SESSION_TTL", "soon")]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("LATCHKEY_TOKENS_SESSION_TTL"), "{}", r.stderr);
 }
