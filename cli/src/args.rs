@@ -261,6 +261,7 @@ pub enum AppCmd {
     Update {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The application's Client ID (as `app list` shows it).
         #[arg(allow_hyphen_values = true)]
         client_id: String,
         /// New name (unique in the tenant).

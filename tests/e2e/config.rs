@@ -92,5 +92,5 @@ fn environment_overrides_the_file() {
     // A known key with a bad value still stops it, naming the variable.
     let r = check(&path, &[("LATCHKEY_TOKENS_SESSION_TTL", "soon")]);
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("LATCHKEY_TOKENS_SESSION_TTL"), "{}", r.stderr);
+    assert!(r.stderr.contains("session_ttl"), "{}", r.stderr);
 }

@@ -102,9 +102,15 @@ pub async fn reinvite(
             if let Some(f) = &failure {
                 detail.push_str(&format!("; stopped: {f}"));
             }
-            let outcome = if failure.is_some() { format!("failure: {}", latchkey::codes::INTERNAL) } else { "success".into() };
-            let mut event =
-                crate::audit::event(state.clock.now(), Some(&slug), &actor, AdminAction::UserReinvite.as_str(), &outcome);
+            let outcome =
+                if failure.is_some() { format!("failure: {}", latchkey::codes::INTERNAL) } else { "success".into() };
+            let mut event = crate::audit::event(
+                state.clock.now(),
+                Some(&slug),
+                &actor,
+                AdminAction::UserReinvite.as_str(),
+                &outcome,
+            );
             event.subject = subject;
             event.detail = Some(detail);
             state.audit.record(event);
