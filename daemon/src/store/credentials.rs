@@ -89,9 +89,12 @@ pub fn record_use(
     backed_up: bool,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    // Sign-ins with one credential may verify in parallel: the one with the lower counter must
+    // not overwrite a higher one stored meanwhile (counters only go up; zero means "no counter").
+    super::exec(
+        tx.conn_mut(),
         "UPDATE credentials SET passkey = ?3, sign_count = ?4, backed_up = ?5, last_used_at = ?6
-         WHERE tenant_id = ?1 AND credential_id = ?2",
+         WHERE tenant_id = ?1 AND credential_id = ?2 AND sign_count <= ?4",
         params![tenant, id, passkey, sign_count, backed_up, now],
     )?;
     Ok(())

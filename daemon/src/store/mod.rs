@@ -1,9 +1,12 @@
 //! SQLite storage: the only module that speaks SQL.
 //!
-//! All work runs in a transaction on a blocking thread: [`Db::read`] hands the closure a
-//! [`ReadTx`], [`Db::write`] a [`WriteTx`] opened with `BEGIN IMMEDIATE`. Mutating functions in
-//! the table modules take `&WriteTx`, so a mutation cannot be written inside a read transaction.
-//! A transaction commits when the closure returns `Ok` and rolls back otherwise.
+//! [`Db::read`] runs its closure in a read transaction on a blocking thread (a pool of
+//! connections, WAL readers run beside the writer). [`Db::write`] queues its closure for the
+//! writer thread, which runs queued writes in one `BEGIN IMMEDIATE` transaction, each under its
+//! own savepoint, and commits them together ([`writer`]: group commit). Mutating functions in the
+//! table modules take `&WriteTx`, so a mutation cannot be written inside a read transaction. A
+//! write is kept when its closure returns `Ok` and rolled back otherwise; its caller hears `Ok`
+//! only once the commit is durable.
 
 pub mod apps;
 pub mod audit;
@@ -18,6 +21,7 @@ pub mod social;
 pub mod tenants;
 pub mod types;
 pub mod users;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -55,6 +59,8 @@ pub enum StoreError {
     Corrupt(String),
     #[error("database task failed: {0}")]
     Task(String),
+    #[error("database commit failed: {0}")]
+    Commit(String),
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -113,9 +119,9 @@ impl WriteTx<'_> {
 pub struct Db {
     pool: r2d2::Pool<SqliteConnectionManager>,
     path: PathBuf,
-    /// SQLite runs one writer at a time. Queueing writers here, in order, replaces SQLite's
-    /// busy handler, which sleeps and retries and so turns contention into latency spikes.
-    writer: std::sync::Arc<std::sync::Mutex<()>>,
+    /// SQLite runs one writer at a time: one thread owns the write connection, and writes queue
+    /// in front of it in order (no busy handler sleeping and retrying) and share commits.
+    writer: std::sync::Arc<writer::Writer>,
 }
 
 impl std::fmt::Debug for Db {
@@ -150,11 +156,11 @@ impl Db {
             .map_err(|e| open_err(format!("cannot set mode 0600: {e}")))?;
         configure(&mut conn).map_err(|e| open_err(e.to_string()))?;
         migrate(&mut conn)?;
-        drop(conn);
 
         let manager = SqliteConnectionManager::file(path).with_flags(flags).with_init(configure);
         let pool = r2d2::Pool::builder().max_size(8).connection_timeout(Duration::from_secs(10)).build(manager)?;
-        Ok(Db { pool, path: path.to_owned(), writer: Default::default() })
+        let writer = writer::Writer::start(conn)?;
+        Ok(Db { pool, path: path.to_owned(), writer: std::sync::Arc::new(writer) })
     }
 
     pub fn path(&self) -> &Path {
@@ -174,17 +180,20 @@ impl Db {
             .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
-    /// Runs `f` in a write transaction on a blocking thread; commits on `Ok`.
+    /// Runs `f` on the writer thread in a write transaction shared with other queued writes;
+    /// answers once its changes are committed (on `Ok`) or rolled back (on `Err`). Keep `f` to
+    /// reads and writes of the database: everything it does delays the writes queued behind it.
     pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
     {
-        let db = self.clone();
-        tokio::task::spawn_blocking(move || db.write_blocking(f))
-            .await
-            .map_err(|e| E::from(StoreError::Task(e.to_string())))?
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        self.writer.submit(Box::new(writer::Typed::new(f, move |r| {
+            let _ = answer.send(r);
+        })));
+        answered.await.map_err(|_| E::from(StoreError::Task("the database writer dropped a write".into())))?
     }
 
     pub fn read_blocking<T, E, F>(&self, f: F) -> Result<T, E>
@@ -200,16 +209,15 @@ impl Db {
         Ok(out)
     }
 
+    /// Runs `f` in a write transaction of its own on the calling thread (for closures that borrow
+    /// their environment: tests, one-off maintenance); queued writes wait meanwhile.
     pub fn write_blocking<T, E, F>(&self, f: F) -> Result<T, E>
     where
         E: From<StoreError>,
         F: FnOnce(&WriteTx<'_>) -> Result<T, E>,
     {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
-        let _turn = match self.writer.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        // A transaction of its own on the write connection, between the writer thread's batches.
+        let mut conn = self.writer.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
         let tx = WriteTx(tx);
         let out = f(&tx)?;

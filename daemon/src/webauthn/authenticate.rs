@@ -22,7 +22,7 @@ use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
 use crate::store::users::{UserId, UserRow, normalise_email};
-use crate::store::{self, ChallengeKind, TenantId, UserStatus, WriteTx};
+use crate::store::{self, ChallengeKind, TenantId, UserStatus};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Default, Deserialize)]
@@ -65,57 +65,53 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
     let expires_at = now + state.config.challenge_ttl.as_secs() as i64;
     let username = req.username.map(|u| normalise_email(&u)).filter(|u| !u.is_empty());
     let decoy = username.as_ref().map(|u| state.kek.decoy_credential_id(tenant.id, u));
+    let t = tenant.id;
 
-    state
-        .db
-        .write(move |tx| -> Result<Value, Error> {
-            let t = tenant.id;
-            let known = match &username {
-                Some(u) => match store::users::by_email(tx, t, u)? {
-                    Some(user) if user.status == UserStatus::Active => {
-                        let creds = store::credentials::for_user(tx, t, user.id)?;
-                        if creds.is_empty() { None } else { Some((user, creds)) }
-                    }
-                    _ => None,
-                },
-                None => None,
-            };
-            let (options, kind, user_id, state_json) = match (known, decoy) {
-                (Some((user, creds)), _) => {
-                    let passkeys = creds.iter().map(passkey).collect::<Result<Vec<_>, _>>()?;
-                    let (rcr, st) = tenant.webauthn.start_passkey_authentication(&passkeys).map_err(Error::internal)?;
-                    let options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
-                    (
-                        options,
-                        ChallengeKind::Authenticate,
-                        Some(user.id),
-                        serde_json::to_string(&st).map_err(Error::internal)?,
-                    )
-                }
-                (None, decoy) => {
-                    let (rcr, st) = tenant.webauthn.start_discoverable_authentication().map_err(Error::internal)?;
-                    let mut options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
-                    let kind = match decoy {
-                        // Unknown username: same shape as a known one, nothing to sign with.
-                        Some(id) => {
-                            options["allowCredentials"] = json!([{"type": "public-key", "id": b64url(&id)}]);
-                            ChallengeKind::Authenticate
+    // The user's credentials come from a read transaction beside the writer; the write queue only
+    // carries the challenge's insert.
+    let known = match username {
+        Some(u) => {
+            state
+                .db
+                .read(move |tx| -> Result<_, Error> {
+                    match store::users::by_email(tx, t, &u)? {
+                        Some(user) if user.status == UserStatus::Active => {
+                            let creds = store::credentials::for_user(tx, t, user.id)?;
+                            Ok(if creds.is_empty() { None } else { Some((user, creds)) })
                         }
-                        None => ChallengeKind::Discoverable,
-                    };
-                    (options, kind, None, serde_json::to_string(&st).map_err(Error::internal)?)
+                        _ => Ok(None),
+                    }
+                })
+                .await?
+        }
+        None => None,
+    };
+    let (options, kind, user_id, state_json) = match (known, decoy) {
+        (Some((user, creds)), _) => {
+            let passkeys = creds.iter().map(passkey).collect::<Result<Vec<_>, _>>()?;
+            let (rcr, st) = tenant.webauthn.start_passkey_authentication(&passkeys).map_err(Error::internal)?;
+            let options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
+            (options, ChallengeKind::Authenticate, Some(user.id), serde_json::to_string(&st).map_err(Error::internal)?)
+        }
+        (None, decoy) => {
+            let (rcr, st) = tenant.webauthn.start_discoverable_authentication().map_err(Error::internal)?;
+            let mut options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
+            let kind = match decoy {
+                // Unknown username: same shape as a known one, nothing to sign with.
+                Some(id) => {
+                    options["allowCredentials"] = json!([{"type": "public-key", "id": b64url(&id)}]);
+                    ChallengeKind::Authenticate
                 }
+                None => ChallengeKind::Discoverable,
             };
-            let options = shape_options(options);
-            let challenge = options["challenge"].as_str().unwrap_or_default().to_owned();
-            store::challenges::insert(
-                tx,
-                t,
-                &ChallengeRow { challenge, kind, user_id, state: state_json, context: "{}".into(), expires_at },
-            )?;
-            Ok(options)
-        })
-        .await
+            (options, kind, None, serde_json::to_string(&st).map_err(Error::internal)?)
+        }
+    };
+    let options = shape_options(options);
+    let challenge = options["challenge"].as_str().unwrap_or_default().to_owned();
+    let row = ChallengeRow { challenge, kind, user_id, state: state_json, context: "{}".into(), expires_at };
+    state.db.write(move |tx| store::challenges::insert(tx, t, &row)).await?;
+    Ok(options)
 }
 
 /// Exactly the documented fields (docs/http-api.md), with their fixed values.
@@ -144,81 +140,86 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     super::check_origin(assertion.response.client_data_json.as_ref(), &tenant.origin, true)?;
     let now = state.clock.now();
     let session_ttl = state.config.tokens.session.as_secs() as i64;
+    let t = tenant.id;
+    let challenge = req.challenge;
+    let cred_id = assertion.raw_id.to_vec();
+    let unknown = || denied(codes::UNKNOWN_CREDENTIAL, "this credential is not registered here");
 
-    state
+    // 1. Read the challenge (without taking it), the user and the credential beside the writer.
+    let handle = assertion.response.user_handle.clone();
+    let (c, id) = (challenge.clone(), cred_id.clone());
+    let (row, user, credential) = state
         .db
-        .write(move |tx| -> Result<Finished, Error> {
-            let t = tenant.id;
-            let row = store::challenges::take(
-                tx,
-                t,
-                &req.challenge,
-                (ChallengeKind::Authenticate, ChallengeKind::Discoverable),
-                now,
-            )?
-            .ok_or_else(invalid_challenge)?;
-            let unknown = || denied(codes::UNKNOWN_CREDENTIAL, "this credential is not registered here");
-            let cred_id = assertion.raw_id.to_vec();
-
-            let (user, credential, result) = if row.kind == ChallengeKind::Discoverable {
-                let handle = assertion.response.user_handle.clone().ok_or_else(|| {
+        .read(move |tx| -> Result<_, Error> {
+            let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
+            let row = store::challenges::peek(tx, t, &c, kinds, now)?.ok_or_else(invalid_challenge)?;
+            let user = if row.kind == ChallengeKind::Discoverable {
+                let handle = handle.ok_or_else(|| {
                     Error::invalid(
                         codes::MISSING_USER_HANDLE,
                         "a username-less sign-in needs the credential's user handle",
                     )
                 })?;
-                let user = store::users::by_handle(tx, t, handle.as_ref())?.ok_or_else(unknown)?;
-                let credential = owned_credential(tx, t, &user, &cred_id)?.ok_or_else(unknown)?;
-                let st: DiscoverableAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
-                let key = passkey(&credential)?;
-                let result = tenant
-                    .webauthn
-                    .finish_discoverable_authentication_v2(&assertion, st, &key)
-                    .map_err(|e| super::verification_error(e, true))?;
-                (user, credential, result)
+                store::users::by_handle(tx, t, handle.as_ref())?.ok_or_else(unknown)?
             } else {
                 let user_id = row.user_id.ok_or_else(unknown)?;
-                let user = store::users::by_id(tx, t, user_id)?.ok_or_else(unknown)?;
-                let credential = owned_credential(tx, t, &user, &cred_id)?.ok_or_else(unknown)?;
-                if let Some(handle) = &assertion.response.user_handle
-                    && handle.as_slice() != user.user_handle.as_slice()
-                {
-                    return Err(denied(
-                        codes::INVALID_USER_HANDLE,
-                        "the credential's user handle belongs to another user",
-                    ));
-                }
-                let st: PasskeyAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
-                let result = tenant
-                    .webauthn
-                    .finish_passkey_authentication(&assertion, &st)
-                    .map_err(|e| super::verification_error(e, true))?;
-                (user, credential, result)
+                store::users::by_id(tx, t, user_id)?.ok_or_else(unknown)?
             };
-            if user.status != UserStatus::Active {
-                return Err(Error::new(Kind::Forbidden, codes::USER_DISABLED, "this account is disabled"));
-            }
-
-            let mut key = passkey(&credential)?;
-            key.update_credential(&result);
-            let stored = serde_json::to_string(&key).map_err(Error::internal)?;
-            store::credentials::record_use(tx, t, &cred_id, &stored, result.counter(), result.backup_state(), now)?;
-            let session = sessions::create(tx, t, user.id, &["hwk", "user"], now, session_ttl)?;
-            Ok(Finished {
-                response: FinishResponse {
-                    user: UserInfo { id: user.public_id.clone(), email: user.email.clone(), name: user.name.clone() },
-                    session: SessionInfo { expires_at: rfc3339(session.expires_at) },
-                },
-                session,
-                user_id: user.id,
-            })
+            let credential = owned_credential(tx, t, &user, &id)?.ok_or_else(unknown)?;
+            Ok((row, user, credential))
         })
-        .await
+        .await?;
+
+    // 2. Verify the signature here, not in the write queue: it is the costly step.
+    let mut key = passkey(&credential)?;
+    let result = if row.kind == ChallengeKind::Discoverable {
+        let st: DiscoverableAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
+        tenant
+            .webauthn
+            .finish_discoverable_authentication_v2(&assertion, st, &key)
+            .map_err(|e| super::verification_error(e, true))?
+    } else {
+        if let Some(handle) = &assertion.response.user_handle
+            && handle.as_slice() != user.user_handle.as_slice()
+        {
+            return Err(denied(codes::INVALID_USER_HANDLE, "the credential's user handle belongs to another user"));
+        }
+        let st: PasskeyAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
+        tenant.webauthn.finish_passkey_authentication(&assertion, &st).map_err(|e| super::verification_error(e, true))?
+    };
+    if user.status != UserStatus::Active {
+        return Err(Error::new(Kind::Forbidden, codes::USER_DISABLED, "this account is disabled"));
+    }
+    key.update_credential(&result);
+    let stored = serde_json::to_string(&key).map_err(Error::internal)?;
+    let (counter, backed_up) = (result.counter(), result.backup_state());
+
+    // 3. One write: take the challenge (of two concurrent finishes only one still finds it), record
+    // the use, open the session. Nothing is kept if any step fails.
+    let user_id = user.id;
+    let session = state
+        .db
+        .write(move |tx| -> Result<Issued, Error> {
+            if !store::challenges::consume(tx, t, &challenge, now)? {
+                return Err(invalid_challenge());
+            }
+            store::credentials::record_use(tx, t, &cred_id, &stored, counter, backed_up, now)?;
+            sessions::create(tx, t, user_id, &["hwk", "user"], now, session_ttl)
+        })
+        .await?;
+    Ok(Finished {
+        response: FinishResponse {
+            user: UserInfo { id: user.public_id, email: user.email, name: user.name },
+            session: SessionInfo { expires_at: rfc3339(session.expires_at) },
+        },
+        session,
+        user_id,
+    })
 }
 
 /// The credential with this id, if it belongs to `user` (another user's credential reads as unknown).
 fn owned_credential(
-    tx: &WriteTx<'_>,
+    tx: &impl store::Reader,
     tenant: TenantId,
     user: &UserRow,
     id: &[u8],

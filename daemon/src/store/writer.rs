@@ -1,0 +1,268 @@
+//! Group commit: one writer thread owns the write connection and commits many queued write
+//! transactions with one `COMMIT`, so with `synchronous=FULL` one fsync of the WAL makes a whole
+//! batch durable instead of one fsync per request.
+//!
+//! Each queued write runs inside the batch's transaction under its own `SAVEPOINT`: a write whose
+//! closure fails (or panics) is rolled back to its savepoint alone and answered at once; the others
+//! are answered only after the `COMMIT` has returned, so a caller never sees success for something
+//! that is not durable. If the commit itself fails, every write of the batch gets that error.
+//!
+//! No deliberate delay: while one batch is being committed the next requests queue up, so batches
+//! grow with the load by themselves and a lone request pays no wait.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{StoreError, WriteTx};
+
+/// At most this many writes share a commit: bounds how long the first of them waits for the
+/// others to run.
+const MAX_BATCH: usize = 128;
+
+/// One queued write: runs in the batch's transaction, then learns whether its batch committed.
+pub(super) trait Job: Send {
+    /// Runs the write; `true` when its changes are to be kept.
+    fn run(&mut self, tx: &WriteTx<'_>) -> bool;
+    /// Answers the caller. `failure` is set when the batch did not commit (or never began).
+    fn answer(self: Box<Self>, failure: Option<&StoreError>);
+}
+
+/// A closure and where its result goes.
+pub(super) struct Typed<F, T, E, R> {
+    f: Option<F>,
+    result: Option<Result<T, E>>,
+    reply: R,
+}
+
+impl<F, T, E, R> Typed<F, T, E, R> {
+    pub(super) fn new(f: F, reply: R) -> Typed<F, T, E, R> {
+        Typed { f: Some(f), result: None, reply }
+    }
+}
+
+impl<F, T, E, R> Job for Typed<F, T, E, R>
+where
+    F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send,
+    T: Send,
+    E: From<StoreError> + Send,
+    R: FnOnce(Result<T, E>) + Send,
+{
+    fn run(&mut self, tx: &WriteTx<'_>) -> bool {
+        let Some(f) = self.f.take() else { return false };
+        // A panicking write must not take the writer thread (and every later write) with it.
+        self.result = catch_unwind(AssertUnwindSafe(|| f(tx))).ok();
+        matches!(self.result, Some(Ok(_)))
+    }
+
+    fn answer(self: Box<Self>, failure: Option<&StoreError>) {
+        let result = match (self.result, failure) {
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(_)), Some(f)) => Err(E::from(StoreError::Commit(f.to_string()))),
+            (Some(Ok(v)), None) => Ok(v),
+            (None, Some(f)) => Err(E::from(StoreError::Commit(f.to_string()))),
+            (None, None) => Err(E::from(StoreError::Task("the write failed unexpectedly (it panicked)".into()))),
+        };
+        (self.reply)(result);
+    }
+}
+
+/// The write connection and the queue in front of it.
+pub(super) struct Writer {
+    conn: Arc<Mutex<Connection>>,
+    queue: mpsc::Sender<Box<dyn Job>>,
+}
+
+impl Writer {
+    /// Starts the writer thread on `conn`. The thread ends when the last [`Writer`] is dropped.
+    pub(super) fn start(conn: Connection) -> Result<Writer, StoreError> {
+        let conn = Arc::new(Mutex::new(conn));
+        let (queue, jobs) = mpsc::channel::<Box<dyn Job>>();
+        let shared = conn.clone();
+        std::thread::Builder::new()
+            .name("latchkey-writer".into())
+            .spawn(move || run(&shared, &jobs))
+            .map_err(|e| StoreError::Task(format!("cannot start the database writer thread: {e}")))?;
+        Ok(Writer { conn, queue })
+    }
+
+    /// Queues a write; `job.answer` is called once it is settled.
+    pub(super) fn submit(&self, job: Box<dyn Job>) {
+        if let Err(mpsc::SendError(job)) = self.queue.send(job) {
+            job.answer(Some(&StoreError::Task("the database writer has stopped".into())));
+        }
+    }
+
+    /// The write connection for a transaction of the calling thread alone (tests and one-off
+    /// maintenance that borrow their closure's environment); queued batches wait meanwhile.
+    pub(super) fn lock(&self) -> MutexGuard<'_, Connection> {
+        lock(&self.conn)
+    }
+}
+
+fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    // A panic while the lock was held left no transaction open (rusqlite rolls back on drop).
+    conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn run(conn: &Mutex<Connection>, jobs: &mpsc::Receiver<Box<dyn Job>>) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let mut guard = lock(conn);
+        commit_batch(&mut guard, batch);
+    }
+}
+
+/// Runs `batch` in one transaction and answers every job.
+fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
+    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => WriteTx(tx),
+        Err(e) => {
+            let e = StoreError::from(e);
+            batch.into_iter().for_each(|job| job.answer(Some(&e)));
+            return;
+        }
+    };
+    let mut kept: Vec<Box<dyn Job>> = Vec::with_capacity(batch.len());
+    let mut broken: Option<StoreError> = None;
+    for mut job in batch.drain(..) {
+        if let Some(e) = &broken {
+            job.answer(Some(e));
+            continue;
+        }
+        if let Err(e) = savepoint(&tx, "SAVEPOINT job") {
+            broken = Some(e);
+            job.answer(broken.as_ref());
+            continue;
+        }
+        let ok = job.run(&tx);
+        if tx.0.is_autocommit() {
+            // SQLite rolled the whole transaction back itself (disk full, I/O error): the writes
+            // kept so far are gone too.
+            let e = StoreError::Commit("the transaction was rolled back by the database".into());
+            kept.drain(..).for_each(|k| k.answer(Some(&e)));
+            job.answer(Some(&e));
+            broken = Some(e);
+            continue;
+        }
+        let settled = if ok {
+            savepoint(&tx, "RELEASE job")
+        } else {
+            savepoint(&tx, "ROLLBACK TO job").and_then(|()| savepoint(&tx, "RELEASE job"))
+        };
+        if let Err(e) = settled {
+            job.answer(Some(&e));
+            broken = Some(e);
+            continue;
+        }
+        if ok {
+            kept.push(job);
+        } else {
+            // Nothing of it stays: answer now, the others need not wait for it.
+            job.answer(None);
+        }
+    }
+    let outcome = match broken {
+        Some(e) => {
+            drop(tx);
+            Some(e)
+        }
+        None => tx.0.commit().err().map(StoreError::from),
+    };
+    kept.into_iter().for_each(|job| job.answer(outcome.as_ref()));
+}
+
+fn savepoint(tx: &WriteTx<'_>, sql: &str) -> Result<(), StoreError> {
+    tx.0.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::temp_db;
+    use super::super::{Reader, StoreError};
+
+    fn count(t: &super::super::testing::TempDb) -> i64 {
+        t.read(|tx| tx.conn().query_row("SELECT count(*) FROM tenants", [], |r| r.get(0)).unwrap())
+    }
+
+    fn insert(tx: &super::WriteTx<'_>, slug: &str) -> Result<(), StoreError> {
+        tx.conn_mut().execute(
+            "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+             VALUES (?1, ?1, 'https://x.test/' || ?1, 'r', 'open', 0)",
+            [slug],
+        )?;
+        Ok(())
+    }
+
+    #[test]
+    fn concurrent_writes_share_commits_and_a_failure_rolls_back_alone() {
+        let t = temp_db();
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+        let results: Vec<Result<(), StoreError>> = rt.block_on(async {
+            let tasks: Vec<_> = (0..200)
+                .map(|i| {
+                    let db = t.db.clone();
+                    tokio::spawn(async move {
+                        db.write(move |tx| {
+                            insert(tx, &format!("t{i}"))?;
+                            // Every tenth write fails after writing: its row must not survive.
+                            if i % 10 == 0 { Err(StoreError::Corrupt("refused".into())) } else { Ok(()) }
+                        })
+                        .await
+                    })
+                })
+                .collect();
+            let mut out = Vec::new();
+            for task in tasks {
+                out.push(task.await.unwrap());
+            }
+            out
+        });
+        assert_eq!(results.iter().filter(|r| r.is_err()).count(), 20);
+        assert_eq!(count(&t), 180);
+        let kept: i64 = t.read(|tx| {
+            tx.conn().query_row("SELECT count(*) FROM tenants WHERE slug IN ('t0', 't10', 't190')", [], |r| r.get(0))
+        })
+        .unwrap();
+        assert_eq!(kept, 0);
+    }
+
+    #[test]
+    fn a_panicking_write_is_an_error_and_the_writer_carries_on() {
+        let t = temp_db();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let r: Result<(), StoreError> = t
+                .db
+                .write(|tx| {
+                    insert(tx, "half")?;
+                    panic!("a bug in a write");
+                })
+                .await;
+            assert!(matches!(r, Err(StoreError::Task(_))), "{r:?}");
+            t.db.write(|tx| insert(tx, "after")).await.unwrap();
+        });
+        assert_eq!(count(&t), 1);
+    }
+
+    #[test]
+    fn a_unique_violation_in_a_batch_is_that_write_s_error() {
+        let t = temp_db();
+        t.write(|tx| insert(tx, "taken").unwrap());
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let (a, b) = rt.block_on(async {
+            tokio::join!(t.db.write(|tx| insert(tx, "taken")), t.db.write(|tx| insert(tx, "free")))
+        });
+        assert!(a.unwrap_err().is_unique_violation());
+        b.unwrap();
+        assert_eq!(count(&t), 2);
+    }
+}
