@@ -140,6 +140,58 @@ fn challenge_rules() {
     assert_eq!(d.snapshot(), before);
 }
 
+/// Writes of concurrent requests share commits (group commit): one assertion sent 12 times at
+/// once still signs in exactly once, and a refused copy leaves nothing behind; sign-ins of
+/// different users at the same moment all succeed.
+#[test]
+fn concurrent_finishes_of_one_challenge_sign_in_once() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut ada, _) = site.user_with_passkey("ada@acme.test");
+    let sessions = || -> i64 {
+        d.db().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap()
+    };
+    let before = sessions();
+    let options = site.auth_start(Some("ada@acme.test"));
+    let assertion = ada.get(&options, &Tamper::default());
+    let body = json!({"assertion": assertion, "challenge": options["challenge"]});
+    let statuses: Vec<(u16, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..12)
+            .map(|_| {
+                s.spawn(|| {
+                    let r = site.post("/auth/finish", &body, None);
+                    (r.status, r.json()["error"].as_str().unwrap_or_default().to_owned())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(statuses.iter().filter(|(s, _)| *s == 200).count(), 1, "{statuses:?}");
+    assert!(statuses.iter().all(|(s, e)| *s == 200 || (*s == 400 && e == "invalid_challenge")), "{statuses:?}");
+    assert_eq!(sessions(), before + 1);
+
+    let mut users: Vec<(String, Soft)> = (0..6)
+        .map(|i| {
+            let email = format!("u{i}@acme.test");
+            let (soft, _) = site.user_with_passkey(&email);
+            (email, soft)
+        })
+        .collect();
+    let before = sessions();
+    std::thread::scope(|s| {
+        for (email, soft) in users.iter_mut() {
+            let site = &site;
+            s.spawn(move || {
+                for _ in 0..3 {
+                    let r = site.sign_in(soft, Some(email.as_str()), &Tamper::default());
+                    assert_eq!(r.status, 200, "{}", r.body);
+                }
+            });
+        }
+    });
+    assert_eq!(sessions(), before + 18);
+}
+
 #[test]
 fn sign_in_verification_steps() {
     let d = TestDaemon::start();
