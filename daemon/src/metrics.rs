@@ -108,7 +108,7 @@ impl Metrics {
         }
     }
 
-    pub fn render(&self) -> String {
+    pub fn render(&self, db: &crate::store::WriteStats) -> String {
         let g = match self.inner.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -119,6 +119,13 @@ impl Metrics {
         out.push_str("# TYPE latchkey_connections_refused_total counter\n");
         let refused = self.refused_connections.load(std::sync::atomic::Ordering::Relaxed);
         let _ = writeln!(out, "latchkey_connections_refused_total {refused}");
+        // Group commit: writes per commit is the mean batch size.
+        out.push_str("# HELP latchkey_db_writes_total Write transactions run through the database writer.\n");
+        out.push_str("# TYPE latchkey_db_writes_total counter\n");
+        let _ = writeln!(out, "latchkey_db_writes_total {}", db.writes.load(std::sync::atomic::Ordering::Relaxed));
+        out.push_str("# HELP latchkey_db_commits_total Commits of the database writer (one fsync each).\n");
+        out.push_str("# TYPE latchkey_db_commits_total counter\n");
+        let _ = writeln!(out, "latchkey_db_commits_total {}", db.commits.load(std::sync::atomic::Ordering::Relaxed));
         out.push_str("# HELP latchkey_http_requests_total HTTP requests by route and status.\n");
         out.push_str("# TYPE latchkey_http_requests_total counter\n");
         for ((route, status), n) in &g.requests {

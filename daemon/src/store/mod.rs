@@ -23,6 +23,8 @@ pub mod types;
 pub mod users;
 mod writer;
 
+pub use writer::WriteStats;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -165,6 +167,11 @@ impl Db {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Counts of queued writes and of the commits that made them durable.
+    pub fn write_stats(&self) -> &WriteStats {
+        &self.writer.stats
     }
 
     /// Runs `f` in a read transaction on a blocking thread.

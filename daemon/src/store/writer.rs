@@ -11,6 +11,7 @@
 //! grow with the load by themselves and a lone request pays no wait.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 
 use rusqlite::{Connection, TransactionBehavior};
@@ -68,10 +69,20 @@ where
     }
 }
 
+/// How much commits are shared: `writes / commits` is the mean batch size (`/metrics`).
+#[derive(Debug, Default)]
+pub struct WriteStats {
+    /// Queued writes run by the writer thread.
+    pub writes: AtomicU64,
+    /// Transactions committed (or attempted) by the writer thread.
+    pub commits: AtomicU64,
+}
+
 /// The write connection and the queue in front of it.
 pub(super) struct Writer {
     conn: Arc<Mutex<Connection>>,
     queue: mpsc::Sender<Box<dyn Job>>,
+    pub(super) stats: Arc<WriteStats>,
 }
 
 impl Writer {
@@ -80,11 +91,13 @@ impl Writer {
         let conn = Arc::new(Mutex::new(conn));
         let (queue, jobs) = mpsc::channel::<Box<dyn Job>>();
         let shared = conn.clone();
+        let stats = Arc::new(WriteStats::default());
+        let counted = stats.clone();
         std::thread::Builder::new()
             .name("latchkey-writer".into())
-            .spawn(move || run(&shared, &jobs))
+            .spawn(move || run(&shared, &jobs, &counted))
             .map_err(|e| StoreError::Task(format!("cannot start the database writer thread: {e}")))?;
-        Ok(Writer { conn, queue })
+        Ok(Writer { conn, queue, stats })
     }
 
     /// Queues a write; `job.answer` is called once it is settled.
@@ -106,7 +119,7 @@ fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn run(conn: &Mutex<Connection>, jobs: &mpsc::Receiver<Box<dyn Job>>) {
+fn run(conn: &Mutex<Connection>, jobs: &mpsc::Receiver<Box<dyn Job>>, stats: &WriteStats) {
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -115,6 +128,8 @@ fn run(conn: &Mutex<Connection>, jobs: &mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
+        stats.writes.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        stats.commits.fetch_add(1, Ordering::Relaxed);
         let mut guard = lock(conn);
         commit_batch(&mut guard, batch);
     }
@@ -188,6 +203,7 @@ fn savepoint(tx: &WriteTx<'_>, sql: &str) -> Result<(), StoreError> {
 mod tests {
     use super::super::testing::temp_db;
     use super::super::{Reader, StoreError};
+    use std::sync::atomic::Ordering;
 
     fn count(t: &super::super::testing::TempDb) -> i64 {
         t.read(|tx| tx.conn().query_row("SELECT count(*) FROM tenants", [], |r| r.get(0)).unwrap())
@@ -227,6 +243,10 @@ mod tests {
             out
         });
         assert_eq!(results.iter().filter(|r| r.is_err()).count(), 20);
+        let stats = t.db.write_stats();
+        let (writes, commits) = (stats.writes.load(Ordering::Relaxed), stats.commits.load(Ordering::Relaxed));
+        assert_eq!(writes, 200);
+        assert!(commits <= writes, "{commits} commits for {writes} writes");
         assert_eq!(count(&t), 180);
         let kept: i64 = t.read(|tx| {
             tx.conn().query_row("SELECT count(*) FROM tenants WHERE slug IN ('t0', 't10', 't190')", [], |r| r.get(0))
