@@ -148,9 +148,7 @@ fn concurrent_finishes_of_one_challenge_sign_in_once() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let (mut ada, _) = site.user_with_passkey("ada@acme.test");
-    let sessions = || -> i64 {
-        d.db().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap()
-    };
+    let sessions = || -> i64 { d.db().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap() };
     let before = sessions();
     let options = site.auth_start(Some("ada@acme.test"));
     let assertion = ada.get(&options, &Tamper::default());

@@ -127,7 +127,11 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         Route::Healthz => return bytes(StatusCode::OK, "text/plain; charset=utf-8", "ok\n"),
         Route::Readyz => return readyz(state).await,
         Route::Metrics => {
-            return bytes(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", state.metrics.render(state.db.write_stats()));
+            return bytes(
+                StatusCode::OK,
+                "text/plain; version=0.0.4; charset=utf-8",
+                state.metrics.render(state.db.write_stats()),
+            );
         }
         Route::Tenant(tenant, route) => (tenant, route),
     };

@@ -47,7 +47,8 @@ fn decode((mut app, lists): (AppRow, [String; 4])) -> Result<AppRow, StoreError>
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         &format!("INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
         params![
             tenant,
@@ -67,12 +68,12 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
 
 pub fn get(tx: &impl Reader, tenant: TenantId, client_id: &str) -> Result<Option<AppRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM applications WHERE tenant_id = ?1 AND client_id = ?2");
-    tx.conn().query_row(&sql, params![tenant, client_id], from_row).optional()?.map(decode).transpose()
+    tx.conn().prepare_cached(&sql)?.query_row(params![tenant, client_id], from_row).optional()?.map(decode).transpose()
 }
 
 pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<AppRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM applications WHERE tenant_id = ?1 ORDER BY created_at, name");
-    let mut stmt = tx.conn().prepare(&sql)?;
+    let mut stmt = tx.conn().prepare_cached(&sql)?;
     let rows = stmt.query_map([tenant], from_row)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter().map(decode).collect()
 }
@@ -85,7 +86,8 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str) -> Result<boo
 }
 
 pub fn set_secret_hash(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str, hash: &[u8]) -> Result<bool, StoreError> {
-    let n = tx.conn_mut().execute(
+    let n = super::exec(
+        tx.conn_mut(),
         "UPDATE applications SET secret_hash = ?3 WHERE tenant_id = ?1 AND client_id = ?2",
         params![tenant, client_id, hash],
     )?;
@@ -107,7 +109,8 @@ pub fn id_by_name(tx: &impl Reader, tenant: TenantId, name: &str) -> Result<Opti
 /// Replaces the name and the lists of an application (redirects, origins, scopes); its type,
 /// secret and creation time stay.
 pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
          scopes = ?7 WHERE tenant_id = ?1 AND client_id = ?2",
         params![

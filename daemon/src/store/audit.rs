@@ -19,7 +19,8 @@ pub struct Event {
 }
 
 pub fn insert(tx: &WriteTx<'_>, e: &Event) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO audit (at, tenant, actor, action, outcome, ip, subject, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![e.at, e.tenant, e.actor, e.action, e.outcome, e.ip, e.subject, e.detail],
     )?;
@@ -66,7 +67,7 @@ pub fn query(
 }
 
 pub fn sweep(tx: &WriteTx<'_>, before: Timestamp) -> Result<usize, StoreError> {
-    Ok(tx.conn_mut().execute("DELETE FROM audit WHERE at < ?1", [before])?)
+    Ok(super::exec(tx.conn_mut(), "DELETE FROM audit WHERE at < ?1", [before])?)
 }
 
 #[cfg(test)]

@@ -17,7 +17,8 @@ pub struct ChallengeRow {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, c: &ChallengeRow) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![c.challenge, tenant, c.kind, c.user_id, c.state, c.context, c.expires_at],
@@ -98,7 +99,7 @@ pub fn consume(tx: &WriteTx<'_>, tenant: TenantId, challenge: &str, now: Timesta
 
 /// Removes expired challenges; returns how many.
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(tx.conn_mut().execute("DELETE FROM challenges WHERE expires_at <= ?1", [now])?)
+    Ok(super::exec(tx.conn_mut(), "DELETE FROM challenges WHERE expires_at <= ?1", [now])?)
 }
 
 pub fn count(tx: &impl Reader) -> Result<i64, StoreError> {

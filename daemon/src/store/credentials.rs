@@ -44,8 +44,11 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<CredentialRow> {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, c: &CredentialRow) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
-        &format!("INSERT INTO credentials (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
+    super::exec(
+        tx.conn_mut(),
+        &format!(
+            "INSERT INTO credentials (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+        ),
         params![
             tenant,
             c.user_id,
@@ -69,14 +72,14 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, c: &CredentialRow) -> Result<(
 pub fn for_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<CredentialRow>, StoreError> {
     let sql =
         format!("SELECT {COLUMNS} FROM credentials WHERE tenant_id = ?1 AND user_id = ?2 ORDER BY created_at, id");
-    let mut stmt = tx.conn().prepare(&sql)?;
+    let mut stmt = tx.conn().prepare_cached(&sql)?;
     let rows = stmt.query_map(params![tenant, user], from_row)?.collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
 pub fn by_credential_id(tx: &impl Reader, tenant: TenantId, id: &[u8]) -> Result<Option<CredentialRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM credentials WHERE tenant_id = ?1 AND credential_id = ?2");
-    Ok(tx.conn().query_row(&sql, params![tenant, id], from_row).optional()?)
+    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, id], from_row).optional()?)
 }
 
 /// Records a successful sign-in: new counter and backup state, time of use.
@@ -101,7 +104,8 @@ pub fn record_use(
 }
 
 pub fn rename(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, id: &[u8], name: &str) -> Result<bool, StoreError> {
-    let n = tx.conn_mut().execute(
+    let n = super::exec(
+        tx.conn_mut(),
         "UPDATE credentials SET name = ?4 WHERE tenant_id = ?1 AND user_id = ?2 AND credential_id = ?3",
         params![tenant, user, id, name],
     )?;
@@ -109,7 +113,8 @@ pub fn rename(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, id: &[u8], name:
 }
 
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, id: &[u8]) -> Result<bool, StoreError> {
-    let n = tx.conn_mut().execute(
+    let n = super::exec(
+        tx.conn_mut(),
         "DELETE FROM credentials WHERE tenant_id = ?1 AND user_id = ?2 AND credential_id = ?3",
         params![tenant, user, id],
     )?;

@@ -33,11 +33,13 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRow> {
 /// Inserts a key as the tenant's current one; the current key becomes the previous one (stored
 /// as `retired`, see `StoredText for KeyState`), still published.
 pub fn insert_current(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow, now: Timestamp) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "UPDATE signing_keys SET state = 'retired', retired_at = ?2 WHERE tenant_id = ?1 AND state = 'current'",
         params![tenant, now],
     )?;
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO signing_keys (tenant_id, kid, state, bits, private_key, created_at) VALUES (?1, ?2, 'current', ?3, ?4, ?5)",
         params![tenant, key.kid, key.bits, key.sealed_private_key, key.created_at],
     )?;
@@ -57,7 +59,8 @@ pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<KeyRow>, StoreErro
 /// Removes a previous (no longer signing) key and its private key for good. Returns whether a
 /// row went; the current key is never removed.
 pub fn delete_previous(tx: &WriteTx<'_>, tenant: TenantId, kid: &str) -> Result<bool, StoreError> {
-    let n = tx.conn_mut().execute(
+    let n = super::exec(
+        tx.conn_mut(),
         "DELETE FROM signing_keys WHERE tenant_id = ?1 AND kid = ?2 AND state = 'retired'",
         params![tenant, kid],
     )?;

@@ -139,6 +139,9 @@ fn configure(conn: &mut Connection) -> Result<(), rusqlite::Error> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Hot statements are prepared once per connection (see `exec` and `prepare_cached`); the
+    // default cache of 16 is smaller than the set a sign-in and a token grant use.
+    conn.set_prepared_statement_cache_capacity(128);
     Ok(())
 }
 

@@ -15,7 +15,8 @@ pub fn insert_request(
     now: Timestamp,
     expires_at: Timestamp,
 ) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO authorize_requests (id, tenant_id, request, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![id, tenant, request, now, expires_at],
     )?;
@@ -40,7 +41,7 @@ pub fn request(
 }
 
 pub fn delete_request(tx: &WriteTx<'_>, tenant: TenantId, id: &str) -> Result<(), StoreError> {
-    tx.conn_mut().execute("DELETE FROM authorize_requests WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
+    super::exec(tx.conn_mut(), "DELETE FROM authorize_requests WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
     Ok(())
 }
 
@@ -67,7 +68,7 @@ pub fn insert_code(
     c: &CodeRow,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(tx.conn_mut(),
         "INSERT INTO authorization_codes (code_hash, tenant_id, client_id, user_id, session_id, redirect_uri, scope, nonce,
            code_challenge, auth_time, amr, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -126,7 +127,8 @@ pub fn use_code(
     jti: &str,
     now: Timestamp,
 ) -> Result<bool, StoreError> {
-    let n = tx.conn_mut().execute(
+    let n = super::exec(
+        tx.conn_mut(),
         "UPDATE authorization_codes SET used_at = ?3, access_jti = ?4 WHERE tenant_id = ?1 AND code_hash = ?2 AND used_at IS NULL",
         params![tenant, hash, now, jti],
     )?;
@@ -170,7 +172,7 @@ pub fn insert_refresh(
     r: &NewRefresh<'_>,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(tx.conn_mut(),
         "INSERT INTO refresh_tokens (tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope, auth_time,
            amr, created_at, expires_at, access_jti, access_expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
@@ -222,7 +224,8 @@ pub fn refresh(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option
 
 /// Marks a refresh token rotated; false when it already was.
 pub fn use_refresh(tx: &WriteTx<'_>, tenant: TenantId, id: i64, now: Timestamp) -> Result<bool, StoreError> {
-    let n = tx.conn_mut().execute(
+    let n = super::exec(
+        tx.conn_mut(),
         "UPDATE refresh_tokens SET used_at = ?3 WHERE tenant_id = ?1 AND id = ?2 AND used_at IS NULL AND revoked_at IS NULL",
         params![tenant, id, now],
     )?;
@@ -273,7 +276,8 @@ pub fn revoke_grants(
 }
 
 pub fn revoke_access(tx: &WriteTx<'_>, tenant: TenantId, jti: &str, expires_at: Timestamp) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "INSERT OR IGNORE INTO revoked_access_tokens (tenant_id, jti, expires_at) VALUES (?1, ?2, ?3)",
         params![tenant, jti, expires_at],
     )?;

@@ -25,7 +25,8 @@ pub struct NewSession<'a> {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, s: &NewSession<'_>) -> Result<i64, StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO sessions (tenant_id, user_id, token_hash, auth_time, amr, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![tenant, s.user_id, s.token_hash, s.auth_time, s.amr, s.created_at, s.expires_at],
@@ -66,7 +67,8 @@ pub fn delete_for_user_except(
     user: UserId,
     keep: Option<i64>,
 ) -> Result<usize, StoreError> {
-    Ok(tx.conn_mut().execute(
+    Ok(super::exec(
+        tx.conn_mut(),
         "DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND id IS NOT ?3",
         params![tenant, user, keep],
     )?)
@@ -80,7 +82,7 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, token_hash: &[u8]) -> Result<b
 }
 
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(tx.conn_mut().execute("DELETE FROM sessions WHERE expires_at <= ?1", [now])?)
+    Ok(super::exec(tx.conn_mut(), "DELETE FROM sessions WHERE expires_at <= ?1", [now])?)
 }
 
 #[cfg(test)]

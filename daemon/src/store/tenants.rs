@@ -40,7 +40,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TenantRow> {
 }
 
 pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![t.slug, t.name, t.base_url, t.rp_id, Text(t.registration), t.created_at],
     )?;
@@ -49,17 +50,17 @@ pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreErro
 
 pub fn by_slug(tx: &impl Reader, slug: &str) -> Result<Option<TenantRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM tenants WHERE slug = ?1");
-    Ok(tx.conn().query_row(&sql, [slug], from_row).optional()?)
+    Ok(tx.conn().prepare_cached(&sql)?.query_row([slug], from_row).optional()?)
 }
 
 pub fn by_base_url(tx: &impl Reader, base_url: &str) -> Result<Option<TenantRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM tenants WHERE base_url = ?1");
-    Ok(tx.conn().query_row(&sql, [base_url], from_row).optional()?)
+    Ok(tx.conn().prepare_cached(&sql)?.query_row([base_url], from_row).optional()?)
 }
 
 pub fn list(tx: &impl Reader) -> Result<Vec<TenantRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM tenants ORDER BY slug");
-    let mut stmt = tx.conn().prepare(&sql)?;
+    let mut stmt = tx.conn().prepare_cached(&sql)?;
     let rows = stmt.query_map([], from_row)?.collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
@@ -71,11 +72,12 @@ pub fn count(tx: &impl Reader) -> Result<u64, StoreError> {
 
 /// Deletes the tenant and, by cascade, everything it owns. Returns whether it existed.
 pub fn delete(tx: &WriteTx<'_>, id: TenantId) -> Result<bool, StoreError> {
-    Ok(tx.conn_mut().execute("DELETE FROM tenants WHERE id = ?1", [id])? == 1)
+    Ok(super::exec(tx.conn_mut(), "DELETE FROM tenants WHERE id = ?1", [id])? == 1)
 }
 
 pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registration) -> Result<(), StoreError> {
-    tx.conn_mut().execute(
+    super::exec(
+        tx.conn_mut(),
         "UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1",
         params![id, name, Text(registration)],
     )?;

@@ -67,29 +67,35 @@ pub fn by_email(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Optio
 
 pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND id = ?2");
-    Ok(tx.conn().query_row(&sql, params![tenant, id], from_row).optional()?)
+    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, id], from_row).optional()?)
 }
 
 pub fn by_public_id(tx: &impl Reader, tenant: TenantId, public_id: &str) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND public_id = ?2");
-    Ok(tx.conn().query_row(&sql, params![tenant, public_id], from_row).optional()?)
+    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, public_id], from_row).optional()?)
 }
 
 pub fn by_handle(tx: &impl Reader, tenant: TenantId, handle: &[u8]) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND user_handle = ?2");
-    Ok(tx.conn().query_row(&sql, params![tenant, handle], from_row).optional()?)
+    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, handle], from_row).optional()?)
 }
 
 pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: UserStatus) -> Result<(), StoreError> {
-    tx.conn_mut()
-        .execute("UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, status])?;
+    super::exec(
+        tx.conn_mut(),
+        "UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id, status],
+    )?;
     Ok(())
 }
 
 /// The user proved control of the address (an invitation link sent to it, or a verified social login).
 pub fn set_email_verified(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<(), StoreError> {
-    tx.conn_mut()
-        .execute("UPDATE users SET email_verified = 1 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
+    super::exec(
+        tx.conn_mut(),
+        "UPDATE users SET email_verified = 1 WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id],
+    )?;
     Ok(())
 }
 
@@ -117,7 +123,7 @@ pub fn list(
            AND (?3 IS NULL OR u.status = ?3)
          ORDER BY u.email_norm"
     );
-    let mut stmt = tx.conn().prepare(&sql)?;
+    let mut stmt = tx.conn().prepare_cached(&sql)?;
     let rows = stmt.query_map(params![tenant, role, status], from_row)?.collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
@@ -138,7 +144,7 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<bool, St
 
 /// Ends everything a user is signed in with: sessions, refresh tokens and their access tokens.
 pub fn sign_out_everywhere(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: Timestamp) -> Result<(), StoreError> {
-    tx.conn_mut().execute("DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
+    super::exec(tx.conn_mut(), "DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
     super::oidc::revoke_grants(tx, tenant, super::oidc::Grants::User(id), now)?;
     Ok(())
 }

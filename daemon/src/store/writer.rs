@@ -248,10 +248,12 @@ mod tests {
         assert_eq!(writes, 200);
         assert!(commits <= writes, "{commits} commits for {writes} writes");
         assert_eq!(count(&t), 180);
-        let kept: i64 = t.read(|tx| {
-            tx.conn().query_row("SELECT count(*) FROM tenants WHERE slug IN ('t0', 't10', 't190')", [], |r| r.get(0))
-        })
-        .unwrap();
+        let kept: i64 = t
+            .read(|tx| {
+                tx.conn()
+                    .query_row("SELECT count(*) FROM tenants WHERE slug IN ('t0', 't10', 't190')", [], |r| r.get(0))
+            })
+            .unwrap();
         assert_eq!(kept, 0);
     }
 
@@ -260,9 +262,8 @@ mod tests {
         let t = temp_db();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(async {
-            let r: Result<(), StoreError> = t
-                .db
-                .write(|tx| {
+            let r: Result<(), StoreError> =
+                t.db.write(|tx| {
                     insert(tx, "half")?;
                     panic!("a bug in a write");
                 })

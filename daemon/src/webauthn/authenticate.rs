@@ -185,7 +185,10 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             return Err(denied(codes::INVALID_USER_HANDLE, "the credential's user handle belongs to another user"));
         }
         let st: PasskeyAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
-        tenant.webauthn.finish_passkey_authentication(&assertion, &st).map_err(|e| super::verification_error(e, true))?
+        tenant
+            .webauthn
+            .finish_passkey_authentication(&assertion, &st)
+            .map_err(|e| super::verification_error(e, true))?
     };
     if user.status != UserStatus::Active {
         return Err(Error::new(Kind::Forbidden, codes::USER_DISABLED, "this account is disabled"));
