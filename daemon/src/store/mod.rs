@@ -190,6 +190,18 @@ impl Db {
             .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
+    /// Runs `f` in a read transaction on the calling thread, for point lookups by index on hot
+    /// paths (a sign-in's challenge, user and credentials): they take microseconds from SQLite's
+    /// page cache, less than the two thread switches of [`Db::read`]. Anything that scans or may
+    /// wait on the disk for long goes through [`Db::read`].
+    pub fn read_now<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        E: From<StoreError>,
+        F: FnOnce(&ReadTx<'_>) -> Result<T, E>,
+    {
+        self.read_blocking(f)
+    }
+
     /// Runs `f` on the writer thread in a write transaction shared with other queued writes;
     /// answers once its changes are committed (on `Ok`) or rolled back (on `Err`). Keep `f` to
     /// reads and writes of the database: everything it does delays the writes queued behind it.
