@@ -1,6 +1,8 @@
 //! `POST {base_url}/token`: the `authorization_code`, `refresh_token` and `client_credentials`
-//! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636). Every grant runs in one write transaction, so
-//! a code or refresh token is consumed exactly once even under concurrent redemption.
+//! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636). Every grant that consumes something runs in
+//! one write transaction, so a code or refresh token is consumed exactly once even under
+//! concurrent redemption. The transaction decides the tokens' claims; they are signed after it,
+//! beside the writer: RSA signatures are the costly step and the write queue is single-threaded.
 
 use serde::Serialize;
 
@@ -36,8 +38,34 @@ fn require<'a>(form: &'a Params, name: &str) -> Result<&'a str, OAuthError> {
 
 /// What a transaction decided; revocations must commit even when the answer is an error.
 enum Decision {
-    Issued(Box<TokenResponse>),
+    Issued(Box<Unsigned>),
     Refused(OAuthError),
+}
+
+/// Tokens whose claims are decided and stored, not yet signed.
+struct Unsigned {
+    access: AccessClaims,
+    id: Option<IdClaims>,
+    refresh_token: Option<String>,
+    expires_in: i64,
+    scope: String,
+}
+
+impl Unsigned {
+    fn sign(self, tenant: &TenantRuntime) -> Result<TokenResponse, OAuthError> {
+        let id_token = match &self.id {
+            Some(claims) => Some(sign_id(tenant, claims)?),
+            None => None,
+        };
+        Ok(TokenResponse {
+            access_token: sign_access(tenant, &self.access)?,
+            token_type: "Bearer",
+            expires_in: self.expires_in,
+            scope: self.scope,
+            id_token,
+            refresh_token: self.refresh_token,
+        })
+    }
 }
 
 struct Ttls {
@@ -65,29 +93,34 @@ pub async fn token(
         id: c.id_token.as_secs() as i64,
         refresh: c.refresh_token.as_secs() as i64,
     };
-    let decision = if grant == "client_credentials" {
-        // Nothing to store: a read transaction does not queue behind writers.
-        state
+    if grant == "client_credentials" {
+        // Nothing to store: a read transaction on a blocking thread, which also signs.
+        return state
             .db
-            .read(move |tx| -> Result<Decision, OAuthError> {
+            .read(move |tx| -> Result<TokenResponse, OAuthError> {
                 let app = authenticate(tx, tenant.id, &client)?;
-                client_credentials(&tenant, &app, &form, now, &ttl)
-            })
-            .await?
-    } else {
-        state
-            .db
-            .write(move |tx| -> Result<Decision, OAuthError> {
-                let app = authenticate(tx, tenant.id, &client)?;
-                match grant.as_str() {
-                    "authorization_code" => authorization_code(tx, &tenant, &app, &form, now, &ttl),
-                    _ => refresh(tx, &tenant, &app, &form, now, &ttl),
+                match client_credentials(&app, &form, now, &ttl, &tenant.base_url)? {
+                    Decision::Issued(unsigned) => unsigned.sign(&tenant),
+                    Decision::Refused(e) => Err(e),
                 }
             })
-            .await?
-    };
+            .await;
+    }
+    let t = tenant.clone();
+    let decision = state
+        .db
+        .write(move |tx| -> Result<Decision, OAuthError> {
+            let app = authenticate(tx, t.id, &client)?;
+            match grant.as_str() {
+                "authorization_code" => authorization_code(tx, &t, &app, &form, now, &ttl),
+                _ => refresh(tx, &t, &app, &form, now, &ttl),
+            }
+        })
+        .await?;
     match decision {
-        Decision::Issued(r) => Ok(*r),
+        Decision::Issued(unsigned) => {
+            tokio::task::spawn_blocking(move || unsigned.sign(&tenant)).await.map_err(OAuthError::server_error)?
+        }
         Decision::Refused(e) => Err(e),
     }
 }
@@ -139,7 +172,7 @@ fn issue_user_tokens(
     jti: &str,
     now: Timestamp,
     ttl: &Ttls,
-) -> Result<TokenResponse, OAuthError> {
+) -> Result<Unsigned, OAuthError> {
     let roles = store::roles::for_user(tx, tenant.id, user.id)?;
     let access = AccessClaims {
         iss: tenant.base_url.clone(),
@@ -153,20 +186,19 @@ fn issue_user_tokens(
         auth_time: Some(auth_time),
         roles: roles.clone(),
     };
-    let id_token = if scopes(scope).any(|s| s == "openid") {
+    let id = if scopes(scope).any(|s| s == "openid") {
         let amr: Vec<String> = serde_json::from_str(amr).unwrap_or_default();
-        let claims = IdClaims {
-            iss: &tenant.base_url,
-            sub: &user.public_id,
-            aud: &app.client_id,
+        Some(IdClaims {
+            iss: tenant.base_url.clone(),
+            sub: user.public_id.clone(),
+            aud: app.client_id.clone(),
             exp: now + ttl.id,
             iat: now,
             auth_time,
-            nonce,
+            nonce: nonce.map(str::to_owned),
             amr,
             user: user_claims(tenant, user, user.email_verified, &roles, scope),
-        };
-        Some(sign_id(tenant, &claims)?)
+        })
     } else {
         None
     };
@@ -194,14 +226,7 @@ fn issue_user_tokens(
         },
         now,
     )?;
-    Ok(TokenResponse {
-        access_token: sign_access(tenant, &access)?,
-        token_type: "Bearer",
-        expires_in: ttl.access,
-        scope: scope.to_owned(),
-        id_token,
-        refresh_token: Some(refresh),
-    })
+    Ok(Unsigned { access, id, refresh_token: Some(refresh), expires_in: ttl.access, scope: scope.to_owned() })
 }
 
 fn authorization_code(
@@ -331,11 +356,11 @@ fn refresh(
 }
 
 fn client_credentials(
-    tenant: &TenantRuntime,
     app: &AppRow,
     form: &Params,
     now: Timestamp,
     ttl: &Ttls,
+    issuer: &str,
 ) -> Result<Decision, OAuthError> {
     if app.app_type != AppType::M2m {
         return Ok(Decision::Refused(OAuthError::unauthorized_client(
@@ -348,8 +373,8 @@ fn client_credentials(
         Ok(s) => s,
         Err(e) => return Ok(Decision::Refused(e)),
     };
-    let claims = AccessClaims {
-        iss: tenant.base_url.clone(),
+    let access = AccessClaims {
+        iss: issuer.to_owned(),
         sub: app.client_id.clone(),
         aud: app.client_id.clone(),
         client_id: app.client_id.clone(),
@@ -360,14 +385,7 @@ fn client_credentials(
         auth_time: None,
         roles: vec![],
     };
-    Ok(Decision::Issued(Box::new(TokenResponse {
-        access_token: sign_access(tenant, &claims)?,
-        token_type: "Bearer",
-        expires_in: ttl.access,
-        scope,
-        id_token: None,
-        refresh_token: None,
-    })))
+    Ok(Decision::Issued(Box::new(Unsigned { access, id: None, refresh_token: None, expires_in: ttl.access, scope })))
 }
 
 #[cfg(test)]

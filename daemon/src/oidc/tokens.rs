@@ -38,15 +38,15 @@ impl AccessClaims {
 }
 
 #[derive(Debug, Serialize)]
-pub struct IdClaims<'a> {
-    pub iss: &'a str,
-    pub sub: &'a str,
-    pub aud: &'a str,
+pub struct IdClaims {
+    pub iss: String,
+    pub sub: String,
+    pub aud: String,
     pub exp: Timestamp,
     pub iat: Timestamp,
     pub auth_time: Timestamp,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub nonce: Option<&'a str>,
+    pub nonce: Option<String>,
     pub amr: Vec<String>,
     #[serde(flatten)]
     pub user: UserClaims,
@@ -101,7 +101,7 @@ pub fn sign_access(tenant: &TenantRuntime, claims: &AccessClaims) -> Result<Stri
     Ok(jwt::sign(&tenant.signer, "at+jwt", claims)?)
 }
 
-pub fn sign_id(tenant: &TenantRuntime, claims: &IdClaims<'_>) -> Result<String, OAuthError> {
+pub fn sign_id(tenant: &TenantRuntime, claims: &IdClaims) -> Result<String, OAuthError> {
     Ok(jwt::sign(&tenant.signer, "JWT", claims)?)
 }
 
