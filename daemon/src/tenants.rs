@@ -1,9 +1,13 @@
 //! Tenants: creation rules, and the in-memory [`Registry`] that routes requests to tenants and
 //! holds what each tenant serves on hot paths (parsed signing key, pre-serialised JWKS and
 //! discovery bytes). The registry is rebuilt for one tenant whenever its keys or settings change.
+//!
+//! At start only the tenants' rows are read: with ten thousand tenants, unsealing and parsing
+//! every signing key would cost seconds and most of the memory. A tenant's keys, relying party
+//! and documents ([`Hot`]) are built on its first request and kept.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use bytes::Bytes;
 use latchkey::admin::{CreateTenant, KeyState, Registration, Tenant};
@@ -40,21 +44,26 @@ pub struct TenantRuntime {
     pub path_prefix: String,
     /// The tenant lives under the daemon's public URL (not a custom domain).
     under_public_url: bool,
-    pub signer: Arc<SigningKey>,
-    /// The tenant's relying party (RP id and origin), built once.
-    pub webauthn: Arc<webauthn_rs::prelude::Webauthn>,
+    /// Built on the tenant's first request ([`TenantRuntime::load`]), or at once after a change.
+    hot: OnceLock<Arc<Hot>>,
+}
+
+/// What signing, verifying and ceremonies need: costly to build, so built once per tenant.
+#[derive(Debug)]
+pub struct Hot {
+    pub signer: SigningKey,
+    /// The tenant's relying party (RP id and origin).
+    pub webauthn: webauthn_rs::prelude::Webauthn,
     /// Every published key by kid, parsed for verifying this tenant's own tokens.
     pub decoding: HashMap<String, jsonwebtoken::DecodingKey>,
     pub jwks_json: Bytes,
     pub discovery_json: Bytes,
 }
 
-impl TenantRuntime {
-    pub(crate) fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
-        let base = Url::parse(&row.base_url).map_err(|e| Error::internal(format!("stored base_url: {e}")))?;
+impl Hot {
+    fn build(row: &TenantRow, origin: &str, keys: Vec<SigningKey>) -> Result<Hot, Error> {
         let mut keys = keys.into_iter();
-        let signer =
-            Arc::new(keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?);
+        let signer = keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?;
         let retired: Vec<SigningKey> = keys.collect();
         let mut published: Vec<&Jwk> = vec![&signer.jwk];
         published.extend(retired.iter().map(|k| &k.jwk));
@@ -65,8 +74,30 @@ impl TenantRuntime {
             .map_err(Error::internal)?;
         let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(Error::internal)?;
         let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(Error::internal)?;
+        let webauthn = crate::webauthn::relying_party(&row.rp_id, origin, &row.name).map_err(Error::internal)?;
+        Ok(Hot {
+            signer,
+            webauthn,
+            decoding,
+            jwks_json: Bytes::from(jwks_json),
+            discovery_json: Bytes::from(discovery_json),
+        })
+    }
+}
+
+impl TenantRuntime {
+    /// The tenant with its keys loaded (after a change, and for the fuzz targets).
+    pub(crate) fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
+        let t = TenantRuntime::routing(row, public_url)?;
+        let hot = Hot::build(row, &t.origin, keys)?;
+        let _ = t.hot.set(Arc::new(hot));
+        Ok(t)
+    }
+
+    /// The tenant as routing needs it, keys not loaded: what start-up builds for every tenant.
+    fn routing(row: &TenantRow, public_url: &str) -> Result<TenantRuntime, Error> {
+        let base = Url::parse(&row.base_url).map_err(|e| Error::internal(format!("stored base_url: {e}")))?;
         let origin = base.origin().ascii_serialization();
-        let webauthn = crate::webauthn::relying_party(&row.rp_id, &origin, &row.name).map_err(Error::internal)?;
         Ok(TenantRuntime {
             id: row.id,
             slug: row.slug.clone(),
@@ -79,20 +110,83 @@ impl TenantRuntime {
             path_prefix: base.path().trim_end_matches('/').to_owned(),
             under_public_url: row.base_url.starts_with(&format!("{public_url}/")),
             base,
-            signer,
-            webauthn: Arc::new(webauthn),
-            decoding,
-            jwks_json: Bytes::from(jwks_json),
-            discovery_json: Bytes::from(discovery_json),
+            hot: OnceLock::new(),
         })
+    }
+
+    /// The tenant's keys, relying party and documents; loaded by [`TenantRuntime::load`] before
+    /// any handler runs, so an error here is a bug, not a state.
+    pub fn hot(&self) -> Result<&Hot, Error> {
+        self.hot.get().map(Arc::as_ref).ok_or_else(|| Error::internal(format!("tenant {} is not loaded", self.slug)))
+    }
+
+    /// Loads the keys on the tenant's first request: reads and unseals them, parses them and
+    /// builds the documents. Two first requests at once both build; one result is kept.
+    pub async fn load(&self, state: &State) -> Result<&Hot, Error> {
+        if let Some(hot) = self.hot.get() {
+            return Ok(hot);
+        }
+        let id = self.id;
+        let (row, key_rows) = state
+            .db
+            .read(move |tx| -> Result<_, Error> {
+                let row = store::tenants::by_id(tx, id)?.ok_or_else(|| Error::internal("tenant deleted meanwhile"))?;
+                let keys = store::keys::list(tx, id)?;
+                Ok((row, keys))
+            })
+            .await?;
+        let keys = unseal(&state.kek, &row, &key_rows)?;
+        let hot = Hot::build(&row, &self.origin, keys)?;
+        let _ = self.hot.set(Arc::new(hot));
+        self.hot()
     }
 }
 
 #[derive(Debug, Default)]
 struct Snapshot {
-    /// Longest path prefix first, so `/a/b` wins over `/a`.
     tenants: Vec<Arc<TenantRuntime>>,
     by_slug: HashMap<String, Arc<TenantRuntime>>,
+    /// `authority` + `path_prefix` → tenant: routing by `Host` and path.
+    by_address: HashMap<String, Arc<TenantRuntime>>,
+    /// `path_prefix` → tenant, for tenants under the daemon's public URL (routed by path alone
+    /// when a proxy rewrites `Host`).
+    by_prefix: HashMap<String, Arc<TenantRuntime>>,
+    /// The most path segments any tenant's prefix has: how many prefixes of a path to try.
+    depth: usize,
+}
+
+impl Snapshot {
+    fn new(tenants: Vec<Arc<TenantRuntime>>) -> Snapshot {
+        let mut by_slug = HashMap::with_capacity(tenants.len());
+        let mut by_address = HashMap::with_capacity(tenants.len());
+        let mut by_prefix = HashMap::new();
+        let mut depth = 0;
+        for t in &tenants {
+            by_slug.insert(t.slug.clone(), t.clone());
+            by_address.insert(format!("{}{}", t.authority, t.path_prefix), t.clone());
+            if t.under_public_url {
+                by_prefix.insert(t.path_prefix.clone(), t.clone());
+            }
+            depth = depth.max(t.path_prefix.matches('/').count());
+        }
+        Snapshot { tenants, by_slug, by_address, by_prefix, depth }
+    }
+}
+
+/// The prefixes of `path` that end at a segment boundary, longest first, at most `depth`
+/// segments deep, each with the rest of the path below it (always starting with `/`).
+fn prefixes(path: &str, depth: usize) -> impl Iterator<Item = (&str, String)> {
+    let mut ends: Vec<usize> = path.match_indices('/').map(|(i, _)| i).skip(1).take(depth).collect();
+    if path.matches('/').count() <= depth && path.len() > 1 && !path.ends_with('/') {
+        ends.push(path.len());
+    }
+    ends.push(0);
+    ends.sort_unstable_by(|a, b| b.cmp(a));
+    ends.dedup();
+    ends.into_iter().map(move |end| {
+        let rest = &path[end..];
+        (&path[..end], if rest.is_empty() { "/".to_owned() } else { rest.to_owned() })
+    })
 }
 
 #[derive(Debug, Default)]
@@ -115,9 +209,7 @@ impl Registry {
         };
         let mut list = guard.tenants.clone();
         f(&mut list);
-        list.sort_by(|a, b| b.path_prefix.len().cmp(&a.path_prefix.len()).then(a.slug.cmp(&b.slug)));
-        let by_slug = list.iter().map(|t| (t.slug.clone(), t.clone())).collect();
-        *guard = Arc::new(Snapshot { tenants: list, by_slug });
+        *guard = Arc::new(Snapshot::new(list));
     }
 
     pub fn get(&self, slug: &str) -> Option<Arc<TenantRuntime>> {
@@ -136,28 +228,21 @@ impl Registry {
     /// the daemon's own public URL, by path prefix alone (a reverse proxy may rewrite `Host`).
     /// Returns the tenant and the path below its prefix (always starting with `/`).
     pub fn resolve(&self, host: Option<&str>, path: &str) -> Option<(Arc<TenantRuntime>, String)> {
+        // Hash lookups of the path's prefixes, longest first: the cost follows the path's depth,
+        // not the number of tenants.
         let snap = self.snapshot();
-        let below = |t: &TenantRuntime| -> Option<String> {
-            let rest = path.strip_prefix(t.path_prefix.as_str())?;
-            if rest.is_empty() {
-                Some("/".to_owned())
-            } else if rest.starts_with('/') {
-                Some(rest.to_owned())
-            } else {
-                None
-            }
-        };
-        let host = host.map(|h| h.to_ascii_lowercase());
-        if let Some(h) = &host {
-            for t in &snap.tenants {
-                if &t.authority == h
-                    && let Some(rest) = below(t)
-                {
+        if !path.starts_with('/') {
+            return None;
+        }
+        if let Some(h) = host {
+            let h = h.to_ascii_lowercase();
+            for (prefix, rest) in prefixes(path, snap.depth) {
+                if let Some(t) = snap.by_address.get(&format!("{h}{prefix}")) {
                     return Some((t.clone(), rest));
                 }
             }
         }
-        snap.tenants.iter().filter(|t| t.under_public_url).find_map(|t| below(t).map(|rest| (t.clone(), rest)))
+        prefixes(path, snap.depth).find_map(|(prefix, rest)| snap.by_prefix.get(prefix).map(|t| (t.clone(), rest)))
     }
 
     /// Reloads one tenant from the database (after creation, rotation, or a settings change).
@@ -186,32 +271,38 @@ impl Registry {
         Ok(())
     }
 
-    /// Loads every tenant; used at start-up.
+    /// Loads every tenant for routing; used at start-up. Keys load on each tenant's first
+    /// request, but one tenant's keys are unsealed here so that a wrong key-encryption key stops
+    /// the daemon at start rather than at its first sign-in.
     pub fn load_all(&self, db: &Db, kek: &Kek, public_url: &str) -> Result<(), Error> {
-        let all = db.read_blocking(|tx| -> Result<_, StoreError> {
-            let mut out = vec![];
-            for row in store::tenants::list(tx)? {
-                let keys = store::keys::list(tx, row.id)?;
-                out.push((row, keys));
-            }
-            Ok(out)
+        let (rows, sample) = db.read_blocking(|tx| -> Result<_, StoreError> {
+            let rows = store::tenants::list(tx)?;
+            let sample = match rows.first() {
+                Some(first) => Some((first.clone(), store::keys::list(tx, first.id)?)),
+                None => None,
+            };
+            Ok((rows, sample))
         })?;
-        let mut runtimes = vec![];
-        for (row, keys) in &all {
-            runtimes.push(Arc::new(runtime(kek, row, keys, public_url)?));
+        if let Some((row, keys)) = &sample {
+            unseal(kek, row, keys)?;
         }
+        let runtimes =
+            rows.iter().map(|row| TenantRuntime::routing(row, public_url).map(Arc::new)).collect::<Result<_, _>>()?;
         self.update(|list| *list = runtimes);
         Ok(())
     }
 }
 
-fn runtime(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], public_url: &str) -> Result<TenantRuntime, Error> {
-    let keys = key_rows
+fn unseal(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow]) -> Result<Vec<SigningKey>, Error> {
+    key_rows
         .iter()
         .map(|k| SigningKey::unseal(kek, row.id, k))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Error::internal(format!("tenant {}: {e}", row.slug)))?;
-    TenantRuntime::build(row, keys, public_url)
+        .map_err(|e| Error::internal(format!("tenant {}: {e}", row.slug)))
+}
+
+fn runtime(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], public_url: &str) -> Result<TenantRuntime, Error> {
+    TenantRuntime::build(row, unseal(kek, row, key_rows)?, public_url)
 }
 
 pub fn to_wire(row: &TenantRow) -> Tenant {
@@ -384,6 +475,59 @@ mod tests {
 
     fn req(slug: &str) -> CreateTenant {
         CreateTenant { slug: slug.into(), ..CreateTenant::default() }
+    }
+
+    fn tenant(id: i64, slug: &str, base_url: &str) -> Arc<TenantRuntime> {
+        let row = TenantRow {
+            id: TenantId(id),
+            slug: slug.into(),
+            name: slug.into(),
+            base_url: base_url.into(),
+            rp_id: "localhost".into(),
+            registration: Registration::Invite,
+            created_at: 0,
+        };
+        Arc::new(TenantRuntime::routing(&row, "https://id.example.com").unwrap())
+    }
+
+    #[test]
+    fn prefixes_end_at_segment_boundaries_longest_first() {
+        fn all(p: &str, d: usize) -> Vec<(String, String)> {
+            prefixes(p, d).map(|(a, b)| (a.to_owned(), b)).collect()
+        }
+        fn own(v: Vec<(&str, &str)>) -> Vec<(String, String)> {
+            v.into_iter().map(|(a, b)| (a.to_owned(), b.to_owned())).collect()
+        }
+        assert_eq!(all("/acme/token", 1), own(vec![("/acme", "/token"), ("", "/acme/token")]));
+        assert_eq!(all("/acme", 1), own(vec![("/acme", "/"), ("", "/acme")]));
+        assert_eq!(all("/acme/", 1), own(vec![("/acme", "/"), ("", "/acme/")]));
+        assert_eq!(all("/", 1), own(vec![("", "/")]));
+        assert_eq!(all("/a/b/c", 0), own(vec![("", "/a/b/c")]));
+        assert_eq!(all("/a/b", 2), own(vec![("/a/b", "/"), ("/a", "/b"), ("", "/a/b")]));
+    }
+
+    #[test]
+    fn routing_finds_the_longest_prefix_among_ten_thousand_tenants() {
+        let registry = Registry::default();
+        let mut list: Vec<Arc<TenantRuntime>> =
+            (0..10_000).map(|i| tenant(i, &format!("t{i}"), &format!("https://id.example.com/t{i}"))).collect();
+        list.push(tenant(10_001, "whole", "https://login.whole.test"));
+        list.push(tenant(10_002, "deep", "https://login.deep.test/a/b"));
+        list.push(tenant(10_003, "shallow", "https://login.deep.test/a"));
+        registry.update(|l| *l = list);
+        let at = |host: &str, path: &str| registry.resolve(Some(host), path).map(|(t, rest)| (t.slug.clone(), rest));
+        assert_eq!(at("id.example.com", "/t9999/token"), Some(("t9999".into(), "/token".into())));
+        assert_eq!(at("ID.EXAMPLE.COM", "/t0"), Some(("t0".into(), "/".into())));
+        // A proxy that rewrites Host still reaches tenants under the public URL by path.
+        assert_eq!(at("internal:8080", "/t42/jwks.json"), Some(("t42".into(), "/jwks.json".into())));
+        assert_eq!(at("internal:8080", "/nobody/token"), None);
+        assert_eq!(at("id.example.com", "/t42x/token"), None);
+        assert_eq!(at("login.whole.test", "/anything"), Some(("whole".into(), "/anything".into())));
+        assert_eq!(at("login.deep.test", "/a/b/token"), Some(("deep".into(), "/token".into())));
+        assert_eq!(at("login.deep.test", "/a/token"), Some(("shallow".into(), "/token".into())));
+        // Custom domains are only routed by their own host.
+        assert_eq!(at("id.example.com", "/a/b/token"), None);
+        assert_eq!(registry.len(), 10_003);
     }
 
     #[test]

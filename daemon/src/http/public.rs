@@ -136,11 +136,16 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         Route::Tenant(tenant, route) => (tenant, route),
     };
     state.metrics.tenant_request(&tenant.slug);
+    // Keys load on a tenant's first request (see tenants.rs); the documents are ready bytes.
+    let (discovery_json, jwks_json) = match tenant.load(state).await {
+        Ok(hot) => (hot.discovery_json.clone(), hot.jwks_json.clone()),
+        Err(e) => return errors::api(&e),
+    };
     let cx = Cx { state, tenant, ip };
     let origin = request::origin(req.headers());
     match route {
-        R::Discovery => document(&req, cx.tenant.discovery_json.clone()),
-        R::Jwks => document(&req, cx.tenant.jwks_json.clone()),
+        R::Discovery => document(&req, discovery_json),
+        R::Jwks => document(&req, jwks_json),
         R::DocumentPreflight => document_preflight(),
         R::RegisterStart => api(ceremony::register_start(&cx, req).await),
         R::RegisterFinish => api(ceremony::register_finish(&cx, req).await),

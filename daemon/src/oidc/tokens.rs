@@ -97,12 +97,16 @@ pub fn new_jti() -> Result<String, OAuthError> {
     Ok(b64url(&random_bytes::<16>()?))
 }
 
+fn hot(tenant: &TenantRuntime) -> Result<&crate::tenants::Hot, OAuthError> {
+    tenant.hot().map_err(OAuthError::server_error)
+}
+
 pub fn sign_access(tenant: &TenantRuntime, claims: &AccessClaims) -> Result<String, OAuthError> {
-    Ok(jwt::sign(&tenant.signer, "at+jwt", claims)?)
+    Ok(jwt::sign(&hot(tenant)?.signer, "at+jwt", claims)?)
 }
 
 pub fn sign_id(tenant: &TenantRuntime, claims: &IdClaims) -> Result<String, OAuthError> {
-    Ok(jwt::sign(&tenant.signer, "JWT", claims)?)
+    Ok(jwt::sign(&hot(tenant)?.signer, "JWT", claims)?)
 }
 
 /// Why a token was refused: a sentence for the caller, and the library's own words for the log.
@@ -150,7 +154,8 @@ fn verify<T: serde::de::DeserializeOwned>(
         return Err(refused("the token is not an access token", format!("typ {:?}", header.typ)));
     }
     let kid = header.kid.ok_or_else(|| refused("the token is not signed by this service", "no kid"))?;
-    let key: &DecodingKey = tenant
+    let hot = tenant.hot().map_err(|e| refused("the token cannot be checked now", e.to_string()))?;
+    let key: &DecodingKey = hot
         .decoding
         .get(&kid)
         .ok_or_else(|| refused("the token is not signed by this service", format!("kid {kid:?}")))?;

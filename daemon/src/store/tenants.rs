@@ -53,6 +53,11 @@ pub fn by_slug(tx: &impl Reader, slug: &str) -> Result<Option<TenantRow>, StoreE
     Ok(tx.conn().prepare_cached(&sql)?.query_row([slug], from_row).optional()?)
 }
 
+pub fn by_id(tx: &impl Reader, id: TenantId) -> Result<Option<TenantRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM tenants WHERE id = ?1");
+    Ok(tx.conn().prepare_cached(&sql)?.query_row([id], from_row).optional()?)
+}
+
 pub fn by_base_url(tx: &impl Reader, base_url: &str) -> Result<Option<TenantRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM tenants WHERE base_url = ?1");
     Ok(tx.conn().prepare_cached(&sql)?.query_row([base_url], from_row).optional()?)

@@ -84,12 +84,12 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
     let (options, kind, user_id, state_json) = match (known, decoy) {
         (Some((user, creds)), _) => {
             let passkeys = creds.iter().map(passkey).collect::<Result<Vec<_>, _>>()?;
-            let (rcr, st) = tenant.webauthn.start_passkey_authentication(&passkeys).map_err(Error::internal)?;
+            let (rcr, st) = tenant.hot()?.webauthn.start_passkey_authentication(&passkeys).map_err(Error::internal)?;
             let options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
             (options, ChallengeKind::Authenticate, Some(user.id), serde_json::to_string(&st).map_err(Error::internal)?)
         }
         (None, decoy) => {
-            let (rcr, st) = tenant.webauthn.start_discoverable_authentication().map_err(Error::internal)?;
+            let (rcr, st) = tenant.hot()?.webauthn.start_discoverable_authentication().map_err(Error::internal)?;
             let mut options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
             let kind = match decoy {
                 // Unknown username: same shape as a known one, nothing to sign with.
@@ -164,6 +164,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     let result = if row.kind == ChallengeKind::Discoverable {
         let st: DiscoverableAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
         tenant
+            .hot()?
             .webauthn
             .finish_discoverable_authentication_v2(&assertion, st, &key)
             .map_err(|e| super::verification_error(e, true))?
@@ -175,6 +176,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         }
         let st: PasskeyAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
         tenant
+            .hot()?
             .webauthn
             .finish_passkey_authentication(&assertion, &st)
             .map_err(|e| super::verification_error(e, true))?

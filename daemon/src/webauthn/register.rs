@@ -166,6 +166,7 @@ pub async fn start(
             let uuid = Uuid::from_slice(&handle).map_err(Error::internal)?;
             let exclude = excluded;
             let (ccr, reg_state) = tenant
+                .hot()?
                 .webauthn
                 .start_passkey_registration(uuid, &username, &display_name, Some(exclude))
                 .map_err(Error::internal)?;
@@ -247,6 +248,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             let reg_state: PasskeyRegistration = serde_json::from_str(&row.state).map_err(Error::internal)?;
             let ctx: Context = serde_json::from_str(&row.context).map_err(Error::internal)?;
             let passkey = tenant
+                .hot()?
                 .webauthn
                 .finish_passkey_registration(&reg, &reg_state)
                 .map_err(|e| super::verification_error(e, false))?;
