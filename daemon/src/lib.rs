@@ -85,6 +85,8 @@ pub struct State {
     pub social_cache: social::oidc::Cache,
     pub started: Instant,
     pub listen_addr: SocketAddr,
+    /// A signing key generated ahead for the next tenant creation or rotation.
+    pub spare_keys: Arc<oidc::spare::SpareKeys>,
 }
 
 /// How the caller wants the daemon run.
@@ -253,6 +255,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         social_cache: social::oidc::Cache::default(),
         started: Instant::now(),
         listen_addr,
+        spare_keys: Arc::default(),
     });
     state
         .registry

@@ -142,34 +142,38 @@ impl TenantRuntime {
     }
 }
 
+/// The routing maps. Changed in place, one tenant at a time, so that creating a tenant costs the
+/// same with ten or ten thousand others.
 #[derive(Debug, Default)]
-struct Snapshot {
-    tenants: Vec<Arc<TenantRuntime>>,
+struct Maps {
     by_slug: HashMap<String, Arc<TenantRuntime>>,
     /// `authority` + `path_prefix` → tenant: routing by `Host` and path.
     by_address: HashMap<String, Arc<TenantRuntime>>,
     /// `path_prefix` → tenant, for tenants under the daemon's public URL (routed by path alone
     /// when a proxy rewrites `Host`).
     by_prefix: HashMap<String, Arc<TenantRuntime>>,
-    /// The most path segments any tenant's prefix has: how many prefixes of a path to try.
+    /// The most path segments any tenant's prefix has had: how many prefixes of a path to try.
     depth: usize,
 }
 
-impl Snapshot {
-    fn new(tenants: Vec<Arc<TenantRuntime>>) -> Snapshot {
-        let mut by_slug = HashMap::with_capacity(tenants.len());
-        let mut by_address = HashMap::with_capacity(tenants.len());
-        let mut by_prefix = HashMap::new();
-        let mut depth = 0;
-        for t in &tenants {
-            by_slug.insert(t.slug.clone(), t.clone());
-            by_address.insert(format!("{}{}", t.authority, t.path_prefix), t.clone());
-            if t.under_public_url {
-                by_prefix.insert(t.path_prefix.clone(), t.clone());
-            }
-            depth = depth.max(t.path_prefix.matches('/').count());
+impl Maps {
+    fn put(&mut self, t: Arc<TenantRuntime>) {
+        self.remove(&t.slug);
+        self.by_address.insert(format!("{}{}", t.authority, t.path_prefix), t.clone());
+        if t.under_public_url {
+            self.by_prefix.insert(t.path_prefix.clone(), t.clone());
         }
-        Snapshot { tenants, by_slug, by_address, by_prefix, depth }
+        self.depth = self.depth.max(t.path_prefix.matches('/').count());
+        self.by_slug.insert(t.slug.clone(), t);
+    }
+
+    fn remove(&mut self, slug: &str) {
+        if let Some(old) = self.by_slug.remove(slug) {
+            self.by_address.remove(&format!("{}{}", old.authority, old.path_prefix));
+            if old.under_public_url {
+                self.by_prefix.remove(&old.path_prefix);
+            }
+        }
     }
 }
 
@@ -191,33 +195,24 @@ fn prefixes(path: &str, depth: usize) -> impl Iterator<Item = (&str, String)> {
 
 #[derive(Debug, Default)]
 pub struct Registry {
-    inner: RwLock<Arc<Snapshot>>,
+    inner: RwLock<Maps>,
 }
 
 impl Registry {
-    fn snapshot(&self) -> Arc<Snapshot> {
-        match self.inner.read() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Maps> {
+        self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn update(&self, f: impl FnOnce(&mut Vec<Arc<TenantRuntime>>)) {
-        let mut guard = match self.inner.write() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        let mut list = guard.tenants.clone();
-        f(&mut list);
-        *guard = Arc::new(Snapshot::new(list));
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Maps> {
+        self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn get(&self, slug: &str) -> Option<Arc<TenantRuntime>> {
-        self.snapshot().by_slug.get(slug).cloned()
+        self.read().by_slug.get(slug).cloned()
     }
 
     pub fn len(&self) -> usize {
-        self.snapshot().tenants.len()
+        self.read().by_slug.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -230,7 +225,7 @@ impl Registry {
     pub fn resolve(&self, host: Option<&str>, path: &str) -> Option<(Arc<TenantRuntime>, String)> {
         // Hash lookups of the path's prefixes, longest first: the cost follows the path's depth,
         // not the number of tenants.
-        let snap = self.snapshot();
+        let snap = self.read();
         if !path.starts_with('/') {
             return None;
         }
@@ -259,13 +254,10 @@ impl Registry {
             })
             .await?;
         match loaded {
-            None => self.update(|list| list.retain(|t| t.slug != slug)),
+            None => self.write().remove(slug),
             Some((row, key_rows)) => {
                 let rt = Arc::new(runtime(&state.kek, &row, &key_rows, &state.config.public_base())?);
-                self.update(|list| {
-                    list.retain(|t| t.slug != rt.slug);
-                    list.push(rt);
-                });
+                self.write().put(rt);
             }
         }
         Ok(())
@@ -286,9 +278,11 @@ impl Registry {
         if let Some((row, keys)) = &sample {
             unseal(kek, row, keys)?;
         }
-        let runtimes =
-            rows.iter().map(|row| TenantRuntime::routing(row, public_url).map(Arc::new)).collect::<Result<_, _>>()?;
-        self.update(|list| *list = runtimes);
+        let mut maps = Maps::default();
+        for row in &rows {
+            maps.put(Arc::new(TenantRuntime::routing(row, public_url)?));
+        }
+        *self.write() = maps;
         Ok(())
     }
 }
@@ -367,10 +361,10 @@ pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Err
 /// Creates a tenant with its first signing key, in one transaction.
 pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
     let v = validate(&req, &state.config.public_base())?;
-    // RSA key generation takes tens of milliseconds; keep it off the async threads and outside
-    // the write transaction.
+    // A key generated ahead (RSA generation takes 50–150 ms), or one generated now on a blocking
+    // thread; never inside the write transaction.
     let bits = state.config.rsa_bits;
-    let generated = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(Error::internal)??;
+    let generated = state.spare_keys.take(bits).await?;
     let kek = state.kek.clone();
     let now = state.clock.now();
     let row = state
@@ -514,7 +508,9 @@ mod tests {
         list.push(tenant(10_001, "whole", "https://login.whole.test"));
         list.push(tenant(10_002, "deep", "https://login.deep.test/a/b"));
         list.push(tenant(10_003, "shallow", "https://login.deep.test/a"));
-        registry.update(|l| *l = list);
+        for t in list {
+            registry.write().put(t);
+        }
         let at = |host: &str, path: &str| registry.resolve(Some(host), path).map(|(t, rest)| (t.slug.clone(), rest));
         assert_eq!(at("id.example.com", "/t9999/token"), Some(("t9999".into(), "/token".into())));
         assert_eq!(at("ID.EXAMPLE.COM", "/t0"), Some(("t0".into(), "/".into())));
@@ -528,6 +524,11 @@ mod tests {
         // Custom domains are only routed by their own host.
         assert_eq!(at("id.example.com", "/a/b/token"), None);
         assert_eq!(registry.len(), 10_003);
+        registry.write().remove("deep");
+        registry.write().remove("t9999");
+        assert_eq!(at("login.deep.test", "/a/b/token"), Some(("shallow".into(), "/b/token".into())));
+        assert_eq!(at("id.example.com", "/t9999/token"), None);
+        assert_eq!(registry.len(), 10_001);
     }
 
     #[test]

@@ -9,4 +9,5 @@ pub mod introspection;
 pub mod jwt;
 pub mod keys;
 pub mod rotation;
+pub mod spare;
 pub mod tokens;

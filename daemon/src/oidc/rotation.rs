@@ -6,7 +6,6 @@
 use latchkey::admin::{Key, KeyState};
 use latchkey::codes;
 
-use super::keys;
 use crate::State;
 use crate::clock::date;
 use crate::error::Error;
@@ -37,7 +36,7 @@ pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, Error> {
 /// Generates a key, makes it current, and refreshes what the tenant serves. Returns the new key.
 pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
     let bits = state.config.rsa_bits;
-    let generated = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(Error::internal)??;
+    let generated = state.spare_keys.take(bits).await?;
     let kek = state.kek.clone();
     let now = state.clock.now();
     let s = slug.clone();
