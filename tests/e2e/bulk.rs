@@ -322,3 +322,39 @@ fn reinvite_replaces_the_links_of_invited_users_and_skips_the_others() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("tenant_not_found"), "{}", r.stderr);
 }
+
+/// Files larger than one batch are read from a temporary file in two passes: a bad row at the end
+/// of the file still refuses the whole file on the API (nothing stored) and is still reported by
+/// the import, whose good rows are all invited, counted across batches.
+#[test]
+fn large_files_are_checked_to_their_last_row() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let m2m = app(&site, "m2m", &["--scope", "users:invite"]);
+    let bearer = cc_token(&site, &m2m);
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("email,name\n");
+    for i in 0..4_500 {
+        text.push_str(&format!("user{i}@acme.test,User {i}\n"));
+    }
+    text.push_str("user7@acme.test,Again\nnot-an-address,Last\n");
+    let path = dir.path().join("big.csv");
+    std::fs::write(&path, &text).unwrap();
+
+    let before = d.snapshot();
+    let url = format!("{}/api/v1/users/invite", site.base);
+    let (status, body) = upload(&url, Some(&bearer), &[&format!("file=@{};type=text/csv", path.display())]);
+    assert_eq!(status, 422, "{body}");
+    let rows: Vec<u64> = body["rows"].as_array().unwrap().iter().map(|r| r["row"].as_u64().unwrap()).collect();
+    assert_eq!(rows, [4_502, 4_503], "{body}");
+    assert_eq!(d.snapshot(), before, "a refused file stores nothing");
+
+    let links = dir.path().join("links.csv");
+    let run =
+        d.cli(&["user", "import", "--tenant", "acme", path.to_str().unwrap(), "--links-out", links.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("appears earlier") && run.stderr.contains("not-an-address"), "{}", run.stderr);
+    let n: i64 = d.db().query_row("SELECT count(*) FROM users WHERE status = 'invited'", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 4_500);
+    assert_eq!(std::fs::read_to_string(&links).unwrap().lines().count(), 4_501, "a header and one link per user");
+}

@@ -2,8 +2,14 @@
 //! a stream of JSON lines — `{"type":"progress",…}` as rows are handled, then one
 //! `{"type":"summary",…}`. Unlike the API endpoint, bad rows are rejected one by one and the good
 //! ones are invited; rows are committed in batches, and a re-run skips who is already present.
+//!
+//! Memory stays flat whatever the file's size: the body goes to a temporary file as it arrives; a
+//! first pass counts the rows and finds the rejected ones (header errors are refused before any
+//! answer); a second pass reads the good rows in batches, and each batch's links leave with its
+//! progress line.
 
 use std::collections::HashSet;
+use std::io::{BufReader, Seek, SeekFrom};
 
 use hyper::Response;
 use latchkey::admin::{ImportLine, InvitedRow};
@@ -13,14 +19,17 @@ use super::audit::AdminAction;
 use super::lines::{json_line, stream};
 use crate::State;
 use crate::error::Error;
-use crate::http::body::{Req, read_bounded};
+use crate::http::body::Req;
 use crate::store;
 use crate::tenants::require;
-use crate::users::import::{self, Outcome};
+use crate::users::import::{self, Outcome, Row};
 
 /// Rows per write transaction: large enough to amortise the durable commit, small enough to
 /// report progress often and keep the writer lock short.
 pub(super) const BATCH: usize = 2_000;
+
+/// Rejected rows listed in the summary at most; beyond, a count.
+const REJECTED_KEPT: usize = 10_000;
 
 pub async fn import(
     state: &std::sync::Arc<State>,
@@ -30,7 +39,8 @@ pub async fn import(
     actor: String,
 ) -> Result<Response<crate::http::Body>, Error> {
     let max = state.config.limits.invite_file_max;
-    let data = read_bounded(req, max).await?;
+    let dir = state.db.path().parent().map(std::path::Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    let mut file = crate::http::spill::spill_body(req, max, &dir).await?;
     let s = slug.clone();
     let (tenant_id, base_url, tenant_name, known) = state
         .db
@@ -41,24 +51,63 @@ pub async fn import(
         })
         .await?;
     let rows_max = state.config.limits.invite_rows_max;
-    let (rows, rejected) =
-        tokio::task::spawn_blocking(move || import::parse(&data, &known, rows_max)).await.map_err(Error::internal)?;
-    if rejected.iter().any(|e| e.column == "header") {
-        return Err(Error::invalid(codes::INVALID_INPUT, rejected[0].reason.clone()));
-    }
+    // First pass: count the rows and collect the rejected ones (kept up to a bound: a file of a
+    // million bad rows must not fill the memory either).
+    let roles = known.clone();
+    let (file, total, rejected) = tokio::task::spawn_blocking(move || {
+        let (mut total, mut rejected) = (0usize, Vec::new());
+        let mut omitted = 0u64;
+        let scanned = import::scan(BufReader::new(&mut file), &roles, rows_max, |row| {
+            total += 1;
+            if let Err(e) = row {
+                if rejected.len() < REJECTED_KEPT { rejected.push(e) } else { omitted += 1 }
+            }
+            true
+        });
+        if omitted > 0 {
+            let reason = format!("{omitted} more rejected row(s) are not listed; fix the ones above and run again");
+            rejected.push(latchkey::admin::RejectedRow { row: 0, column: "file".into(), reason });
+        }
+        scanned.map(|()| (file, total, rejected))
+    })
+    .await
+    .map_err(Error::internal)?
+    .map_err(|header| Error::invalid(codes::INVALID_INPUT, header.reason))?;
+
+    // Second pass, on a blocking thread: the good rows in batches, handed to the task below.
+    let (tx_rows, mut rx_rows) = tokio::sync::mpsc::channel::<Vec<Row>>(2);
+    tokio::task::spawn_blocking(move || {
+        let mut file = file;
+        if file.seek(SeekFrom::Start(0)).is_err() {
+            return;
+        }
+        let mut batch = Vec::with_capacity(BATCH);
+        let _ = import::scan(BufReader::new(file), &known, rows_max, |row| {
+            if let Ok(r) = row {
+                batch.push(r);
+                if batch.len() == BATCH && tx_rows.blocking_send(std::mem::take(&mut batch)).is_err() {
+                    return false;
+                }
+            }
+            true
+        });
+        if !batch.is_empty() {
+            let _ = tx_rows.blocking_send(batch);
+        }
+    });
 
     let (tx_lines, response) = stream();
     let state = state.clone();
     tokio::spawn(async move {
-        let total = rows.len() + rejected.len();
         let now = state.clock.now();
         let ttl = state.config.tokens.invite.as_secs() as i64;
         // Only counts are kept: each batch's links leave with its progress line, so the daemon's
         // memory does not grow with the number of invitations.
         let (mut invited, mut already) = (0usize, 0usize);
         let mut failure = None;
-        for (i, chunk) in rows.chunks(BATCH).enumerate() {
-            let chunk = chunk.to_vec();
+        let mut done = rejected.len();
+        while let Some(chunk) = rx_rows.recv().await {
+            let size = chunk.len();
             let base = base_url.clone();
             let result = if dry_run {
                 state
@@ -103,7 +152,7 @@ pub async fn import(
             }
             invited += batch.invited.len();
             already += batch.already_present.len();
-            let done = ((i + 1) * BATCH).min(rows.len()) + rejected.len();
+            done += size;
             let line = ImportLine::Progress {
                 processed: done as u64,
                 total: total as u64,

@@ -1,9 +1,15 @@
 //! `POST {api_url}/v1/users/invite`: a CSV file in `multipart/form-data`, from a client holding an
 //! access token of this tenant with scope `users:invite` (docs/http-api.md).
+//!
+//! The file goes to a temporary file as it arrives (`http/spill.rs`); a first pass checks every
+//! row (any bad row refuses the file, nothing stored), and the storing transaction reads the rows
+//! from the file again, so the parsed file is never held in memory. The answer lists every
+//! invitation, so it still grows with the number of new users.
 
 use std::collections::HashSet;
 
-use bytes::{Bytes, BytesMut};
+use std::io::{BufReader, Seek, SeekFrom};
+
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use hyper::header;
@@ -60,7 +66,8 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let stream = req.into_body().into_data_stream().map(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
     let limits = multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(envelope).per_field(max));
     let mut multipart = multer::Multipart::with_constraints(stream, boundary, limits);
-    let mut file: Option<Bytes> = None;
+    let dir = state.db.path().parent().map(std::path::Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    let mut file: Option<std::fs::File> = None;
     loop {
         let field = match multipart.next_field().await {
             Ok(Some(f)) => f,
@@ -73,16 +80,16 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
         if file.is_some() {
             return Err(Error::invalid(codes::INVALID_INPUT, "send exactly one file field, not several"));
         }
-        let mut buf = BytesMut::new();
+        let mut spill = super::spill::Spill::new(&dir, max)?;
         let mut field = field;
         loop {
             match field.chunk().await {
-                Ok(Some(chunk)) => buf.extend_from_slice(&chunk),
+                Ok(Some(chunk)) => spill.add(&chunk).map_err(|_| file_too_large(max))?,
                 Ok(None) => break,
                 Err(e) => return Err(multipart_error(e, max)),
             }
         }
-        file = Some(buf.freeze());
+        file = Some(spill.finish()?.0);
     }
     let file =
         file.ok_or_else(|| Error::invalid(codes::INVALID_INPUT, "no file field: send the CSV in a field named file"))?;
@@ -92,8 +99,23 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let known: HashSet<String> =
         state.db.read(move |tx| store::roles::list(tx, t)).await?.into_iter().map(|r| r.name).collect();
     let rows_max = state.config.limits.invite_rows_max;
-    let (rows, errors) =
-        tokio::task::spawn_blocking(move || import::parse(&file, &known, rows_max)).await.map_err(Error::internal)?;
+    let roles = known.clone();
+    let (file, errors) = tokio::task::spawn_blocking(move || {
+        let mut file = file;
+        let mut errors = vec![];
+        let scanned = import::scan(BufReader::new(&mut file), &roles, rows_max, |row| {
+            if let Err(e) = row {
+                errors.push(e);
+            }
+            true
+        });
+        if let Err(header) = scanned {
+            errors.push(header);
+        }
+        (file, errors)
+    })
+    .await
+    .map_err(Error::internal)?;
     if !errors.is_empty() {
         let body = json!({
             "error": codes::INVALID_ROWS,
@@ -105,11 +127,33 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let ttl = state.config.tokens.invite.as_secs() as i64;
     let base = tenant.base_url.clone();
     let t = tenant.id;
+    // One transaction for the whole file (all or nothing), reading the checked rows again in
+    // batches: only one batch of parsed rows is in memory at a time.
     let mut outcome = state
         .db
         .write(move |tx| -> Result<Outcome, Error> {
+            let mut file = file;
+            file.seek(SeekFrom::Start(0)).map_err(|e| Error::internal(format!("rewinding the upload: {e}")))?;
             let mut out = Outcome::default();
-            import::invite_rows(tx, t, &base, &rows, now, now + ttl, &mut out)?;
+            let mut batch = Vec::with_capacity(1000);
+            let mut failed = None;
+            let _ = import::scan(BufReader::new(file), &known, rows_max, |row| {
+                if let Ok(r) = row {
+                    batch.push(r);
+                }
+                if batch.len() == 1000 {
+                    if let Err(e) = import::invite_rows(tx, t, &base, &batch, now, now + ttl, &mut out) {
+                        failed = Some(e);
+                        return false;
+                    }
+                    batch.clear();
+                }
+                true
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            import::invite_rows(tx, t, &base, &batch, now, now + ttl, &mut out)?;
             Ok(out)
         })
         .await?;

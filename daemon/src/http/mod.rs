@@ -17,6 +17,7 @@ pub mod request;
 pub mod response;
 pub mod route;
 pub mod social;
+pub mod spill;
 pub mod tls;
 
 use std::convert::Infallible;

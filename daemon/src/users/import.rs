@@ -35,57 +35,86 @@ fn csv_problem(what: &str, e: &csv::Error) -> String {
 /// Parses and checks every row; the caller refuses the file when any row is wrong. `known_roles`
 /// are the tenant's role names. Stops after `max_rows` data rows with an error.
 pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<Row>, Vec<RejectedRow>) {
-    let mut rows = vec![];
-    let mut errors = vec![];
+    let (mut rows, mut errors) = (vec![], vec![]);
+    let scanned = scan(data, known_roles, max_rows, |row| {
+        match row {
+            Ok(r) => rows.push(r),
+            Err(e) => errors.push(e),
+        }
+        true
+    });
+    if let Err(header) = scanned {
+        errors.push(header);
+    }
+    (rows, errors)
+}
+
+/// Reads the CSV from `input` one row at a time and hands each row, checked, to `each` (which
+/// returns `false` to stop): memory does not grow with the file. A wrong header is the error.
+/// Duplicates are found through a keyed 64-bit hash of each address seen, 8 bytes a row; the same
+/// file scanned twice gives the same answers, so a first pass can check what a second one stores.
+pub fn scan<R: std::io::Read>(
+    input: R,
+    known_roles: &HashSet<String>,
+    max_rows: u64,
+    mut each: impl FnMut(Result<Row, RejectedRow>) -> bool,
+) -> Result<(), RejectedRow> {
     let err = |row: u64, column: &str, reason: String| RejectedRow { row, column: column.to_owned(), reason };
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(data);
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(input);
     let header: Vec<String> = match reader.headers() {
         Ok(h) => h.iter().map(|s| s.trim_start_matches('\u{feff}').to_ascii_lowercase()).collect(),
-        Err(e) => return (rows, vec![err(1, "header", csv_problem("the header", &e))]),
+        Err(e) => return Err(err(1, "header", csv_problem("the header", &e))),
     };
     let with_roles = match header.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["email", "name"] => false,
         ["email", "name", "roles"] => true,
         _ => {
             let got = header.join(",");
-            return (
-                rows,
-                vec![err(1, "header", format!("the header must be email,name or email,name,roles; found {got:?}"))],
-            );
+            return Err(err(1, "header", format!("the header must be email,name or email,name,roles; found {got:?}")));
         }
     };
-    let mut seen = HashSet::new();
-    for (i, record) in reader.records().enumerate() {
-        let line = i as u64 + 2;
-        if i as u64 >= max_rows {
-            errors.push(err(line, "file", format!("more than {max_rows} rows (limits.invite_rows_max)")));
-            break;
-        }
-        let record = match record {
-            Ok(r) => r,
+    let hasher = SEEN_KEY.get_or_init(std::hash::RandomState::new);
+    let mut seen: HashSet<u64> = HashSet::new();
+    let mut record = csv::StringRecord::new();
+    let mut i: u64 = 0;
+    loop {
+        let line = i + 2;
+        let read = reader.read_record(&mut record);
+        match read {
+            Ok(false) => break,
+            Ok(true) => {}
             Err(e) => {
-                errors.push(err(line, "row", csv_problem("this row", &e)));
+                // An I/O error (the body ended early) ends the scan; a bad row is reported.
+                let stop = matches!(e.kind(), csv::ErrorKind::Io(_));
+                i += 1;
+                if !each(Err(err(line, "row", csv_problem("this row", &e)))) || stop {
+                    break;
+                }
                 continue;
             }
-        };
+        }
+        i += 1;
+        if i > max_rows {
+            each(Err(err(line, "file", format!("more than {max_rows} rows (limits.invite_rows_max)"))));
+            break;
+        }
         let want = if with_roles { 3 } else { 2 };
         if record.len() != want {
-            errors.push(err(line, "row", format!("{} columns, expected {want}", record.len())));
+            if !each(Err(err(line, "row", format!("{} columns, expected {want}", record.len())))) {
+                break;
+            }
             continue;
         }
         let email = record.get(0).unwrap_or_default().to_owned();
         let name = record.get(1).unwrap_or_default().to_owned();
-        let mut ok = true;
+        let mut problems = vec![];
         if !valid_email(&email) {
-            errors.push(err(line, "email", format!("{email:?} is not an e-mail address")));
-            ok = false;
-        } else if !seen.insert(normalise_email(&email)) {
-            errors.push(err(line, "email", format!("{email} appears earlier in the file")));
-            ok = false;
+            problems.push(err(line, "email", format!("{email:?} is not an e-mail address")));
+        } else if !seen.insert(std::hash::BuildHasher::hash_one(hasher, normalise_email(&email))) {
+            problems.push(err(line, "email", format!("{email} appears earlier in the file")));
         }
         if !valid_name(&name) {
-            errors.push(err(line, "name", "must be 1-64 printable characters".into()));
-            ok = false;
+            problems.push(err(line, "name", "must be 1-64 printable characters".into()));
         }
         let roles: Vec<String> = if with_roles {
             record
@@ -101,16 +130,23 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
         };
         for r in &roles {
             if !known_roles.contains(r) {
-                errors.push(err(line, "roles", format!("role {r:?} does not exist")));
-                ok = false;
+                problems.push(err(line, "roles", format!("role {r:?} does not exist")));
             }
         }
-        if ok {
-            rows.push(Row { line, email, name, roles });
+        let go_on = if problems.is_empty() {
+            each(Ok(Row { line, email, name, roles }))
+        } else {
+            problems.into_iter().all(|p| each(Err(p)))
+        };
+        if !go_on {
+            break;
         }
     }
-    (rows, errors)
+    Ok(())
 }
+
+/// The key of the duplicate check's hash: one per process, so two scans of a file agree.
+static SEEN_KEY: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
 
 /// E-mails the invitations (eight at a time) when `[smtp]` is configured, noting per row whether
 /// it worked. The invitations are already stored: a failure loses nothing.
