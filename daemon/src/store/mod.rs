@@ -161,6 +161,11 @@ impl Db {
             .map_err(|e| open_err(format!("cannot set mode 0600: {e}")))?;
         configure(&mut conn).map_err(|e| open_err(e.to_string()))?;
         migrate(&mut conn)?;
+        // The writer walks every index a write touches (users, invites, sessions: random keys
+        // spread over the whole index). SQLite's default 2 MiB page cache makes each of those
+        // page visits a read() system call once the tables outgrow it; 16 MiB keeps a large
+        // import's working set in memory. Readers keep the default: their lookups are few.
+        conn.pragma_update(None, "cache_size", -16 * 1024).map_err(|e| open_err(e.to_string()))?;
 
         let manager = SqliteConnectionManager::file(path).with_flags(flags).with_init(configure);
         let pool = r2d2::Pool::builder().max_size(8).connection_timeout(Duration::from_secs(10)).build(manager)?;
