@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::State;
 use crate::crypto::{Kek, constant_time_eq, random_token, sha256};
 use crate::error::Error;
-use crate::oidc::keys::{self, GeneratedKey};
+use crate::oidc::keys::GeneratedKey;
 use crate::store::apps::AppRow;
 use crate::store::social::ProviderRow;
 use crate::store::{self, Reader, TenantId, WriteTx};
@@ -115,6 +115,15 @@ fn render(c: &FieldChange) -> String {
 }
 
 impl Step {
+    /// The slug of the tenant whose own row this step creates or changes (what the registry holds).
+    fn tenant_changed(&self) -> Option<String> {
+        match self {
+            Step::CreateTenant(v) => Some(v.slug.clone()),
+            Step::UpdateTenant { slug, .. } => Some(slug.clone()),
+            _ => None,
+        }
+    }
+
     fn planned(&self) -> PlannedChange {
         let (action, kind, tenant, name, fields) = match self {
             Step::CreateTenant(t) => ("create", "tenant", &t.slug, &t.slug, None),
@@ -471,23 +480,26 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     let bits = state.config.rsa_bits;
     let mut keys = HashMap::new();
     for slug in &new_tenants {
-        let k = tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(Error::internal)??;
+        let k = state.spare_keys.take(bits).await?;
         keys.insert(slug.clone(), k);
     }
     let kek = state.kek.clone();
     let now = state.clock.now();
     // Planned again inside the write transaction: what is applied is what the database holds now.
-    let (changes, planned, created) = state
+    let (changes, planned, created, touched) = state
         .db
         .write(move |tx| -> Result<_, Error> {
             let steps = plan(tx, &kek, &declared, &public)?;
             let changes: Vec<String> = steps.iter().map(Step::describe).collect();
             let planned: Vec<PlannedChange> = steps.iter().map(Step::planned).collect();
+            let touched: Vec<String> = steps.iter().filter_map(Step::tenant_changed).collect();
             let created = execute(tx, steps, &mut keys, &kek, bits, now)?;
-            Ok((changes, planned, created))
+            Ok((changes, planned, created, touched))
         })
         .await?;
-    for slug in &new_tenants {
+    // New tenants are routed from now on; changed ones serve their new name and registration
+    // mode at once (the registry holds both).
+    for slug in &touched {
         state.registry.refresh(state, slug).await?;
     }
     Ok(ApplyResult { dry_run: false, changes, plan: planned, created_apps: created })

@@ -126,11 +126,13 @@ impl TenantRuntime {
         if let Some(hot) = self.hot.get() {
             return Ok(hot);
         }
-        let id = self.id;
+        let (id, slug) = (self.id, self.slug.clone());
         let (row, key_rows) = state
             .db
             .read(move |tx| -> Result<_, Error> {
-                let row = store::tenants::by_id(tx, id)?.ok_or_else(|| Error::internal("tenant deleted meanwhile"))?;
+                // By id and slug: a tenant deleted meanwhile (whose id SQLite may give to a new
+                // one) must not be served another tenant's keys.
+                let row = store::tenants::by_id(tx, id)?.filter(|r| r.slug == slug).ok_or_else(|| not_found(&slug))?;
                 let keys = store::keys::list(tx, id)?;
                 Ok((row, keys))
             })
@@ -275,8 +277,20 @@ impl Registry {
             };
             Ok((rows, sample))
         })?;
-        if let Some((row, keys)) = &sample {
-            unseal(kek, row, keys)?;
+        if let Some((row, keys)) = &sample
+            && let Err(e) = unseal(kek, row, keys)
+        {
+            return Err(Error::new(
+                Kind::Internal,
+                codes::INTERNAL,
+                format!(
+                    "the key-encryption key (keys.encryption_key_file) does not open the signing keys of tenant \
+                     {:?}: it is not the key this database was written with. Restore the key file that belongs \
+                     to this database (from the same backup), or point the configuration at it",
+                    row.slug
+                ),
+            )
+            .caused_by(e));
         }
         let mut maps = Maps::default();
         for row in &rows {

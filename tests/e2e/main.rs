@@ -14,6 +14,7 @@ mod declarative;
 mod dev_mode;
 mod docs;
 mod keys;
+mod lazy_tenants;
 mod mail;
 mod oidc;
 mod oidc_browser;
