@@ -3,7 +3,8 @@
 //! a real SQLite file (WAL, synchronous=FULL: two durable commits per ceremony).
 //!
 //! Run: `cargo bench -p latchkey-tests --bench ceremony`. Prints figures; asserts nothing about
-//! speed.
+//! speed. With `BENCH_PEER_WEBAUTHN=http://127.0.0.1:PORT` (bench/peers/simplewebauthn.mjs, which
+//! speaks the same four calls) the same authenticator and clients then run against that peer.
 
 #[path = "../e2e/authenticator.rs"]
 mod authenticator;
@@ -108,4 +109,47 @@ fn main() {
         })
         .collect();
     report("auth/start alone (1 client)", starts, wall.elapsed());
+
+    if let Ok(peer) = std::env::var("BENCH_PEER_WEBAUTHN") {
+        peer_runs(&d, &peer, n);
+    }
+}
+
+/// The same ceremonies against SimpleWebAuthn in its wrapper (registration needs no invite there).
+fn peer_runs(d: &TestDaemon, peer: &str, n: usize) {
+    let site = Site { d, slug: "bench".into(), base: format!("{peer}/bench"), origin: peer.to_owned() };
+    let enrol = |email: &str| {
+        let mut soft = Soft::new(&site.origin);
+        let r = site.register(&mut soft, email, None, None, &Tamper::default());
+        assert_eq!(r.status, 201, "{}", r.body);
+        soft
+    };
+    let mut soft = enrol("seq@bench.test");
+    for _ in 0..20 {
+        ceremony(&site, &mut soft, Some("seq@bench.test"));
+    }
+    let wall = Instant::now();
+    let samples: Vec<Duration> = (0..n).map(|_| ceremony(&site, &mut soft, Some("seq@bench.test"))).collect();
+    report("peer simplewebauthn: 1 client, username-first", samples, wall.elapsed());
+    let clients = 16;
+    let users: Vec<(String, Soft)> = (0..clients)
+        .map(|i| {
+            let email = format!("c{i}@bench.test");
+            let soft = enrol(&email);
+            (email, soft)
+        })
+        .collect();
+    let per = n / clients;
+    let wall = Instant::now();
+    let samples: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = users
+            .into_iter()
+            .map(|(email, mut soft)| {
+                let site = &site;
+                s.spawn(move || (0..per).map(|_| ceremony(site, &mut soft, Some(&email))).collect::<Vec<_>>())
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    report("peer simplewebauthn: 16 concurrent clients", samples, wall.elapsed());
 }

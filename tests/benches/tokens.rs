@@ -4,7 +4,9 @@
 //! signatures, code consumed and refresh token stored in one durable commit). Prints the machine's
 //! single-core RSA-2048 signing rate from `openssl speed` in the same run, as the ceiling.
 //!
-//! Run: `cargo bench -p latchkey-tests --bench tokens`.
+//! Run: `cargo bench -p latchkey-tests --bench tokens`. With
+//! `BENCH_PEER_OIDC=http://127.0.0.1:PORT` (bench/peers/oidc-provider.mjs) the same clients then
+//! exchange node-oidc-provider's codes for its ID, access and refresh tokens.
 
 #[path = "../e2e/authenticator.rs"]
 mod authenticator;
@@ -158,5 +160,49 @@ fn main() {
             .flatten()
             .collect();
         report(&format!("authorization_code exchange, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
+    }
+
+    if let Ok(peer) = std::env::var("BENCH_PEER_OIDC") {
+        let site = Site { d: &d, slug: String::new(), base: peer.clone(), origin: peer.clone() };
+        let app = App {
+            client_id: "bench-web".into(),
+            secret: Some("bench-web-secret-bench-web-secret".into()),
+            redirect: "https://app.example.com/oidc-callback".into(),
+        };
+        for clients in [1usize, 4] {
+            let codes: Vec<Vec<String>> = (0..clients)
+                .map(|_| {
+                    let r = get(&format!("{peer}/bench/mint-codes?n={}&challenge={}", n / clients, p.challenge), None);
+                    assert_eq!(r.status, 200, "{}", r.body);
+                    serde_json::from_str(&r.body).unwrap()
+                })
+                .collect();
+            let wall = Instant::now();
+            let samples: Vec<Duration> = parallel(clients, |i| {
+                codes[i]
+                    .iter()
+                    .map(|c| {
+                        let t = Instant::now();
+                        let r = token(
+                            &site,
+                            &app,
+                            &[
+                                ("grant_type", "authorization_code"),
+                                ("code", c),
+                                ("redirect_uri", &app.redirect),
+                                ("code_verifier", &p.verifier),
+                            ],
+                        );
+                        assert!(r.status == 200 && r.body.contains("refresh_token"), "{}", r.body);
+                        t.elapsed()
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .into_iter()
+            .flatten()
+            .collect();
+            let label = format!("peer node-oidc-provider: code exchange, {clients} client(s)");
+            report(&label, samples.len(), wall.elapsed(), samples);
+        }
     }
 }

@@ -286,11 +286,21 @@ impl Http {
     }
 }
 
-/// One HTTP client for the whole process: its connection pool is shared by every request.
+/// One HTTP client for the whole process: its connection pool is shared by every request. The
+/// pool keeps enough idle connections for every thread of a parallel test or bench (ureq's
+/// default of 3 a host would make most requests of 16 clients open a new connection).
 pub fn agent() -> ureq::Agent {
     static AGENT: std::sync::OnceLock<ureq::Agent> = std::sync::OnceLock::new();
     AGENT
-        .get_or_init(|| ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().into())
+        .get_or_init(|| {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .max_redirects(0)
+                .max_idle_connections(64)
+                .max_idle_connections_per_host(32)
+                .build()
+                .into()
+        })
         .clone()
 }
 

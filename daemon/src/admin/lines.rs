@@ -34,9 +34,18 @@ impl hyper::body::Body for Lines {
 
 /// A channel to send lines into, and the 200 response that streams them.
 pub fn stream() -> (mpsc::Sender<Bytes>, Response<crate::http::Body>) {
-    let (tx, rx) = mpsc::channel::<Bytes>(16);
+    stream_as("application/x-ndjson")
+}
+
+/// Chunks waiting for the client at most: a line can carry a batch of 10,000 links (1.5 MB), and
+/// a producer ahead of its reader must wait rather than fill the memory.
+const QUEUED: usize = 2;
+
+/// A channel to send chunks into, and the 200 response of `content_type` that streams them.
+pub fn stream_as(content_type: &'static str) -> (mpsc::Sender<Bytes>, Response<crate::http::Body>) {
+    let (tx, rx) = mpsc::channel::<Bytes>(QUEUED);
     let mut r = Response::new(Lines(rx).boxed());
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     *r.status_mut() = StatusCode::OK;
     (tx, r)
 }

@@ -4,7 +4,7 @@
 mod audit;
 mod backup;
 mod import;
-mod lines;
+pub(crate) mod lines;
 mod reinvite;
 mod route;
 mod router;

@@ -4,11 +4,18 @@
 //! The file goes to a temporary file as it arrives (`http/spill.rs`); a first pass checks every
 //! row (any bad row refuses the file, nothing stored), and the storing transaction reads the rows
 //! from the file again, so the parsed file is never held in memory. The answer lists every
-//! invitation, so it still grows with the number of new users.
+//! invitation: it is written to temporary files during the transaction and streamed from them
+//! after the commit, so the daemon's memory does not grow with the number of new users either.
 
 use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::Path;
 
-use std::io::{BufReader, Seek, SeekFrom};
+use bytes::Bytes;
+use latchkey::admin::InvitedRow;
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
 
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
@@ -128,21 +135,25 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let base = tenant.base_url.clone();
     let t = tenant.id;
     // One transaction for the whole file (all or nothing), reading the checked rows again in
-    // batches: only one batch of parsed rows is in memory at a time.
-    let mut outcome = state
+    // batches: only one batch of parsed rows is in memory at a time. What each batch did goes to
+    // two more temporary files, read back for the answer once the transaction has committed.
+    let made = state
         .db
-        .write(move |tx| -> Result<Outcome, Error> {
+        .write(move |tx| -> Result<Made, Error> {
             let mut file = file;
             file.seek(SeekFrom::Start(0)).map_err(|e| Error::internal(format!("rewinding the upload: {e}")))?;
+            let mut made = Made::new(&dir)?;
             let mut out = Outcome::default();
-            let mut batch = Vec::with_capacity(1000);
+            let mut batch = Vec::with_capacity(BATCH);
             let mut failed = None;
             let _ = import::scan(BufReader::new(file), &known, rows_max, |row| {
                 if let Ok(r) = row {
                     batch.push(r);
                 }
-                if batch.len() == 1000 {
-                    if let Err(e) = import::invite_rows(tx, t, &base, &batch, now, now + ttl, &mut out) {
+                if batch.len() == BATCH {
+                    let stored = import::invite_rows(tx, t, &base, &batch, now, now + ttl, &mut out)
+                        .and_then(|()| made.keep(&mut out));
+                    if let Err(e) = stored {
                         failed = Some(e);
                         return false;
                     }
@@ -154,14 +165,126 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
                 return Err(e);
             }
             import::invite_rows(tx, t, &base, &batch, now, now + ttl, &mut out)?;
-            Ok(out)
+            made.keep(&mut out)?;
+            Ok(made)
         })
         .await?;
-    import::deliver_all(state, &tenant.name, &mut outcome.invited).await;
     let mut e = cx.event(&claims.client_id, "users.invite", "success");
-    e.detail = Some(format!("{} invited, {} already present", outcome.invited.len(), outcome.already_present.len()));
+    e.detail = Some(format!("{} invited, {} already present", made.invited, made.already));
     state.audit.record(e);
-    Ok(json(StatusCode::OK, &outcome))
+    Ok(answer(state.live.get().mailer.clone(), tenant.name.clone(), made))
+}
+
+/// Rows per batch of the storing pass, and per chunk of the answer.
+const BATCH: usize = 1000;
+
+/// What the storing transaction did, kept in unlinked temporary files (one JSON value a line)
+/// rather than in memory: the answer can list a hundred thousand links with flat memory.
+struct Made {
+    invited_rows: BufWriter<File>,
+    already_rows: BufWriter<File>,
+    invited: usize,
+    already: usize,
+}
+
+impl Made {
+    fn new(dir: &Path) -> Result<Made, Error> {
+        Ok(Made {
+            invited_rows: BufWriter::new(super::spill::temp_file(dir)?),
+            already_rows: BufWriter::new(super::spill::temp_file(dir)?),
+            invited: 0,
+            already: 0,
+        })
+    }
+
+    /// Moves a batch's outcome to the files.
+    fn keep(&mut self, out: &mut Outcome) -> Result<(), Error> {
+        let io = |e: std::io::Error| Error::internal(format!("writing the import's answer: {e}"));
+        for row in out.invited.drain(..) {
+            serde_json::to_writer(&mut self.invited_rows, &row).map_err(|e| io(e.into()))?;
+            self.invited_rows.write_all(b"\n").map_err(io)?;
+            self.invited += 1;
+        }
+        for email in out.already_present.drain(..) {
+            serde_json::to_writer(&mut self.already_rows, &email).map_err(|e| io(e.into()))?;
+            self.already_rows.write_all(b"\n").map_err(io)?;
+            self.already += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The answer, `{"invited":[…],"already_present":[…]}`, streamed from the files a chunk at a
+/// time; with `[smtp]`, each chunk's invitations are e-mailed just before it is sent. The rows
+/// are committed already: a client that goes away loses nothing but the answer.
+fn answer(mailer: Option<std::sync::Arc<crate::mail::Mailer>>, tenant_name: String, made: Made) -> Response<Body> {
+    let (tx, response) = crate::admin::lines::stream_as("application/json");
+    let Made { invited_rows, already_rows, .. } = made;
+    tokio::spawn(async move {
+        let mut invited = read_back::<InvitedRow>(invited_rows);
+        let mut already = read_back::<String>(already_rows);
+        let mut text = Vec::with_capacity(64 * 1024);
+        text.extend_from_slice(b"{\"invited\":[");
+        let mut first = true;
+        while let Some(mut chunk) = invited.recv().await {
+            import::deliver_with(mailer.clone(), &tenant_name, &mut chunk).await;
+            for row in &chunk {
+                if !std::mem::take(&mut first) {
+                    text.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut text, row);
+            }
+            if tx.send(Bytes::from(std::mem::take(&mut text))).await.is_err() {
+                return;
+            }
+        }
+        text.extend_from_slice(b"],\"already_present\":[");
+        first = true;
+        while let Some(chunk) = already.recv().await {
+            for email in &chunk {
+                if !std::mem::take(&mut first) {
+                    text.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut text, email);
+            }
+            if tx.send(Bytes::from(std::mem::take(&mut text))).await.is_err() {
+                return;
+            }
+        }
+        text.extend_from_slice(b"]}");
+        let _ = tx.send(Bytes::from(text)).await;
+    });
+    response
+}
+
+/// Reads a file of JSON lines back in chunks of [`BATCH`], on a blocking thread. A file that
+/// cannot be read back ends the answer early (the client sees a truncated document); it was
+/// written by this process moments ago, so that is a disk failure, logged.
+fn read_back<T: DeserializeOwned + Send + 'static>(rows: BufWriter<File>) -> mpsc::Receiver<Vec<T>> {
+    let (tx, rx) = mpsc::channel(2);
+    tokio::task::spawn_blocking(move || {
+        let mut file = match rows.into_inner().map_err(|e| e.into_error()) {
+            Ok(f) => f,
+            Err(e) => return tracing::error!(error = %e, "the import's answer could not be written"),
+        };
+        if let Err(e) = file.seek(SeekFrom::Start(0)) {
+            return tracing::error!(error = %e, "the import's answer could not be read back");
+        }
+        let mut chunk = Vec::with_capacity(BATCH);
+        for line in BufReader::new(file).lines() {
+            match line.map_err(|e| e.to_string()).and_then(|l| serde_json::from_str(&l).map_err(|e| e.to_string())) {
+                Ok(v) => chunk.push(v),
+                Err(e) => return tracing::error!(error = %e, "the import's answer could not be read back"),
+            }
+            if chunk.len() == BATCH && tx.blocking_send(std::mem::take(&mut chunk)).is_err() {
+                return;
+            }
+        }
+        if !chunk.is_empty() {
+            let _ = tx.blocking_send(chunk);
+        }
+    });
+    rx
 }
 
 fn multipart_error(e: multer::Error, max: u64) -> Error {

@@ -11,6 +11,7 @@
 pub mod apps;
 pub mod audit;
 pub mod challenges;
+mod checkpoint;
 pub mod credentials;
 pub mod invites;
 pub mod keys;
@@ -166,10 +167,17 @@ impl Db {
         // page visits a read() system call once the tables outgrow it; 16 MiB keeps a large
         // import's working set in memory. Readers keep the default: their lookups are few.
         conn.pragma_update(None, "cache_size", -16 * 1024).map_err(|e| open_err(e.to_string()))?;
+        // Checkpoints run on a thread of their own (store/checkpoint.rs), not inside the writer's
+        // commits; a WAL that grew during a large import is cut back to 64 MiB afterwards.
+        conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| open_err(e.to_string()))?;
+        conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024).map_err(|e| open_err(e.to_string()))?;
+        let mut checkpoint_conn = Connection::open_with_flags(path, flags).map_err(|e| open_err(e.to_string()))?;
+        configure(&mut checkpoint_conn).map_err(|e| open_err(e.to_string()))?;
+        let checkpoints = checkpoint::start(checkpoint_conn)?;
 
         let manager = SqliteConnectionManager::file(path).with_flags(flags).with_init(configure);
         let pool = r2d2::Pool::builder().max_size(8).connection_timeout(Duration::from_secs(10)).build(manager)?;
-        let writer = writer::Writer::start(conn)?;
+        let writer = writer::Writer::start(conn, checkpoints)?;
         Ok(Db { pool, path: path.to_owned(), writer: std::sync::Arc::new(writer) })
     }
 

@@ -87,7 +87,7 @@ pub(super) struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `conn`. The thread ends when the last [`Writer`] is dropped.
-    pub(super) fn start(conn: Connection) -> Result<Writer, StoreError> {
+    pub(super) fn start(conn: Connection, checkpoints: super::checkpoint::Wake) -> Result<Writer, StoreError> {
         let conn = Arc::new(Mutex::new(conn));
         let (queue, jobs) = mpsc::channel::<Box<dyn Job>>();
         let shared = conn.clone();
@@ -95,7 +95,7 @@ impl Writer {
         let counted = stats.clone();
         std::thread::Builder::new()
             .name("latchkey-writer".into())
-            .spawn(move || run(&shared, &jobs, &counted))
+            .spawn(move || run(&shared, &jobs, &counted, &checkpoints))
             .map_err(|e| StoreError::Task(format!("cannot start the database writer thread: {e}")))?;
         Ok(Writer { conn, queue, stats })
     }
@@ -119,7 +119,12 @@ fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn run(conn: &Mutex<Connection>, jobs: &mpsc::Receiver<Box<dyn Job>>, stats: &WriteStats) {
+fn run(
+    conn: &Mutex<Connection>,
+    jobs: &mpsc::Receiver<Box<dyn Job>>,
+    stats: &WriteStats,
+    checkpoints: &super::checkpoint::Wake,
+) {
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -132,6 +137,8 @@ fn run(conn: &Mutex<Connection>, jobs: &mpsc::Receiver<Box<dyn Job>>, stats: &Wr
         stats.commits.fetch_add(1, Ordering::Relaxed);
         let mut guard = lock(conn);
         commit_batch(&mut guard, batch);
+        drop(guard);
+        checkpoints.after_commit();
     }
 }
 
@@ -285,5 +292,26 @@ mod tests {
         assert!(a.unwrap_err().is_unique_violation());
         b.unwrap();
         assert_eq!(count(&t), 2);
+    }
+
+    #[test]
+    fn checkpoints_copy_the_wal_into_the_database_file_beside_the_writer() {
+        let t = temp_db();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let file = t.db.path().to_owned();
+        let before = std::fs::metadata(&file).unwrap().len();
+        // 2,000 tenants: more pages than SQLite's own checkpoint threshold, which is off on the
+        // writer's connection, so only the checkpoint thread can move them to the file.
+        rt.block_on(async {
+            for chunk in 0..20 {
+                t.db.write(move |tx| (0..100).try_for_each(|i| insert(tx, &format!("c{chunk}-{i}")))).await.unwrap();
+            }
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::fs::metadata(&file).unwrap().len() <= before && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(std::fs::metadata(&file).unwrap().len() > before, "the database file never grew");
+        assert_eq!(count(&t), 2000);
     }
 }

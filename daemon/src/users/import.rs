@@ -151,8 +151,17 @@ static SEEN_KEY: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLo
 /// E-mails the invitations (eight at a time) when `[smtp]` is configured, noting per row whether
 /// it worked. The invitations are already stored: a failure loses nothing.
 pub async fn deliver_all(state: &crate::State, tenant_name: &str, invited: &mut [InvitedRow]) {
+    deliver_with(state.live.get().mailer.clone(), tenant_name, invited).await
+}
+
+/// [`deliver_all`] with the mailer in hand, for tasks that outlive the request's borrow.
+pub async fn deliver_with(
+    mailer: Option<std::sync::Arc<crate::mail::Mailer>>,
+    tenant_name: &str,
+    invited: &mut [InvitedRow],
+) {
     use futures_util::StreamExt;
-    let Some(mailer) = state.live.get().mailer.clone() else { return };
+    let Some(mailer) = mailer else { return };
     // Owned data per message: the futures must not borrow across the concurrent stream.
     let jobs: Vec<(usize, String, String, String)> =
         invited.iter().enumerate().map(|(i, v)| (i, v.email.clone(), v.name.clone(), v.invite_url.clone())).collect();
