@@ -307,7 +307,9 @@ pub async fn resume(
             if stale || request.max_age.is_some_and(|m| now - s.auth_time > m) {
                 return Ok(Resumed::Login(Box::new(request)));
             }
-            store::oidc::delete_request(tx, t, &request_id)?;
+            if !store::oidc::delete_request(tx, t, &request_id)? {
+                return Ok(Resumed::Expired);
+            }
             Ok(Resumed::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
         })
         .await

@@ -39,11 +39,13 @@ pub fn query(
     limit: u32,
 ) -> Result<Vec<(i64, Event)>, StoreError> {
     // Two texts rather than `(?1 IS NULL OR tenant = ?1)`, which would keep SQLite from using the
-    // (tenant, at) index for one tenant's trail.
-    let by_tenant = if tenant.is_some() { "tenant = ?1" } else { "?1 IS NULL" };
+    // (tenant, at) index for one tenant's trail. NULL tests name their parameter's type, and case
+    // is folded with lower() rather than SQLite's NOCASE: the same text is then valid SQL for
+    // PostgreSQL too (docs/dev/postgres-plan.md).
+    let by_tenant = if tenant.is_some() { "tenant = ?1" } else { "CAST(?1 AS TEXT) IS NULL" };
     let mut stmt = tx.conn().prepare(&format!(
         "SELECT id, at, tenant, actor, action, outcome, ip, subject, detail FROM audit
-         WHERE {by_tenant} AND at >= ?2 AND id > ?3 AND (?4 IS NULL OR subject = ?4 COLLATE NOCASE)
+         WHERE {by_tenant} AND at >= ?2 AND id > ?3 AND (CAST(?4 AS TEXT) IS NULL OR lower(subject) = lower(?4))
          ORDER BY id LIMIT ?5"
     ))?;
     let rows = stmt

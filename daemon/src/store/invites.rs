@@ -31,12 +31,12 @@ pub fn insert(
     now: Timestamp,
     expires_at: Timestamp,
 ) -> Result<InviteId, StoreError> {
-    super::exec(
+    Ok(super::insert_returning_id(
         tx.conn_mut(),
-        "INSERT INTO invites (tenant_id, user_id, token_hash, purpose, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO invites (tenant_id, user_id, token_hash, purpose, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
         params![tenant, user, token_hash, purpose, now, expires_at],
-    )?;
-    Ok(tx.conn_mut().last_insert_rowid())
+    )?)
 }
 
 /// An unused, unexpired invite or recovery token of this tenant.

@@ -301,6 +301,16 @@ pub(crate) fn exec<P: rusqlite::Params>(conn: &Connection, sql: &str, params: P)
     conn.prepare_cached(sql)?.execute(params)
 }
 
+/// Runs an `INSERT … RETURNING id` (cached) and gives the new row's id: the same text works on
+/// SQLite and PostgreSQL, unlike `last_insert_rowid()`.
+pub(crate) fn insert_returning_id<P: rusqlite::Params>(
+    conn: &Connection,
+    sql: &str,
+    params: P,
+) -> rusqlite::Result<i64> {
+    conn.prepare_cached(sql)?.query_row(params, |r| r.get(0))
+}
+
 /// Reads a JSON array of strings stored in a TEXT column.
 pub(crate) fn json_list(text: &str) -> Result<Vec<String>, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("list column: {e}")))

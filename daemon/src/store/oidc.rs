@@ -40,9 +40,16 @@ pub fn request(
         .optional()?)
 }
 
-pub fn delete_request(tx: &WriteTx<'_>, tenant: TenantId, id: &str) -> Result<(), StoreError> {
-    super::exec(tx.conn_mut(), "DELETE FROM authorize_requests WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
-    Ok(())
+/// Deletes a pending authorization request; `false` when it was gone already. The caller issues
+/// a code only on `true`, so a request resumed twice at once (two tabs, two nodes of one
+/// database) yields one code, whatever the transaction isolation.
+pub fn delete_request(tx: &WriteTx<'_>, tenant: TenantId, id: &str) -> Result<bool, StoreError> {
+    let n = super::exec(
+        tx.conn_mut(),
+        "DELETE FROM authorize_requests WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id],
+    )?;
+    Ok(n == 1)
 }
 
 #[derive(Debug, Clone)]
@@ -263,9 +270,10 @@ pub fn revoke_grants(
     // Access tokens first (from every row of these grants, revoked or not), then the grants.
     c.execute(
         &format!(
-            "INSERT OR IGNORE INTO revoked_access_tokens (tenant_id, jti, expires_at)
+            "INSERT INTO revoked_access_tokens (tenant_id, jti, expires_at)
              SELECT tenant_id, access_jti, access_expires_at FROM refresh_tokens
-             WHERE tenant_id = ?1 AND {filter} AND access_jti IS NOT NULL AND access_expires_at > ?3"
+             WHERE tenant_id = ?1 AND {filter} AND access_jti IS NOT NULL AND access_expires_at > ?3
+             ON CONFLICT DO NOTHING"
         ),
         params![tenant, param, now],
     )?;
@@ -278,7 +286,7 @@ pub fn revoke_grants(
 pub fn revoke_access(tx: &WriteTx<'_>, tenant: TenantId, jti: &str, expires_at: Timestamp) -> Result<(), StoreError> {
     super::exec(
         tx.conn_mut(),
-        "INSERT OR IGNORE INTO revoked_access_tokens (tenant_id, jti, expires_at) VALUES (?1, ?2, ?3)",
+        "INSERT INTO revoked_access_tokens (tenant_id, jti, expires_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
         params![tenant, jti, expires_at],
     )?;
     Ok(())
@@ -367,9 +375,10 @@ mod tests {
             assert_eq!(request(tx, a, "other", 50).unwrap(), None);
             // Another tenant neither reads nor deletes it.
             assert_eq!(request(tx, b, "r1", 50).unwrap(), None);
-            delete_request(tx, b, "r1").unwrap();
+            assert!(!delete_request(tx, b, "r1").unwrap(), "another tenant's request is not deleted");
             assert!(request(tx, a, "r1", 50).unwrap().is_some());
-            delete_request(tx, a, "r1").unwrap();
+            assert!(delete_request(tx, a, "r1").unwrap());
+            assert!(!delete_request(tx, a, "r1").unwrap(), "a request is deleted once");
             assert_eq!(request(tx, a, "r1", 50).unwrap(), None);
         });
     }

@@ -65,9 +65,10 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: i64) -> Result<(), StoreEr
 /// `tenant` (user_roles has no tenant column: both ends are checked here).
 pub fn assign(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, role: i64) -> Result<bool, StoreError> {
     let mut stmt = tx.conn_mut().prepare_cached(
-        "INSERT OR IGNORE INTO user_roles (user_id, role_id)
+        "INSERT INTO user_roles (user_id, role_id)
          SELECT u.id, r.id FROM users u JOIN roles r ON r.tenant_id = u.tenant_id
-         WHERE u.tenant_id = ?1 AND u.id = ?2 AND r.id = ?3",
+         WHERE u.tenant_id = ?1 AND u.id = ?2 AND r.id = ?3
+         ON CONFLICT DO NOTHING",
     )?;
     Ok(stmt.execute(params![tenant, user, role])? == 1)
 }

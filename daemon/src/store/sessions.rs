@@ -25,13 +25,12 @@ pub struct NewSession<'a> {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, s: &NewSession<'_>) -> Result<i64, StoreError> {
-    super::exec(
+    Ok(super::insert_returning_id(
         tx.conn_mut(),
         "INSERT INTO sessions (tenant_id, user_id, token_hash, auth_time, amr, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
         params![tenant, s.user_id, s.token_hash, s.auth_time, s.amr, s.created_at, s.expires_at],
-    )?;
-    Ok(tx.conn_mut().last_insert_rowid())
+    )?)
 }
 
 /// A live session of an active user of this tenant.
@@ -69,7 +68,7 @@ pub fn delete_for_user_except(
 ) -> Result<usize, StoreError> {
     Ok(super::exec(
         tx.conn_mut(),
-        "DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND id IS NOT ?3",
+        "DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND id IS DISTINCT FROM ?3",
         params![tenant, user, keep],
     )?)
 }

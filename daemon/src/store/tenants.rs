@@ -40,12 +40,12 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TenantRow> {
 }
 
 pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreError> {
-    super::exec(
+    Ok(TenantId(super::insert_returning_id(
         tx.conn_mut(),
-        "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
         params![t.slug, t.name, t.base_url, t.rp_id, Text(t.registration), t.created_at],
-    )?;
-    Ok(TenantId(tx.conn_mut().last_insert_rowid()))
+    )?))
 }
 
 pub fn by_slug(tx: &impl Reader, slug: &str) -> Result<Option<TenantRow>, StoreError> {

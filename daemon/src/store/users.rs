@@ -51,13 +51,12 @@ pub fn normalise_email(email: &str) -> String {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<UserId, StoreError> {
-    super::exec(
+    Ok(UserId(super::insert_returning_id(
         tx.conn_mut(),
         "INSERT INTO users (tenant_id, public_id, user_handle, email, email_norm, name, status, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
         params![tenant, u.public_id, u.user_handle, u.email, normalise_email(u.email), u.name, u.status, u.created_at],
-    )?;
-    Ok(UserId(tx.conn_mut().last_insert_rowid()))
+    )?))
 }
 
 pub fn by_email(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Option<UserRow>, StoreError> {
@@ -93,7 +92,7 @@ pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: UserSt
 pub fn set_email_verified(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<(), StoreError> {
     super::exec(
         tx.conn_mut(),
-        "UPDATE users SET email_verified = 1 WHERE tenant_id = ?1 AND id = ?2",
+        "UPDATE users SET email_verified = TRUE WHERE tenant_id = ?1 AND id = ?2",
         params![tenant, id],
     )?;
     Ok(())
@@ -118,9 +117,9 @@ pub fn list(
     let cols = COLUMNS.split(", ").map(|c| format!("u.{c}")).collect::<Vec<_>>().join(", ");
     let sql = format!(
         "SELECT {cols} FROM users u WHERE u.tenant_id = ?1
-           AND (?2 IS NULL OR EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+           AND (CAST(?2 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
                                       WHERE ur.user_id = u.id AND r.name = ?2))
-           AND (?3 IS NULL OR u.status = ?3)
+           AND (CAST(?3 AS TEXT) IS NULL OR u.status = ?3)
          ORDER BY u.email_norm"
     );
     let mut stmt = tx.conn().prepare_cached(&sql)?;
