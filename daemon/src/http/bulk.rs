@@ -216,7 +216,8 @@ impl Made {
 
 /// The answer, `{"invited":[…],"already_present":[…]}`, streamed from the files a chunk at a
 /// time; with `[smtp]`, each chunk's invitations are e-mailed just before it is sent. The rows
-/// are committed already: a client that goes away loses nothing but the answer.
+/// are committed already: a client that goes away loses nothing but the answer, and the
+/// e-mails still go out.
 fn answer(mailer: Option<std::sync::Arc<crate::mail::Mailer>>, tenant_name: String, made: Made) -> Response<Body> {
     let (tx, response) = crate::admin::lines::stream_as("application/json");
     let Made { invited_rows, already_rows, .. } = made;
@@ -226,17 +227,24 @@ fn answer(mailer: Option<std::sync::Arc<crate::mail::Mailer>>, tenant_name: Stri
         let mut text = Vec::with_capacity(64 * 1024);
         text.extend_from_slice(b"{\"invited\":[");
         let mut first = true;
+        // A client that goes away stops the answer, not the e-mails: every invited user still
+        // gets theirs.
+        let mut listening = true;
         while let Some(mut chunk) = invited.recv().await {
             import::deliver_with(mailer.clone(), &tenant_name, &mut chunk).await;
+            if !listening {
+                continue;
+            }
             for row in &chunk {
                 if !std::mem::take(&mut first) {
                     text.push(b',');
                 }
                 let _ = serde_json::to_writer(&mut text, row);
             }
-            if tx.send(Bytes::from(std::mem::take(&mut text))).await.is_err() {
-                return;
-            }
+            listening = tx.send(Bytes::from(std::mem::take(&mut text))).await.is_ok();
+        }
+        if !listening {
+            return;
         }
         text.extend_from_slice(b"],\"already_present\":[");
         first = true;

@@ -10,7 +10,7 @@
 //! allow: past [`RESTART_FRAMES`] the checkpoint waits for the writer's current transaction
 //! instead (`RESTART`), bounding the WAL file.
 
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -31,9 +31,8 @@ pub(super) struct Wake(SyncSender<()>);
 
 impl Wake {
     pub(super) fn after_commit(&self) {
-        match self.0.try_send(()) {
-            Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
-        }
+        // Full: a wake-up is pending already. Disconnected: the thread has stopped (shutdown).
+        let _ = self.0.try_send(());
     }
 }
 
@@ -53,7 +52,6 @@ fn run(conn: &Connection, woken: &Receiver<()>) {
         let started = Instant::now();
         let mode = if restart { "RESTART" } else { "PASSIVE" };
         match checkpoint(conn, mode) {
-            // Frames in the WAL, and how many of them are now in the database file.
             // A WAL this long is not being reset: the writer always began its next transaction
             // before a checkpoint had caught up. The next checkpoint waits for it instead.
             Ok((frames, _copied)) => restart = frames > RESTART_FRAMES,
