@@ -38,6 +38,19 @@ fn ceremony(site: &Site, soft: &mut Soft, username: Option<&str>) -> Duration {
     started.elapsed()
 }
 
+/// One thread per user, each signing in `per` times; every ceremony's duration.
+fn concurrently(site: &Site, users: Vec<(String, Soft)>, per: usize) -> Vec<Duration> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = users
+            .into_iter()
+            .map(|(email, mut soft)| {
+                s.spawn(move || (0..per).map(|_| ceremony(site, &mut soft, Some(&email))).collect::<Vec<_>>())
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    })
+}
+
 fn report(label: &str, mut samples: Vec<Duration>, wall: Duration) {
     samples.sort();
     let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1e3;
@@ -85,18 +98,8 @@ fn main() {
                 (email, soft)
             })
             .collect();
-        let per = n / clients;
         let wall = Instant::now();
-        let samples: Vec<Duration> = std::thread::scope(|s| {
-            let handles: Vec<_> = users
-                .into_iter()
-                .map(|(email, mut soft)| {
-                    let site = &site;
-                    s.spawn(move || (0..per).map(|_| ceremony(site, &mut soft, Some(&email))).collect::<Vec<_>>())
-                })
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
-        });
+        let samples = concurrently(&site, users, n / clients);
         report(&format!("{clients} concurrent clients, username-first"), samples, wall.elapsed());
     }
 
@@ -139,17 +142,7 @@ fn peer_runs(d: &TestDaemon, peer: &str, n: usize) {
             (email, soft)
         })
         .collect();
-    let per = n / clients;
     let wall = Instant::now();
-    let samples: Vec<Duration> = std::thread::scope(|s| {
-        let handles: Vec<_> = users
-            .into_iter()
-            .map(|(email, mut soft)| {
-                let site = &site;
-                s.spawn(move || (0..per).map(|_| ceremony(site, &mut soft, Some(&email))).collect::<Vec<_>>())
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
-    });
+    let samples = concurrently(&site, users, n / clients);
     report("peer simplewebauthn: 16 concurrent clients", samples, wall.elapsed());
 }

@@ -57,6 +57,19 @@ fn parallel<T: Send>(clients: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T>
     })
 }
 
+/// One authorization-code exchange at `site`'s token endpoint, timed.
+fn exchange(site: &Site, app: &App, verifier: &str, code: &str) -> (Duration, support::Http) {
+    let t = Instant::now();
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", app.redirect.as_str()),
+        ("code_verifier", verifier),
+    ];
+    let r = token(site, app, &form);
+    (t.elapsed(), r)
+}
+
 fn openssl_rsa2048() -> String {
     let out = std::process::Command::new("openssl").args(["speed", "-seconds", "3", "rsa2048"]).output();
     match out {
@@ -137,28 +150,16 @@ fn main() {
         let r = get(&authorize_url(&site, &web, &p, &[]), Some(&cookie));
         param(&location_params(&r), "code").unwrap().to_owned()
     };
-    let exchange = |c: &str| {
-        let t = Instant::now();
-        let r = token(
-            &site,
-            &web,
-            &[
-                ("grant_type", "authorization_code"),
-                ("code", c),
-                ("redirect_uri", &web.redirect),
-                ("code_verifier", &p.verifier),
-            ],
-        );
+    let ours = |c: &str| {
+        let (elapsed, r) = exchange(&site, &web, &p.verifier, c);
         assert_eq!(r.status, 200, "{}", r.body);
-        t.elapsed()
+        elapsed
     };
     for clients in [1usize, 4] {
         let codes: Vec<Vec<String>> = (0..clients).map(|_| (0..n / clients).map(|_| code()).collect()).collect();
         let wall = Instant::now();
-        let samples: Vec<Duration> = parallel(clients, |i| codes[i].iter().map(|c| exchange(c)).collect::<Vec<_>>())
-            .into_iter()
-            .flatten()
-            .collect();
+        let samples: Vec<Duration> =
+            parallel(clients, |i| codes[i].iter().map(|c| ours(c)).collect::<Vec<_>>()).into_iter().flatten().collect();
         report(&format!("authorization_code exchange, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
     }
 
@@ -182,19 +183,9 @@ fn main() {
                 codes[i]
                     .iter()
                     .map(|c| {
-                        let t = Instant::now();
-                        let r = token(
-                            &site,
-                            &app,
-                            &[
-                                ("grant_type", "authorization_code"),
-                                ("code", c),
-                                ("redirect_uri", &app.redirect),
-                                ("code_verifier", &p.verifier),
-                            ],
-                        );
+                        let (elapsed, r) = exchange(&site, &app, &p.verifier, c);
                         assert!(r.status == 200 && r.body.contains("refresh_token"), "{}", r.body);
-                        t.elapsed()
+                        elapsed
                     })
                     .collect::<Vec<_>>()
             })

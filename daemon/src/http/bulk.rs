@@ -235,12 +235,7 @@ fn answer(mailer: Option<std::sync::Arc<crate::mail::Mailer>>, tenant_name: Stri
             if !listening {
                 continue;
             }
-            for row in &chunk {
-                if !std::mem::take(&mut first) {
-                    text.push(b',');
-                }
-                let _ = serde_json::to_writer(&mut text, row);
-            }
+            append(&mut text, &mut first, &chunk);
             listening = tx.send(Bytes::from(std::mem::take(&mut text))).await.is_ok();
         }
         if !listening {
@@ -249,12 +244,7 @@ fn answer(mailer: Option<std::sync::Arc<crate::mail::Mailer>>, tenant_name: Stri
         text.extend_from_slice(b"],\"already_present\":[");
         first = true;
         while let Some(chunk) = already.recv().await {
-            for email in &chunk {
-                if !std::mem::take(&mut first) {
-                    text.push(b',');
-                }
-                let _ = serde_json::to_writer(&mut text, email);
-            }
+            append(&mut text, &mut first, &chunk);
             if tx.send(Bytes::from(std::mem::take(&mut text))).await.is_err() {
                 return;
             }
@@ -263,6 +253,17 @@ fn answer(mailer: Option<std::sync::Arc<crate::mail::Mailer>>, tenant_name: Stri
         let _ = tx.send(Bytes::from(text)).await;
     });
     response
+}
+
+/// Appends `items` to a JSON array being written, commas between elements.
+fn append<T: serde::Serialize>(text: &mut Vec<u8>, first: &mut bool, items: &[T]) {
+    for item in items {
+        if !std::mem::take(first) {
+            text.push(b',');
+        }
+        // Our own wire types always serialise.
+        let _ = serde_json::to_writer(&mut *text, item);
+    }
 }
 
 /// Reads a file of JSON lines back in chunks of [`BATCH`], on a blocking thread. A file that
