@@ -91,7 +91,17 @@ pub struct ServerSection {
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageSection {
+    /// The SQLite database file (backend `sqlite`).
     pub path: Option<PathBuf>,
+    /// `"sqlite"` (the default) or `"postgres"`.
+    pub backend: Option<String>,
+    /// PostgreSQL: a file holding a libpq connection URL or `key=value` string (it may hold a
+    /// password, so it is a file, never a flag); unset parts come from the `PG*` environment.
+    pub url_file: Option<PathBuf>,
+    /// PostgreSQL: connections per node.
+    pub pool_size: Option<u32>,
+    /// PostgreSQL: CA certificates (PEM) for `sslmode=verify-ca|verify-full`.
+    pub sslrootcert: Option<PathBuf>,
 }
 
 /// `socket_mode` may be written as a string of octal digits (`"0600"`) or a TOML octal integer
@@ -325,6 +335,10 @@ impl Config {
             n => n,
         };
 
+        match file.storage.backend.as_deref().unwrap_or("sqlite") {
+            "sqlite" => {}
+            other => return Err(invalid("storage.backend", format!("{other:?}: this build supports \"sqlite\""))),
+        }
         let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
         let admin_socket = file.admin.socket.unwrap_or_else(|| {
             if dev || flags.data_dir.is_some() {
@@ -427,7 +441,7 @@ impl Config {
                 log_level: Some(self.log_filter.clone()),
                 max_connections: Some(self.max_connections),
             },
-            storage: StorageSection { path: Some(self.storage_path.clone()) },
+            storage: StorageSection { path: Some(self.storage_path.clone()), ..StorageSection::default() },
             admin: AdminSection {
                 socket: Some(self.admin_socket.clone()),
                 socket_mode: Some(Mode::Text(format!("0{:o}", self.socket_mode))),
