@@ -19,6 +19,7 @@ pub mod oidc;
 pub mod roles;
 pub mod sessions;
 pub mod social;
+pub mod sql;
 pub mod tenants;
 pub mod types;
 pub mod users;
@@ -64,6 +65,9 @@ pub enum StoreError {
     Task(String),
     #[error("database commit failed: {0}")]
     Commit(String),
+    /// A statement that always answers a row (an aggregate, an `INSERT … RETURNING`) gave none.
+    #[error("the database answered no row to {0}")]
+    NoRow(String),
 }
 
 impl From<rusqlite::Error> for StoreError {
