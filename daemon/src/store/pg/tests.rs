@@ -301,3 +301,41 @@ fn sslmodes_encrypt_and_verify() {
     assert!(matches!(err, StoreError::Unavailable(_)), "{err}");
     let _ = std::fs::remove_file(url_file);
 }
+
+#[test]
+fn a_statement_is_prepared_once_per_connection() {
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let sql = "SELECT count(*) FROM tenants WHERE slug = ?1 OR slug = ?1";
+    let prepared = db
+        .write_blocking(|tx| {
+            for slug in ["a", "b", "c"] {
+                tx.query_one(sql, params![slug], |r| r.get::<_, i64>(0))?;
+            }
+            tx.query_one(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement = ?1",
+                params![rewrite::placeholders(sql)],
+                |r| r.get::<_, i64>(0),
+            )
+        })
+        .unwrap();
+    assert_eq!(prepared, 1);
+}
+
+#[test]
+fn nodes_starting_together_migrate_once() {
+    let Some(t) = test_db() else { return };
+    let settings = Arc::new(t.settings.clone());
+    let starts: Vec<_> = (0..3)
+        .map(|_| {
+            let settings = settings.clone();
+            std::thread::spawn(move || PgDb::open(&settings).map(|_| ()))
+        })
+        .collect();
+    for start in starts {
+        start.join().unwrap().unwrap();
+    }
+    let mut c = t.client();
+    let rows: i64 = c.query_one("SELECT count(*) FROM latchkey_schema", &[]).unwrap().get(0);
+    assert_eq!(rows, migrate::MIGRATIONS.len() as i64);
+}
