@@ -199,9 +199,10 @@ impl PgSettings {
         }
         if config.get_connect_timeout().is_none() {
             let timeout = match env("PGCONNECT_TIMEOUT") {
-                Some(t) => match t.parse::<u64>() {
-                    // libpq: zero or a negative value waits forever; we keep a bound.
-                    Ok(secs) if secs > 0 => Duration::from_secs(secs.max(2)),
+                Some(t) => match t.trim().parse::<i64>() {
+                    // As libpq: less than 2 s counts as 2 s. Zero or less (libpq: wait forever)
+                    // keeps our bound instead.
+                    Ok(secs) if secs > 0 => Duration::from_secs(secs.max(2).unsigned_abs()),
                     Ok(_) => DEFAULT_CONNECT_TIMEOUT,
                     Err(_) => return Err(fail(format!("PGCONNECT_TIMEOUT {t:?} is not a number of seconds"))),
                 },
@@ -465,6 +466,11 @@ mod tests {
         assert_eq!(t.sslrootcert, Some(PathBuf::from("/etc/latchkey/ca.pem")));
         assert_eq!(t.pool_size, DEFAULT_POOL_SIZE);
         assert_eq!(t.config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+
+        let t = PgSettings::default().resolve_with(env(&[("PGCONNECT_TIMEOUT", "-1")])).unwrap();
+        assert_eq!(t.config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+        let t = PgSettings::default().resolve_with(env(&[("PGCONNECT_TIMEOUT", "1")])).unwrap();
+        assert_eq!(t.config.get_connect_timeout(), Some(&Duration::from_secs(2)));
 
         let t = PgSettings::default().resolve_with(env(&[])).unwrap();
         assert_eq!(t.ssl_mode, SslMode::Prefer, "libpq's default");

@@ -71,14 +71,10 @@ pub struct PoolState {
     pub idle: u32,
 }
 
-fn manager(settings: &PgSettings) -> Result<PgManager, StoreError> {
-    let target = settings.resolve()?;
-    let tls = tls::connector(&target).map_err(|message| StoreError::Open { path: describe_path(&target), message })?;
+fn manager(target: &PgTarget) -> Result<PgManager, StoreError> {
+    let tls = tls::connector(target)
+        .map_err(|message| StoreError::Open { path: std::path::PathBuf::from(target.describe()), message })?;
     Ok(PgManager { config: target.config.clone(), tls })
-}
-
-fn describe_path(target: &PgTarget) -> std::path::PathBuf {
-    std::path::PathBuf::from(target.describe())
 }
 
 /// Runs `work` on a thread of its own: a `postgres::Client` may neither be made nor dropped on an
@@ -98,7 +94,7 @@ fn unavailable(target: &PgTarget, e: impl std::fmt::Display) -> StoreError {
 pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {
     off_runtime(|| {
         let target = settings.resolve()?;
-        let manager = manager(settings)?;
+        let manager = manager(&target)?;
         let mut client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
         migrate::migrate(&mut client)?;
         client.close()?;
@@ -115,7 +111,7 @@ impl PgDb {
             for warning in &target.warnings {
                 tracing::warn!("{warning}");
             }
-            let manager = manager(settings)?;
+            let manager = manager(&target)?;
             let mut client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
             migrate::migrate(&mut client)?;
             client.close()?;
