@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# 1: also run the end-to-end suite on PostgreSQL (a throwaway pg_virtualenv cluster, installed from
+# Debian when missing). Off until latchkeyd speaks PostgreSQL ([storage] backend = "postgres").
+POSTGRES_PASS=0
+
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_updated=
 apt_install() {
@@ -25,6 +29,10 @@ fi
 
 # The local SMTP sink of the invitation e-mail tests.
 python3 -c "import aiosmtpd" 2>/dev/null || python3 -m pip install --quiet aiosmtpd
+# PostgreSQL for the second end-to-end pass (Debian 12: PostgreSQL 15 and pg_virtualenv).
+if [ "$POSTGRES_PASS" = 1 ]; then
+    command -v pg_virtualenv >/dev/null || apt_install postgresql postgresql-common
+fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -35,6 +43,17 @@ cargo test --workspace --locked --no-run
 
 step "tests"
 cargo test --workspace --locked
+
+if [ "$POSTGRES_PASS" = 1 ]; then
+    # The same end-to-end tests, every daemon on its own database of a throwaway cluster (the
+    # harness reads LATCHKEY_TEST_BACKEND; the tests and daemons read the PG* variables that
+    # pg_virtualenv exports). Connections: per test thread at most a few daemons of 4 each.
+    step "end-to-end tests on PostgreSQL"
+    pg_threads=$(nproc)
+    [ "$pg_threads" -le 8 ] || pg_threads=8
+    pg_virtualenv -o max_connections=300 env LATCHKEY_TEST_BACKEND=postgres \
+        cargo test --locked -p latchkey-tests --test e2e -- --test-threads="$pg_threads"
+fi
 
 step "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings

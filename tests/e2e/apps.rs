@@ -50,14 +50,10 @@ fn confidential_app_secret_is_shown_once_and_stored_hashed() {
     assert_eq!(app["type"], "web");
     assert_eq!(app["redirect_uris"][0], "https://portal.acme.com/oidc-callback");
 
-    let (hash, stored_text): (Vec<u8>, String) = d
-        .db()
-        .query_row(
-            "SELECT secret_hash, redirect_uris || name FROM applications WHERE client_id = ?1",
-            [&client_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let sql = d.sql();
+    let hash = sql.bytes(&format!("SELECT secret_hash FROM applications WHERE client_id = '{client_id}'"));
+    let stored_text =
+        sql.text(&format!("SELECT redirect_uris || name FROM applications WHERE client_id = '{client_id}'"));
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, sha256_hex(&secret), "only the SHA-256 of the secret is stored");
     assert!(!d.snapshot().0.contains(&secret), "the secret itself is nowhere in the database");
@@ -69,7 +65,7 @@ fn confidential_app_secret_is_shown_once_and_stored_hashed() {
     let rotated = d.cli(&["app", "rotate-secret", "--tenant", "acme", &client_id, "-o", "json"]).ok().json();
     let new_secret = rotated["client_secret"].as_str().unwrap();
     assert_ne!(new_secret, secret);
-    let hash2: Vec<u8> = d.db().query_row("SELECT secret_hash FROM applications", [], |r| r.get(0)).unwrap();
+    let hash2 = d.sql().bytes("SELECT secret_hash FROM applications");
     assert_ne!(hash2, hash);
 
     let listed = d.cli(&["app", "list", "--tenant", "acme", "-o", "json"]).ok().json();

@@ -161,7 +161,11 @@ fn admin_changes_are_typed_events_and_reads_are_not_recorded() {
     .unwrap();
     cli(&["apply", "-f", file.to_str().unwrap(), "--dry-run"]);
     cli(&["apply", "-f", file.to_str().unwrap()]);
-    cli(&["backup", dir.path().join("copy.db").to_str().unwrap()]);
+    // A backup is a SQLite file (on PostgreSQL, pg_dump: no `backup` event).
+    let sqlite = !sqlite_only("the backup event (a backup is a copy of the SQLite file)");
+    if sqlite {
+        cli(&["backup", dir.path().join("copy.db").to_str().unwrap()]);
+    }
     cli(&["tenant", "create", "gamma"]);
     cli(&["tenant", "delete", "gamma", "--yes"]);
     // Reads, which are not recorded.
@@ -228,7 +232,9 @@ fn admin_changes_are_typed_events_and_reads_are_not_recorded() {
     assert_eq!(applied[0]["tenant"], "acme");
     assert!(applied[0]["detail"].as_str().unwrap().contains("create role acme/ops"), "{}", applied[0]);
     assert_eq!((applied[1]["tenant"].as_str(), applied[1]["detail"].as_str()), (Some("beta"), Some("no changes")));
-    check("backup", None, None, "success");
+    if sqlite {
+        check("backup", None, None, "success");
+    }
     let created: Vec<&str> = find(&all, "tenant.create").iter().map(|e| e["tenant"].as_str().unwrap()).collect();
     assert_eq!(created, ["acme", "beta", "gamma"], "tenant creation carries the new tenant");
     check("tenant.delete", Some("gamma"), None, "success");

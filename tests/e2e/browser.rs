@@ -46,17 +46,12 @@ fn invite_to_account_to_username_less_sign_in_in_chromium() {
     assert_eq!(seen["consoleErrors"], serde_json::json!([]), "no script errors");
 
     // What the browser did is what the database holds.
-    let (status, creds, sessions): (String, i64, i64) = d
-        .db()
-        .query_row(
-            "SELECT status, (SELECT count(*) FROM credentials), (SELECT count(*) FROM sessions) FROM users",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
-    assert_eq!(status, "active");
+    let sql = d.sql();
+    assert_eq!(sql.text("SELECT status FROM users"), "active");
+    let creds = sql.i64("SELECT count(*) FROM credentials");
     assert_eq!(creds, 1, "the platform passkey remains; the security key was revoked");
+    let sessions = sql.i64("SELECT count(*) FROM sessions");
     assert_eq!(sessions, 2, "one from registration, one from the username-less sign-in");
-    let used: Option<i64> = d.db().query_row("SELECT last_used_at FROM credentials", [], |r| r.get(0)).unwrap();
+    let used = sql.opt_i64("SELECT last_used_at FROM credentials");
     assert!(used.is_some());
 }

@@ -57,8 +57,7 @@ fn bulk_invite_from_csv() {
     assert_eq!(body["already_present"], json!([]));
     let ada = d.cli(&["user", "show", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json();
     assert_eq!((ada["status"].as_str(), ada["roles"].clone()), (Some("invited"), json!(["staff"])));
-    let stored: String =
-        d.db().query_row("SELECT name FROM users WHERE email = '=cmd@acme.test'", [], |r| r.get(0)).unwrap();
+    let stored = d.sql().text("SELECT name FROM users WHERE email = '=cmd@acme.test'");
     assert_eq!(stored, "=HYPERLINK(\"x\")", "cells are stored as given");
 
     // Re-sending the same file invites no one twice.
@@ -354,7 +353,7 @@ fn large_files_are_checked_to_their_last_row() {
         d.cli(&["user", "import", "--tenant", "acme", path.to_str().unwrap(), "--links-out", links.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("appears earlier") && run.stderr.contains("not-an-address"), "{}", run.stderr);
-    let n: i64 = d.db().query_row("SELECT count(*) FROM users WHERE status = 'invited'", [], |r| r.get(0)).unwrap();
+    let n = d.sql().i64("SELECT count(*) FROM users WHERE status = 'invited'");
     assert_eq!(n, 4_500);
     assert_eq!(std::fs::read_to_string(&links).unwrap().lines().count(), 4_501, "a header and one link per user");
 }

@@ -232,11 +232,8 @@ fn social_providers_as_code_without_their_secrets() {
     assert!(d.cli(&["apply", "-f", exported.to_str().unwrap()]).ok().stdout.contains("No changes"));
 
     // Sealed at rest.
-    let sealed: Vec<Vec<u8>> = {
-        let db = d.db();
-        let mut stmt = db.prepare("SELECT secret_sealed FROM social_providers").unwrap();
-        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
-    };
+    let sealed: Vec<Vec<u8>> =
+        d.sql().rows("SELECT secret_sealed FROM social_providers").iter().map(|r| unhex(&r[0])).collect();
     assert!(sealed.iter().all(|s| !String::from_utf8_lossy(s).contains("secret-")));
 }
 

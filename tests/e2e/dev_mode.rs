@@ -113,7 +113,7 @@ fn readme_quick_start_works_and_a_jose_library_agrees() {
     let claims =
         json!({"iss": format!("{public}/acme"), "aud": "portal", "sub": "u1", "iat": now(), "exp": now() + 300});
     let (token, kid) =
-        sign_with_current_key(&data.join("latchkey.db"), &data.join("key-encryption.key"), "acme", &claims);
+        sign_with_current_key_at(&data.join("latchkey.db"), &data.join("key-encryption.key"), "acme", &claims);
     let v =
         node("verify-jwt.mjs", &[doc["jwks_uri"].as_str().unwrap(), &token, doc["issuer"].as_str().unwrap(), "portal"]);
     assert_eq!(v["ok"], true, "{v}");

@@ -47,8 +47,9 @@ fn restart(d: &mut TestDaemon) -> TestDaemon {
     let dir = d.dir.path().to_owned();
     let port: u16 = d.base.rsplit(':').next().unwrap().parse().unwrap();
     d.stop();
+    let same = d.same_store();
     TestDaemon::start_on(port, |f| {
-        f.storage.path = Some(dir.join("latchkey.db"));
+        same(f);
         f.keys.encryption_key_file = Some(dir.join("key-encryption.key"));
     })
 }
@@ -176,7 +177,7 @@ fn a_wrong_key_encryption_key_still_stops_the_start() {
     let mut file = latchkeyd::config::FileConfig::default();
     file.server.public_url = Some(d.base.clone());
     file.server.listen = Some("127.0.0.1:0".into());
-    file.storage.path = Some(dir.join("latchkey.db"));
+    (d.same_store())(&mut file);
     file.keys.encryption_key_file = Some(other);
     file.admin.socket = Some(dir.join("again.sock"));
     let flags = latchkeyd::config::Overrides { data_dir: Some(dir.clone()), ..Default::default() };

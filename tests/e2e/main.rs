@@ -13,6 +13,7 @@ mod config;
 mod declarative;
 mod dev_mode;
 mod docs;
+mod harness;
 mod keys;
 mod lazy_tenants;
 mod mail;

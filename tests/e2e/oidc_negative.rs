@@ -196,8 +196,7 @@ fn twenty_parallel_redemptions_of_one_code_yield_one_success() {
     });
     assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|s| **s == 400).count(), 19, "{statuses:?}");
-    let families: i64 =
-        d.db().query_row("SELECT count(DISTINCT family) FROM refresh_tokens", [], |r| r.get(0)).unwrap();
+    let families = d.sql().i64("SELECT count(DISTINCT family) FROM refresh_tokens");
     assert_eq!(families, 1);
 }
 

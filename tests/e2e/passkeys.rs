@@ -8,7 +8,7 @@ use crate::authenticator::{BE, BS, Soft, Tamper, UP, UV, unb64};
 use crate::support::*;
 
 fn count(d: &TestDaemon, table: &str) -> i64 {
-    d.db().query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap()
+    d.sql().i64(&format!("SELECT count(*) FROM {table}"))
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn invited_user_registers_then_signs_in_both_ways() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let token = site.invite("Ada@Acme.test", "Ada Lovelace");
-    let user_status: String = d.db().query_row("SELECT status FROM users", [], |r| r.get(0)).unwrap();
+    let user_status = d.sql().text("SELECT status FROM users");
     assert_eq!(user_status, "invited");
 
     let mut soft = Soft::new(&site.origin);
@@ -76,18 +76,15 @@ fn invited_user_registers_then_signs_in_both_ways() {
         assert!(cookie.contains(attr), "{attr} in {cookie}");
     }
     assert!(!cookie.contains("Secure"), "http://localhost is not https");
-    let (status, backed_up, be): (String, bool, bool) = d
-        .db()
-        .query_row(
-            "SELECT u.status, c.backed_up, c.backup_eligible FROM users u JOIN credentials c ON c.user_id = u.id",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
+    let sql = d.sql();
+    let joined = "FROM users u JOIN credentials c ON c.user_id = u.id";
+    let status = sql.text(&format!("SELECT u.status {joined}"));
+    let backed_up = sql.bool(&format!("SELECT c.backed_up {joined}"));
+    let be = sql.bool(&format!("SELECT c.backup_eligible {joined}"));
     assert_eq!(status, "active");
     assert!(backed_up && be, "synced passkey recorded as backed up");
     let session_token = reg.session_cookie().unwrap();
-    let stored: String = d.db().query_row("SELECT hex(token_hash) FROM sessions", [], |r| r.get(0)).unwrap();
+    let stored = hex(&d.sql().bytes("SELECT token_hash FROM sessions")).to_uppercase();
     assert!(!session_token.contains(&stored) && stored.len() == 64, "only the hash of the session token is stored");
 
     // The invite is spent.
@@ -108,7 +105,7 @@ fn invited_user_registers_then_signs_in_both_ways() {
     assert_eq!(r.json()["user"]["email"], "Ada@Acme.test");
     assert!(r.json()["session"]["expires_at"].as_str().unwrap().ends_with('Z'));
     assert!(r.session_cookie().is_some());
-    let counter: i64 = d.db().query_row("SELECT sign_count FROM credentials", [], |r| r.get(0)).unwrap();
+    let counter = d.sql().i64("SELECT sign_count FROM credentials");
     assert_eq!(counter, 1, "the counter is persisted after each sign-in");
 
     // Username-less: empty allowCredentials, the user handle identifies the user.
@@ -119,7 +116,7 @@ fn invited_user_registers_then_signs_in_both_ways() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["user"]["name"], "Ada Lovelace");
     assert_eq!(count(&d, "sessions"), 3);
-    let last_used: Option<i64> = d.db().query_row("SELECT last_used_at FROM credentials", [], |r| r.get(0)).unwrap();
+    let last_used = d.sql().opt_i64("SELECT last_used_at FROM credentials");
     assert!(last_used.is_some());
 }
 
@@ -297,8 +294,9 @@ fn a_restart_between_start_and_finish_loses_nothing() {
     d.stop();
     let dir = d.dir.path().to_owned();
     let port: u16 = origin.rsplit(':').next().unwrap().parse().unwrap();
+    let same = d.same_store();
     let again = TestDaemon::start_on(port, |f| {
-        f.storage.path = Some(dir.join("latchkey.db"));
+        same(f);
         f.keys.encryption_key_file = Some(dir.join("key-encryption.key"));
     });
     let r = send_json(

@@ -148,7 +148,7 @@ fn concurrent_finishes_of_one_challenge_sign_in_once() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let (mut ada, _) = site.user_with_passkey("ada@acme.test");
-    let sessions = || -> i64 { d.db().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap() };
+    let sessions = || -> i64 { d.sql().i64("SELECT count(*) FROM sessions") };
     let before = sessions();
     let options = site.auth_start(Some("ada@acme.test"));
     let assertion = ada.get(&options, &Tamper::default());
@@ -244,7 +244,7 @@ fn sign_in_verification_steps() {
 
     // A good sign-in moves the counter forward; presenting an older counter is refused.
     assert_eq!(site.sign_in(&mut ada, ada_user, &Tamper::default()).status, 200);
-    let stored: i64 = d.db().query_row("SELECT max(sign_count) FROM credentials", [], |r| r.get(0)).unwrap();
+    let stored = d.sql().i64("SELECT max(sign_count) FROM credentials");
     assert!(stored > 1);
     refused_sign_in(
         &site,
@@ -366,7 +366,7 @@ fn malformed_requests() {
     expect(send_json("GET", &url("/register/start"), &json!({}), &[]), 405, "method_not_allowed");
 
     // Only the challenges issued by the start calls above were added.
-    let challenges: i64 = d.db().query_row("SELECT count(*) FROM challenges", [], |r| r.get(0)).unwrap();
+    let challenges = d.sql().i64("SELECT count(*) FROM challenges");
     assert_eq!(challenges, 2);
     assert_eq!(d.snapshot_of(&people), before, "no credential, session, user or invite changed");
 }

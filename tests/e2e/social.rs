@@ -76,11 +76,8 @@ fn providers_are_enabled_listed_and_disabled_with_sealed_secrets() {
     assert_eq!(keys, ["github", "work-sso"]);
 
     // Sealed at rest: neither secret appears in the database file's column.
-    let sealed: Vec<Vec<u8>> = {
-        let db = d.db();
-        let mut stmt = db.prepare("SELECT secret_sealed FROM social_providers").unwrap();
-        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
-    };
+    let sealed: Vec<Vec<u8>> =
+        d.sql().rows("SELECT secret_sealed FROM social_providers").iter().map(|r| unhex(&r[0])).collect();
     for s in &sealed {
         let text = String::from_utf8_lossy(s);
         assert!(!text.contains("gh-very-secret-value") && !text.contains("oidc-secret-from-stdin"));

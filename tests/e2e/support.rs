@@ -1,17 +1,22 @@
-//! Test harness: a real daemon (in-process `latchkeyd::run`, or the built binary), a real SQLite
-//! file in a temporary directory, real HTTP on loopback, the real admin socket and the real CLI.
+//! Test harness: a real daemon (in-process `latchkeyd::run`, or the built binary), a real store
+//! (a SQLite file in a temporary directory, or a database of a PostgreSQL test cluster with
+//! `LATCHKEY_TEST_BACKEND=postgres`), real HTTP on loopback, the real admin socket and the real CLI.
 
 #![allow(dead_code)]
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use latchkeyd::clock::ManualClock;
-use latchkeyd::config::{Config, FileConfig, Overrides};
+use latchkeyd::config::{Config, FileConfig, Overrides, StorageSection};
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
@@ -68,16 +73,460 @@ pub fn cli(socket: &Path, args: &[&str]) -> Run {
     Command::new(bin("latchkey")).args(args).env("LATCHKEY_ADMIN_SOCKET", socket).output().expect("run latchkey").into()
 }
 
+/// The database engine the daemons of this test run use: `LATCHKEY_TEST_BACKEND=sqlite` (the
+/// default) or `postgres`. On PostgreSQL the standard `PG*` variables (exported by
+/// `pg_virtualenv`) say where the server is; the tests and the daemons read the same ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The backend of this test run, read once from `LATCHKEY_TEST_BACKEND`.
+pub fn backend() -> Backend {
+    static BACKEND: OnceLock<Backend> = OnceLock::new();
+    *BACKEND.get_or_init(|| match std::env::var("LATCHKEY_TEST_BACKEND").unwrap_or_default().as_str() {
+        "" | "sqlite" => Backend::Sqlite,
+        "postgres" | "postgresql" => Backend::Postgres,
+        other => panic!("LATCHKEY_TEST_BACKEND={other:?}: expected \"sqlite\" or \"postgres\""),
+    })
+}
+
+/// For tests (or assertions) about the SQLite file itself: true, with the reason printed, when
+/// this run is on another backend. `if sqlite_only("why") { return; }`
+pub fn sqlite_only(why: &str) -> bool {
+    let other = backend() != Backend::Sqlite;
+    if other {
+        eprintln!("skipped on {:?}: SQLite only: {why}", backend());
+    }
+    other
+}
+
+/// A daemon's store: a SQLite file, or a PostgreSQL database of the test cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestStore {
+    Sqlite {
+        path: PathBuf,
+    },
+    /// `url_file` holds `dbname=<db>`; the rest of the connection comes from `PG*`.
+    Postgres {
+        db: String,
+        url_file: PathBuf,
+    },
+}
+
+impl TestStore {
+    /// The store a daemon started with `storage` uses (`default_path`: the daemon's SQLite file
+    /// when `storage.path` is unset).
+    fn of(storage: &StorageSection, default_path: &Path) -> TestStore {
+        match storage.backend.as_deref() {
+            Some("postgres") => {
+                let url_file = storage.url_file.clone().expect("storage.url_file with backend = \"postgres\"");
+                let text = std::fs::read_to_string(&url_file).expect("read storage.url_file");
+                let db = text
+                    .split_whitespace()
+                    .find_map(|kv| kv.strip_prefix("dbname="))
+                    .unwrap_or_else(|| panic!("no dbname= in {}: {text}", url_file.display()))
+                    .to_owned();
+                TestStore::Postgres { db, url_file }
+            }
+            _ => TestStore::Sqlite { path: storage.path.clone().unwrap_or_else(|| default_path.to_owned()) },
+        }
+    }
+
+    /// Points a file config at this store (a restart on the same store).
+    pub fn apply(&self, f: &mut FileConfig) {
+        match self {
+            TestStore::Sqlite { path } => f.storage.path = Some(path.clone()),
+            TestStore::Postgres { url_file, .. } => {
+                f.storage.backend = Some("postgres".into());
+                f.storage.url_file = Some(url_file.clone());
+                f.storage.pool_size = Some(PG_POOL_SIZE);
+            }
+        }
+    }
+
+    /// The `[storage]` section of a config file for this store.
+    pub fn toml(&self) -> String {
+        match self {
+            TestStore::Sqlite { path } => format!("[storage]\npath = \"{}\"\n", path.display()),
+            TestStore::Postgres { url_file, .. } => format!(
+                "[storage]\nbackend = \"postgres\"\nurl_file = \"{}\"\npool_size = {PG_POOL_SIZE}\n",
+                url_file.display()
+            ),
+        }
+    }
+
+    /// The SQLite file; panics on PostgreSQL (guard the caller with [`sqlite_only`]).
+    pub fn sqlite_path(&self) -> &Path {
+        match self {
+            TestStore::Sqlite { path } => path,
+            TestStore::Postgres { db, .. } => panic!("database {db} is on PostgreSQL: this step is SQLite only"),
+        }
+    }
+
+    /// A connection for reading (and, in harness tests, writing) the store with SQL.
+    pub fn sql(&self) -> TestSql {
+        match self {
+            TestStore::Sqlite { path } => TestSql::Sqlite {
+                path: path.clone(),
+                conn: rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                    .expect("open db"),
+            },
+            TestStore::Postgres { db, .. } => TestSql::Postgres(RefCell::new(pg_connect(db))),
+        }
+    }
+
+    /// Every row of every table but the audit trail (or of the `only` tables).
+    pub fn snapshot(&self, only: Option<&[&str]>) -> DbSnapshot {
+        match self.sql() {
+            TestSql::Sqlite { conn, .. } => db_snapshot(&conn, only),
+            TestSql::Postgres(client) => pg_snapshot(&mut client.borrow_mut(), only),
+        }
+    }
+}
+
+/// Connections of one test daemon to PostgreSQL (`[storage] pool_size`).
+pub const PG_POOL_SIZE: u32 = 4;
+
+/// The connection parameters of the test cluster from the standard `PG*` variables, for the
+/// database `dbname`. (tokio-postgres's `Config` reads no environment itself.)
+pub fn pg_config(dbname: &str) -> postgres::Config {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let mut c = postgres::Config::new();
+    c.host(&var("PGHOST").unwrap_or_else(|| "localhost".into()));
+    if let Some(port) = var("PGPORT") {
+        c.port(port.parse().unwrap_or_else(|_| panic!("PGPORT={port:?} is not a port")));
+    }
+    c.user(&var("PGUSER").or_else(|| var("USER")).unwrap_or_else(|| "postgres".into()));
+    if let Some(password) = var("PGPASSWORD") {
+        c.password(password);
+    }
+    c.dbname(dbname);
+    c.application_name("latchkey-tests");
+    c
+}
+
+/// The maintenance database the harness creates and drops databases from (`PGDATABASE`).
+fn pg_admin_db() -> String {
+    std::env::var("PGDATABASE").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| "postgres".into())
+}
+
+fn pg_connect(dbname: &str) -> postgres::Client {
+    pg_config(dbname).connect(postgres::NoTls).unwrap_or_else(|e| {
+        panic!("cannot connect to PostgreSQL database {dbname} (PGHOST/PGPORT/PGUSER from pg_virtualenv?): {e}")
+    })
+}
+
+/// A database of the test cluster, created for one test store and dropped (`WITH (FORCE)`) when
+/// the last daemon or guard holding it goes.
+pub struct PgDatabase {
+    pub name: String,
+    pub url_file: PathBuf,
+}
+
+/// The live test databases by `url_file`, so that a daemon restarted on the same store shares
+/// the database with the first one instead of dropping it twice.
+fn pg_databases() -> &'static Mutex<HashMap<PathBuf, Weak<PgDatabase>>> {
+    static DATABASES: OnceLock<Mutex<HashMap<PathBuf, Weak<PgDatabase>>>> = OnceLock::new();
+    DATABASES.get_or_init(Default::default)
+}
+
+impl PgDatabase {
+    /// `CREATE DATABASE lk_<pid>_<n>` and `<dir>/pg.url` (mode 0600) naming it.
+    pub fn create(dir: &Path) -> Arc<PgDatabase> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!("lk_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        pg_connect(&pg_admin_db())
+            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
+        let url_file = dir.join("pg.url");
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&url_file)
+            .unwrap_or_else(|e| panic!("{}: {e}", url_file.display()));
+        writeln!(f, "dbname={name}").expect("write pg.url");
+        let db = Arc::new(PgDatabase { name, url_file: url_file.clone() });
+        let mut all = pg_databases().lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|_, w| w.strong_count() > 0);
+        all.insert(url_file, Arc::downgrade(&db));
+        db
+    }
+
+    /// The live database whose name is in `url_file`, if the harness created it.
+    fn find(url_file: &Path) -> Option<Arc<PgDatabase>> {
+        pg_databases().lock().unwrap_or_else(|e| e.into_inner()).get(url_file).and_then(Weak::upgrade)
+    }
+
+    pub fn store(&self) -> TestStore {
+        TestStore::Postgres { db: self.name.clone(), url_file: self.url_file.clone() }
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        // Never panic here: this runs while a failed test unwinds.
+        let dropped = pg_config(&pg_admin_db())
+            .connect(postgres::NoTls)
+            .and_then(|mut c| c.batch_execute(&format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name)));
+        if let Err(e) = dropped {
+            eprintln!("DROP DATABASE {}: {e}", self.name);
+        }
+    }
+}
+
+/// A store for a daemon spawned from a config file (see [`store_toml`]); dropping it drops the
+/// PostgreSQL database. Keep it until the process has stopped.
+pub struct StoreGuard {
+    pub store: TestStore,
+    pg: Option<Arc<PgDatabase>>,
+}
+
+/// Databases created by [`store_toml`] and not yet claimed by a [`store_guard`].
+fn unclaimed() -> &'static Mutex<HashMap<PathBuf, Arc<PgDatabase>>> {
+    static UNCLAIMED: OnceLock<Mutex<HashMap<PathBuf, Arc<PgDatabase>>>> = OnceLock::new();
+    UNCLAIMED.get_or_init(Default::default)
+}
+
+fn store_in(dir: &Path) -> (TestStore, Option<Arc<PgDatabase>>) {
+    match backend() {
+        Backend::Sqlite => (TestStore::Sqlite { path: dir.join("latchkey.db") }, None),
+        Backend::Postgres => {
+            let url_file = dir.join("pg.url");
+            let pg = match PgDatabase::find(&url_file) {
+                Some(pg) => pg,
+                None => PgDatabase::create(dir),
+            };
+            (pg.store(), Some(pg))
+        }
+    }
+}
+
+/// The `[storage]` section for a config file in `dir`, for the backend of this run: SQLite at
+/// `<dir>/latchkey.db`, or a PostgreSQL database named in `<dir>/pg.url`, created by the first
+/// call for `dir` (later calls, e.g. a rewritten config, name the same one). Take
+/// [`store_guard`]`(dir)` to drop that database when the test is done.
+pub fn store_toml(dir: &Path) -> String {
+    let (store, pg) = store_in(dir);
+    if let Some(pg) = pg {
+        unclaimed().lock().unwrap_or_else(|e| e.into_inner()).entry(dir.to_owned()).or_insert(pg);
+    }
+    store.toml()
+}
+
+/// The store of `dir` (created when no [`store_toml`] call made it yet), held until the guard drops.
+pub fn store_guard(dir: &Path) -> StoreGuard {
+    let claimed = unclaimed().lock().unwrap_or_else(|e| e.into_inner()).remove(dir);
+    match claimed {
+        Some(pg) => StoreGuard { store: pg.store(), pg: Some(pg) },
+        None => {
+            let (store, pg) = store_in(dir);
+            StoreGuard { store, pg }
+        }
+    }
+}
+
+/// SQL on a daemon's store, on either backend. Write portable SQL (no placeholders: format
+/// values in), read booleans through [`TestSql::bool`] (INTEGER 0/1 on SQLite, BOOLEAN on
+/// PostgreSQL) and compare BLOB/BYTEA columns as bytes.
+pub enum TestSql {
+    Sqlite { path: PathBuf, conn: rusqlite::Connection },
+    Postgres(RefCell<postgres::Client>),
+}
+
+/// One value of a [`TestSql`] result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SqlValue {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Bytes(Vec<u8>),
+    Bool(bool),
+}
+
+impl SqlValue {
+    /// As [`TestSql::rows`] shows it: NULL, decimal, the text itself, lowercase hex for bytes,
+    /// and booleans as 1/0 (as SQLite stores them).
+    pub fn show(&self) -> String {
+        match self {
+            SqlValue::Null => "NULL".into(),
+            SqlValue::Int(i) => i.to_string(),
+            SqlValue::Real(r) => r.to_string(),
+            SqlValue::Text(t) => t.clone(),
+            SqlValue::Bytes(b) => hex(b),
+            SqlValue::Bool(b) => u8::from(*b).to_string(),
+        }
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap_or_else(|_| panic!("not hex: {text}")))
+        .collect()
+}
+
+impl TestSql {
+    /// Every row of `sql`.
+    pub fn query(&self, sql: &str) -> Vec<Vec<SqlValue>> {
+        match self {
+            TestSql::Sqlite { conn, .. } => {
+                let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+                let n = stmt.column_count();
+                let mut rows = stmt.query([]).unwrap_or_else(|e| panic!("{sql}: {e}"));
+                let mut out = vec![];
+                while let Some(row) = rows.next().unwrap_or_else(|e| panic!("{sql}: {e}")) {
+                    out.push((0..n).map(|i| sqlite_value(row.get_ref(i).expect("column"))).collect());
+                }
+                out
+            }
+            TestSql::Postgres(client) => {
+                let rows = client.borrow_mut().query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"));
+                rows.iter().map(|r| (0..r.len()).map(|i| pg_value(r, i, sql)).collect()).collect()
+            }
+        }
+    }
+
+    /// The first column of the first row (there must be one).
+    pub fn value(&self, sql: &str) -> SqlValue {
+        let rows = self.query(sql);
+        let row = rows.into_iter().next().unwrap_or_else(|| panic!("no row: {sql}"));
+        row.into_iter().next().unwrap_or_else(|| panic!("no column: {sql}"))
+    }
+
+    pub fn opt_i64(&self, sql: &str) -> Option<i64> {
+        match self.value(sql) {
+            SqlValue::Null => None,
+            SqlValue::Int(i) => Some(i),
+            other => panic!("not an integer: {other:?} from {sql}"),
+        }
+    }
+
+    pub fn i64(&self, sql: &str) -> i64 {
+        self.opt_i64(sql).unwrap_or_else(|| panic!("NULL from {sql}"))
+    }
+
+    pub fn text(&self, sql: &str) -> String {
+        match self.value(sql) {
+            SqlValue::Text(t) => t,
+            other => panic!("not text: {other:?} from {sql}"),
+        }
+    }
+
+    pub fn bytes(&self, sql: &str) -> Vec<u8> {
+        match self.value(sql) {
+            SqlValue::Bytes(b) => b,
+            other => panic!("not bytes: {other:?} from {sql}"),
+        }
+    }
+
+    /// A boolean column: BOOLEAN on PostgreSQL, INTEGER 0 or 1 on SQLite.
+    pub fn bool(&self, sql: &str) -> bool {
+        match self.value(sql) {
+            SqlValue::Bool(b) => b,
+            SqlValue::Int(0) => false,
+            SqlValue::Int(1) => true,
+            other => panic!("not a boolean: {other:?} from {sql}"),
+        }
+    }
+
+    /// Every row, each value as [`SqlValue::show`] writes it.
+    pub fn rows(&self, sql: &str) -> Vec<Vec<String>> {
+        self.query(sql).iter().map(|r| r.iter().map(SqlValue::show).collect()).collect()
+    }
+
+    /// Runs statements that return nothing (harness tests; the daemon's own tables are its own).
+    pub fn exec(&self, sql: &str) {
+        match self {
+            TestSql::Sqlite { path, .. } => rusqlite::Connection::open(path)
+                .and_then(|c| c.execute_batch(sql))
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            TestSql::Postgres(client) => {
+                client.borrow_mut().batch_execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+            }
+        }
+    }
+}
+
+fn sqlite_value(v: rusqlite::types::ValueRef<'_>) -> SqlValue {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => SqlValue::Null,
+        ValueRef::Integer(i) => SqlValue::Int(i),
+        ValueRef::Real(r) => SqlValue::Real(r),
+        ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => SqlValue::Bytes(b.to_vec()),
+    }
+}
+
+fn pg_value(row: &postgres::Row, i: usize, sql: &str) -> SqlValue {
+    use postgres::types::Type;
+    let ty = row.columns()[i].type_().clone();
+    let fail = |e: postgres::Error| -> SqlValue { panic!("column {i} ({ty}) of {sql}: {e}") };
+    let v = match ty {
+        Type::BOOL => row.try_get::<_, Option<bool>>(i).map(|v| v.map(SqlValue::Bool)),
+        Type::INT2 => row.try_get::<_, Option<i16>>(i).map(|v| v.map(|x| SqlValue::Int(x.into()))),
+        Type::INT4 => row.try_get::<_, Option<i32>>(i).map(|v| v.map(|x| SqlValue::Int(x.into()))),
+        Type::INT8 => row.try_get::<_, Option<i64>>(i).map(|v| v.map(SqlValue::Int)),
+        Type::FLOAT4 => row.try_get::<_, Option<f32>>(i).map(|v| v.map(|x| SqlValue::Real(x.into()))),
+        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i).map(|v| v.map(SqlValue::Real)),
+        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i).map(|v| v.map(SqlValue::Bytes)),
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
+            row.try_get::<_, Option<String>>(i).map(|v| v.map(SqlValue::Text))
+        }
+        other => panic!("column {i} of {sql} has type {other}: cast it to text in the query"),
+    };
+    v.map(|v| v.unwrap_or(SqlValue::Null)).unwrap_or_else(fail)
+}
+
+/// The PostgreSQL snapshot: tables of the `public` schema but the schema bookkeeping
+/// (`latchkey_schema`) and the cluster tables (heartbeats change by themselves); each row as the
+/// canonical text of the whole row, sorted (there is no rowid).
+fn pg_snapshot(client: &mut postgres::Client, only: Option<&[&str]>) -> DbSnapshot {
+    let tables: Vec<String> = client
+        .query(
+            "SELECT table_name::text FROM information_schema.tables \
+             WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name::text COLLATE \"C\"",
+            &[],
+        )
+        .expect("list tables")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let wanted = |t: &str| match only {
+        Some(o) => o.contains(&t),
+        None => t != "audit" && t != "latchkey_schema" && !t.starts_with("cluster_"),
+    };
+    let mut out = String::new();
+    for t in tables.iter().filter(|t| wanted(t)) {
+        out.push_str(&format!("== {t}\n"));
+        for row in client.query(&format!("SELECT t::text FROM \"{t}\" t ORDER BY 1"), &[]).expect("read table") {
+            out.push_str(&row.get::<_, String>(0));
+            out.push('\n');
+        }
+    }
+    DbSnapshot(out)
+}
+
 /// An in-process daemon with its own runtime thread, temporary data directory and manual clock.
 pub struct TestDaemon {
     pub dir: tempfile::TempDir,
     pub base: String,
     pub socket: PathBuf,
-    pub db_path: PathBuf,
+    pub store: TestStore,
     pub kek_path: PathBuf,
     pub clock: Arc<ManualClock>,
     stop: Option<watch::Sender<bool>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Dropped after the daemon has stopped (fields drop after `Drop::drop`).
+    pg: Option<Arc<PgDatabase>>,
 }
 
 impl TestDaemon {
@@ -91,7 +540,8 @@ impl TestDaemon {
     }
 
     /// Like [`TestDaemon::start_with`] on a given port (0: any), e.g. to restart with the same
-    /// origin.
+    /// origin. When `edit` leaves `[storage]` alone, the store is a new one of the run's backend
+    /// (on PostgreSQL: a new database, dropped with the daemon).
     pub fn start_on(port: u16, edit: impl FnOnce(&mut FileConfig)) -> TestDaemon {
         let dir = tempfile::tempdir().expect("tempdir");
         let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind");
@@ -100,17 +550,37 @@ impl TestDaemon {
         file.server.public_url = Some(format!("http://localhost:{port}"));
         file.server.listen = Some(format!("127.0.0.1:{port}"));
         edit(&mut file);
+        let untouched = {
+            let s = &file.storage;
+            s.path.is_none() && s.backend.is_none() && s.url_file.is_none()
+        };
+        let mut pg = None;
+        if untouched && backend() == Backend::Postgres {
+            let db = PgDatabase::create(dir.path());
+            db.store().apply(&mut file);
+            pg = Some(db);
+        }
+        let store = TestStore::of(&file.storage, &dir.path().join("latchkey.db"));
+        if let (None, TestStore::Postgres { url_file, .. }) = (&pg, &store) {
+            // A restart on another daemon's database: share it, so that it outlives both.
+            pg = PgDatabase::find(url_file);
+        }
         let flags = Overrides { data_dir: Some(dir.path().to_owned()), ..Overrides::default() };
         let config = Config::from_file(file, &flags).expect("config");
-        TestDaemon::launch(dir, config, listener)
+        TestDaemon::launch(dir, config, listener, store, pg)
     }
 
-    fn launch(dir: tempfile::TempDir, config: Config, listener: std::net::TcpListener) -> TestDaemon {
+    fn launch(
+        dir: tempfile::TempDir,
+        config: Config,
+        listener: std::net::TcpListener,
+        store: TestStore,
+        pg: Option<Arc<PgDatabase>>,
+    ) -> TestDaemon {
         let clock = ManualClock::new();
         let (stop_tx, stop_rx) = watch::channel(false);
         let (ready_tx, ready_rx) = oneshot::channel();
         let socket = config.admin_socket.clone();
-        let db_path = config.storage_path.clone();
         let kek_path = config.kek_file.clone();
         let base = config.public_base();
         let mut options = latchkeyd::Options::new(stop_rx);
@@ -124,7 +594,7 @@ impl TestDaemon {
             }
         });
         ready_rx.blocking_recv().expect("daemon did not become ready");
-        TestDaemon { dir, base, socket, db_path, kek_path, clock, stop: Some(stop_tx), thread: Some(thread) }
+        TestDaemon { dir, base, socket, store, kek_path, clock, stop: Some(stop_tx), thread: Some(thread), pg }
     }
 
     pub fn cli(&self, args: &[&str]) -> Run {
@@ -140,20 +610,31 @@ impl TestDaemon {
         http_get(&format!("{}{path}", self.base), None)
     }
 
-    /// A read-only connection to the daemon's database file.
-    pub fn db(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open_with_flags(&self.db_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .expect("open db")
+    /// SQL on the daemon's store (a new connection; read-only on SQLite).
+    pub fn sql(&self) -> TestSql {
+        self.store.sql()
+    }
+
+    /// The SQLite database file (SQLite-only tests; panics on PostgreSQL).
+    pub fn db_path(&self) -> &Path {
+        self.store.sqlite_path()
+    }
+
+    /// For a restart on this daemon's store: `TestDaemon::start_on(port, |f| { same(f); … })`
+    /// with `let same = d.same_store();`. (The database outlives both daemons.)
+    pub fn same_store(&self) -> impl FnOnce(&mut FileConfig) + use<> {
+        let store = self.store.clone();
+        move |f: &mut FileConfig| store.apply(f)
     }
 
     /// Every row of every table but the audit trail: equal snapshots mean nothing was stored.
     pub fn snapshot(&self) -> DbSnapshot {
-        db_snapshot(&self.db(), None)
+        self.store.snapshot(None)
     }
 
     /// Every row of the named tables.
     pub fn snapshot_of(&self, tables: &[&str]) -> DbSnapshot {
-        db_snapshot(&self.db(), Some(tables))
+        self.store.snapshot(Some(tables))
     }
 
     /// Sends raw bytes to the admin socket and returns (status, body).
@@ -161,6 +642,7 @@ impl TestDaemon {
         admin_raw(&self.socket, request)
     }
 
+    /// Stops the daemon; its store stays (for a restart on it) until the daemon value drops.
     pub fn stop(&mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(true);
@@ -174,11 +656,13 @@ impl TestDaemon {
 impl Drop for TestDaemon {
     fn drop(&mut self) {
         self.stop();
+        // Then `pg` drops: the last holder of a PostgreSQL database drops it.
     }
 }
 
 /// The rows of some tables as text. Its `Debug` shows row counts per table and, on a mismatch, the
-/// assertion message shows what differs only in summary (the full text is in `.0`).
+/// assertion message shows what differs only in summary (the full text is in `.0`). Snapshots are
+/// compared within one backend only: the text differs between SQLite and PostgreSQL.
 #[derive(PartialEq, Eq)]
 pub struct DbSnapshot(pub String);
 
@@ -216,6 +700,7 @@ fn cell(v: rusqlite::types::ValueRef<'_>) -> String {
     }
 }
 
+/// The SQLite snapshot of a connection (see [`TestStore::snapshot`] for either backend).
 pub fn db_snapshot(conn: &rusqlite::Connection, only: Option<&[&str]>) -> DbSnapshot {
     let mut out = String::new();
     let tables: Vec<String> = conn
@@ -325,10 +810,34 @@ fn into_http(mut res: ureq::http::Response<ureq::Body>) -> Http {
     Http { status, headers, body }
 }
 
-/// Signs a JWT for `slug` with the tenant's current key, read from the database and unsealed with
-/// the key-encryption key, exactly as the daemon stores them.
-pub fn sign_with_current_key(db_path: &Path, kek_path: &Path, slug: &str, claims: &Value) -> (String, String) {
-    let db = latchkeyd::store::Db::open(db_path).expect("open db");
+/// Signs a JWT for `slug` with the tenant's current key, read from the daemon's store and unsealed
+/// with the key-encryption key, exactly as the daemon stores them.
+pub fn sign_with_current_key(store: &TestStore, kek_path: &Path, slug: &str, claims: &Value) -> (String, String) {
+    let db = match store {
+        TestStore::Sqlite { path } => latchkeyd::store::Db::open(path).expect("open db"),
+        TestStore::Postgres { db, url_file } => open_pg_store(db, url_file),
+    };
+    sign_with_current_key_in(&db, kek_path, slug, claims)
+}
+
+/// [`sign_with_current_key`] on a SQLite file (the `--dev` data directory).
+pub fn sign_with_current_key_at(db_path: &Path, kek_path: &Path, slug: &str, claims: &Value) -> (String, String) {
+    sign_with_current_key(&TestStore::Sqlite { path: db_path.to_owned() }, kek_path, slug, claims)
+}
+
+/// The daemon's store on PostgreSQL, opened through `latchkeyd::store::Db` like the daemon does.
+// lead: open it with the PG engine once it lands, e.g. `Db::open(&<storage config with
+// backend = postgres, url_file, pool_size = 1>)`, and drop this panic.
+fn open_pg_store(db: &str, url_file: &Path) -> latchkeyd::store::Db {
+    panic!("postgres sign_with_current_key needs the PG engine (database {db}, {})", url_file.display())
+}
+
+fn sign_with_current_key_in(
+    db: &latchkeyd::store::Db,
+    kek_path: &Path,
+    slug: &str,
+    claims: &Value,
+) -> (String, String) {
     let kek = latchkeyd::crypto::Kek::load_or_create(kek_path).expect("kek");
     let (tenant_id, rows) = db
         .read_blocking(|tx| {

@@ -61,11 +61,13 @@ fn bad_tls_files_stop_the_daemon_with_a_clear_message() {
         &conf,
         format!(
             "[server]\npublic_url = \"https://localhost:1\"\nlisten = \"127.0.0.1:0\"\ntls_cert = \"{0}/missing.pem\"\ntls_key = \"{0}/missing.key\"\n\
-             [storage]\npath = \"{0}/db\"\n[admin]\nsocket = \"{0}/s\"\n[keys]\nencryption_key_file = \"{0}/kek\"\n",
-            dir.path().display()
+             {1}[admin]\nsocket = \"{0}/s\"\n[keys]\nencryption_key_file = \"{0}/kek\"\n",
+            dir.path().display(),
+            store_toml(dir.path()),
         ),
     )
     .unwrap();
+    let _store = store_guard(dir.path());
     let out: Run = Command::new(bin("latchkeyd")).arg("--config").arg(&conf).output().unwrap().into();
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("server.tls_cert"), "{}", out.stderr);

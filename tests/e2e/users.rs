@@ -124,7 +124,7 @@ fn a_disabled_user_is_signed_out_everywhere_at_once() {
     assert_eq!(refused.code, 2);
     d.cli(&["user", "delete", "--tenant", "acme", "ada@acme.test", "--yes"]).ok();
     for table in ["users", "credentials", "sessions", "refresh_tokens", "authorization_codes"] {
-        let n: i64 = d.db().query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap();
+        let n = d.sql().i64(&format!("SELECT count(*) FROM {table}"));
         assert_eq!(n, 0, "{table} emptied by the deletion");
     }
     let r = d.cli(&["user", "show", "--tenant", "acme", "ada@acme.test"]);

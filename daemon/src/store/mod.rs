@@ -12,6 +12,7 @@ pub mod apps;
 pub mod audit;
 pub mod challenges;
 mod checkpoint;
+pub mod cluster;
 pub mod credentials;
 pub mod invites;
 pub mod keys;

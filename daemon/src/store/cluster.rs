@@ -1,0 +1,318 @@
+//! Several nodes on one PostgreSQL database: what keeps their caches in step, and what makes a
+//! background job or an admin change run on one node at a time.
+//!
+//! Each node caches its tenants (routing, parsed signing keys, pre-serialised JWKS and
+//! discovery documents). A transaction that changes what those caches hold calls [`changed`],
+//! which appends the tenant to the change journal (`cluster_changes`) under a new generation and
+//! notifies `latchkey_changes`; the notification is delivered at COMMIT and dropped on rollback.
+//! Every node's listener thread ([`Listener`]) wakes on the notification, or after at most
+//! [`POLL`] if one was lost, reads the journal past the last generation it applied, and hands the
+//! slugs to the daemon to reload. It then records the generation it has applied in
+//! `cluster_nodes`, which is what [`lagging_nodes`] reads: an admin change (a key rotation, a new
+//! tenant) waits until every live node has applied it before it answers, and a new signing key
+//! is published on every node before any node signs with it.
+//!
+//! On SQLite there is one node: every function here is a no-op that answers as if all nodes
+//! were up to date.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::sql::{Conn, ConnExt, Engine, params};
+use super::{StoreError, TenantId};
+
+/// How long a node may miss a notification before it looks at the journal anyway.
+pub const POLL: Duration = Duration::from_millis(500);
+/// A node whose heartbeat is older than this is taken for dead: nobody waits for it.
+pub const NODE_TIMEOUT_SECS: i64 = 3;
+/// Journal rows and departed nodes older than this are swept.
+pub const KEEP_SECS: i64 = 3600;
+
+/// Advisory-lock keys, one place for all of them ("LKADMIN", "LKJOB…" in ASCII, to be
+/// recognisable in `pg_locks`).
+pub mod locks {
+    pub const MIGRATE: i64 = 0x4C4B_4D49_4752_0001;
+    pub const ADMIN: i64 = 0x4C4B_4144_4D49_4E00;
+    pub const JOB: i64 = 0x4C4B_4A4F_4200_0000;
+}
+
+/// The database's clock in whole seconds: liveness is judged on one clock for every node (the
+/// daemon's own clock may be a test's manual clock, or skewed between machines).
+const DB_NOW: &str = "CAST(extract(epoch FROM clock_timestamp()) AS BIGINT)";
+
+/// Records that `tenant`'s cached state changed in this transaction. Call it after an insert or
+/// update, and before a delete (the slug is read from the row).
+pub fn changed(c: &dyn Conn, tenant: TenantId) -> Result<(), StoreError> {
+    if c.engine() == Engine::Sqlite {
+        return Ok(());
+    }
+    // The UPDATE holds cluster_state's row lock until COMMIT, so change transactions commit in
+    // generation order and a reader of `generation > last` never skips one still in flight
+    // (a sequence would hand out numbers that commit out of order).
+    let generation: i64 = c.query_one(
+        &format!(
+            "WITH g AS (UPDATE cluster_state SET generation = generation + 1 RETURNING generation)
+             INSERT INTO cluster_changes (generation, tenant_id, slug, at)
+             SELECT g.generation, t.id, t.slug, {DB_NOW} FROM g, tenants t WHERE t.id = ?1
+             RETURNING generation"
+        ),
+        params![tenant.0],
+        |r| r.get(0),
+    )?;
+    c.query_one("SELECT pg_notify('latchkey_changes', CAST(?1 AS TEXT))", params![generation], |_| Ok(()))
+}
+
+/// The latest generation committed (0 on SQLite): what a change must reach on every node.
+pub fn generation(c: &dyn Conn) -> Result<i64, StoreError> {
+    if c.engine() == Engine::Sqlite {
+        return Ok(0);
+    }
+    c.query_one("SELECT generation FROM cluster_state", params![], |r| r.get(0))
+}
+
+/// Serialises admin changes across nodes for the rest of the transaction: they read, decide and
+/// write (an app's lists, a key rotation, `apply`), which SQLite's single writer serialises and
+/// READ COMMITTED does not. Admin writes are rare; one lock for all of them costs nothing.
+pub fn admin_lock(c: &dyn Conn) -> Result<(), StoreError> {
+    if c.engine() == Engine::Sqlite {
+        return Ok(());
+    }
+    c.query_one("SELECT pg_advisory_xact_lock(?1)", params![locks::ADMIN], |_| Ok(()))
+}
+
+/// Claims a periodic job for this transaction: true on at most one node at a time and at most
+/// once per `every_secs` across the cluster. Always true on SQLite.
+pub fn claim_job(c: &dyn Conn, name: &str, every_secs: i64) -> Result<bool, StoreError> {
+    if c.engine() == Engine::Sqlite {
+        return Ok(true);
+    }
+    let locked: bool =
+        c.query_one("SELECT pg_try_advisory_xact_lock(?1 + hashtext(?2))", params![locks::JOB, name], |r| r.get(0))?;
+    if !locked {
+        return Ok(false);
+    }
+    c.execute("INSERT INTO cluster_jobs (name, last_run_at) VALUES (?1, 0) ON CONFLICT DO NOTHING", params![name])?;
+    let n = c.execute(
+        &format!("UPDATE cluster_jobs SET last_run_at = {DB_NOW} WHERE name = ?1 AND last_run_at <= {DB_NOW} - ?2"),
+        params![name, every_secs],
+    )?;
+    Ok(n == 1)
+}
+
+/// How many live nodes other than `me` have not yet applied `generation`.
+pub fn lagging_nodes(c: &dyn Conn, me: &str, generation: i64) -> Result<i64, StoreError> {
+    if c.engine() == Engine::Sqlite {
+        return Ok(0);
+    }
+    c.query_one(
+        &format!(
+            "SELECT count(*) FROM cluster_nodes
+             WHERE node_id <> ?1 AND heartbeat_at >= {DB_NOW} - ?2 AND seen_generation < ?3"
+        ),
+        params![me, NODE_TIMEOUT_SECS, generation],
+        |r| r.get(0),
+    )
+}
+
+/// Live nodes (heartbeat within [`NODE_TIMEOUT_SECS`]), this one included; 1 on SQLite.
+pub fn live_nodes(c: &dyn Conn) -> Result<i64, StoreError> {
+    if c.engine() == Engine::Sqlite {
+        return Ok(1);
+    }
+    c.query_one(
+        &format!("SELECT count(*) FROM cluster_nodes WHERE heartbeat_at >= {DB_NOW} - ?1"),
+        params![NODE_TIMEOUT_SECS],
+        |r| r.get(0),
+    )
+}
+
+/// Sweeps journal rows and departed nodes older than [`KEEP_SECS`] (PostgreSQL only).
+pub fn sweep(c: &dyn Conn) -> Result<usize, StoreError> {
+    if c.engine() == Engine::Sqlite {
+        return Ok(0);
+    }
+    // Keep the newest journal row whatever its age: a node that reconnects compares its
+    // generation with the oldest row to know whether it missed pruned changes.
+    let journal = c.execute(
+        &format!(
+            "DELETE FROM cluster_changes WHERE at < {DB_NOW} - ?1
+             AND generation < (SELECT max(generation) FROM cluster_changes)"
+        ),
+        params![KEEP_SECS],
+    )?;
+    let nodes =
+        c.execute(&format!("DELETE FROM cluster_nodes WHERE heartbeat_at < {DB_NOW} - ?1"), params![KEEP_SECS])?;
+    Ok(journal + nodes)
+}
+
+/// Changes a node must apply: reload these tenants (or all of them), then report `done`.
+#[derive(Debug)]
+pub struct Batch {
+    pub generation: i64,
+    /// Deduplicated, in journal order.
+    pub slugs: Vec<String>,
+    /// The journal no longer reaches back to what this node applied: reload every tenant.
+    pub full: bool,
+    pub done: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Opens a dedicated connection for the listener (outside the pool: it waits on notifications).
+pub type Connect = Box<dyn FnMut() -> Result<postgres::Client, String> + Send>;
+
+/// This node's identity in `cluster_nodes`.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub id: String,
+    pub host: String,
+    pub version: String,
+}
+
+/// The listener thread: LISTEN, catch up on the journal, hand batches to the daemon, heartbeat.
+pub struct Listener {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Listener {
+    /// Starts listening from `generation` (read in the same snapshot as the tenants the daemon
+    /// loaded). Batches arrive on the returned receiver.
+    pub fn start(
+        connect: Connect,
+        node: NodeInfo,
+        generation: i64,
+    ) -> Result<(Listener, tokio::sync::mpsc::Receiver<Batch>), StoreError> {
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("latchkey-listen".into())
+            .spawn(move || listen(connect, node, generation, tx, flag))
+            .map_err(|e| StoreError::Task(format!("cannot start the change listener: {e}")))?;
+        Ok((Listener { stop, thread: Some(thread) }, rx))
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            // At most one POLL: the thread checks the flag between waits.
+            let _ = t.join();
+        }
+    }
+}
+
+fn listen(
+    mut connect: Connect,
+    node: NodeInfo,
+    mut applied: i64,
+    batches: tokio::sync::mpsc::Sender<Batch>,
+    stop: Arc<AtomicBool>,
+) {
+    let mut registered = false;
+    while !stop.load(Ordering::Relaxed) {
+        let mut client = match connect() {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "change listener cannot reach the database; retrying in 1 s");
+                std::thread::sleep(Duration::from_secs(1));
+                continue;
+            }
+        };
+        match session(&mut client, &node, &mut applied, &mut registered, &batches, &stop) {
+            Ok(()) => break,
+            Err(e) => {
+                tracing::warn!(error = %e, "change listener lost the database; reconnecting in 1 s");
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+    // A graceful stop takes the node out of the set others wait for.
+    if registered && let Ok(mut c) = connect() {
+        let _ = c.execute("DELETE FROM cluster_nodes WHERE node_id = $1", &[&node.id]);
+    }
+}
+
+/// One connection's life: returns `Ok` on stop, `Err` when the connection fails.
+fn session(
+    client: &mut postgres::Client,
+    node: &NodeInfo,
+    applied: &mut i64,
+    registered: &mut bool,
+    batches: &tokio::sync::mpsc::Sender<Batch>,
+    stop: &AtomicBool,
+) -> Result<(), postgres::Error> {
+    client.batch_execute("LISTEN latchkey_changes")?;
+    client.execute(
+        &format!(
+            "INSERT INTO cluster_nodes (node_id, host, pid, version, started_at, heartbeat_at, seen_generation)
+             VALUES ($1, $2, $3, $4, {DB_NOW}, {DB_NOW}, $5)
+             ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, seen_generation = excluded.seen_generation"
+        ),
+        &[&node.id, &node.host, &i64::from(std::process::id()), &node.version, &*applied],
+    )?;
+    *registered = true;
+    let mut last_beat = Instant::now();
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        while catch_up(client, node, applied, batches)? {}
+        if last_beat.elapsed() >= Duration::from_secs(1) {
+            client.execute(
+                &format!("UPDATE cluster_nodes SET heartbeat_at = {DB_NOW}, seen_generation = $2 WHERE node_id = $1"),
+                &[&node.id, &*applied],
+            )?;
+            last_beat = Instant::now();
+        }
+        // Wait for a notification or the poll interval, whichever comes first; any number of
+        // notifications lead to one read of the journal.
+        let mut notes = client.notifications();
+        notes.timeout_iter(POLL).next()?;
+        let mut pending = notes.iter();
+        while pending.next()?.is_some() {}
+    }
+}
+
+fn catch_up(
+    client: &mut postgres::Client,
+    node: &NodeInfo,
+    applied: &mut i64,
+    batches: &tokio::sync::mpsc::Sender<Batch>,
+) -> Result<bool, postgres::Error> {
+    const PAGE: usize = 1000;
+    let rows = client.query(
+        "SELECT generation, slug FROM cluster_changes WHERE generation > $1 ORDER BY generation LIMIT 1000",
+        &[&*applied],
+    )?;
+    let Some(last) = rows.last().map(|r| r.get::<_, i64>(0)) else {
+        return Ok(false);
+    };
+    // Were changes between what we applied and the first row pruned while we were away?
+    let oldest: Option<i64> = client.query_one("SELECT min(generation) FROM cluster_changes", &[])?.get(0);
+    let full = oldest.is_some_and(|o| o > *applied + 1);
+    let mut slugs: Vec<String> = Vec::new();
+    for r in &rows {
+        let slug: String = r.get(1);
+        if !slugs.contains(&slug) {
+            slugs.push(slug);
+        }
+    }
+    let (done, applied_rx) = tokio::sync::oneshot::channel();
+    if batches.blocking_send(Batch { generation: last, slugs, full, done }).is_err() {
+        return Ok(false); // the daemon is stopping
+    }
+    // Report the generation only once the daemon has reloaded: that is what others wait for.
+    if applied_rx.blocking_recv().is_ok() {
+        *applied = last;
+        client.execute(
+            &format!("UPDATE cluster_nodes SET heartbeat_at = {DB_NOW}, seen_generation = $2 WHERE node_id = $1"),
+            &[&node.id, &last],
+        )?;
+        return Ok(rows.len() == PAGE);
+    }
+    Ok(false)
+}
