@@ -40,6 +40,7 @@ impl StatementCache {
     }
 }
 
+#[derive(Clone)]
 pub struct PgManager {
     pub(crate) config: postgres::Config,
     pub(crate) tls: MakeRustlsConnect,

@@ -17,8 +17,8 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0007-unique-app-names", include_str!("../../../../migrations/0007-unique-app-names/postgres.sql")),
 ];
 
-/// The advisory lock key of a migration run ("LKMIGR" and 1): held for the whole run.
-pub const MIGRATE_LOCK: i64 = 0x4C4B_4D49_4752_0001;
+/// The advisory lock key of a migration run, held for the whole run.
+const MIGRATE_LOCK: i64 = crate::store::cluster::locks::MIGRATE;
 
 /// Brings the database to the latest schema; refuses, changing nothing, a database of a newer one.
 pub fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {

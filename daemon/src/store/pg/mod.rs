@@ -54,6 +54,8 @@ const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct PgDb {
     /// `None` only inside `drop`.
     pool: Option<r2d2::Pool<PgManager>>,
+    /// For connections outside the pool.
+    manager: PgManager,
     target: PgTarget,
 }
 
@@ -121,10 +123,10 @@ impl PgDb {
                 .max_size(target.pool_size)
                 .min_idle(Some(target.pool_size.min(2)))
                 .connection_timeout(CHECKOUT_TIMEOUT)
-                .build(manager)
+                .build(manager.clone())
                 .map_err(|e| unavailable(&target, e))?;
             tracing::info!(database = %target.describe(), ssl_mode = target.ssl_mode.as_str(), "PostgreSQL database open");
-            Ok(PgDb { pool: Some(pool), target })
+            Ok(PgDb { pool: Some(pool), manager, target })
         })
     }
 
@@ -135,6 +137,14 @@ impl PgDb {
 
     pub fn target(&self) -> &PgTarget {
         &self.target
+    }
+
+    /// Opens connections outside the pool, without the session bounds: the change listener's
+    /// (`cluster::Listener`), which waits on notifications for as long as the node runs. Call it
+    /// from a std thread, as the listener does.
+    pub fn connect_fn(&self) -> crate::store::cluster::Connect {
+        let manager = self.manager.clone();
+        Box::new(move || manager.connect_plain().map_err(|e| error_text(&e)))
     }
 
     pub fn pool_state(&self) -> PoolState {

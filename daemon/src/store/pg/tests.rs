@@ -339,3 +339,49 @@ fn nodes_starting_together_migrate_once() {
     let rows: i64 = c.query_one("SELECT count(*) FROM latchkey_schema", &[]).unwrap().get(0);
     assert_eq!(rows, migrate::MIGRATIONS.len() as i64);
 }
+
+/// store::cluster over this engine: the journal, the listener and its acknowledgement, the
+/// admin lock and job claims.
+#[test]
+fn cluster_functions_run_on_this_engine() {
+    use crate::store::cluster;
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let tenant: i64 = db
+        .write_blocking(|tx| {
+            tx.query_one(
+                "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+                 VALUES ('acme', 'Acme', 'http://localhost/acme', 'localhost', 'open', 1) RETURNING id",
+                params![],
+                |r| r.get(0),
+            )
+        })
+        .unwrap();
+    let node = cluster::NodeInfo { id: "node-a".into(), host: "h".into(), version: "test".into() };
+    let (listener, mut batches) = cluster::Listener::start(db.connect_fn(), node, 0).unwrap();
+    let generation = db
+        .write_blocking(|tx| {
+            cluster::admin_lock(tx)?;
+            cluster::changed(tx, crate::store::TenantId(tenant))?;
+            cluster::generation(tx)
+        })
+        .unwrap();
+    assert_eq!(generation, 1);
+    let batch = batches.blocking_recv().unwrap();
+    assert_eq!((batch.generation, batch.slugs.clone(), batch.full), (1, vec!["acme".to_owned()], false));
+    batch.done.send(()).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let lagging = db.read_blocking(|tx| cluster::lagging_nodes(tx, "node-b", 1)).unwrap();
+        if lagging == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "node-a never acknowledged generation 1");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(db.read_blocking(|tx| cluster::live_nodes(tx)).unwrap(), 1);
+    assert!(db.write_blocking(|tx| cluster::claim_job(tx, "sweep", 55)).unwrap());
+    assert!(!db.write_blocking(|tx| cluster::claim_job(tx, "sweep", 55)).unwrap(), "once per interval");
+    db.write_blocking(|tx| cluster::sweep(tx)).unwrap();
+    drop(listener);
+}
