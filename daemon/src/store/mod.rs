@@ -7,6 +7,9 @@
 //! table modules take `&WriteTx`, so a mutation cannot be written inside a read transaction. A
 //! write is kept when its closure returns `Ok` and rolled back otherwise; its caller hears `Ok`
 //! only once the commit is durable.
+//!
+//! The table modules never name the engine: a transaction is a `&dyn` [`sql::Conn`], and they
+//! run their statements through its façade ([`sql`]: `execute`, `query_opt/one/all`, `params!`).
 
 pub mod apps;
 pub mod audit;
@@ -133,8 +136,9 @@ fn configure(conn: &mut Connection) -> Result<(), rusqlite::Error> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    // Hot statements are prepared once per connection (see `exec` and `prepare_cached`); the
-    // default cache of 16 is smaller than the set a sign-in and a token grant use.
+    // Hot statements are prepared once per connection (the façade in `sql.rs` uses
+    // `prepare_cached`); the default cache of 16 is smaller than the set a sign-in and a token
+    // grant use.
     conn.set_prepared_statement_cache_capacity(128);
     Ok(())
 }
