@@ -5,9 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# 1: also run the end-to-end suite on PostgreSQL (a throwaway pg_virtualenv cluster, installed from
-# Debian when missing). Off until latchkeyd speaks PostgreSQL ([storage] backend = "postgres").
-POSTGRES_PASS=0
+# 1: also run the store's unit tests and the end-to-end suite on PostgreSQL (a throwaway
+# pg_virtualenv cluster, installed from Debian when missing).
+POSTGRES_PASS=1
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_updated=
@@ -51,8 +51,9 @@ if [ "$POSTGRES_PASS" = 1 ]; then
     step "end-to-end tests on PostgreSQL"
     pg_threads=$(nproc)
     [ "$pg_threads" -le 8 ] || pg_threads=8
-    pg_virtualenv -o max_connections=300 env LATCHKEY_TEST_BACKEND=postgres \
-        cargo test --locked -p latchkey-tests --test e2e -- --test-threads="$pg_threads"
+    pg_virtualenv -o max_connections=300 env PG_THREADS="$pg_threads" sh -c '
+        LATCHKEY_TEST_PG=1 cargo test --locked -p latchkeyd --lib store:: &&
+        LATCHKEY_TEST_BACKEND=postgres cargo test --locked -p latchkey-tests --test e2e -- --test-threads="$PG_THREADS"'
 fi
 
 step "clippy"

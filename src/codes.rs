@@ -64,6 +64,8 @@ pub const ROLE_EXISTS: &str = "role_exists";
 pub const INVALID_ROWS: &str = "invalid_rows";
 /// `latchkey user import` stopped part-way (a re-run continues).
 pub const IMPORT_FAILED: &str = "import_failed";
+/// `latchkey backup` on a daemon whose data is in PostgreSQL: use `pg_dump`.
+pub const BACKUP_UNSUPPORTED: &str = "backup_unsupported";
 
 /// Bearer-token refusals on the JSON API carry RFC 6750's own codes.
 pub const INVALID_TOKEN: &str = "invalid_token";

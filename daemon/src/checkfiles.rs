@@ -34,8 +34,18 @@ pub fn problems(config: &Config) -> Vec<String> {
         if let Err(e) = Kek::load(&config.kek_file) {
             found.push(format!("keys.encryption_key_file: {e}"));
         }
-    } else if config.postgres.is_none() && std::fs::metadata(&config.storage_path).map(|m| m.len() > 0).unwrap_or(false)
-    {
+    } else if let Some(pg) = &config.postgres {
+        // A missing key file is normal before the first node starts (it creates one), and fatal
+        // once the database holds keys: ask the database, changing nothing. If it does not
+        // answer, the daemon's own start decides.
+        if let Ok(true) = crate::store::pg::holds_signing_keys(pg) {
+            found.push(format!(
+                "keys.encryption_key_file {}: missing, but the PostgreSQL database holds signing keys; the daemon \
+                 will refuse to start until the key file is restored (copy it from another node or your backup)",
+                config.kek_file.display()
+            ));
+        }
+    } else if std::fs::metadata(&config.storage_path).map(|m| m.len() > 0).unwrap_or(false) {
         found.push(format!(
             "keys.encryption_key_file {}: missing, but the database {} exists; the daemon will refuse to start \
              until the key file is restored",

@@ -489,6 +489,7 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     let (changes, planned, created, touched) = state
         .db
         .write(move |tx| -> Result<_, Error> {
+            store::cluster::admin_lock(tx)?;
             let steps = plan(tx, &kek, &declared, &public)?;
             let changes: Vec<String> = steps.iter().map(Step::describe).collect();
             let planned: Vec<PlannedChange> = steps.iter().map(Step::planned).collect();
@@ -501,6 +502,9 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     // mode at once (the registry holds both).
     for slug in &touched {
         state.registry.refresh(state, slug).await?;
+    }
+    if !touched.is_empty() {
+        state.db.wait_published().await;
     }
     Ok(ApplyResult { dry_run: false, changes, plan: planned, created_apps: created })
 }

@@ -100,7 +100,14 @@ impl std::fmt::Display for Error {
 
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Error {
-        Error::internal(e)
+        match e {
+            // The database is down or every connection is busy: the caller may retry.
+            StoreError::Unavailable(_) => {
+                Error::new(Kind::Unavailable, codes::UNAVAILABLE, "the database does not answer; try again shortly")
+                    .caused_by(e)
+            }
+            e => Error::internal(e),
+        }
     }
 }
 

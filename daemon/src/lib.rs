@@ -147,8 +147,13 @@ async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
         let swept = state
             .db
             .write(move |tx| -> Result<usize, store::StoreError> {
+                // On PostgreSQL one node sweeps, about once a minute for the whole cluster.
+                if !store::cluster::claim_job(tx, "sweep", 55)? {
+                    return Ok(0);
+                }
                 let retention = now - retention_secs;
-                Ok(store::challenges::sweep(tx, now)?
+                Ok(store::cluster::sweep(tx)?
+                    + store::challenges::sweep(tx, now)?
                     + store::sessions::sweep(tx, now)?
                     + store::oidc::sweep(tx, now)?
                     + store::social::sweep(tx, now)?
@@ -160,6 +165,34 @@ async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
             Ok(n) => tracing::debug!(rows = n, "swept expired challenges and sessions"),
             Err(e) => tracing::warn!(error = %e, "sweeping expired rows failed"),
         }
+    }
+}
+
+/// Reloads the tenants other nodes changed (the batches of `store::cluster::Listener`), then
+/// tells the listener, which reports this node up to date to the nodes waiting on it.
+async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::cluster::Batch>) {
+    while let Some(batch) = batches.recv().await {
+        let slugs = if batch.full {
+            // The journal was pruned past what this node applied: reload everything, including
+            // tenants deleted meanwhile (refresh drops a slug the database no longer has).
+            let mut all = state.registry.slugs();
+            match state.db.read(|tx| store::tenants::list(tx)).await {
+                Ok(rows) => all.extend(rows.into_iter().map(|r| r.slug)),
+                Err(e) => tracing::warn!(error = %e, "cannot list tenants for a full reload"),
+            }
+            all.sort();
+            all.dedup();
+            all
+        } else {
+            batch.slugs
+        };
+        for slug in &slugs {
+            if let Err(e) = state.registry.refresh(&state, slug).await {
+                tracing::warn!(tenant = %slug, error = %e, "cannot reload a tenant another node changed");
+            }
+        }
+        tracing::debug!(generation = batch.generation, tenants = slugs.len(), "applied changes from other nodes");
+        let _ = batch.done.send(());
     }
 }
 
@@ -215,9 +248,12 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     if tls.is_none() && config.public_url.scheme() == "https" {
         tracing::warn!("public_url is https but latchkeyd serves plain HTTP: put a TLS-terminating proxy in front");
     }
-    // Before anything is created or opened: a second daemon on this database changes nothing.
-    let _lock = lockfile::acquire(&config.storage_path).map_err(StartError::Setup)?;
-    if !config.kek_file.exists() && database_exists(&config.storage_path) {
+    let postgres = config.storage_backend == config::StorageBackend::Postgres;
+    // Before anything is created or opened: a second daemon on this SQLite file changes nothing.
+    // (On PostgreSQL several nodes are the point.)
+    let _lock = if postgres { None } else { Some(lockfile::acquire(&config.storage_path).map_err(StartError::Setup)?) };
+    let kek_missing = !config.kek_file.exists();
+    if kek_missing && !postgres && database_exists(&config.storage_path) {
         return Err(StartError::Setup(format!(
             "the database {} exists but its key-encryption key {} does not: a new key could not decrypt the \
              signing keys. Restore the key file from your backup (or point keys.encryption_key_file at it)",
@@ -225,8 +261,17 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
             config.kek_file.display()
         )));
     }
+    let db = Db::open_config(&config)?;
+    if kek_missing && postgres && db.read(|tx| store::keys::any(tx)).await? {
+        return Err(StartError::Setup(format!(
+            "the database {} holds signing keys but the key-encryption key {} does not exist: a new key could \
+             not decrypt them. Restore the key file from your backup or copy it from a running node (every node \
+             needs the same file), then start again",
+            db.describe(),
+            config.kek_file.display()
+        )));
+    }
     let kek = Arc::new(Kek::load_or_create(&config.kek_file)?);
-    let db = Db::open(&config.storage_path)?;
 
     let std_listener = match options.listener {
         Some(l) => l,
@@ -257,11 +302,22 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         listen_addr,
         spare_keys: Arc::default(),
     });
-    state
-        .registry
-        .load_all(&state.db, &state.kek, &config.public_base())
-        .await
-        .map_err(|e| StartError::Setup(format!("loading tenants: {e} ({})", e.cause.clone().unwrap_or_default())))?;
+    let generation =
+        state.registry.load_all(&state.db, &state.kek, &config.public_base()).await.map_err(|e| {
+            StartError::Setup(format!("loading tenants: {e} ({})", e.cause.clone().unwrap_or_default()))
+        })?;
+    // Several nodes on PostgreSQL: apply the changes other nodes make to tenants and keys.
+    let listener = match state.db.postgres() {
+        Some(pg) => {
+            let node = store::cluster::NodeInfo::this_process();
+            state.db.set_node_id(node.id.clone());
+            tracing::info!(node = %node.id, generation, "listening for changes from other nodes");
+            let (listener, batches) = store::cluster::Listener::start(pg.connect_fn(), node, generation)?;
+            tokio::spawn(apply_changes(state.clone(), batches));
+            Some(listener)
+        }
+        None => None,
+    };
 
     if config.dev && state.registry.is_empty() {
         let req = latchkey::admin::CreateTenant { slug: "dev".into(), ..Default::default() };
@@ -319,6 +375,10 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let _ = public.await;
     let _ = admin_task.await;
     let _ = sweeper.await;
+    if let Some(listener) = listener {
+        // Joining the listener thread blocks for up to one poll interval.
+        let _ = tokio::task::spawn_blocking(move || drop(listener)).await;
+    }
     // Everything recorded before shutdown is written before the process ends.
     state.audit.flush().await;
     audit_task.abort();

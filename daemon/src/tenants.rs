@@ -267,16 +267,17 @@ impl Registry {
 
     /// Loads every tenant for routing; used at start-up. Keys load on each tenant's first
     /// request, but one tenant's keys are unsealed here so that a wrong key-encryption key stops
-    /// the daemon at start rather than at its first sign-in.
-    pub async fn load_all(&self, db: &Db, kek: &Kek, public_url: &str) -> Result<(), Error> {
-        let (rows, sample) = db
+    /// the daemon at start rather than at its first sign-in. Returns the change generation the
+    /// tenants were read at (one snapshot): where this node's change listener starts.
+    pub async fn load_all(&self, db: &Db, kek: &Kek, public_url: &str) -> Result<i64, Error> {
+        let (rows, sample, generation) = db
             .read(|tx| -> Result<_, StoreError> {
                 let rows = store::tenants::list(tx)?;
                 let sample = match rows.first() {
                     Some(first) => Some((first.clone(), store::keys::list(tx, first.id)?)),
                     None => None,
                 };
-                Ok((rows, sample))
+                Ok((rows, sample, store::cluster::generation(tx)?))
             })
             .await?;
         if let Some((row, keys)) = &sample
@@ -299,7 +300,12 @@ impl Registry {
             maps.put(Arc::new(TenantRuntime::routing(row, public_url)?));
         }
         *self.write() = maps;
-        Ok(())
+        Ok(generation)
+    }
+
+    /// The slugs of the tenants served now.
+    pub fn slugs(&self) -> Vec<String> {
+        self.read().by_slug.keys().cloned().collect()
     }
 }
 
@@ -399,6 +405,8 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
         })
         .await?;
     state.registry.refresh(state, &row.slug).await?;
+    // The other nodes serve it too before the caller hears of it.
+    state.db.wait_published().await;
     Ok(to_wire(&row))
 }
 
@@ -411,6 +419,8 @@ pub fn insert_with_key(
     bits: u32,
     now: i64,
 ) -> Result<TenantId, Error> {
+    // Nodes creating the same slug at once: the second waits here, then sees the first's row.
+    store::cluster::admin_lock(tx)?;
     if store::tenants::by_slug(tx, &v.slug)?.is_some() {
         return Err(Error::conflict(codes::TENANT_EXISTS, format!("tenant {:?} already exists", v.slug)));
     }
@@ -441,16 +451,28 @@ pub fn insert_key(
     bits: u32,
     now: i64,
 ) -> Result<(), Error> {
+    let row = seal_key(kek, tenant, generated, bits, now)?;
+    store::keys::insert_current(tx, tenant, &row, now)?;
+    Ok(())
+}
+
+/// A generated key as stored: its private key sealed with the key-encryption key, bound to the
+/// tenant and kid.
+pub fn seal_key(
+    kek: &Kek,
+    tenant: TenantId,
+    generated: &keys::GeneratedKey,
+    bits: u32,
+    now: i64,
+) -> Result<KeyRow, Error> {
     let sealed = kek.seal(&keys::aad(tenant, &generated.kid), &generated.pkcs8)?;
-    let row = KeyRow {
+    Ok(KeyRow {
         kid: generated.kid.clone(),
         state: KeyState::Current,
         bits,
         sealed_private_key: sealed,
         created_at: now,
-    };
-    store::keys::insert_current(tx, tenant, &row, now)?;
-    Ok(())
+    })
 }
 
 /// Looks a tenant up by slug inside a transaction, or answers 404.
@@ -471,12 +493,15 @@ pub async fn delete(state: &State, slug: String) -> Result<(), Error> {
     state
         .db
         .write(move |tx| -> Result<(), Error> {
+            store::cluster::admin_lock(tx)?;
             let row = require(tx, &s)?;
             store::tenants::delete(tx, row.id)?;
             Ok(())
         })
         .await?;
-    state.registry.refresh(state, &slug).await
+    state.registry.refresh(state, &slug).await?;
+    state.db.wait_published().await;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -826,10 +826,13 @@ pub fn sign_with_current_key_at(db_path: &Path, kek_path: &Path, slug: &str, cla
 }
 
 /// The daemon's store on PostgreSQL, opened through `latchkeyd::store::Db` like the daemon does.
-// lead: open it with the PG engine once it lands, e.g. `Db::open(&<storage config with
-// backend = postgres, url_file, pool_size = 1>)`, and drop this panic.
 fn open_pg_store(db: &str, url_file: &Path) -> latchkeyd::store::Db {
-    panic!("postgres sign_with_current_key needs the PG engine (database {db}, {})", url_file.display())
+    let settings = latchkeyd::store::pg::PgSettings {
+        url_file: Some(url_file.to_owned()),
+        pool_size: 1,
+        ..latchkeyd::store::pg::PgSettings::default()
+    };
+    latchkeyd::store::Db::open_postgres(&settings).unwrap_or_else(|e| panic!("open database {db}: {e}"))
 }
 
 fn sign_with_current_key_in(

@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 
 use crate::State;
 use crate::crypto::random_token;
-use crate::error::Error;
+use crate::error::{Error, Kind};
+use latchkey::codes;
 
 struct Chunks(mpsc::Receiver<Result<Bytes, std::io::Error>>);
 
@@ -30,7 +31,18 @@ impl hyper::body::Body for Chunks {
 }
 
 pub async fn backup(state: &State) -> Result<Response<crate::http::Body>, Error> {
-    let db_path = state.db.path().to_owned();
+    let Some(db_path) = state.db.sqlite_path().map(std::path::Path::to_owned) else {
+        return Err(Error::new(
+            Kind::Conflict,
+            codes::BACKUP_UNSUPPORTED,
+            format!(
+                "this daemon keeps its data in PostgreSQL ({}): back it up with PostgreSQL's own tools, e.g. \
+                 `pg_dump --format=custom --file=latchkey.dump DBNAME`, and keep a copy of the key-encryption key \
+                 file (keys.encryption_key_file) with it: without that file the signing keys in the dump cannot be opened",
+                state.db.describe()
+            ),
+        ));
+    };
     let tmp = db_path.with_file_name(format!(".latchkey-backup-{}.db", random_token()?.replace('-', "x")));
     state.db.backup_to(tmp.clone()).await?;
     let mut file = tokio::fs::File::open(&tmp).await.map_err(Error::internal)?;

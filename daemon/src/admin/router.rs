@@ -299,7 +299,7 @@ async fn status(state: &State) -> Result<Status, Error> {
         uptime_seconds: state.started.elapsed().as_secs(),
         listen: state.listen_addr.to_string(),
         public_url: state.config.public_base(),
-        database: state.db.path().display().to_string(),
+        database: state.db.describe(),
         admin_socket: state.config.admin_socket.display().to_string(),
         tenants,
     })

@@ -11,7 +11,7 @@ use crate::clock::date;
 use crate::error::Error;
 use crate::store;
 use crate::store::keys::KeyRow;
-use crate::tenants::{insert_key, require};
+use crate::tenants::{require, seal_key};
 
 fn to_wire(row: &KeyRow) -> Key {
     Key {
@@ -34,25 +34,51 @@ pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, Error> {
 }
 
 /// Generates a key, makes it current, and refreshes what the tenant serves. Returns the new key.
+///
+/// Two steps, so that a relying party never meets a token signed by a key it cannot find: the
+/// key is first published (in the JWKS of every node: on PostgreSQL, [`Db::wait_published`]
+/// waits for the other nodes to reload), and only then made current.
+///
+/// [`Db::wait_published`]: crate::store::Db::wait_published
 pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
     let bits = state.config.rsa_bits;
     let generated = state.spare_keys.take(bits).await?;
     let kek = state.kek.clone();
     let now = state.clock.now();
+    let kid = generated.kid.clone();
+    let s = slug.clone();
+    state
+        .db
+        .write(move |tx| -> Result<_, Error> {
+            store::cluster::admin_lock(tx)?;
+            let tenant = require(tx, &s)?;
+            let row = seal_key(&kek, tenant.id, &generated, bits, now)?;
+            Ok(store::keys::insert_published(tx, tenant.id, &row)?)
+        })
+        .await?;
+    state.registry.refresh(state, &slug).await?;
+    state.db.wait_published().await;
     let s = slug.clone();
     let key = state
         .db
         .write(move |tx| -> Result<_, Error> {
+            store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &s)?;
-            insert_key(tx, &kek, tenant.id, &generated, bits, now)?;
+            if !store::keys::promote(tx, tenant.id, &kid, now)? {
+                return Err(Error::conflict(
+                    codes::KEY_NOT_FOUND,
+                    format!("the new key {kid:?} was retired before it could sign; run `latchkey key rotate --tenant {s}` again"),
+                ));
+            }
             let rows = store::keys::list(tx, tenant.id)?;
             rows.iter()
-                .find(|r| r.kid == generated.kid)
+                .find(|r| r.kid == kid)
                 .map(to_wire)
                 .ok_or_else(|| Error::internal("new key not found after insert"))
         })
         .await?;
     state.registry.refresh(state, &slug).await?;
+    state.db.wait_published().await;
     Ok(key)
 }
 
@@ -62,6 +88,7 @@ pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>
     let left = state
         .db
         .write(move |tx| -> Result<_, Error> {
+            store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &s)?;
             let rows = store::keys::list(tx, tenant.id)?;
             match rows.iter().find(|r| r.kid == kid) {
@@ -84,5 +111,6 @@ pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>
         })
         .await?;
     state.registry.refresh(state, &slug).await?;
+    state.db.wait_published().await;
     Ok(left)
 }

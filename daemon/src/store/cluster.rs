@@ -22,12 +22,14 @@ use std::time::{Duration, Instant};
 use postgres::fallible_iterator::FallibleIterator;
 
 use super::sql::{Conn, ConnExt, Engine, params};
-use super::{StoreError, TenantId};
+use super::{Reader, StoreError, TenantId, WriteTx};
 
 /// How long a node may miss a notification before it looks at the journal anyway.
 pub const POLL: Duration = Duration::from_millis(500);
 /// A node whose heartbeat is older than this is taken for dead: nobody waits for it.
 pub const NODE_TIMEOUT_SECS: i64 = 3;
+/// How long an admin change waits for the other nodes to confirm they serve it.
+pub const WAIT_PUBLISHED: Duration = Duration::from_secs(3);
 /// Journal rows and departed nodes older than this are swept.
 pub const KEEP_SECS: i64 = 3600;
 
@@ -59,7 +61,7 @@ pub fn changed(c: &dyn Conn, tenant: TenantId) -> Result<(), StoreError> {
              SELECT g.generation, t.id, t.slug, {DB_NOW} FROM g, tenants t WHERE t.id = ?1
              RETURNING generation"
         ),
-        params![tenant.0],
+        params![tenant],
         |r| r.get(0),
     )?;
     // PostgreSQL types a parameter by its use: `CAST(?1 AS TEXT)` alone would make it TEXT.
@@ -69,7 +71,8 @@ pub fn changed(c: &dyn Conn, tenant: TenantId) -> Result<(), StoreError> {
 }
 
 /// The latest generation committed (0 on SQLite): what a change must reach on every node.
-pub fn generation(c: &dyn Conn) -> Result<i64, StoreError> {
+pub fn generation(tx: &impl Reader) -> Result<i64, StoreError> {
+    let c = tx.conn();
     if c.engine() == Engine::Sqlite {
         return Ok(0);
     }
@@ -79,7 +82,8 @@ pub fn generation(c: &dyn Conn) -> Result<i64, StoreError> {
 /// Serialises admin changes across nodes for the rest of the transaction: they read, decide and
 /// write (an app's lists, a key rotation, `apply`), which SQLite's single writer serialises and
 /// READ COMMITTED does not. Admin writes are rare; one lock for all of them costs nothing.
-pub fn admin_lock(c: &dyn Conn) -> Result<(), StoreError> {
+pub fn admin_lock(tx: &WriteTx<'_>) -> Result<(), StoreError> {
+    let c = tx.conn();
     if c.engine() == Engine::Sqlite {
         return Ok(());
     }
@@ -88,7 +92,8 @@ pub fn admin_lock(c: &dyn Conn) -> Result<(), StoreError> {
 
 /// Claims a periodic job for this transaction: true on at most one node at a time and at most
 /// once per `every_secs` across the cluster. Always true on SQLite.
-pub fn claim_job(c: &dyn Conn, name: &str, every_secs: i64) -> Result<bool, StoreError> {
+pub fn claim_job(tx: &WriteTx<'_>, name: &str, every_secs: i64) -> Result<bool, StoreError> {
+    let c = tx.conn();
     if c.engine() == Engine::Sqlite {
         return Ok(true);
     }
@@ -109,7 +114,8 @@ pub fn claim_job(c: &dyn Conn, name: &str, every_secs: i64) -> Result<bool, Stor
 }
 
 /// How many live nodes other than `me` have not yet applied `generation`.
-pub fn lagging_nodes(c: &dyn Conn, me: &str, generation: i64) -> Result<i64, StoreError> {
+pub fn lagging_nodes(tx: &impl Reader, me: &str, generation: i64) -> Result<i64, StoreError> {
+    let c = tx.conn();
     if c.engine() == Engine::Sqlite {
         return Ok(0);
     }
@@ -124,7 +130,8 @@ pub fn lagging_nodes(c: &dyn Conn, me: &str, generation: i64) -> Result<i64, Sto
 }
 
 /// Live nodes (heartbeat within [`NODE_TIMEOUT_SECS`]), this one included; 1 on SQLite.
-pub fn live_nodes(c: &dyn Conn) -> Result<i64, StoreError> {
+pub fn live_nodes(tx: &impl Reader) -> Result<i64, StoreError> {
+    let c = tx.conn();
     if c.engine() == Engine::Sqlite {
         return Ok(1);
     }
@@ -136,7 +143,8 @@ pub fn live_nodes(c: &dyn Conn) -> Result<i64, StoreError> {
 }
 
 /// Sweeps journal rows and departed nodes older than [`KEEP_SECS`] (PostgreSQL only).
-pub fn sweep(c: &dyn Conn) -> Result<usize, StoreError> {
+pub fn sweep(tx: &WriteTx<'_>) -> Result<usize, StoreError> {
+    let c = tx.conn();
     if c.engine() == Engine::Sqlite {
         return Ok(0);
     }
@@ -174,6 +182,25 @@ pub struct NodeInfo {
     pub id: String,
     pub host: String,
     pub version: String,
+}
+
+impl NodeInfo {
+    /// `host-pid-random`: unique across restarts and machines.
+    pub fn this_process() -> NodeInfo {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .ok()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "unknown".to_owned());
+        let mut nonce = [0u8; 4];
+        let _ = aws_lc_rs::rand::fill(&mut nonce);
+        let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        NodeInfo {
+            id: format!("{host}-{}-{nonce}", std::process::id()),
+            host,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
 }
 
 /// The listener thread: LISTEN, catch up on the journal, hand batches to the daemon, heartbeat.

@@ -2,7 +2,7 @@
 
 use super::sql::{ConnExt, Row, params};
 
-use super::{KeyState, Reader, StoreError, TenantId, Text, WriteTx};
+use super::{KeyState, Reader, StoreError, TenantId, Text, WriteTx, cluster};
 use crate::clock::Timestamp;
 
 #[derive(Clone)]
@@ -41,7 +41,47 @@ pub fn insert_current(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow, now: Tim
         "INSERT INTO signing_keys (tenant_id, kid, state, bits, private_key, created_at) VALUES (?1, ?2, 'current', ?3, ?4, ?5)",
         params![tenant, key.kid, key.bits, key.sealed_private_key, key.created_at],
     )?;
-    Ok(())
+    cluster::changed(tx.conn(), tenant)
+}
+
+/// Inserts a key that is published (in the JWKS) but does not sign yet: the first half of a
+/// rotation, so that every node serves the key before any node signs with it ([`promote`]).
+pub fn insert_published(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow) -> Result<(), StoreError> {
+    tx.conn().execute(
+        "INSERT INTO signing_keys (tenant_id, kid, state, bits, private_key, created_at) VALUES (?1, ?2, 'retired', ?3, ?4, ?5)",
+        params![tenant, key.kid, key.bits, key.sealed_private_key, key.created_at],
+    )?;
+    cluster::changed(tx.conn(), tenant)
+}
+
+/// Makes a published key the current one; the current key becomes the previous one. False when
+/// the key is gone (retired meanwhile).
+pub fn promote(tx: &WriteTx<'_>, tenant: TenantId, kid: &str, now: Timestamp) -> Result<bool, StoreError> {
+    // Checked before the current key steps down, so a tenant is never left without one.
+    let published = tx.conn().query_opt(
+        "SELECT 1 FROM signing_keys WHERE tenant_id = ?1 AND kid = ?2 AND state = 'retired'",
+        params![tenant, kid],
+        |_| Ok(()),
+    )?;
+    if published.is_none() {
+        return Ok(false);
+    }
+    tx.conn().execute(
+        "UPDATE signing_keys SET state = 'retired', retired_at = ?2 WHERE tenant_id = ?1 AND state = 'current'",
+        params![tenant, now],
+    )?;
+    tx.conn().execute(
+        "UPDATE signing_keys SET state = 'current', retired_at = NULL WHERE tenant_id = ?1 AND kid = ?2",
+        params![tenant, kid],
+    )?;
+    cluster::changed(tx.conn(), tenant)?;
+    Ok(true)
+}
+
+/// Whether any signing key exists: a database that holds data (which a new key-encryption key
+/// could not open).
+pub fn any(tx: &impl Reader) -> Result<bool, StoreError> {
+    tx.conn().query_one("SELECT EXISTS (SELECT 1 FROM signing_keys)", params![], |r| r.get(0))
 }
 
 /// The tenant's keys, current first, then newest first.
@@ -62,6 +102,9 @@ pub fn delete_previous(tx: &WriteTx<'_>, tenant: TenantId, kid: &str) -> Result<
         "DELETE FROM signing_keys WHERE tenant_id = ?1 AND kid = ?2 AND state = 'retired'",
         params![tenant, kid],
     )?;
+    if n == 1 {
+        cluster::changed(tx.conn(), tenant)?;
+    }
     Ok(n == 1)
 }
 

@@ -71,6 +71,9 @@ pub enum StoreError {
     Task(String),
     #[error("database commit failed: {0}")]
     Commit(String),
+    /// The operation has no meaning on this backend (a file backup of PostgreSQL).
+    #[error("{0}")]
+    Unsupported(String),
     /// A statement that always answers a row (an aggregate, an `INSERT … RETURNING`) gave none.
     #[error("the database answered no row to {0}")]
     NoRow(String),
@@ -126,18 +129,35 @@ impl Reader for WriteTx<'_> {
     }
 }
 
+/// The daemon's database: one SQLite file, or a PostgreSQL database that several nodes share.
+/// Cheap to clone (one shared handle).
 #[derive(Clone)]
-pub struct Db {
+pub struct Db(std::sync::Arc<Engine>);
+
+enum Engine {
+    Sqlite(SqliteDb),
+    Postgres(Box<PostgresDb>),
+}
+
+struct SqliteDb {
     pool: r2d2::Pool<SqliteConnectionManager>,
     path: PathBuf,
     /// SQLite runs one writer at a time: one thread owns the write connection, and writes queue
     /// in front of it in order (no busy handler sleeping and retrying) and share commits.
-    writer: std::sync::Arc<writer::Writer>,
+    writer: writer::Writer,
+}
+
+struct PostgresDb {
+    db: pg::PgDb,
+    /// Every write is its own transaction: writes and commits count alike.
+    stats: WriteStats,
+    /// This node's id in `cluster_nodes`, once its change listener runs.
+    node: std::sync::OnceLock<String>,
 }
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("path", &self.path).finish()
+        f.debug_tuple("Db").field(&self.describe()).finish()
     }
 }
 
@@ -187,16 +207,103 @@ impl Db {
         let manager = SqliteConnectionManager::file(path).with_flags(flags).with_init(configure);
         let pool = r2d2::Pool::builder().max_size(8).connection_timeout(Duration::from_secs(10)).build(manager)?;
         let writer = writer::Writer::start(conn, checkpoints)?;
-        Ok(Db { pool, path: path.to_owned(), writer: std::sync::Arc::new(writer) })
+        Ok(Db(std::sync::Arc::new(Engine::Sqlite(SqliteDb { pool, path: path.to_owned(), writer }))))
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Connects to a PostgreSQL database and applies pending migrations (once, under an
+    /// advisory lock, whichever node gets there first); a newer schema is refused, untouched.
+    pub fn open_postgres(settings: &pg::PgSettings) -> Result<Db, StoreError> {
+        let db = pg::PgDb::open(settings)?;
+        Ok(Db(std::sync::Arc::new(Engine::Postgres(Box::new(PostgresDb {
+            db,
+            stats: WriteStats::default(),
+            node: std::sync::OnceLock::new(),
+        })))))
+    }
+
+    /// Opens the database the configuration names.
+    pub fn open_config(config: &crate::config::Config) -> Result<Db, StoreError> {
+        match (&config.storage_backend, &config.postgres) {
+            (crate::config::StorageBackend::Postgres, Some(settings)) => Db::open_postgres(settings),
+            _ => Db::open(&config.storage_path),
+        }
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match &*self.0 {
+            Engine::Sqlite(_) => "sqlite",
+            Engine::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Where the data is, for people: the SQLite file, or `postgres://user@host:port/db`
+    /// (never a password).
+    pub fn describe(&self) -> String {
+        match &*self.0 {
+            Engine::Sqlite(s) => s.path.display().to_string(),
+            Engine::Postgres(p) => p.db.describe(),
+        }
+    }
+
+    /// The SQLite file; `None` on PostgreSQL.
+    pub fn sqlite_path(&self) -> Option<&Path> {
+        match &*self.0 {
+            Engine::Sqlite(s) => Some(&s.path),
+            Engine::Postgres(_) => None,
+        }
+    }
+
+    /// The PostgreSQL engine, for what only it has (the change listener's connections).
+    pub fn postgres(&self) -> Option<&pg::PgDb> {
+        match &*self.0 {
+            Engine::Sqlite(_) => None,
+            Engine::Postgres(p) => Some(&p.db),
+        }
     }
 
     /// Counts of queued writes and of the commits that made them durable.
     pub fn write_stats(&self) -> &WriteStats {
-        &self.writer.stats
+        match &*self.0 {
+            Engine::Sqlite(s) => &s.writer.stats,
+            Engine::Postgres(p) => &p.stats,
+        }
+    }
+
+    /// Records this node's id once its change listener runs (see [`Db::wait_published`]).
+    pub fn set_node_id(&self, id: String) {
+        if let Engine::Postgres(p) = &*self.0 {
+            let _ = p.node.set(id);
+        }
+    }
+
+    /// Waits until every other live node has applied the changes committed so far (their caches
+    /// of tenants and keys reloaded), at most [`cluster::WAIT_PUBLISHED`]: an admin change answers
+    /// once the whole cluster serves it. Returns at once on SQLite.
+    pub async fn wait_published(&self) {
+        let Engine::Postgres(p) = &*self.0 else { return };
+        let Some(me) = p.node.get().cloned() else { return };
+        let deadline = std::time::Instant::now() + cluster::WAIT_PUBLISHED;
+        let target = match self.read(|tx| cluster::generation(tx)).await {
+            Ok(g) => g,
+            Err(e) => return tracing::warn!(error = %e, "cannot read the change generation"),
+        };
+        loop {
+            let me = me.clone();
+            match self.read(move |tx| cluster::lagging_nodes(tx, &me, target)).await {
+                Ok(0) => return,
+                Ok(n) if std::time::Instant::now() >= deadline => {
+                    return tracing::warn!(
+                        nodes = n,
+                        generation = target,
+                        "nodes did not confirm a change in time; they catch up on their own"
+                    );
+                }
+                Ok(_) => {}
+                Err(e) => return tracing::warn!(error = %e, "cannot read the nodes' progress"),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Runs `f` in a read transaction on a blocking thread.
@@ -212,6 +319,19 @@ impl Db {
             .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
+    /// Runs `f` in a write transaction of its own on a blocking thread (PostgreSQL).
+    async fn write_spawned<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || db.write_blocking(f))
+            .await
+            .map_err(|e| E::from(StoreError::Task(e.to_string())))?
+    }
+
     /// Runs `f` in a read transaction on the calling thread, for point lookups by index on hot
     /// paths (a sign-in's challenge, user and credentials): they take microseconds from SQLite's
     /// page cache, less than the two thread switches of [`Db::read`]. Anything that scans or may
@@ -223,7 +343,10 @@ impl Db {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&ReadTx<'_>) -> Result<T, E> + Send + 'static,
     {
-        self.read_blocking(f)
+        match &*self.0 {
+            Engine::Sqlite(_) => self.read_blocking(f),
+            Engine::Postgres(_) => self.read(f).await,
+        }
     }
 
     /// Runs `f` on the writer thread in a write transaction shared with other queued writes;
@@ -235,8 +358,17 @@ impl Db {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
     {
+        let Engine::Sqlite(sqlite) = &*self.0 else {
+            // No writer thread: PostgreSQL runs concurrent transactions, and its WAL flush
+            // groups their commits.
+            if let Engine::Postgres(p) = &*self.0 {
+                p.stats.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                p.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            return self.write_spawned(f).await;
+        };
         let (answer, answered) = tokio::sync::oneshot::channel();
-        self.writer.submit(Box::new(writer::Typed::new(f, move |r| {
+        sqlite.writer.submit(Box::new(writer::Typed::new(f, move |r| {
             let _ = answer.send(r);
         })));
         answered.await.map_err(|_| E::from(StoreError::Task("the database writer dropped a write".into())))?
@@ -247,7 +379,11 @@ impl Db {
         E: From<StoreError>,
         F: FnOnce(&ReadTx<'_>) -> Result<T, E>,
     {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let sqlite = match &*self.0 {
+            Engine::Sqlite(s) => s,
+            Engine::Postgres(p) => return p.db.read_blocking(|c| f(&ReadTx(c))),
+        };
+        let mut conn = sqlite.pool.get().map_err(StoreError::from)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred).map_err(StoreError::from)?;
         let out = f(&ReadTx(&*tx))?;
         tx.commit().map_err(StoreError::from)?;
@@ -262,7 +398,11 @@ impl Db {
         F: FnOnce(&WriteTx<'_>) -> Result<T, E>,
     {
         // A transaction of its own on the write connection, between the writer thread's batches.
-        let mut conn = self.writer.lock();
+        let sqlite = match &*self.0 {
+            Engine::Sqlite(s) => s,
+            Engine::Postgres(p) => return p.db.write_blocking(|c| f(&WriteTx(c))),
+        };
+        let mut conn = sqlite.writer.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
         let out = f(&WriteTx(&*tx))?;
         tx.commit().map_err(StoreError::from)?;
@@ -274,7 +414,12 @@ impl Db {
     pub async fn backup_to(&self, dest: PathBuf) -> Result<(), StoreError> {
         let db = self.clone();
         tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
-            let conn = db.pool.get()?;
+            let Engine::Sqlite(sqlite) = &*db.0 else {
+                return Err(StoreError::Unsupported(
+                    "backups of a PostgreSQL database are PostgreSQL's own: pg_dump --format=custom".into(),
+                ));
+            };
+            let conn = sqlite.pool.get()?;
             conn.execute("VACUUM INTO ?1", [dest.to_string_lossy().as_ref()])?;
             Ok(())
         })
@@ -452,7 +597,7 @@ mod tests {
     #[test]
     fn newer_database_is_refused_untouched() {
         let t = temp_db();
-        let path = t.db.path().to_owned();
+        let path = t.db.sqlite_path().unwrap().to_owned();
         {
             let conn = Connection::open(&path).unwrap();
             conn.pragma_update(None, "user_version", 99).unwrap();
@@ -467,7 +612,7 @@ mod tests {
     #[test]
     fn migration_7_renames_duplicate_app_names_and_makes_names_unique() {
         let t = temp_db();
-        let path = t.db.path().to_owned();
+        let path = t.db.sqlite_path().unwrap().to_owned();
         let dir = path.with_extension("v6");
         std::fs::create_dir_all(&dir).unwrap();
         let old = dir.join("old.sqlite");

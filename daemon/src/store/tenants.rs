@@ -2,7 +2,7 @@
 
 use super::sql::{ConnExt, Row, params};
 
-use super::{Reader, Registration, StoreError, TenantId, Text, WriteTx};
+use super::{Reader, Registration, StoreError, TenantId, Text, WriteTx, cluster};
 use crate::clock::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,12 +40,14 @@ fn from_row(r: &Row<'_>) -> Result<TenantRow, StoreError> {
 }
 
 pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreError> {
-    Ok(TenantId(super::insert_returning_id(
+    let id = TenantId(super::insert_returning_id(
         tx.conn(),
         "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
         params![t.slug, t.name, t.base_url, t.rp_id, Text(t.registration), t.created_at],
-    )?))
+    )?);
+    cluster::changed(tx.conn(), id)?;
+    Ok(id)
 }
 
 pub fn by_slug(tx: &impl Reader, slug: &str) -> Result<Option<TenantRow>, StoreError> {
@@ -76,6 +78,8 @@ pub fn count(tx: &impl Reader) -> Result<u64, StoreError> {
 
 /// Deletes the tenant and, by cascade, everything it owns. Returns whether it existed.
 pub fn delete(tx: &WriteTx<'_>, id: TenantId) -> Result<bool, StoreError> {
+    // Journaled first: the change names the tenant by the slug its row still holds.
+    cluster::changed(tx.conn(), id)?;
     Ok(tx.conn().execute("DELETE FROM tenants WHERE id = ?1", params![id])? == 1)
 }
 
@@ -84,7 +88,7 @@ pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registra
         "UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1",
         params![id, name, Text(registration)],
     )?;
-    Ok(())
+    cluster::changed(tx.conn(), id)
 }
 
 #[cfg(test)]

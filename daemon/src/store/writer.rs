@@ -304,7 +304,7 @@ mod tests {
     fn checkpoints_copy_the_wal_into_the_database_file_beside_the_writer() {
         let t = temp_db();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let file = t.db.path().to_owned();
+        let file = t.db.sqlite_path().unwrap().to_owned();
         let before = std::fs::metadata(&file).unwrap().len();
         // 2,000 tenants: more pages than SQLite's own checkpoint threshold, which is off on the
         // writer's connection, so only the checkpoint thread can move them to the file.

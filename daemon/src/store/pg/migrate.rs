@@ -54,9 +54,11 @@ fn run(client: &mut postgres::Client) -> Result<(), StoreError> {
              it was written by a newer release. Run that release, or restore a backup; the database was not modified"
         )));
     }
-    // Under the lock, so two nodes don't race the CREATE.
+    // Under the lock, so two nodes don't race the CREATE. The server's NOTICE that the table
+    // exists would reach the daemon's log on every start: this connection hears warnings only.
     client.batch_execute(
-        "CREATE TABLE IF NOT EXISTS latchkey_schema (
+        "SET client_min_messages TO warning;
+         CREATE TABLE IF NOT EXISTS latchkey_schema (
              version    INTEGER     PRIMARY KEY,
              name       TEXT        NOT NULL,
              applied_at TIMESTAMPTZ NOT NULL DEFAULT now()

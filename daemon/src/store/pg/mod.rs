@@ -91,6 +91,20 @@ fn unavailable(target: &PgTarget, e: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(format!("the postgres database {} does not answer: {e}", target.describe()))
 }
 
+/// Whether the database holds signing keys, read without changing anything (no migration): what
+/// `check-config` asks when the key-encryption key file is missing.
+pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
+    off_runtime(|| {
+        let target = settings.resolve()?;
+        let manager = manager(&target)?;
+        let mut client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
+        let migrated: bool = client.query_one("SELECT to_regclass('signing_keys') IS NOT NULL", &[])?.get(0);
+        let holds = migrated && client.query_one("SELECT EXISTS (SELECT 1 FROM signing_keys)", &[])?.get::<_, bool>(0);
+        client.close()?;
+        Ok(holds)
+    })
+}
+
 /// Runs the migrations on one connection of its own and closes it (a template database for
 /// tests must be left without connections).
 pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {

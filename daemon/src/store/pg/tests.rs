@@ -344,7 +344,7 @@ fn nodes_starting_together_migrate_once() {
 /// admin lock and job claims.
 #[test]
 fn cluster_functions_run_on_this_engine() {
-    use crate::store::cluster;
+    use crate::store::{ReadTx, WriteTx, cluster};
     let Some(t) = test_db() else { return };
     let db = PgDb::open(&t.settings).unwrap();
     let tenant: i64 = db
@@ -360,9 +360,10 @@ fn cluster_functions_run_on_this_engine() {
     let node = cluster::NodeInfo { id: "node-a".into(), host: "h".into(), version: "test".into() };
     let (listener, mut batches) = cluster::Listener::start(db.connect_fn(), node, 0).unwrap();
     let generation = db
-        .write_blocking(|tx| {
+        .write_blocking(|c| {
+            let tx = &WriteTx(c);
             cluster::admin_lock(tx)?;
-            cluster::changed(tx, crate::store::TenantId(tenant))?;
+            cluster::changed(c, crate::store::TenantId(tenant))?;
             cluster::generation(tx)
         })
         .unwrap();
@@ -372,16 +373,16 @@ fn cluster_functions_run_on_this_engine() {
     batch.done.send(()).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(3);
     loop {
-        let lagging = db.read_blocking(|tx| cluster::lagging_nodes(tx, "node-b", 1)).unwrap();
+        let lagging = db.read_blocking(|c| cluster::lagging_nodes(&ReadTx(c), "node-b", 1)).unwrap();
         if lagging == 0 {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "node-a never acknowledged generation 1");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(db.read_blocking(|tx| cluster::live_nodes(tx)).unwrap(), 1);
-    assert!(db.write_blocking(|tx| cluster::claim_job(tx, "sweep", 55)).unwrap());
-    assert!(!db.write_blocking(|tx| cluster::claim_job(tx, "sweep", 55)).unwrap(), "once per interval");
-    db.write_blocking(|tx| cluster::sweep(tx)).unwrap();
+    assert_eq!(db.read_blocking(|c| cluster::live_nodes(&ReadTx(c))).unwrap(), 1);
+    assert!(db.write_blocking(|c| cluster::claim_job(&WriteTx(c), "sweep", 55)).unwrap());
+    assert!(!db.write_blocking(|c| cluster::claim_job(&WriteTx(c), "sweep", 55)).unwrap(), "once per interval");
+    db.write_blocking(|c| cluster::sweep(&WriteTx(c))).unwrap();
     drop(listener);
 }
