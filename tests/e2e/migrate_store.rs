@@ -218,3 +218,65 @@ fn sqlite_installation_moves_to_postgres() {
     assert_eq!(r.status, 200, "the migrated passkey signs in: {}", r.body);
     assert!(r.session_cookie().is_some());
 }
+
+/// What is refused before PostgreSQL is reached (any backend: no server needed).
+#[test]
+fn migrate_store_refuses_what_it_cannot_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = dir.path().join("pg.url");
+    std::fs::write(&url_file, "host=127.0.0.1 port=1 dbname=nowhere user=nobody\n").unwrap();
+    std::fs::set_permissions(&url_file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let pg_toml = dir.path().join("pg.toml");
+    std::fs::write(
+        &pg_toml,
+        format!(
+            "[server]\npublic_url = \"https://id.example.com\"\n[storage]\nbackend = \"postgres\"\nurl_file = \"{}\"\n",
+            url_file.display()
+        ),
+    )
+    .unwrap();
+    let refused = |config: &Path, extra: &[&str], says: &str| {
+        let out = migrate_store(config, extra);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(stderr.contains(says), "{extra:?}: expected {says:?} in:\n{stderr}");
+        assert!(out.stdout.is_empty(), "{extra:?}");
+    };
+
+    // The configuration must name the PostgreSQL target.
+    let sqlite_toml = dir.path().join("sqlite.toml");
+    std::fs::write(&sqlite_toml, "[server]\npublic_url = \"https://id.example.com\"\n").unwrap();
+    refused(&sqlite_toml, &[], "Set backend = \"postgres\"");
+
+    let missing = dir.path().join("missing.db");
+    refused(&pg_toml, &["--from", missing.to_str().unwrap()], "no SQLite database at");
+    assert!(!missing.exists());
+
+    // A file of an older schema: upgraded by starting the current daemon first, never here.
+    let old = dir.path().join("old.db");
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    conn.execute_batch("CREATE TABLE tenants (id INTEGER PRIMARY KEY); PRAGMA user_version = 3;").unwrap();
+    drop(conn);
+    let before = sha256(&old);
+    refused(&pg_toml, &["--from", old.to_str().unwrap()], "start the current latchkeyd once on SQLite first");
+    assert_eq!(sha256(&old), before);
+
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
+    refused(&pg_toml, &["--from", other.to_str().unwrap()], "is not a Latchkey database");
+
+    // A current file, but the server does not answer: said, with the target and no secret.
+    let current = dir.path().join("current.db");
+    let conn = rusqlite::Connection::open(&current).unwrap();
+    for (dir, _) in latchkeyd::store::pg::migrate::MIGRATIONS {
+        let sql = std::fs::read_to_string(crate::support::repo_root().join("migrations").join(dir).join("up.sql"));
+        conn.execute_batch(&sql.unwrap()).unwrap();
+    }
+    conn.pragma_update(None, "user_version", latchkeyd::store::pg::migrate::MIGRATIONS.len() as i64).unwrap();
+    drop(conn);
+    refused(
+        &pg_toml,
+        &["--from", current.to_str().unwrap()],
+        "cannot connect to the PostgreSQL database postgres://nobody@127.0.0.1:1/nowhere",
+    );
+}
