@@ -91,6 +91,58 @@ pub fn run(plan: &Plan, out: &mut dyn Write, progress: &mut dyn Write) -> Result
             from.display()
         ));
     }
+    let leftovers = Leftovers::before(from);
+    let result = copy(plan, out, progress);
+    // The lock and the SQLite connection are closed now.
+    leftovers.clean(from);
+    result
+}
+
+/// Files beside the database that reading it may create: SQLite opens its `-wal` and `-shm`
+/// files even read-only (and leaves them), and the lock file is created when missing. Run as
+/// root on the daemon's directory, they would be root's, and a daemon started on SQLite again
+/// could not open them. What this run created is removed (the WAL is empty: a read-only
+/// connection writes no frames) or, for the lock file, given to the database file's owner.
+struct Leftovers {
+    wal: bool,
+    shm: bool,
+    lock: bool,
+}
+
+fn beside(db: &Path, suffix: &str) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+impl Leftovers {
+    fn before(db: &Path) -> Leftovers {
+        Leftovers {
+            wal: beside(db, "-wal").exists(),
+            shm: beside(db, "-shm").exists(),
+            lock: crate::lockfile::path_for(db).exists(),
+        }
+    }
+
+    fn clean(&self, db: &Path) {
+        let wal = beside(db, "-wal");
+        let empty = std::fs::metadata(&wal).map(|m| m.len() == 0).unwrap_or(true);
+        if !self.wal && !self.shm && empty {
+            let _ = std::fs::remove_file(&wal);
+            let _ = std::fs::remove_file(beside(db, "-shm"));
+        }
+        if !self.lock
+            && let Ok(owner) = std::fs::metadata(db)
+        {
+            use std::os::unix::fs::MetadataExt;
+            // Fails harmlessly when not root: the file is then this user's, as the database is.
+            let _ = std::os::unix::fs::chown(crate::lockfile::path_for(db), Some(owner.uid()), Some(owner.gid()));
+        }
+    }
+}
+
+fn copy(plan: &Plan, out: &mut dyn Write, progress: &mut dyn Write) -> Result<Copied, String> {
+    let from = &plan.from;
     // Held until the end: a daemon started meanwhile on this file is refused.
     let _lock = crate::lockfile::acquire_stopped(from, "migrate-store")?;
     let sqlite = open_source(from)?;

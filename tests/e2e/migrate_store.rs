@@ -170,6 +170,15 @@ fn sqlite_installation_moves_to_postgres() {
     assert!(stdout.contains("Next:") && stdout.contains(&kek.display().to_string()), "{stdout}");
     assert!(!stdout.contains("password") && !stderr.contains("password"), "{stdout}{stderr}");
     assert_eq!(sha256(&sqlite_path), before, "the SQLite file is unchanged");
+    let mut left: Vec<String> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert!(
+        !left.iter().any(|f| f.ends_with("-wal") || f.ends_with("-shm")),
+        "files left beside the database: {left:?}"
+    );
 
     let pg_sql = pg.store().sql();
     for (t, n) in &expected {
