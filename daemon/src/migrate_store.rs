@@ -318,7 +318,7 @@ impl Kind {
     }
 }
 
-/// One SQLite value as the PostgreSQL column's type wants it; `None` when it cannot be.
+/// One SQLite value as the PostgreSQL column's type wants it, or why it cannot be.
 fn convert(kind: Kind, v: SqliteRef<'_>) -> Result<Value<'_>, String> {
     let found = match v {
         SqliteRef::Null => return Ok(Value::Null),
