@@ -44,6 +44,47 @@ pub struct Args {
 pub enum Command {
     /// Validate the configuration and print the effective settings; exit 0 when valid, 1 when not.
     CheckConfig,
+    /// Copy a stopped SQLite installation into an empty PostgreSQL database.
+    #[command(
+        long_about = "Copy a stopped SQLite installation into an empty PostgreSQL database.\n\n\
+            Copies the whole state (tenants, applications, signing keys, users, passkeys, roles, sessions, \
+            tokens, social providers, the audit trail) of the SQLite file into the PostgreSQL database that \
+            the configuration's [storage] section names (backend = \"postgres\", with url_file or the PG* \
+            variables), in one transaction, then compares the row count of every table and commits only when \
+            all match. The SQLite file is opened read-only and left as it was.\n\n\
+            The daemon must be stopped: migrate-store takes the database's lock file and refuses while a \
+            latchkeyd runs on it. The SQLite file must be at this release's schema (start the current latchkeyd \
+            on it once first), and the PostgreSQL database must be empty (its schema is created here).",
+        after_help = "Steps:\n  \
+            systemctl stop latchkeyd\n  \
+            # in the configuration: [storage] backend = \"postgres\" and url_file = \"/etc/latchkey/pg.url\"\n  \
+            latchkeyd migrate-store --to postgres --config /etc/latchkey/config.toml\n\n\
+            Then copy the key-encryption key file (keys.encryption_key_file, by default \
+            /var/lib/latchkey/key-encryption.key) to every node with mode 0600: the signing keys are copied \
+            sealed with it. Give every node the same [storage] settings and start them. The SQLite file stays \
+            as a backup; nothing writes to it any more."
+    )]
+    MigrateStore(MigrateStore),
+}
+
+/// `latchkeyd migrate-store`.
+#[derive(Debug, clap::Args)]
+pub struct MigrateStore {
+    /// The engine to copy to (only postgres).
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub to: StoreEngine,
+
+    /// The SQLite database to copy (default: storage.path, else {data_dir}/latchkey.db, i.e.
+    /// /var/lib/latchkey/latchkey.db).
+    #[arg(long, value_name = "SQLITE_PATH")]
+    pub from: Option<PathBuf>,
+}
+
+/// A storage engine to migrate to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StoreEngine {
+    /// PostgreSQL, as the configuration's [storage] section names it.
+    Postgres,
 }
 
 pub fn command() -> clap::Command {

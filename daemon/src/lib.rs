@@ -16,6 +16,7 @@ pub mod lockfile;
 pub mod mail;
 pub mod memory;
 pub mod metrics;
+pub mod migrate_store;
 pub mod netrange;
 pub mod notify;
 pub mod oidc;

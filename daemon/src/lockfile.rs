@@ -24,9 +24,39 @@ pub fn path_for(database: &Path) -> PathBuf {
 
 /// Takes the lock of `database` (creating its directory if needed), or says who holds it.
 pub fn acquire(database: &Path) -> Result<DataLock, String> {
+    lock(database).map_err(|refusal| match refusal {
+        Refusal::Held(holder) => format!(
+            "{holder} is already using the database {}: one daemon per database file. Stop it first, or give this \
+             one its own --data-dir (or storage.path)",
+            database.display()
+        ),
+        Refusal::Failed(message) => message,
+    })
+}
+
+/// Takes the lock of `database` for a tool that needs the daemon stopped (`migrate-store`):
+/// refused, with what to do, while a daemon runs on it.
+pub fn acquire_stopped(database: &Path, tool: &str) -> Result<DataLock, String> {
+    lock(database).map_err(|refusal| match refusal {
+        Refusal::Held(holder) => format!(
+            "{holder} is running on the database {}: {tool} needs the daemon stopped. Stop it (e.g. \
+             `systemctl stop latchkeyd`) and run {tool} again",
+            database.display()
+        ),
+        Refusal::Failed(message) => message,
+    })
+}
+
+enum Refusal {
+    /// Someone holds the lock: "another latchkeyd (PID n)" or "another process".
+    Held(String),
+    Failed(String),
+}
+
+fn lock(database: &Path) -> Result<DataLock, Refusal> {
     let path = path_for(database);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Refusal::Failed(format!("cannot create {}: {e}", dir.display())))?;
     }
     let mut file = OpenOptions::new()
         .read(true)
@@ -35,7 +65,7 @@ pub fn acquire(database: &Path) -> Result<DataLock, String> {
         .truncate(false)
         .mode(0o600)
         .open(&path)
-        .map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
+        .map_err(|e| Refusal::Failed(format!("cannot open the lock file {}: {e}", path.display())))?;
     // SAFETY: flock on a file descriptor we own; it has no memory effects.
     let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
     if !locked {
@@ -45,11 +75,7 @@ pub fn acquire(database: &Path) -> Result<DataLock, String> {
             "" => "another process".to_owned(),
             pid => format!("another latchkeyd (PID {pid})"),
         };
-        return Err(format!(
-            "{holder} is already using the database {}: one daemon per database file. Stop it first, or give this \
-             one its own --data-dir (or storage.path)",
-            database.display()
-        ));
+        return Err(Refusal::Held(holder));
     }
     let pid = std::process::id();
     let written = file
@@ -58,7 +84,7 @@ pub fn acquire(database: &Path) -> Result<DataLock, String> {
         .and_then(|_| writeln!(file, "{pid}"))
         .and_then(|()| file.sync_all());
     if let Err(e) = written {
-        return Err(format!("cannot write the lock file {}: {e}", path.display()));
+        return Err(Refusal::Failed(format!("cannot write the lock file {}: {e}", path.display())));
     }
     Ok(DataLock { _file: file, path })
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
-use latchkeyd::args::{Args, Command};
+use latchkeyd::args::{Args, Command, MigrateStore, StoreEngine};
 use latchkeyd::config::{Config, LogFormat, Overrides};
 use latchkeyd::reload::LogFilterSetter;
 use tokio::signal::unix::{SignalKind, signal};
@@ -25,8 +25,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    if let Some(Command::CheckConfig) = args.command {
-        return check_config(&config);
+    match &args.command {
+        Some(Command::CheckConfig) => return check_config(&config),
+        Some(Command::MigrateStore(m)) => return migrate_store(&config, m),
+        None => {}
     }
     let log_filter = init_logging(config.log_format, &config.log_filter);
     for warning in &config.warnings {
@@ -95,6 +97,42 @@ fn check_config(config: &Config) -> ExitCode {
     }
     eprintln!("latchkeyd: configuration has {} problem(s)", problems.len());
     ExitCode::from(1)
+}
+
+/// `migrate-store --to postgres`: SQLite (`--from`, else the configured file) into the configured
+/// PostgreSQL database. Runs before any runtime: the PostgreSQL client blocks.
+fn migrate_store(config: &Config, m: &MigrateStore) -> ExitCode {
+    let StoreEngine::Postgres = m.to;
+    for warning in &config.warnings {
+        eprintln!("latchkeyd: warning: {warning}");
+    }
+    let Some(to) = config.postgres.clone() else {
+        eprintln!(
+            "latchkeyd: migrate-store copies into the PostgreSQL database of the configuration, and its [storage] \
+             backend is \"sqlite\". Set backend = \"postgres\" and url_file (or the PG* variables) in [storage] \
+             (keep storage.path, or name the SQLite file with --from), then run migrate-store again"
+        );
+        return ExitCode::from(1);
+    };
+    let plan = latchkeyd::migrate_store::Plan {
+        from: m.from.clone().unwrap_or_else(|| config.storage_path.clone()),
+        to,
+        kek_file: config.kek_file.clone(),
+    };
+    eprintln!("latchkeyd: copying {} into PostgreSQL", plan.from.display());
+    let mut out = std::io::stdout().lock();
+    let mut err = std::io::stderr();
+    match latchkeyd::migrate_store::run(&plan, &mut out, &mut err) {
+        Ok(copied) => {
+            println!();
+            print!("{}", latchkeyd::migrate_store::next_steps(&plan, &copied));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("latchkeyd: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Returns when SIGTERM or SIGINT arrives. SIGHUP reads the configuration again (same flags and

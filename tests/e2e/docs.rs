@@ -55,13 +55,17 @@ const DAEMON_SECTIONS: &[Section] = &[
         title: "EXIT STATUS",
         intro: "",
         items: &[
-            ("0", "Stopped cleanly after SIGTERM or SIGINT; check-config: the configuration is valid."),
+            (
+                "0",
+                "Stopped cleanly after SIGTERM or SIGINT; check-config: the configuration is valid; \
+                 migrate-store: the copy is committed and every table's row count matches.",
+            ),
             (
                 "1",
                 "The configuration is invalid, a file it names cannot be used, another latchkeyd holds the \
                  database (its PID is named), the database belongs to a newer release or lacks its \
-                 key-encryption key, or the listener or admin socket cannot be bound. The reason is on \
-                 standard error.",
+                 key-encryption key, or the listener or admin socket cannot be bound; migrate-store refused or \
+                 failed, and committed nothing. The reason is on standard error.",
             ),
             ("2", "Usage error: an unknown option or a missing value."),
         ],

@@ -17,6 +17,7 @@ mod harness;
 mod keys;
 mod lazy_tenants;
 mod mail;
+mod migrate_store;
 mod oidc;
 mod oidc_browser;
 mod oidc_negative;
