@@ -586,9 +586,10 @@ fn killing_a_node_mid_load_loses_no_acknowledged_write() {
     let sockets = [a.socket(), b.socket()];
 
     // One writer alternates invitations over A and B and records what each node acknowledged.
-    // B is killed once both have acknowledged some; the writer goes on (B's share now fails)
-    // until A has acknowledged as many again after the kill.
+    // B is killed once both have acknowledged writes for a while; the writer goes on (B's share
+    // now fails) until A has acknowledged as many again, for as long, after the kill.
     const PER_PHASE: usize = 25;
+    const PHASE: Duration = Duration::from_millis(600);
     let acked: Mutex<Vec<(usize, String, bool)>> = Mutex::new(vec![]); // (node, email, after the kill)
     let refused = Mutex::new(vec![]);
     let killed = AtomicBool::new(false);
@@ -619,18 +620,23 @@ fn killing_a_node_mid_load_loses_no_acknowledged_write() {
                 std::thread::sleep(Duration::from_millis(5));
             }
         };
+        let phase = Instant::now();
         wait("both nodes acknowledge writes", &|| {
-            count(&|w| w.0 == 1) >= PER_PHASE / 2 && count(&|_| true) >= PER_PHASE
+            phase.elapsed() >= PHASE && count(&|w| w.0 == 1) >= PER_PHASE / 2 && count(&|_| true) >= PER_PHASE
         });
         b.kill();
         killed.store(true, Ordering::SeqCst);
-        wait("A goes on acknowledging after B's death", &|| count(&|w| w.2 && w.0 == 0) >= PER_PHASE);
+        let phase = Instant::now();
+        wait("A goes on acknowledging after B's death", &|| {
+            phase.elapsed() >= PHASE && count(&|w| w.2 && w.0 == 0) >= PER_PHASE
+        });
         stop.store(true, Ordering::SeqCst);
     });
     let acked = acked.into_inner().unwrap();
     let refused = refused.into_inner().unwrap();
     assert!(refused.iter().any(|(node, _)| *node == 1), "B's share failed after the kill: {refused:?}");
     assert!(refused.iter().all(|(node, _)| *node == 1), "only the dead node failed: {refused:?}");
+    assert!(!acked.iter().any(|(node, _, after)| *node == 1 && *after), "B answered after SIGKILL?");
 
     // Every acknowledged invitation is in the database: the user and its invite.
     let sql = guard.store.sql();
