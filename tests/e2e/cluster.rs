@@ -236,8 +236,9 @@ fn twenty_parallel_redemptions_of_one_code_on_three_nodes_succeed_once() {
 
     // The code came back after it was used: what the winner got is revoked, on every node. (The
     // refresh token is revoked by any loser, since its revocation runs after the winner's commit;
-    // the access token by a loser that read the code row after that commit, as its id is
-    // recorded there: with 19 losers spread over 3 nodes, some always do.)
+    // the access token only by a loser that read the code row after that commit, as its id is
+    // recorded there: of 19 losers spread over 3 nodes some do, but a daemon that re-read the row
+    // after its failed claim would not depend on it.)
     let refresh = tokens["refresh_token"].as_str().unwrap();
     let access = tokens["access_token"].as_str().unwrap();
     for s in &nodes {
