@@ -1,10 +1,12 @@
 //! What `latchkeyd check-config` verifies beyond the syntax: every file the configuration names
 //! can be opened and holds what it should. Each problem is reported, not only the first.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::config::Config;
 use crate::crypto::Kek;
+use crate::store::pg::PgSettings;
 
 /// Every problem found, as sentences naming the key and the file; empty when all is well.
 pub fn problems(config: &Config) -> Vec<String> {
@@ -25,11 +27,15 @@ pub fn problems(config: &Config) -> Vec<String> {
     {
         found.push(format!("smtp.password_file {}: the file is empty", file.display()));
     }
+    if let Some(pg) = &config.postgres {
+        postgres(pg, &mut found);
+    }
     if config.kek_file.exists() {
         if let Err(e) = Kek::load(&config.kek_file) {
             found.push(format!("keys.encryption_key_file: {e}"));
         }
-    } else if std::fs::metadata(&config.storage_path).map(|m| m.len() > 0).unwrap_or(false) {
+    } else if config.postgres.is_none() && std::fs::metadata(&config.storage_path).map(|m| m.len() > 0).unwrap_or(false)
+    {
         found.push(format!(
             "keys.encryption_key_file {}: missing, but the database {} exists; the daemon will refuse to start \
              until the key file is restored",
@@ -40,6 +46,39 @@ pub fn problems(config: &Config) -> Vec<String> {
     found
 }
 
+/// The PostgreSQL files: the url_file is readable and not readable by others (it may hold a
+/// password), the CA file readable, and what they say resolves with the `PG*` environment into a
+/// connection and a TLS setup. The database itself is not contacted: it may not be up yet.
+fn postgres(pg: &PgSettings, found: &mut Vec<String>) {
+    let mut ok = true;
+    if let Some(file) = &pg.url_file {
+        ok &= readable("storage.url_file", file, found);
+        if let Ok(meta) = std::fs::metadata(file)
+            && meta.permissions().mode() & 0o007 != 0
+        {
+            found.push(format!(
+                "storage.url_file {}: others can read it (mode {:04o}), and it may hold a password: chmod 0600 or 0640",
+                file.display(),
+                meta.permissions().mode() & 0o777
+            ));
+        }
+    }
+    if let Some(file) = &pg.sslrootcert {
+        ok &= readable("storage.sslrootcert", file, found);
+    }
+    if !ok {
+        return;
+    }
+    match pg.resolve() {
+        Ok(target) => {
+            if let Err(e) = crate::store::pg::tls::connector(&target) {
+                found.push(format!("storage: {e}"));
+            }
+        }
+        Err(e) => found.push(format!("storage: {e}")),
+    }
+}
+
 /// Whether `path` can be opened for reading; records why not.
 fn readable(key: &str, path: &Path, found: &mut Vec<String>) -> bool {
     match std::fs::File::open(path) {
@@ -48,5 +87,45 @@ fn readable(key: &str, path: &Path, found: &mut Vec<String>) -> bool {
             found.push(format!("{key} {}: {e}", path.display()));
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use crate::config::{Config, FileConfig, Overrides};
+
+    fn problems_of(storage: &str) -> Vec<String> {
+        let text = format!("[server]\npublic_url = \"https://id.example.com\"\n[storage]\n{storage}");
+        let config = Config::from_file(FileConfig::parse(&text).unwrap(), &Overrides::default()).unwrap();
+        super::problems(&config)
+    }
+
+    #[test]
+    fn postgres_files_are_checked() {
+        let dir = std::env::temp_dir().join(format!("lk-checkfiles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = dir.join("pg.url");
+        std::fs::write(&url, "postgres://app:secret@db.internal/latchkey?sslmode=verify-full").unwrap();
+
+        std::fs::set_permissions(&url, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let found = problems_of(&format!("backend = \"postgres\"\nurl_file = \"{}\"", url.display()));
+        assert!(found.iter().all(|p| !p.contains("storage.url_file")), "{found:?}");
+
+        std::fs::set_permissions(&url, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let found = problems_of(&format!("backend = \"postgres\"\nurl_file = \"{}\"", url.display()));
+        assert!(found.iter().any(|p| p.contains("others can read it (mode 0644)")), "{found:?}");
+
+        std::fs::write(&url, "dbname=x sslmode=sometimes").unwrap();
+        let found = problems_of(&format!("backend = \"postgres\"\nurl_file = \"{}\"", url.display()));
+        assert!(found.iter().any(|p| p.contains("sslmode \"sometimes\"")), "{found:?}");
+
+        let found = problems_of(
+            "backend = \"postgres\"\nurl_file = \"/nonexistent/pg.url\"\nsslrootcert = \"/nonexistent/ca\"",
+        );
+        assert!(found.iter().any(|p| p.starts_with("storage.url_file /nonexistent/pg.url")), "{found:?}");
+        assert!(found.iter().any(|p| p.starts_with("storage.sslrootcert /nonexistent/ca")), "{found:?}");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

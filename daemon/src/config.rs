@@ -12,6 +12,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::store::pg::PgSettings;
+
 /// Public connections served at once by default: enough for a busy single node behind a proxy
 /// (which pools connections), small enough that a connection flood cannot grow memory without
 /// bound (each open connection holds buffers and a task).
@@ -98,7 +100,7 @@ pub struct StorageSection {
     /// PostgreSQL: a file holding a libpq connection URL or `key=value` string (it may hold a
     /// password, so it is a file, never a flag); unset parts come from the `PG*` environment.
     pub url_file: Option<PathBuf>,
-    /// PostgreSQL: connections per node.
+    /// PostgreSQL: connections per node (default 10).
     pub pool_size: Option<u32>,
     /// PostgreSQL: CA certificates (PEM) for `sslmode=verify-ca|verify-full`.
     pub sslrootcert: Option<PathBuf>,
@@ -220,6 +222,24 @@ pub struct Smtp {
     pub starttls: bool,
 }
 
+/// Where the daemon keeps its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageBackend {
+    /// One SQLite file (`storage_path`): the embedded default, and always under `--dev`.
+    Sqlite,
+    /// A PostgreSQL database that several nodes may share (`Config::postgres`).
+    Postgres,
+}
+
+impl StorageBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StorageBackend::Sqlite => "sqlite",
+            StorageBackend::Postgres => "postgres",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub dev: bool,
@@ -232,7 +252,11 @@ pub struct Config {
     /// The effective log filter (`RUST_LOG` when set, else `server.log_level`, else `info`).
     pub log_filter: String,
     pub max_connections: usize,
+    pub storage_backend: StorageBackend,
+    /// The SQLite database (backend `sqlite`; computed, unused, with `postgres`).
     pub storage_path: PathBuf,
+    /// The PostgreSQL connection settings: `Some` exactly when the backend is `postgres`.
+    pub postgres: Option<PgSettings>,
     pub admin_socket: PathBuf,
     pub socket_mode: u32,
     /// `None`: root and the daemon's own uid.
@@ -335,10 +359,7 @@ impl Config {
             n => n,
         };
 
-        match file.storage.backend.as_deref().unwrap_or("sqlite") {
-            "sqlite" => {}
-            other => return Err(invalid("storage.backend", format!("{other:?}: this build supports \"sqlite\""))),
-        }
+        let (storage_backend, postgres) = storage(&file.storage, dev)?;
         let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
         let admin_socket = file.admin.socket.unwrap_or_else(|| {
             if dev || flags.data_dir.is_some() {
@@ -404,7 +425,9 @@ impl Config {
             log_format,
             log_filter,
             max_connections,
+            storage_backend,
             storage_path,
+            postgres,
             admin_socket,
             socket_mode,
             allowed_uids: file.admin.allowed_uids,
@@ -441,7 +464,13 @@ impl Config {
                 log_level: Some(self.log_filter.clone()),
                 max_connections: Some(self.max_connections),
             },
-            storage: StorageSection { path: Some(self.storage_path.clone()), ..StorageSection::default() },
+            storage: StorageSection {
+                path: Some(self.storage_path.clone()),
+                backend: Some(self.storage_backend.as_str().to_owned()),
+                url_file: self.postgres.as_ref().and_then(|p| p.url_file.clone()),
+                pool_size: self.postgres.as_ref().map(|p| p.pool_size),
+                sslrootcert: self.postgres.as_ref().and_then(|p| p.sslrootcert.clone()),
+            },
             admin: AdminSection {
                 socket: Some(self.admin_socket.clone()),
                 socket_mode: Some(Mode::Text(format!("0{:o}", self.socket_mode))),
@@ -553,6 +582,41 @@ fn parse_env_value(raw: &str) -> toml::Value {
     }
 }
 
+/// The `[storage]` backend and, for PostgreSQL, its settings. The PostgreSQL keys are refused
+/// with SQLite rather than ignored: a file that names a url_file but forgot `backend` would
+/// otherwise run on a fresh SQLite file unnoticed.
+fn storage(s: &StorageSection, dev: bool) -> Result<(StorageBackend, Option<PgSettings>), ConfigError> {
+    let backend = match s.backend.as_deref().unwrap_or("sqlite") {
+        "sqlite" => StorageBackend::Sqlite,
+        "postgres" => StorageBackend::Postgres,
+        other => return Err(invalid("storage.backend", format!("{other:?}: use \"sqlite\" or \"postgres\""))),
+    };
+    match backend {
+        StorageBackend::Sqlite => {
+            let set = [
+                ("storage.url_file", s.url_file.is_some()),
+                ("storage.pool_size", s.pool_size.is_some()),
+                ("storage.sslrootcert", s.sslrootcert.is_some()),
+            ];
+            if let Some((key, _)) = set.iter().find(|(_, set)| *set) {
+                return Err(invalid(key, "applies to backend = \"postgres\" only (the backend is \"sqlite\")"));
+            }
+            Ok((backend, None))
+        }
+        StorageBackend::Postgres if dev => {
+            Err(invalid("storage.backend", "\"postgres\" with --dev: the development mode always uses SQLite"))
+        }
+        StorageBackend::Postgres => {
+            let pool_size = match s.pool_size.unwrap_or(crate::store::pg::config::DEFAULT_POOL_SIZE) {
+                0 => return Err(invalid("storage.pool_size", "must be at least 1")),
+                n => n,
+            };
+            let settings = PgSettings { url_file: s.url_file.clone(), pool_size, sslrootcert: s.sslrootcert.clone() };
+            Ok((backend, Some(settings)))
+        }
+    }
+}
+
 /// `server.listen`: `ADDRESS:PORT` or `HOST:PORT` (a name is resolved now, its first address used).
 fn resolve_listen(text: &str) -> Result<SocketAddr, ConfigError> {
     if let Ok(addr) = text.parse() {
@@ -638,6 +702,42 @@ mod tests {
 
     fn dev() -> Overrides {
         Overrides { dev: true, ..Overrides::default() }
+    }
+
+    #[test]
+    fn storage_backends() {
+        let with = |storage: &str, flags: &Overrides| {
+            let text = format!("[server]\npublic_url = \"https://id.example.com\"\n[storage]\n{storage}");
+            Config::from_file(FileConfig::parse(&text).unwrap(), flags)
+        };
+        let c = with("", &Overrides::default()).unwrap();
+        assert_eq!((c.storage_backend, c.postgres), (StorageBackend::Sqlite, None));
+
+        let c = with("backend = \"postgres\"\nurl_file = \"/etc/latchkey/pg.url\"", &Overrides::default()).unwrap();
+        assert_eq!(c.storage_backend, StorageBackend::Postgres);
+        let pg = c.postgres.clone().unwrap();
+        assert_eq!(pg.url_file, Some(PathBuf::from("/etc/latchkey/pg.url")));
+        assert_eq!(pg.pool_size, 10);
+        assert_eq!(pg.sslrootcert, None);
+        // The effective configuration says so, and reads back the same.
+        let again = Config::from_file(FileConfig::parse(&c.to_toml()).unwrap(), &Overrides::default()).unwrap();
+        assert_eq!(again.postgres, Some(pg));
+
+        let c = with("backend = \"postgres\"\npool_size = 3\nsslrootcert = \"/ca.pem\"", &Overrides::default());
+        let pg = c.unwrap().postgres.unwrap();
+        assert_eq!((pg.url_file, pg.pool_size, pg.sslrootcert), (None, 3, Some(PathBuf::from("/ca.pem"))));
+
+        for (storage, key) in [
+            ("backend = \"mysql\"", "storage.backend"),
+            ("backend = \"postgres\"\npool_size = 0", "storage.pool_size"),
+            ("url_file = \"/pg.url\"", "storage.url_file"),
+            ("backend = \"sqlite\"\npool_size = 4", "storage.pool_size"),
+        ] {
+            let err = with(storage, &Overrides::default()).unwrap_err().to_string();
+            assert!(err.contains(key), "{storage}: {err}");
+        }
+        let err = with("backend = \"postgres\"", &dev()).unwrap_err().to_string();
+        assert!(err.contains("--dev"), "{err}");
     }
 
     #[test]

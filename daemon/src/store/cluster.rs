@@ -62,7 +62,10 @@ pub fn changed(c: &dyn Conn, tenant: TenantId) -> Result<(), StoreError> {
         params![tenant.0],
         |r| r.get(0),
     )?;
-    c.query_one("SELECT pg_notify('latchkey_changes', CAST(?1 AS TEXT))", params![generation], |_| Ok(()))
+    // PostgreSQL types a parameter by its use: `CAST(?1 AS TEXT)` alone would make it TEXT.
+    c.query_one("SELECT pg_notify('latchkey_changes', CAST(CAST(?1 AS BIGINT) AS TEXT))", params![generation], |_| {
+        Ok(())
+    })
 }
 
 /// The latest generation committed (0 on SQLite): what a change must reach on every node.
@@ -89,8 +92,11 @@ pub fn claim_job(c: &dyn Conn, name: &str, every_secs: i64) -> Result<bool, Stor
     if c.engine() == Engine::Sqlite {
         return Ok(true);
     }
-    let locked: bool =
-        c.query_one("SELECT pg_try_advisory_xact_lock(?1 + hashtext(?2))", params![locks::JOB, name], |r| r.get(0))?;
+    let locked: bool = c.query_one(
+        "SELECT pg_try_advisory_xact_lock(CAST(?1 AS BIGINT) + hashtext(?2))",
+        params![locks::JOB, name],
+        |r| r.get(0),
+    )?;
     if !locked {
         return Ok(false);
     }

@@ -17,6 +17,7 @@ pub mod credentials;
 pub mod invites;
 pub mod keys;
 pub mod oidc;
+pub mod pg;
 pub mod roles;
 pub mod sessions;
 pub mod social;
@@ -69,6 +70,11 @@ pub enum StoreError {
     /// A statement that always answers a row (an aggregate, an `INSERT … RETURNING`) gave none.
     #[error("the database answered no row to {0}")]
     NoRow(String),
+    #[error("database error: {}", pg::error_text(.0))]
+    Postgres(#[from] postgres::Error),
+    /// The database cannot be reached (connection refused, pool exhausted): a 503, not a 500.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -89,9 +95,14 @@ impl From<rusqlite::Error> for StoreError {
 impl StoreError {
     /// True when the error is a uniqueness violation (a conflict the caller can name).
     pub fn is_unique_violation(&self) -> bool {
-        matches!(self, StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
-            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                || e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+        match self {
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    || e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+            }
+            StoreError::Postgres(e) => e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION),
+            _ => false,
+        }
     }
 }
 

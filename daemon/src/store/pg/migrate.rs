@@ -1,0 +1,97 @@
+//! PostgreSQL migrations: `migrations/NNNN-name/postgres.sql`, paired by directory with SQLite's
+//! `up.sql`, so both engines count the same schema versions (what "refuse a newer schema" and
+//! `migrate-store` compare). Several nodes may start at once: the run holds a session advisory
+//! lock, and each migration commits in its own transaction (PostgreSQL DDL is transactional, so a
+//! failed migration leaves nothing half-done).
+
+use crate::store::StoreError;
+
+/// `(directory, PostgreSQL DDL)`, in order; version N is the N-th entry.
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001-initial", include_str!("../../../../migrations/0001-initial/postgres.sql")),
+    ("0002-passkeys", include_str!("../../../../migrations/0002-passkeys/postgres.sql")),
+    ("0003-oidc", include_str!("../../../../migrations/0003-oidc/postgres.sql")),
+    ("0004-users-roles-audit", include_str!("../../../../migrations/0004-users-roles-audit/postgres.sql")),
+    ("0005-revocation-reach", include_str!("../../../../migrations/0005-revocation-reach/postgres.sql")),
+    ("0006-social-login", include_str!("../../../../migrations/0006-social-login/postgres.sql")),
+    ("0007-unique-app-names", include_str!("../../../../migrations/0007-unique-app-names/postgres.sql")),
+];
+
+/// The advisory lock key of a migration run, held for the whole run.
+const MIGRATE_LOCK: i64 = crate::store::cluster::locks::MIGRATE;
+
+/// Brings the database to the latest schema; refuses, changing nothing, a database of a newer one.
+pub fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {
+    let locked: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&MIGRATE_LOCK])?.try_get(0)?;
+    if !locked {
+        tracing::info!("waiting for another node's migration of the PostgreSQL database");
+        client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATE_LOCK])?;
+    }
+    let result = run(client);
+    // Closing the session would release the lock too; unlock anyway for callers that keep it.
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATE_LOCK]);
+    result?;
+    unlocked?;
+    Ok(())
+}
+
+/// The schema version the database is at (0: none yet).
+pub fn version(client: &mut postgres::Client) -> Result<usize, StoreError> {
+    let exists: bool = client.query_one("SELECT to_regclass('latchkey_schema') IS NOT NULL", &[])?.try_get(0)?;
+    if !exists {
+        return Ok(0);
+    }
+    let v: i32 = client.query_one("SELECT coalesce(max(version), 0) FROM latchkey_schema", &[])?.try_get(0)?;
+    Ok(usize::try_from(v).unwrap_or(0))
+}
+
+fn run(client: &mut postgres::Client) -> Result<(), StoreError> {
+    let known = MIGRATIONS.len();
+    let version = version(client)?;
+    if version > known {
+        return Err(StoreError::Migration(format!(
+            "the database is at schema version {version}, newer than this latchkeyd understands ({known}); \
+             it was written by a newer release. Run that release, or restore a backup; the database was not modified"
+        )));
+    }
+    // Under the lock, so two nodes don't race the CREATE.
+    client.batch_execute(
+        "CREATE TABLE IF NOT EXISTS latchkey_schema (
+             version    INTEGER     PRIMARY KEY,
+             name       TEXT        NOT NULL,
+             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+         )",
+    )?;
+    for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(version) {
+        let number = i32::try_from(i + 1).unwrap_or(i32::MAX);
+        let fail =
+            |e: postgres::Error| StoreError::Migration(format!("applying PostgreSQL migration {name} failed: {e}"));
+        let mut tx = client.transaction().map_err(fail)?;
+        tx.batch_execute(sql).map_err(fail)?;
+        tx.execute("INSERT INTO latchkey_schema (version, name) VALUES ($1, $2)", &[&number, name]).map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        tracing::info!(version = number, name, "applied PostgreSQL migration");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MIGRATIONS;
+
+    #[test]
+    fn both_engines_have_the_same_migrations() {
+        assert_eq!(MIGRATIONS.len(), crate::store::MIGRATIONS.len(), "a migration lacks its other engine's file");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+        let mut dirs: Vec<String> =
+            std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        dirs.sort();
+        let listed: Vec<&str> = MIGRATIONS.iter().map(|(d, _)| *d).collect();
+        assert_eq!(dirs, listed, "every directory of migrations/ is listed, in order");
+        for dir in &dirs {
+            for file in ["up.sql", "postgres.sql"] {
+                assert!(root.join(dir).join(file).is_file(), "{dir}/{file} is missing");
+            }
+        }
+    }
+}

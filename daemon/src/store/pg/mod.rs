@@ -1,0 +1,244 @@
+//! The PostgreSQL engine: a pool of synchronous `postgres` connections (like SQLite's readers,
+//! used from blocking threads), transactions behind the store's [`Conn`] trait, migrations under
+//! an advisory lock. No writer thread: each write has its own connection and transaction, and
+//! PostgreSQL's row locks serialise what conflicts.
+//!
+//! Every function here blocks, and must not run on an async worker thread: a `postgres::Client`
+//! runs its own small tokio runtime, which cannot start (or shut down) inside another. The
+//! daemon calls them through `spawn_blocking`; [`PgDb::open`] and [`migrate_only`] move their
+//! work to a thread of their own, so they are safe anywhere.
+
+pub mod config;
+pub mod conn;
+pub mod manager;
+pub mod migrate;
+pub mod rewrite;
+pub mod tls;
+pub mod values;
+
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::time::Duration;
+
+use postgres::IsolationLevel;
+
+pub use self::config::{PgSettings, PgTarget, SslMode};
+use self::conn::PgTx;
+use self::manager::{PgConn, PgManager};
+use crate::store::StoreError;
+use crate::store::sql::Conn;
+
+/// A PostgreSQL error as a sentence: the server's message and detail, or the client's error with
+/// its causes (`postgres::Error` itself only says "db error" or "error serializing parameter 0").
+pub fn error_text(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut text = format!("{} ({})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            text.push_str(&format!(": {detail}"));
+        }
+        return text;
+    }
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}
+
+/// How long a transaction waits for a free connection (or a new one) before it fails as
+/// [`StoreError::Unavailable`].
+const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The PostgreSQL database of this node.
+pub struct PgDb {
+    /// `None` only inside `drop`.
+    pool: Option<r2d2::Pool<PgManager>>,
+    /// For connections outside the pool.
+    manager: PgManager,
+    target: PgTarget,
+}
+
+impl std::fmt::Debug for PgDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgDb").field("url", &self.describe()).finish()
+    }
+}
+
+/// Connections of the pool, for metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolState {
+    /// Open connections, idle or in use.
+    pub connections: u32,
+    pub idle: u32,
+}
+
+fn manager(target: &PgTarget) -> Result<PgManager, StoreError> {
+    let tls = tls::connector(target)
+        .map_err(|message| StoreError::Open { path: std::path::PathBuf::from(target.describe()), message })?;
+    Ok(PgManager { config: target.config.clone(), tls })
+}
+
+/// Runs `work` on a thread of its own: a `postgres::Client` may neither be made nor dropped on an
+/// async worker thread, and `open` runs at start inside the runtime.
+fn off_runtime<T: Send>(work: impl FnOnce() -> Result<T, StoreError> + Send) -> Result<T, StoreError> {
+    std::thread::scope(|s| {
+        s.spawn(work).join().unwrap_or_else(|_| Err(StoreError::Task("opening the database panicked".into())))
+    })
+}
+
+fn unavailable(target: &PgTarget, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(format!("the postgres database {} does not answer: {e}", target.describe()))
+}
+
+/// Runs the migrations on one connection of its own and closes it (a template database for
+/// tests must be left without connections).
+pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {
+    off_runtime(|| {
+        let target = settings.resolve()?;
+        let manager = manager(&target)?;
+        let mut client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
+        migrate::migrate(&mut client)?;
+        client.close()?;
+        Ok(())
+    })
+}
+
+impl PgDb {
+    /// Connects, applies pending migrations on a dedicated connection (refusing a database of a
+    /// newer schema, untouched), then builds the pool.
+    pub fn open(settings: &PgSettings) -> Result<PgDb, StoreError> {
+        off_runtime(|| {
+            let target = settings.resolve()?;
+            for warning in &target.warnings {
+                tracing::warn!("{warning}");
+            }
+            let manager = manager(&target)?;
+            let mut client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
+            migrate::migrate(&mut client)?;
+            client.close()?;
+            // Two idle connections keep a quiet node's first requests fast without holding
+            // `pool_size` server processes per node.
+            let pool = r2d2::Pool::builder()
+                .max_size(target.pool_size)
+                .min_idle(Some(target.pool_size.min(2)))
+                .connection_timeout(CHECKOUT_TIMEOUT)
+                .build(manager.clone())
+                .map_err(|e| unavailable(&target, e))?;
+            tracing::info!(database = %target.describe(), ssl_mode = target.ssl_mode.as_str(), "PostgreSQL database open");
+            Ok(PgDb { pool: Some(pool), manager, target })
+        })
+    }
+
+    /// `postgres://user@host:5432/db` (never the password).
+    pub fn describe(&self) -> String {
+        self.target.describe()
+    }
+
+    pub fn target(&self) -> &PgTarget {
+        &self.target
+    }
+
+    /// Opens connections outside the pool, without the session bounds: the change listener's
+    /// (`cluster::Listener`), which waits on notifications for as long as the node runs. Call it
+    /// from a std thread, as the listener does.
+    pub fn connect_fn(&self) -> crate::store::cluster::Connect {
+        let manager = self.manager.clone();
+        Box::new(move || manager.connect_plain().map_err(|e| error_text(&e)))
+    }
+
+    pub fn pool_state(&self) -> PoolState {
+        match &self.pool {
+            Some(pool) => {
+                let s = pool.state();
+                PoolState { connections: s.connections, idle: s.idle_connections }
+            }
+            None => PoolState { connections: 0, idle: 0 },
+        }
+    }
+
+    fn get(&self) -> Result<r2d2::PooledConnection<PgManager>, StoreError> {
+        let pool = self.pool.as_ref().ok_or_else(|| StoreError::Task("the database is closed".into()))?;
+        pool.get().map_err(|e| unavailable(&self.target, e))
+    }
+
+    /// Runs `f` in a `REPEATABLE READ READ ONLY` transaction: one snapshot for every statement of
+    /// `f`, as SQLite's read transactions give; read-only, it never fails to serialise.
+    pub fn read_blocking<T, E>(&self, f: impl FnOnce(&dyn Conn) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut conn = self.get()?;
+        let PgConn { client, stmts } = &mut *conn;
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(StoreError::from)?;
+        let tx = PgTx::new(tx, stmts);
+        match f(&tx) {
+            Ok(out) => {
+                tx.commit()?;
+                Ok(out)
+            }
+            Err(e) => {
+                let _ = tx.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `f` in a `READ COMMITTED` transaction of its own: COMMIT on `Ok`, ROLLBACK on `Err`
+    /// or panic (the panic then goes on). Consumption stays exactly-once under READ COMMITTED
+    /// because the store consumes in single statements (`DELETE … RETURNING`, conditional
+    /// `UPDATE`), which re-check their condition against the row a concurrent writer committed.
+    pub fn write_blocking<T, E>(&self, f: impl FnOnce(&dyn Conn) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut conn = self.get()?;
+        let PgConn { client, stmts } = &mut *conn;
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::ReadCommitted)
+            .start()
+            .map_err(StoreError::from)?;
+        let tx = PgTx::new(tx, stmts);
+        match catch_unwind(AssertUnwindSafe(|| f(&tx))) {
+            Ok(Ok(out)) => {
+                tx.commit()?;
+                Ok(out)
+            }
+            Ok(Err(e)) => {
+                let _ = tx.rollback();
+                Err(e)
+            }
+            Err(panic) => {
+                let _ = tx.rollback();
+                resume_unwind(panic)
+            }
+        }
+    }
+
+    /// `SELECT 1` through the pool: what `/readyz` asks.
+    pub fn ping(&self) -> Result<(), StoreError> {
+        self.read_blocking(|tx| tx.batch("SELECT 1"))
+    }
+}
+
+/// The pool's connections are closed on a thread of their own: the last `Db` handle may be
+/// dropped on an async worker thread, where closing a `postgres::Client` panics.
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            let closer = std::thread::Builder::new().name("latchkey-pg-close".into()).spawn(move || drop(pool));
+            if let Err(e) = closer {
+                tracing::warn!(error = %e, "cannot start a thread to close the database connections");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

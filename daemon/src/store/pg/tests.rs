@@ -1,0 +1,387 @@
+//! Tests against a real PostgreSQL server. They run only with `LATCHKEY_TEST_PG=1` and the `PG*`
+//! variables naming a server where the user may create databases, e.g. as root:
+//! `pg_virtualenv -t sh -c 'LATCHKEY_TEST_PG=1 cargo test -p latchkeyd --lib store::pg'`.
+//! Each test gets a database of its own, dropped at the end.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use super::*;
+use crate::store::sql::{ConnExt, params};
+
+struct TestDb {
+    name: String,
+    settings: PgSettings,
+    url_file: std::path::PathBuf,
+}
+
+fn admin() -> postgres::Client {
+    let target = PgSettings::default().resolve().unwrap();
+    let tls = tls::connector(&target).unwrap();
+    target.config.connect(tls).unwrap()
+}
+
+/// A new empty database, or `None` (and a note) when no server is configured.
+fn test_db() -> Option<TestDb> {
+    if std::env::var("LATCHKEY_TEST_PG").as_deref() != Ok("1") {
+        eprintln!("skipped: set LATCHKEY_TEST_PG=1 and the PG* variables to run the PostgreSQL tests");
+        return None;
+    }
+    static N: AtomicU32 = AtomicU32::new(0);
+    let name = format!("lk_unit_{}_{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst));
+    let mut client = admin();
+    // One statement each: a multi-statement text runs as one transaction, which these refuse.
+    client.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+    client.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    client.close().unwrap();
+    let url_file = std::env::temp_dir().join(format!("{name}.url"));
+    std::fs::write(&url_file, format!("dbname={name}")).unwrap();
+    let settings = PgSettings { url_file: Some(url_file.clone()), pool_size: 4, sslrootcert: None };
+    Some(TestDb { name, settings, url_file })
+}
+
+impl TestDb {
+    fn client(&self) -> postgres::Client {
+        let target = self.settings.resolve().unwrap();
+        target.config.connect(tls::connector(&target).unwrap()).unwrap()
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.url_file);
+        let _ = admin().batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+    }
+}
+
+#[test]
+fn open_migrates_once_and_again_changes_nothing() {
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    assert!(db.describe().ends_with(&format!("/{}", t.name)), "{}", db.describe());
+    db.ping().unwrap();
+    drop(db);
+    let db = PgDb::open(&t.settings).unwrap();
+    let (versions, max, generation): (i64, i64, i64) = db
+        .read_blocking(|tx| {
+            let v = tx.query_one("SELECT count(*), max(version)::BIGINT FROM latchkey_schema", params![], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+            let g = tx.query_one("SELECT generation FROM cluster_state", params![], |r| r.get(0))?;
+            Ok::<_, StoreError>((v.0, v.1, g))
+        })
+        .unwrap();
+    assert_eq!((versions, max), (migrate::MIGRATIONS.len() as i64, migrate::MIGRATIONS.len() as i64));
+    assert_eq!(generation, 0);
+    assert!(db.pool_state().connections >= 1);
+    migrate_only(&t.settings).unwrap();
+}
+
+#[test]
+fn a_newer_schema_is_refused_untouched() {
+    let Some(t) = test_db() else { return };
+    migrate_only(&t.settings).unwrap();
+    let mut c = t.client();
+    c.batch_execute("INSERT INTO latchkey_schema (version, name) VALUES (99, 'future')").unwrap();
+    let tables = |c: &mut postgres::Client| -> i64 {
+        c.query_one("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'", &[]).unwrap().get(0)
+    };
+    let before = tables(&mut c);
+    let err = PgDb::open(&t.settings).unwrap_err().to_string();
+    assert!(err.contains("schema version 99, newer than this latchkeyd understands"), "{err}");
+    assert!(err.contains("not modified"), "{err}");
+    assert_eq!(tables(&mut c), before);
+    let max: i32 = c.query_one("SELECT max(version) FROM latchkey_schema", &[]).unwrap().get(0);
+    assert_eq!(max, 99);
+}
+
+#[test]
+fn every_value_type_round_trips_through_conn() {
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let blob = vec![0u8, 255, 7];
+    db.write_blocking(|tx| {
+        assert_eq!(tx.engine(), crate::store::sql::Engine::Postgres);
+        tx.batch("CREATE TABLE t (i BIGINT, n INTEGER, s TEXT, v VARCHAR(10), b BYTEA, f BOOLEAN)")?;
+        let n = tx.execute(
+            "INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![1i64 << 40, 42u32, "text ' ?1", "vc", blob, true],
+        )?;
+        assert_eq!(n, 1);
+        tx.execute(
+            "INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![None::<i64>, None::<u32>, None::<String>, None::<String>, None::<Vec<u8>>, false],
+        )?;
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    let rows = db
+        .read_blocking(|tx| {
+            tx.query_all("SELECT i, n, s, v, b, f FROM t ORDER BY i NULLS LAST", params![], |r| {
+                Ok((
+                    r.get::<_, Option<i64>>(0)?,
+                    r.get::<_, Option<u32>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<Vec<u8>>>(4)?,
+                    r.get::<_, bool>(5)?,
+                ))
+            })
+        })
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            (Some(1 << 40), Some(42), Some("text ' ?1".into()), Some("vc".into()), Some(blob), true),
+            (None, None, None, None, None, false),
+        ]
+    );
+    // The same text again comes from the statement cache; a typed NULL test prepares.
+    let found = db
+        .read_blocking(|tx| {
+            tx.query_opt("SELECT s FROM t WHERE CAST(?1 AS TEXT) IS NULL OR s = ?1", params![Some("vc")], |r| {
+                r.get::<_, Option<String>>(0)
+            })
+        })
+        .unwrap();
+    assert_eq!(found, None);
+    let missing =
+        db.read_blocking(|tx| tx.query_one("SELECT i FROM t WHERE i = ?1", params![5], |r| r.get::<_, i64>(0)));
+    assert!(matches!(missing, Err(StoreError::NoRow(_))), "{missing:?}");
+    // An integer out of range for an INTEGER column, text for an integer: errors, not truncation.
+    let r = db.write_blocking(|tx| tx.execute("INSERT INTO t (n) VALUES (?1)", params![1i64 << 40]));
+    assert!(r.unwrap_err().to_string().contains("out of range"));
+    let r = db.write_blocking(|tx| tx.execute("INSERT INTO t (i) VALUES (?1)", params!["7"]));
+    assert!(r.unwrap_err().to_string().contains("cannot bind text"));
+    // A column type the façade has no value for is an error, not a panic.
+    let r = db.read_blocking(|tx| tx.query_one("SELECT now()", params![], |r| r.get::<_, String>(0)));
+    assert!(matches!(r, Err(StoreError::Postgres(_))), "{r:?}");
+}
+
+#[test]
+fn a_unique_violation_is_recognised() {
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let insert = |tx: &dyn Conn| {
+        tx.execute(
+            "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+             VALUES (?1, ?1, ?2, 'localhost', 'invite', 1) RETURNING id",
+            params!["acme", "http://localhost/acme"],
+        )
+    };
+    db.write_blocking(insert).unwrap();
+    let err = db.write_blocking(insert).unwrap_err();
+    assert!(err.is_unique_violation(), "{err}");
+    let other = db.write_blocking(|tx| tx.execute("INSERT INTO tenants (slug) VALUES (?1)", params!["x"]));
+    assert!(!other.unwrap_err().is_unique_violation(), "a NOT NULL violation is not a uniqueness conflict");
+}
+
+#[test]
+fn two_concurrent_consumers_one_winner() {
+    let Some(t) = test_db() else { return };
+    let db = Arc::new(PgDb::open(&t.settings).unwrap());
+    db.write_blocking(|tx| {
+        tx.batch("CREATE TABLE codes (code TEXT PRIMARY KEY, payload BIGINT NOT NULL)")?;
+        tx.execute("INSERT INTO codes VALUES (?1, ?2)", params!["c1", 7])
+    })
+    .unwrap();
+    // Both transactions are open before either consumes; the first holds the row until it
+    // commits, and the second, blocked on the row lock, then finds it gone.
+    let barrier = Arc::new(Barrier::new(2));
+    let consumers: Vec<_> = (0..2)
+        .map(|i| {
+            let (db, barrier) = (db.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                db.write_blocking(|tx| {
+                    tx.batch("SELECT 1")?;
+                    barrier.wait();
+                    if i == 1 {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    let got =
+                        tx.query_opt("DELETE FROM codes WHERE code = ?1 RETURNING payload", params!["c1"], |r| {
+                            r.get::<_, i64>(0)
+                        })?;
+                    std::thread::sleep(Duration::from_millis(200));
+                    Ok::<_, StoreError>(got)
+                })
+                .unwrap()
+            })
+        })
+        .collect();
+    let results: Vec<Option<i64>> = consumers.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(results.iter().filter(|r| r.is_some()).count(), 1, "{results:?}");
+    assert!(results.contains(&Some(7)));
+}
+
+#[test]
+fn a_failed_or_panicking_write_is_rolled_back() {
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let insert = |tx: &dyn Conn, slug: &str| {
+        tx.execute(
+            "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+             VALUES (?1, ?1, ?1, 'r', 'open', 0)",
+            params![slug],
+        )
+    };
+    let r: Result<(), StoreError> = db.write_blocking(|tx| {
+        insert(tx, "a")?;
+        Err(StoreError::Corrupt("stop".into()))
+    });
+    assert!(r.is_err());
+    let panicked = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let _ = db.write_blocking(|tx| {
+            let _ = insert(tx, "b");
+            #[allow(clippy::panic)]
+            if true {
+                panic!("in the middle of a write");
+            }
+            Ok::<_, StoreError>(())
+        });
+    }));
+    assert!(panicked.is_err());
+    db.write_blocking(|tx| insert(tx, "c")).unwrap();
+    let slugs = db.read_blocking(|tx| {
+        tx.query_all("SELECT slug FROM tenants ORDER BY slug", params![], |r| r.get::<_, String>(0))
+    });
+    assert_eq!(slugs.unwrap(), vec!["c".to_owned()]);
+}
+
+#[test]
+fn reads_see_one_snapshot_and_cannot_write() {
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let err = db.read_blocking(|tx| tx.batch("CREATE TABLE x (i BIGINT)")).unwrap_err();
+    assert!(err.to_string().contains("read-only"), "{err}");
+    let seen = db
+        .read_blocking(|tx| {
+            let before: i64 = tx.query_one("SELECT count(*) FROM tenants", params![], |r| r.get(0))?;
+            db.write_blocking(|w| {
+                w.execute(
+                    "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+                     VALUES ('s', 's', 's', 'r', 'open', 0)",
+                    params![],
+                )
+            })?;
+            let after: i64 = tx.query_one("SELECT count(*) FROM tenants", params![], |r| r.get(0))?;
+            Ok::<_, StoreError>((before, after))
+        })
+        .unwrap();
+    assert_eq!(seen, (0, 0), "a read transaction keeps its snapshot");
+}
+
+#[test]
+fn sslmodes_encrypt_and_verify() {
+    let Some(t) = test_db() else { return };
+    let mut c = t.client();
+    let ssl: String = c.query_one("SHOW ssl", &[]).unwrap().get(0);
+    if ssl != "on" {
+        eprintln!("skipped: the server has ssl = off");
+        return;
+    }
+    // pg_virtualenv's server certificate is Debian's self-signed snakeoil one, for "localhost".
+    let cert: String = c.query_one("SHOW ssl_cert_file", &[]).unwrap().get(0);
+    let url_file = std::env::temp_dir().join(format!("{}-tls.url", t.name));
+    let settings = PgSettings { url_file: Some(url_file.clone()), ..t.settings.clone() };
+    let open = |conninfo: String| {
+        std::fs::write(&url_file, format!("dbname={} {conninfo}", t.name)).unwrap();
+        let db = PgDb::open(&settings)?;
+        db.read_blocking(|tx| {
+            tx.query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", params![], |r| r.get::<_, bool>(0))
+        })
+    };
+    assert!(open("host=localhost sslmode=require".into()).unwrap(), "require encrypts");
+    assert!(!open("host=localhost sslmode=disable".into()).unwrap(), "disable does not");
+    assert!(open(format!("host=localhost sslmode=verify-full sslrootcert={cert}")).unwrap());
+    // The certificate names "localhost", not 127.0.0.1: verify-ca does not care, verify-full does.
+    assert!(open(format!("host=127.0.0.1 sslmode=verify-ca sslrootcert={cert}")).unwrap());
+    let err = open(format!("host=127.0.0.1 sslmode=verify-full sslrootcert={cert}")).unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err}");
+    let _ = std::fs::remove_file(url_file);
+}
+
+#[test]
+fn a_statement_is_prepared_once_per_connection() {
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let sql = "SELECT count(*) FROM tenants WHERE slug = ?1 OR slug = ?1";
+    let prepared = db
+        .write_blocking(|tx| {
+            for slug in ["a", "b", "c"] {
+                tx.query_one(sql, params![slug], |r| r.get::<_, i64>(0))?;
+            }
+            tx.query_one(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement = ?1",
+                params![rewrite::placeholders(sql)],
+                |r| r.get::<_, i64>(0),
+            )
+        })
+        .unwrap();
+    assert_eq!(prepared, 1);
+}
+
+#[test]
+fn nodes_starting_together_migrate_once() {
+    let Some(t) = test_db() else { return };
+    let settings = Arc::new(t.settings.clone());
+    let starts: Vec<_> = (0..3)
+        .map(|_| {
+            let settings = settings.clone();
+            std::thread::spawn(move || PgDb::open(&settings).map(|_| ()))
+        })
+        .collect();
+    for start in starts {
+        start.join().unwrap().unwrap();
+    }
+    let mut c = t.client();
+    let rows: i64 = c.query_one("SELECT count(*) FROM latchkey_schema", &[]).unwrap().get(0);
+    assert_eq!(rows, migrate::MIGRATIONS.len() as i64);
+}
+
+/// store::cluster over this engine: the journal, the listener and its acknowledgement, the
+/// admin lock and job claims.
+#[test]
+fn cluster_functions_run_on_this_engine() {
+    use crate::store::cluster;
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let tenant: i64 = db
+        .write_blocking(|tx| {
+            tx.query_one(
+                "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+                 VALUES ('acme', 'Acme', 'http://localhost/acme', 'localhost', 'open', 1) RETURNING id",
+                params![],
+                |r| r.get(0),
+            )
+        })
+        .unwrap();
+    let node = cluster::NodeInfo { id: "node-a".into(), host: "h".into(), version: "test".into() };
+    let (listener, mut batches) = cluster::Listener::start(db.connect_fn(), node, 0).unwrap();
+    let generation = db
+        .write_blocking(|tx| {
+            cluster::admin_lock(tx)?;
+            cluster::changed(tx, crate::store::TenantId(tenant))?;
+            cluster::generation(tx)
+        })
+        .unwrap();
+    assert_eq!(generation, 1);
+    let batch = batches.blocking_recv().unwrap();
+    assert_eq!((batch.generation, batch.slugs.clone(), batch.full), (1, vec!["acme".to_owned()], false));
+    batch.done.send(()).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let lagging = db.read_blocking(|tx| cluster::lagging_nodes(tx, "node-b", 1)).unwrap();
+        if lagging == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "node-a never acknowledged generation 1");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(db.read_blocking(|tx| cluster::live_nodes(tx)).unwrap(), 1);
+    assert!(db.write_blocking(|tx| cluster::claim_job(tx, "sweep", 55)).unwrap());
+    assert!(!db.write_blocking(|tx| cluster::claim_job(tx, "sweep", 55)).unwrap(), "once per interval");
+    db.write_blocking(|tx| cluster::sweep(tx)).unwrap();
+    drop(listener);
+}
