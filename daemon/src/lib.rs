@@ -260,6 +260,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     state
         .registry
         .load_all(&state.db, &state.kek, &config.public_base())
+        .await
         .map_err(|e| StartError::Setup(format!("loading tenants: {e} ({})", e.cause.clone().unwrap_or_default())))?;
 
     if config.dev && state.registry.is_empty() {

@@ -268,15 +268,17 @@ impl Registry {
     /// Loads every tenant for routing; used at start-up. Keys load on each tenant's first
     /// request, but one tenant's keys are unsealed here so that a wrong key-encryption key stops
     /// the daemon at start rather than at its first sign-in.
-    pub fn load_all(&self, db: &Db, kek: &Kek, public_url: &str) -> Result<(), Error> {
-        let (rows, sample) = db.read_blocking(|tx| -> Result<_, StoreError> {
-            let rows = store::tenants::list(tx)?;
-            let sample = match rows.first() {
-                Some(first) => Some((first.clone(), store::keys::list(tx, first.id)?)),
-                None => None,
-            };
-            Ok((rows, sample))
-        })?;
+    pub async fn load_all(&self, db: &Db, kek: &Kek, public_url: &str) -> Result<(), Error> {
+        let (rows, sample) = db
+            .read(|tx| -> Result<_, StoreError> {
+                let rows = store::tenants::list(tx)?;
+                let sample = match rows.first() {
+                    Some(first) => Some((first.clone(), store::keys::list(tx, first.id)?)),
+                    None => None,
+                };
+                Ok((rows, sample))
+            })
+            .await?;
         if let Some((row, keys)) = &sample
             && let Err(e) = unseal(kek, row, keys)
         {

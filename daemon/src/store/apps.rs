@@ -1,6 +1,6 @@
 //! `applications` table: OIDC clients of a tenant.
 
-use rusqlite::{OptionalExtension, Row, params};
+use super::sql::{ConnExt, Row, params};
 
 use super::{AppType, Reader, StoreError, TenantId, Text, WriteTx, json_list, to_json_list};
 use crate::clock::Timestamp;
@@ -20,7 +20,7 @@ pub struct AppRow {
 
 const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<(AppRow, [String; 4])> {
+fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
     Ok((
         AppRow {
             client_id: r.get(0)?,
@@ -47,8 +47,7 @@ fn decode((mut app, lists): (AppRow, [String; 4])) -> Result<AppRow, StoreError>
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         &format!("INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
         params![
             tenant,
@@ -68,26 +67,24 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
 
 pub fn get(tx: &impl Reader, tenant: TenantId, client_id: &str) -> Result<Option<AppRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM applications WHERE tenant_id = ?1 AND client_id = ?2");
-    tx.conn().prepare_cached(&sql)?.query_row(params![tenant, client_id], from_row).optional()?.map(decode).transpose()
+    tx.conn().query_opt(&sql, params![tenant, client_id], from_row)?.map(decode).transpose()
 }
 
 pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<AppRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM applications WHERE tenant_id = ?1 ORDER BY created_at, name");
-    let mut stmt = tx.conn().prepare_cached(&sql)?;
-    let rows = stmt.query_map([tenant], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = tx.conn().query_all(&sql, params![tenant], from_row)?;
     rows.into_iter().map(decode).collect()
 }
 
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str) -> Result<bool, StoreError> {
     let n = tx
-        .conn_mut()
+        .conn()
         .execute("DELETE FROM applications WHERE tenant_id = ?1 AND client_id = ?2", params![tenant, client_id])?;
     Ok(n == 1)
 }
 
 pub fn set_secret_hash(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str, hash: &[u8]) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "UPDATE applications SET secret_hash = ?3 WHERE tenant_id = ?1 AND client_id = ?2",
         params![tenant, client_id, hash],
     )?;
@@ -96,21 +93,17 @@ pub fn set_secret_hash(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str, hash
 
 /// The client id of the tenant's application named `name`, if there is one.
 pub fn id_by_name(tx: &impl Reader, tenant: TenantId, name: &str) -> Result<Option<String>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(
-            "SELECT client_id FROM applications WHERE tenant_id = ?1 AND name = ?2",
-            params![tenant, name],
-            |r| r.get(0),
-        )
-        .optional()?)
+    tx.conn().query_opt(
+        "SELECT client_id FROM applications WHERE tenant_id = ?1 AND name = ?2",
+        params![tenant, name],
+        |r| r.get(0),
+    )
 }
 
 /// Replaces the name and the lists of an application (redirects, origins, scopes); its type,
 /// secret and creation time stay.
 pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
          scopes = ?7 WHERE tenant_id = ?1 AND client_id = ?2",
         params![
@@ -180,7 +173,9 @@ mod tests {
             assert_eq!(t.read(|tx| get(tx, a, client_id).unwrap().unwrap().app_type), app_type);
         }
         let stored: String = t.read(|tx| {
-            tx.conn().query_row("SELECT app_type FROM applications WHERE client_id = 'm'", [], |r| r.get(0)).unwrap()
+            tx.conn()
+                .query_one("SELECT app_type FROM applications WHERE client_id = 'm'", params![], |r| r.get(0))
+                .unwrap()
         });
         assert_eq!(stored, "m2m");
     }

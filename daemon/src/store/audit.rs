@@ -1,7 +1,7 @@
 //! `audit`: an append-only trail of registrations, logins, credential changes, recoveries, token
 //! grants and admin operations.
 
-use rusqlite::params;
+use super::sql::{ConnExt, params};
 
 use super::{Reader, StoreError, WriteTx};
 use crate::clock::Timestamp;
@@ -19,8 +19,7 @@ pub struct Event {
 }
 
 pub fn insert(tx: &WriteTx<'_>, e: &Event) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO audit (at, tenant, actor, action, outcome, ip, subject, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![e.at, e.tenant, e.actor, e.action, e.outcome, e.ip, e.subject, e.detail],
     )?;
@@ -43,33 +42,31 @@ pub fn query(
     // is folded with lower() rather than SQLite's NOCASE: the same text is then valid SQL for
     // PostgreSQL too (docs/dev/postgres-plan.md).
     let by_tenant = if tenant.is_some() { "tenant = ?1" } else { "CAST(?1 AS TEXT) IS NULL" };
-    let mut stmt = tx.conn().prepare(&format!(
+    let sql = format!(
         "SELECT id, at, tenant, actor, action, outcome, ip, subject, detail FROM audit
          WHERE {by_tenant} AND at >= ?2 AND id > ?3 AND (CAST(?4 AS TEXT) IS NULL OR lower(subject) = lower(?4))
          ORDER BY id LIMIT ?5"
-    ))?;
-    let rows = stmt
-        .query_map(params![tenant, since, after_id, subject, limit], |r| {
-            Ok((
-                r.get(0)?,
-                Event {
-                    at: r.get(1)?,
-                    tenant: r.get(2)?,
-                    actor: r.get(3)?,
-                    action: r.get(4)?,
-                    outcome: r.get(5)?,
-                    ip: r.get(6)?,
-                    subject: r.get(7)?,
-                    detail: r.get(8)?,
-                },
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    );
+    let rows = tx.conn().query_all(&sql, params![tenant, since, after_id, subject, limit], |r| {
+        Ok((
+            r.get(0)?,
+            Event {
+                at: r.get(1)?,
+                tenant: r.get(2)?,
+                actor: r.get(3)?,
+                action: r.get(4)?,
+                outcome: r.get(5)?,
+                ip: r.get(6)?,
+                subject: r.get(7)?,
+                detail: r.get(8)?,
+            },
+        ))
+    })?;
     Ok(rows)
 }
 
 pub fn sweep(tx: &WriteTx<'_>, before: Timestamp) -> Result<usize, StoreError> {
-    Ok(super::exec(tx.conn_mut(), "DELETE FROM audit WHERE at < ?1", [before])?)
+    tx.conn().execute("DELETE FROM audit WHERE at < ?1", params![before])
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `challenges` table: WebAuthn ceremony state between a start call and its finish call.
 
-use rusqlite::{OptionalExtension, params};
+use super::sql::{ConnExt, params};
 
 use super::users::UserId;
 use super::{ChallengeKind, Reader, StoreError, TenantId, WriteTx};
@@ -17,8 +17,7 @@ pub struct ChallengeRow {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, c: &ChallengeRow) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![c.challenge, tenant, c.kind, c.user_id, c.state, c.context, c.expires_at],
@@ -35,26 +34,22 @@ pub fn take(
     (kind, other_kind): (ChallengeKind, ChallengeKind),
     now: Timestamp,
 ) -> Result<Option<ChallengeRow>, StoreError> {
-    let row = tx
-        .conn_mut()
-        .query_row(
-            "DELETE FROM challenges WHERE challenge = ?1 AND tenant_id = ?2 AND expires_at > ?3
+    tx.conn().query_opt(
+        "DELETE FROM challenges WHERE challenge = ?1 AND tenant_id = ?2 AND expires_at > ?3
                AND kind IN (?4, ?5)
              RETURNING challenge, kind, user_id, state, context, expires_at",
-            params![challenge, tenant, now, kind, other_kind],
-            |r| {
-                Ok(ChallengeRow {
-                    challenge: r.get(0)?,
-                    kind: r.get(1)?,
-                    user_id: r.get(2)?,
-                    state: r.get(3)?,
-                    context: r.get(4)?,
-                    expires_at: r.get(5)?,
-                })
-            },
-        )
-        .optional()?;
-    Ok(row)
+        params![challenge, tenant, now, kind, other_kind],
+        |r| {
+            Ok(ChallengeRow {
+                challenge: r.get(0)?,
+                kind: r.get(1)?,
+                user_id: r.get(2)?,
+                state: r.get(3)?,
+                context: r.get(4)?,
+                expires_at: r.get(5)?,
+            })
+        },
+    )
 }
 
 /// The challenge, read without taking it: the same conditions as [`take`]. A finish reads its
@@ -66,13 +61,11 @@ pub fn peek(
     (kind, other_kind): (ChallengeKind, ChallengeKind),
     now: Timestamp,
 ) -> Result<Option<ChallengeRow>, StoreError> {
-    let row = tx
-        .conn()
-        .prepare_cached(
-            "SELECT challenge, kind, user_id, state, context, expires_at FROM challenges
+    tx.conn().query_opt(
+        "SELECT challenge, kind, user_id, state, context, expires_at FROM challenges
              WHERE challenge = ?1 AND tenant_id = ?2 AND expires_at > ?3 AND kind IN (?4, ?5)",
-        )?
-        .query_row(params![challenge, tenant, now, kind, other_kind], |r| {
+        params![challenge, tenant, now, kind, other_kind],
+        |r| {
             Ok(ChallengeRow {
                 challenge: r.get(0)?,
                 kind: r.get(1)?,
@@ -81,16 +74,14 @@ pub fn peek(
                 context: r.get(4)?,
                 expires_at: r.get(5)?,
             })
-        })
-        .optional()?;
-    Ok(row)
+        },
+    )
 }
 
 /// Deletes the challenge if it is still there and unexpired; `false` when another request took it
 /// first (or it expired meanwhile): exactly one of two concurrent finishes gets `true`.
 pub fn consume(tx: &WriteTx<'_>, tenant: TenantId, challenge: &str, now: Timestamp) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "DELETE FROM challenges WHERE challenge = ?1 AND tenant_id = ?2 AND expires_at > ?3",
         params![challenge, tenant, now],
     )?;
@@ -99,11 +90,11 @@ pub fn consume(tx: &WriteTx<'_>, tenant: TenantId, challenge: &str, now: Timesta
 
 /// Removes expired challenges; returns how many.
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(super::exec(tx.conn_mut(), "DELETE FROM challenges WHERE expires_at <= ?1", [now])?)
+    tx.conn().execute("DELETE FROM challenges WHERE expires_at <= ?1", params![now])
 }
 
 pub fn count(tx: &impl Reader) -> Result<i64, StoreError> {
-    Ok(tx.conn().query_row("SELECT count(*) FROM challenges", [], |r| r.get(0))?)
+    tx.conn().query_one("SELECT count(*) FROM challenges", params![], |r| r.get(0))
 }
 
 #[cfg(test)]
@@ -142,8 +133,7 @@ mod tests {
         assert_eq!(t.read(|tx| count(tx).unwrap()), 0);
         let stored: Vec<String> = t.write(|tx| {
             insert(tx, a, &row("c2", Discoverable, None, 100)).unwrap();
-            let mut stmt = tx.conn().prepare("SELECT kind FROM challenges").unwrap();
-            stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+            tx.conn().query_all("SELECT kind FROM challenges", params![], |r| r.get(0)).unwrap()
         });
         assert_eq!(stored, ["discoverable"]);
     }
@@ -220,8 +210,8 @@ mod tests {
         });
         // Only a row of an asked kind is taken, so ask for the stored text itself.
         t.write(|tx| {
-            let r = tx.conn().query_row("SELECT kind FROM challenges", [], |r| r.get::<_, ChallengeKind>(0));
-            assert_corrupt(r.map_err(StoreError::from), "challenges.kind");
+            let r = tx.conn().query_one("SELECT kind FROM challenges", params![], |r| r.get::<_, ChallengeKind>(0));
+            assert_corrupt(r, "challenges.kind");
             assert!(take(tx, a, "c", (Register, Register), 10).unwrap().is_none());
         });
     }

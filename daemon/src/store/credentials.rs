@@ -1,6 +1,6 @@
 //! `credentials` table: a user's registered passkeys and security keys.
 
-use rusqlite::{OptionalExtension, Row, params};
+use super::sql::{ConnExt, Row, params};
 
 use super::users::UserId;
 use super::{CredentialKind, Reader, StoreError, TenantId, WriteTx};
@@ -26,7 +26,7 @@ pub struct CredentialRow {
 const COLUMNS: &str = "user_id, credential_id, passkey, kind, aaguid, device, name, backup_eligible, backed_up, \
                        sign_count, created_at, last_used_at";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<CredentialRow> {
+fn from_row(r: &Row<'_>) -> Result<CredentialRow, StoreError> {
     Ok(CredentialRow {
         user_id: r.get(0)?,
         credential_id: r.get(1)?,
@@ -44,9 +44,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<CredentialRow> {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, c: &CredentialRow) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
-        &format!(
+    tx.conn().execute(&format!(
             "INSERT INTO credentials (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
         ),
         params![
@@ -72,14 +70,13 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, c: &CredentialRow) -> Result<(
 pub fn for_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<CredentialRow>, StoreError> {
     let sql =
         format!("SELECT {COLUMNS} FROM credentials WHERE tenant_id = ?1 AND user_id = ?2 ORDER BY created_at, id");
-    let mut stmt = tx.conn().prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![tenant, user], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = tx.conn().query_all(&sql, params![tenant, user], from_row)?;
     Ok(rows)
 }
 
 pub fn by_credential_id(tx: &impl Reader, tenant: TenantId, id: &[u8]) -> Result<Option<CredentialRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM credentials WHERE tenant_id = ?1 AND credential_id = ?2");
-    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, id], from_row).optional()?)
+    tx.conn().query_opt(&sql, params![tenant, id], from_row)
 }
 
 /// Records a successful sign-in: new counter and backup state, time of use.
@@ -94,8 +91,7 @@ pub fn record_use(
 ) -> Result<(), StoreError> {
     // Sign-ins with one credential may verify in parallel: the one with the lower counter must
     // not overwrite a higher one stored meanwhile (counters only go up; zero means "no counter").
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "UPDATE credentials SET passkey = ?3, sign_count = ?4, backed_up = ?5, last_used_at = ?6
          WHERE tenant_id = ?1 AND credential_id = ?2 AND sign_count <= ?4",
         params![tenant, id, passkey, sign_count, backed_up, now],
@@ -104,8 +100,7 @@ pub fn record_use(
 }
 
 pub fn rename(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, id: &[u8], name: &str) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "UPDATE credentials SET name = ?4 WHERE tenant_id = ?1 AND user_id = ?2 AND credential_id = ?3",
         params![tenant, user, id, name],
     )?;
@@ -113,8 +108,7 @@ pub fn rename(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, id: &[u8], name:
 }
 
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, id: &[u8]) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "DELETE FROM credentials WHERE tenant_id = ?1 AND user_id = ?2 AND credential_id = ?3",
         params![tenant, user, id],
     )?;
@@ -122,7 +116,7 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, id: &[u8]) -> Re
 }
 
 pub fn count_for_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<u64, StoreError> {
-    let n: i64 = tx.conn().query_row(
+    let n: i64 = tx.conn().query_one(
         "SELECT count(*) FROM credentials WHERE tenant_id = ?1 AND user_id = ?2",
         params![tenant, user],
         |r| r.get(0),
@@ -135,10 +129,16 @@ pub fn counts_by_user(
     tx: &impl Reader,
     tenant: TenantId,
 ) -> Result<std::collections::HashMap<UserId, u64>, StoreError> {
-    let mut stmt =
-        tx.conn().prepare("SELECT user_id, count(*) FROM credentials WHERE tenant_id = ?1 GROUP BY user_id")?;
-    let rows = stmt.query_map([tenant], |r| Ok((r.get::<_, UserId>(0)?, r.get::<_, i64>(1)?.max(0) as u64)))?;
-    rows.collect::<Result<_, _>>().map_err(StoreError::from)
+    let mut counts = std::collections::HashMap::new();
+    tx.conn().query(
+        "SELECT user_id, count(*) FROM credentials WHERE tenant_id = ?1 GROUP BY user_id",
+        params![tenant],
+        &mut |r| {
+            counts.insert(r.get::<_, UserId>(0)?, r.get::<_, i64>(1)?.max(0) as u64);
+            Ok(true)
+        },
+    )?;
+    Ok(counts)
 }
 
 #[cfg(test)]
@@ -166,7 +166,7 @@ mod tests {
         assert_eq!(t.read(|tx| for_user(tx, a, ada).unwrap()).len(), 1);
         assert!(t.read(|tx| by_credential_id(tx, a, b"id-2").unwrap()).is_none());
         let stored: String =
-            t.read(|tx| tx.conn().query_row("SELECT kind FROM credentials", [], |r| r.get(0)).unwrap());
+            t.read(|tx| tx.conn().query_one("SELECT kind FROM credentials", params![], |r| r.get(0)).unwrap());
         assert_eq!(stored, "roaming");
     }
 

@@ -1,6 +1,6 @@
 //! `invites` table: invitation and recovery tokens (hashed), single use.
 
-use rusqlite::{OptionalExtension, params};
+use super::sql::{ConnExt, params};
 
 use super::users::UserId;
 use super::{InvitePurpose, Reader, StoreError, TenantId, WriteTx};
@@ -31,12 +31,12 @@ pub fn insert(
     now: Timestamp,
     expires_at: Timestamp,
 ) -> Result<InviteId, StoreError> {
-    Ok(super::insert_returning_id(
-        tx.conn_mut(),
+    super::insert_returning_id(
+        tx.conn(),
         "INSERT INTO invites (tenant_id, user_id, token_hash, purpose, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
         params![tenant, user, token_hash, purpose, now, expires_at],
-    )?)
+    )
 }
 
 /// An unused, unexpired invite or recovery token of this tenant.
@@ -46,21 +46,17 @@ pub fn valid(
     token_hash: &[u8],
     now: Timestamp,
 ) -> Result<Option<InviteRow>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(
-            "SELECT id, user_id, purpose, expires_at FROM invites
+    tx.conn().query_opt(
+        "SELECT id, user_id, purpose, expires_at FROM invites
              WHERE tenant_id = ?1 AND token_hash = ?2 AND used_at IS NULL AND expires_at > ?3",
-            params![tenant, token_hash, now],
-            |r| Ok(InviteRow { id: r.get(0)?, user_id: r.get(1)?, purpose: r.get(2)?, expires_at: r.get(3)? }),
-        )
-        .optional()?)
+        params![tenant, token_hash, now],
+        |r| Ok(InviteRow { id: r.get(0)?, user_id: r.get(1)?, purpose: r.get(2)?, expires_at: r.get(3)? }),
+    )
 }
 
 /// Marks the invite used; false when it was already used (a concurrent registration won).
 pub fn consume(tx: &WriteTx<'_>, tenant: TenantId, id: InviteId, now: Timestamp) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "UPDATE invites SET used_at = ?3 WHERE tenant_id = ?1 AND id = ?2 AND used_at IS NULL AND expires_at > ?3",
         params![tenant, id, now],
     )?;
@@ -75,8 +71,7 @@ pub fn revoke_unused(
     purpose: InvitePurpose,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "UPDATE invites SET used_at = ?4 WHERE tenant_id = ?1 AND user_id = ?2 AND purpose = ?3 AND used_at IS NULL",
         params![tenant, user, purpose, now],
     )?;
@@ -107,8 +102,9 @@ mod tests {
             assert!(!consume(tx, a, id, 11).unwrap());
             assert!(valid(tx, a, b"tok", 12).unwrap().is_none());
         });
-        let used: Option<i64> =
-            t.read(|tx| tx.conn().query_row("SELECT used_at FROM invites WHERE id = ?1", [id], |r| r.get(0)).unwrap());
+        let used: Option<i64> = t.read(|tx| {
+            tx.conn().query_one("SELECT used_at FROM invites WHERE id = ?1", params![id], |r| r.get(0)).unwrap()
+        });
         assert_eq!(used, Some(10));
     }
 

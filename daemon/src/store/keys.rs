@@ -1,6 +1,6 @@
 //! `signing_keys` table. Private keys arrive and leave sealed; this module never sees plaintext.
 
-use rusqlite::{Row, params};
+use super::sql::{ConnExt, Row, params};
 
 use super::{KeyState, Reader, StoreError, TenantId, Text, WriteTx};
 use crate::clock::Timestamp;
@@ -20,7 +20,7 @@ impl std::fmt::Debug for KeyRow {
     }
 }
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRow> {
+fn from_row(r: &Row<'_>) -> Result<KeyRow, StoreError> {
     Ok(KeyRow {
         kid: r.get(0)?,
         state: r.get::<_, Text<KeyState>>(1)?.0,
@@ -33,13 +33,11 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRow> {
 /// Inserts a key as the tenant's current one; the current key becomes the previous one (stored
 /// as `retired`, see `StoredText for KeyState`), still published.
 pub fn insert_current(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow, now: Timestamp) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "UPDATE signing_keys SET state = 'retired', retired_at = ?2 WHERE tenant_id = ?1 AND state = 'current'",
         params![tenant, now],
     )?;
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO signing_keys (tenant_id, kid, state, bits, private_key, created_at) VALUES (?1, ?2, 'current', ?3, ?4, ?5)",
         params![tenant, key.kid, key.bits, key.sealed_private_key, key.created_at],
     )?;
@@ -48,19 +46,19 @@ pub fn insert_current(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow, now: Tim
 
 /// The tenant's keys, current first, then newest first.
 pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<KeyRow>, StoreError> {
-    let mut stmt = tx.conn().prepare(
+    let rows = tx.conn().query_all(
         "SELECT kid, state, bits, private_key, created_at FROM signing_keys WHERE tenant_id = ?1
          ORDER BY state = 'current' DESC, created_at DESC, id DESC",
+        params![tenant],
+        from_row,
     )?;
-    let rows = stmt.query_map([tenant], from_row)?.collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
 /// Removes a previous (no longer signing) key and its private key for good. Returns whether a
 /// row went; the current key is never removed.
 pub fn delete_previous(tx: &WriteTx<'_>, tenant: TenantId, kid: &str) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "DELETE FROM signing_keys WHERE tenant_id = ?1 AND kid = ?2 AND state = 'retired'",
         params![tenant, kid],
     )?;
@@ -112,11 +110,15 @@ mod tests {
                     ("k1".to_owned(), KeyState::Previous)
                 ]
             );
-            let retired_at: Option<i64> =
-                tx.conn().query_row("SELECT retired_at FROM signing_keys WHERE kid = 'k1'", [], |r| r.get(0)).unwrap();
+            let retired_at: Option<i64> = tx
+                .conn()
+                .query_one("SELECT retired_at FROM signing_keys WHERE kid = 'k1'", params![], |r| r.get(0))
+                .unwrap();
             assert_eq!(retired_at, Some(2));
-            let stored: String =
-                tx.conn().query_row("SELECT state FROM signing_keys WHERE kid = 'k3'", [], |r| r.get(0)).unwrap();
+            let stored: String = tx
+                .conn()
+                .query_one("SELECT state FROM signing_keys WHERE kid = 'k3'", params![], |r| r.get(0))
+                .unwrap();
             assert_eq!(stored, "current");
         });
     }

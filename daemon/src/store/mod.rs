@@ -7,6 +7,9 @@
 //! table modules take `&WriteTx`, so a mutation cannot be written inside a read transaction. A
 //! write is kept when its closure returns `Ok` and rolled back otherwise; its caller hears `Ok`
 //! only once the commit is durable.
+//!
+//! The table modules never name the engine: a transaction is a `&dyn` [`sql::Conn`], and they
+//! run their statements through its façade ([`sql`]: `execute`, `query_opt/one/all`, `params!`).
 
 pub mod apps;
 pub mod audit;
@@ -35,6 +38,7 @@ use std::time::Duration;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
+use sql::{Conn, ConnExt, ToValue};
 
 pub use types::{
     AppType, ChallengeKind, CredentialKind, InvitePurpose, KeyState, Registration, SocialKind, SocialPurpose, TenantId,
@@ -78,17 +82,8 @@ pub enum StoreError {
 }
 
 impl From<rusqlite::Error> for StoreError {
-    /// A stored TEXT value outside its column's set (see [`types`]) is corruption, not a
-    /// database error.
     fn from(e: rusqlite::Error) -> StoreError {
-        match &e {
-            rusqlite::Error::FromSqlConversionFailure(_, _, cause) => match cause.downcast_ref::<types::UnknownValue>()
-            {
-                Some(unknown) => StoreError::Corrupt(unknown.to_string()),
-                None => StoreError::Sqlite(e),
-            },
-            _ => StoreError::Sqlite(e),
-        }
+        StoreError::Sqlite(e)
     }
 }
 
@@ -106,31 +101,28 @@ impl StoreError {
     }
 }
 
-/// A read transaction.
-pub struct ReadTx<'c>(rusqlite::Transaction<'c>);
-/// A write transaction, begun with `BEGIN IMMEDIATE` so it never fails half-way on a lock upgrade.
-pub struct WriteTx<'c>(rusqlite::Transaction<'c>);
+/// A read transaction: the connection of an open transaction on either engine (on SQLite a
+/// deferred one), opened and ended by [`Db`].
+pub struct ReadTx<'c>(&'c dyn Conn);
+/// A write transaction (on SQLite begun with `BEGIN IMMEDIATE`, so it never fails half-way on a
+/// lock upgrade), opened and ended by [`Db`] or the writer thread.
+pub struct WriteTx<'c>(&'c dyn Conn);
 
 /// Anything queries can run on: both transaction kinds.
 pub trait Reader {
-    fn conn(&self) -> &Connection;
+    /// The transaction's connection, through the engine-neutral façade ([`sql`]).
+    fn conn(&self) -> &dyn Conn;
 }
 
 impl Reader for ReadTx<'_> {
-    fn conn(&self) -> &Connection {
-        &self.0
+    fn conn(&self) -> &dyn Conn {
+        self.0
     }
 }
 
 impl Reader for WriteTx<'_> {
-    fn conn(&self) -> &Connection {
-        &self.0
-    }
-}
-
-impl WriteTx<'_> {
-    fn conn_mut(&self) -> &Connection {
-        &self.0
+    fn conn(&self) -> &dyn Conn {
+        self.0
     }
 }
 
@@ -156,8 +148,9 @@ fn configure(conn: &mut Connection) -> Result<(), rusqlite::Error> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    // Hot statements are prepared once per connection (see `exec` and `prepare_cached`); the
-    // default cache of 16 is smaller than the set a sign-in and a token grant use.
+    // Hot statements are prepared once per connection (the façade in `sql.rs` uses
+    // `prepare_cached`); the default cache of 16 is smaller than the set a sign-in and a token
+    // grant use.
     conn.set_prepared_statement_cache_capacity(128);
     Ok(())
 }
@@ -222,11 +215,13 @@ impl Db {
     /// Runs `f` in a read transaction on the calling thread, for point lookups by index on hot
     /// paths (a sign-in's challenge, user and credentials): they take microseconds from SQLite's
     /// page cache, less than the two thread switches of [`Db::read`]. Anything that scans or may
-    /// wait on the disk for long goes through [`Db::read`].
-    pub fn read_now<T, E, F>(&self, f: F) -> Result<T, E>
+    /// wait on the disk for long goes through [`Db::read`]. Async because an engine whose client
+    /// must not block an async worker (PostgreSQL) runs it on a blocking thread instead.
+    pub async fn read_now<T, E, F>(&self, f: F) -> Result<T, E>
     where
-        E: From<StoreError>,
-        F: FnOnce(&ReadTx<'_>) -> Result<T, E>,
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&ReadTx<'_>) -> Result<T, E> + Send + 'static,
     {
         self.read_blocking(f)
     }
@@ -254,9 +249,8 @@ impl Db {
     {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred).map_err(StoreError::from)?;
-        let tx = ReadTx(tx);
-        let out = f(&tx)?;
-        tx.0.commit().map_err(StoreError::from)?;
+        let out = f(&ReadTx(&*tx))?;
+        tx.commit().map_err(StoreError::from)?;
         Ok(out)
     }
 
@@ -270,9 +264,8 @@ impl Db {
         // A transaction of its own on the write connection, between the writer thread's batches.
         let mut conn = self.writer.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
-        let tx = WriteTx(tx);
-        let out = f(&tx)?;
-        tx.0.commit().map_err(StoreError::from)?;
+        let out = f(&WriteTx(&*tx))?;
+        tx.commit().map_err(StoreError::from)?;
         Ok(out)
     }
 
@@ -291,7 +284,7 @@ impl Db {
 
     /// `SELECT 1`: what `/readyz` asks.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        self.read(|tx| Ok::<_, StoreError>(tx.conn().query_row("SELECT 1", [], |_| Ok(()))?)).await
+        self.read(|tx| tx.conn().query_one("SELECT 1", sql::params![], |_| Ok(()))).await
     }
 }
 
@@ -311,20 +304,10 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     migrations.to_latest(conn).map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))
 }
 
-/// Executes a statement through the connection's statement cache: for statements run once per row
-/// of a bulk operation, preparing each time would dominate.
-pub(crate) fn exec<P: rusqlite::Params>(conn: &Connection, sql: &str, params: P) -> rusqlite::Result<usize> {
-    conn.prepare_cached(sql)?.execute(params)
-}
-
-/// Runs an `INSERT … RETURNING id` (cached) and gives the new row's id: the same text works on
-/// SQLite and PostgreSQL, unlike `last_insert_rowid()`.
-pub(crate) fn insert_returning_id<P: rusqlite::Params>(
-    conn: &Connection,
-    sql: &str,
-    params: P,
-) -> rusqlite::Result<i64> {
-    conn.prepare_cached(sql)?.query_row(params, |r| r.get(0))
+/// Runs an `INSERT … RETURNING id` and gives the new row's id: the same text works on SQLite and
+/// PostgreSQL, unlike `last_insert_rowid()`.
+pub(crate) fn insert_returning_id(conn: &dyn Conn, sql: &str, params: &[&dyn ToValue]) -> Result<i64, StoreError> {
+    conn.query_one(sql, params, |r| r.get(0))
 }
 
 /// Reads a JSON array of strings stored in a TEXT column.
@@ -440,12 +423,17 @@ pub(crate) mod testing {
         }
     }
 
-    /// Runs `sql` with CHECK constraints off: stores what no code path would write.
+    /// Runs `sql` with CHECK constraints off: stores what no code path would write. SQLite only
+    /// (a PRAGMA): the corrupt-value tests need a value the schema refuses.
     pub fn force(tx: &WriteTx<'_>, sql: &str) {
-        let c = tx.conn_mut();
-        c.pragma_update(None, "ignore_check_constraints", true).unwrap();
-        c.execute_batch(sql).unwrap();
-        c.pragma_update(None, "ignore_check_constraints", false).unwrap();
+        tx.conn()
+            .batch(&format!("PRAGMA ignore_check_constraints = ON; {sql}; PRAGMA ignore_check_constraints = OFF"))
+            .unwrap();
+    }
+
+    /// A SQLite database in memory, for tests of values and the façade without a schema.
+    pub fn sqlite_memory() -> Connection {
+        Connection::open_in_memory().unwrap()
     }
 
     pub fn assert_corrupt<T: std::fmt::Debug>(r: Result<T, StoreError>, column: &str) {
@@ -507,9 +495,9 @@ mod tests {
         let db = Db::open(&old).unwrap();
         let names: Vec<(String, String)> = db
             .read_blocking(|tx| {
-                let mut stmt = tx.conn().prepare("SELECT client_id, name FROM applications ORDER BY id")?;
-                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
-                Ok::<_, StoreError>(rows)
+                tx.conn().query_all("SELECT client_id, name FROM applications ORDER BY id", sql::params![], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
             })
             .unwrap();
         let name = |id: &str| names.iter().find(|(c, _)| c == id).map(|(_, n)| n.clone()).unwrap();
@@ -521,14 +509,14 @@ mod tests {
         assert_eq!(name("long"), "x".repeat(100));
         assert_eq!(name("long2"), format!("{} (long2)", "x".repeat(73)));
         let dup = db.write_blocking(|tx| {
-            Ok::<_, StoreError>(tx.conn().execute(
+            tx.conn().execute(
                 "INSERT INTO applications (tenant_id, client_id, name, app_type, redirect_uris,
                    post_logout_redirect_uris, cors_origins, scopes, created_at)
                  VALUES (1, 'new', 'Other', 'm2m', '[]', '[]', '[]', '[]', 5)",
-                [],
-            ))
+                sql::params![],
+            )
         });
-        assert!(StoreError::from(dup.unwrap().unwrap_err()).is_unique_violation());
+        assert!(dup.unwrap_err().is_unique_violation());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -537,9 +525,10 @@ mod tests {
         let t = temp_db();
         let (mode, sync): (String, i64) =
             t.db.read_blocking(|tx| {
+                // SQLite only: PRAGMAs read through the façade.
                 let c = tx.conn();
-                let m: String = c.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
-                let s: i64 = c.pragma_query_value(None, "synchronous", |r| r.get(0))?;
+                let m: String = c.query_one("PRAGMA journal_mode", sql::params![], |r| r.get(0))?;
+                let s: i64 = c.query_one("PRAGMA synchronous", sql::params![], |r| r.get(0))?;
                 Ok::<_, StoreError>((m, s))
             })
             .unwrap();
@@ -551,18 +540,16 @@ mod tests {
     fn write_rolls_back_on_error() {
         let t = temp_db();
         let r: Result<(), StoreError> = t.db.write_blocking(|tx| {
-            tx.conn_mut().execute(
+            tx.conn().execute(
                 "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at) VALUES ('a','a','u','r','open',0)",
-                [],
+                sql::params![],
             )?;
             Err(StoreError::Corrupt("stop".into()))
         });
         assert!(r.is_err());
         let n: i64 =
-            t.db.read_blocking(|tx| {
-                Ok::<_, StoreError>(tx.conn().query_row("SELECT count(*) FROM tenants", [], |r| r.get(0))?)
-            })
-            .unwrap();
+            t.db.read_blocking(|tx| tx.conn().query_one("SELECT count(*) FROM tenants", sql::params![], |r| r.get(0)))
+                .unwrap();
         assert_eq!(n, 0);
     }
 }

@@ -1,7 +1,7 @@
 //! OIDC state: pending authorization requests, authorization codes, refresh tokens, revoked
 //! access tokens. Codes and refresh tokens are stored as SHA-256 hashes only.
 
-use rusqlite::{OptionalExtension, params};
+use super::sql::{ConnExt, ToValue, params};
 
 use super::users::UserId;
 use super::{Reader, StoreError, TenantId, WriteTx};
@@ -15,8 +15,7 @@ pub fn insert_request(
     now: Timestamp,
     expires_at: Timestamp,
 ) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO authorize_requests (id, tenant_id, request, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![id, tenant, request, now, expires_at],
     )?;
@@ -30,25 +29,19 @@ pub fn request(
     id: &str,
     now: Timestamp,
 ) -> Result<Option<(String, Timestamp)>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(
-            "SELECT request, created_at FROM authorize_requests WHERE tenant_id = ?1 AND id = ?2 AND expires_at > ?3",
-            params![tenant, id, now],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?)
+    tx.conn().query_opt(
+        "SELECT request, created_at FROM authorize_requests WHERE tenant_id = ?1 AND id = ?2 AND expires_at > ?3",
+        params![tenant, id, now],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }
 
 /// Deletes a pending authorization request; `false` when it was gone already. The caller issues
 /// a code only on `true`, so a request resumed twice at once (two tabs, two nodes of one
 /// database) yields one code, whatever the transaction isolation.
 pub fn delete_request(tx: &WriteTx<'_>, tenant: TenantId, id: &str) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
-        "DELETE FROM authorize_requests WHERE tenant_id = ?1 AND id = ?2",
-        params![tenant, id],
-    )?;
+    let n =
+        tx.conn().execute("DELETE FROM authorize_requests WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
     Ok(n == 1)
 }
 
@@ -75,7 +68,7 @@ pub fn insert_code(
     c: &CodeRow,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    super::exec(tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO authorization_codes (code_hash, tenant_id, client_id, user_id, session_id, redirect_uri, scope, nonce,
            code_challenge, auth_time, amr, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -99,31 +92,28 @@ pub fn insert_code(
 }
 
 pub fn code(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option<CodeRow>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(
-            "SELECT client_id, user_id, session_id, redirect_uri, scope, nonce, code_challenge, auth_time, amr, expires_at,
+    tx.conn().query_opt(
+        "SELECT client_id, user_id, session_id, redirect_uri, scope, nonce, code_challenge, auth_time, amr, expires_at,
                     used_at, access_jti
              FROM authorization_codes WHERE tenant_id = ?1 AND code_hash = ?2",
-            params![tenant, hash],
-            |r| {
-                Ok(CodeRow {
-                    client_id: r.get(0)?,
-                    user_id: r.get(1)?,
-                    session_id: r.get(2)?,
-                    redirect_uri: r.get(3)?,
-                    scope: r.get(4)?,
-                    nonce: r.get(5)?,
-                    code_challenge: r.get(6)?,
-                    auth_time: r.get(7)?,
-                    amr: r.get(8)?,
-                    expires_at: r.get(9)?,
-                    used_at: r.get(10)?,
-                    access_jti: r.get(11)?,
-                })
-            },
-        )
-        .optional()?)
+        params![tenant, hash],
+        |r| {
+            Ok(CodeRow {
+                client_id: r.get(0)?,
+                user_id: r.get(1)?,
+                session_id: r.get(2)?,
+                redirect_uri: r.get(3)?,
+                scope: r.get(4)?,
+                nonce: r.get(5)?,
+                code_challenge: r.get(6)?,
+                auth_time: r.get(7)?,
+                amr: r.get(8)?,
+                expires_at: r.get(9)?,
+                used_at: r.get(10)?,
+                access_jti: r.get(11)?,
+            })
+        },
+    )
 }
 
 /// Marks a code used; false when it already was (a concurrent redemption won).
@@ -134,8 +124,7 @@ pub fn use_code(
     jti: &str,
     now: Timestamp,
 ) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "UPDATE authorization_codes SET used_at = ?3, access_jti = ?4 WHERE tenant_id = ?1 AND code_hash = ?2 AND used_at IS NULL",
         params![tenant, hash, now, jti],
     )?;
@@ -179,7 +168,7 @@ pub fn insert_refresh(
     r: &NewRefresh<'_>,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    super::exec(tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO refresh_tokens (tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope, auth_time,
            amr, created_at, expires_at, access_jti, access_expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
@@ -204,35 +193,31 @@ pub fn insert_refresh(
 }
 
 pub fn refresh(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option<RefreshRow>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(
-            "SELECT id, family, client_id, user_id, session_id, scope, auth_time, amr, expires_at, used_at, revoked_at
+    tx.conn().query_opt(
+        "SELECT id, family, client_id, user_id, session_id, scope, auth_time, amr, expires_at, used_at, revoked_at
              FROM refresh_tokens WHERE tenant_id = ?1 AND token_hash = ?2",
-            params![tenant, hash],
-            |r| {
-                Ok(RefreshRow {
-                    id: r.get(0)?,
-                    family: r.get(1)?,
-                    client_id: r.get(2)?,
-                    user_id: r.get(3)?,
-                    session_id: r.get(4)?,
-                    scope: r.get(5)?,
-                    auth_time: r.get(6)?,
-                    amr: r.get(7)?,
-                    expires_at: r.get(8)?,
-                    used_at: r.get(9)?,
-                    revoked_at: r.get(10)?,
-                })
-            },
-        )
-        .optional()?)
+        params![tenant, hash],
+        |r| {
+            Ok(RefreshRow {
+                id: r.get(0)?,
+                family: r.get(1)?,
+                client_id: r.get(2)?,
+                user_id: r.get(3)?,
+                session_id: r.get(4)?,
+                scope: r.get(5)?,
+                auth_time: r.get(6)?,
+                amr: r.get(7)?,
+                expires_at: r.get(8)?,
+                used_at: r.get(9)?,
+                revoked_at: r.get(10)?,
+            })
+        },
+    )
 }
 
 /// Marks a refresh token rotated; false when it already was.
 pub fn use_refresh(tx: &WriteTx<'_>, tenant: TenantId, id: i64, now: Timestamp) -> Result<bool, StoreError> {
-    let n = super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "UPDATE refresh_tokens SET used_at = ?3 WHERE tenant_id = ?1 AND id = ?2 AND used_at IS NULL AND revoked_at IS NULL",
         params![tenant, id, now],
     )?;
@@ -260,13 +245,13 @@ pub fn revoke_grants(
     grants: Grants<'_>,
     now: Timestamp,
 ) -> Result<usize, StoreError> {
-    let (filter, param): (&str, &dyn rusqlite::ToSql) = match &grants {
+    let (filter, param): (&str, &dyn ToValue) = match &grants {
         Grants::Family(f) => ("family = ?2", f),
         Grants::Code(c) => ("family IN (SELECT family FROM refresh_tokens WHERE tenant_id = ?1 AND code_hash = ?2)", c),
         Grants::Session(s) => ("session_id = ?2", s),
         Grants::User(u) => ("user_id = ?2", u),
     };
-    let c = tx.conn_mut();
+    let c = tx.conn();
     // Access tokens first (from every row of these grants, revoked or not), then the grants.
     c.execute(
         &format!(
@@ -277,15 +262,14 @@ pub fn revoke_grants(
         ),
         params![tenant, param, now],
     )?;
-    Ok(c.execute(
+    c.execute(
         &format!("UPDATE refresh_tokens SET revoked_at = ?3 WHERE tenant_id = ?1 AND {filter} AND revoked_at IS NULL"),
         params![tenant, param, now],
-    )?)
+    )
 }
 
 pub fn revoke_access(tx: &WriteTx<'_>, tenant: TenantId, jti: &str, expires_at: Timestamp) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO revoked_access_tokens (tenant_id, jti, expires_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
         params![tenant, jti, expires_at],
     )?;
@@ -293,7 +277,7 @@ pub fn revoke_access(tx: &WriteTx<'_>, tenant: TenantId, jti: &str, expires_at: 
 }
 
 pub fn access_revoked(tx: &impl Reader, tenant: TenantId, jti: &str) -> Result<bool, StoreError> {
-    let n: i64 = tx.conn().query_row(
+    let n: i64 = tx.conn().query_one(
         "SELECT count(*) FROM revoked_access_tokens WHERE tenant_id = ?1 AND jti = ?2",
         params![tenant, jti],
         |r| r.get(0),
@@ -302,12 +286,12 @@ pub fn access_revoked(tx: &impl Reader, tenant: TenantId, jti: &str) -> Result<b
 }
 
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    let c = tx.conn_mut();
-    let mut n = c.execute("DELETE FROM authorize_requests WHERE expires_at <= ?1", [now])?;
-    n += c.execute("DELETE FROM revoked_access_tokens WHERE expires_at <= ?1", [now])?;
+    let c = tx.conn();
+    let mut n = c.execute("DELETE FROM authorize_requests WHERE expires_at <= ?1", params![now])?;
+    n += c.execute("DELETE FROM revoked_access_tokens WHERE expires_at <= ?1", params![now])?;
     // Used codes are kept a day to recognise replays; expired refresh tokens go.
-    n += c.execute("DELETE FROM authorization_codes WHERE expires_at <= ?1", [now - 86_400])?;
-    n += c.execute("DELETE FROM refresh_tokens WHERE expires_at <= ?1", [now])?;
+    n += c.execute("DELETE FROM authorization_codes WHERE expires_at <= ?1", params![now - 86_400])?;
+    n += c.execute("DELETE FROM refresh_tokens WHERE expires_at <= ?1", params![now])?;
     Ok(n)
 }
 
@@ -510,7 +494,7 @@ mod tests {
             assert!(!access_revoked(tx, b, "jti").unwrap());
             assert!(!access_revoked(tx, a, "other").unwrap());
             let expires: i64 =
-                tx.conn().query_row("SELECT expires_at FROM revoked_access_tokens", [], |r| r.get(0)).unwrap();
+                tx.conn().query_one("SELECT expires_at FROM revoked_access_tokens", params![], |r| r.get(0)).unwrap();
             assert_eq!(expires, 100, "the first revocation stands");
         });
     }

@@ -1,6 +1,6 @@
 //! `roles` and `user_roles`.
 
-use rusqlite::{OptionalExtension, params};
+use super::sql::{ConnExt, Row, params};
 
 use super::users::UserId;
 use super::{Reader, StoreError, TenantId, WriteTx};
@@ -22,8 +22,7 @@ pub fn insert(
     description: &str,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO roles (tenant_id, name, description, created_at) VALUES (?1, ?2, ?3, ?4)",
         params![tenant, name, description, now],
     )?;
@@ -33,7 +32,7 @@ pub fn insert(
 const SELECT: &str = "SELECT r.id, r.name, r.description, r.created_at,
     (SELECT count(*) FROM user_roles ur WHERE ur.role_id = r.id) FROM roles r";
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RoleRow> {
+fn row(r: &Row<'_>) -> Result<RoleRow, StoreError> {
     Ok(RoleRow {
         id: r.get(0)?,
         name: r.get(1)?,
@@ -44,57 +43,54 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RoleRow> {
 }
 
 pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<RoleRow>, StoreError> {
-    let mut stmt = tx.conn().prepare(&format!("{SELECT} WHERE r.tenant_id = ?1 ORDER BY r.name"))?;
-    let rows = stmt.query_map([tenant], row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows =
+        tx.conn().query_all(&format!("{SELECT} WHERE r.tenant_id = ?1 ORDER BY r.name"), params![tenant], row)?;
     Ok(rows)
 }
 
 pub fn by_name(tx: &impl Reader, tenant: TenantId, name: &str) -> Result<Option<RoleRow>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(&format!("{SELECT} WHERE r.tenant_id = ?1 AND r.name = ?2"), params![tenant, name], row)
-        .optional()?)
+    tx.conn().query_opt(&format!("{SELECT} WHERE r.tenant_id = ?1 AND r.name = ?2"), params![tenant, name], row)
 }
 
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: i64) -> Result<(), StoreError> {
-    super::exec(tx.conn_mut(), "DELETE FROM roles WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
+    tx.conn().execute("DELETE FROM roles WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
     Ok(())
 }
 
 /// Assigns; false when the user already had the role, or when the user or the role is not of
 /// `tenant` (user_roles has no tenant column: both ends are checked here).
 pub fn assign(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, role: i64) -> Result<bool, StoreError> {
-    let mut stmt = tx.conn_mut().prepare_cached(
+    let n = tx.conn().execute(
         "INSERT INTO user_roles (user_id, role_id)
          SELECT u.id, r.id FROM users u JOIN roles r ON r.tenant_id = u.tenant_id
          WHERE u.tenant_id = ?1 AND u.id = ?2 AND r.id = ?3
          ON CONFLICT DO NOTHING",
+        params![tenant, user, role],
     )?;
-    Ok(stmt.execute(params![tenant, user, role])? == 1)
+    Ok(n == 1)
 }
 
 pub fn unassign(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, role: i64) -> Result<bool, StoreError> {
-    Ok(super::exec(
-        tx.conn_mut(),
+    let n = tx.conn().execute(
         "DELETE FROM user_roles WHERE user_id = ?2 AND role_id = ?3
            AND role_id IN (SELECT id FROM roles WHERE tenant_id = ?1)",
         params![tenant, user, role],
-    )? == 1)
+    )?;
+    Ok(n == 1)
 }
 
 /// A user's role names, sorted.
 pub fn for_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<String>, StoreError> {
-    let mut stmt = tx.conn().prepare_cached(
+    tx.conn().query_all(
         "SELECT r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id
          WHERE r.tenant_id = ?1 AND ur.user_id = ?2 ORDER BY r.name",
-    )?;
-    let names = stmt.query_map(params![tenant, user], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
-    Ok(names)
+        params![tenant, user],
+        |r| r.get(0),
+    )
 }
 
 pub fn set_description(tx: &WriteTx<'_>, tenant: TenantId, id: i64, description: &str) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "UPDATE roles SET description = ?3 WHERE tenant_id = ?1 AND id = ?2",
         params![tenant, id, description],
     )?;
@@ -106,14 +102,15 @@ pub fn by_user(
     tx: &impl Reader,
     tenant: TenantId,
 ) -> Result<std::collections::HashMap<UserId, Vec<String>>, StoreError> {
-    let mut stmt = tx.conn().prepare(
-        "SELECT ur.user_id, r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE r.tenant_id = ?1 ORDER BY r.name",
-    )?;
     let mut map: std::collections::HashMap<UserId, Vec<String>> = std::collections::HashMap::new();
-    for row in stmt.query_map([tenant], |r| Ok((r.get::<_, UserId>(0)?, r.get::<_, String>(1)?)))? {
-        let (user, name) = row?;
-        map.entry(user).or_default().push(name);
-    }
+    tx.conn().query(
+        "SELECT ur.user_id, r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE r.tenant_id = ?1 ORDER BY r.name",
+        params![tenant],
+        &mut |r| {
+            map.entry(r.get::<_, UserId>(0)?).or_default().push(r.get::<_, String>(1)?);
+            Ok(true)
+        },
+    )?;
     Ok(map)
 }
 

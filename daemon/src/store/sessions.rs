@@ -1,6 +1,6 @@
 //! `sessions` table: signed-in browsers. Only the SHA-256 of the cookie value is stored.
 
-use rusqlite::{OptionalExtension, params};
+use super::sql::{ConnExt, params};
 
 use super::users::UserId;
 use super::{Reader, StoreError, TenantId, WriteTx};
@@ -25,12 +25,12 @@ pub struct NewSession<'a> {
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, s: &NewSession<'_>) -> Result<i64, StoreError> {
-    Ok(super::insert_returning_id(
-        tx.conn_mut(),
+    super::insert_returning_id(
+        tx.conn(),
         "INSERT INTO sessions (tenant_id, user_id, token_hash, auth_time, amr, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
         params![tenant, s.user_id, s.token_hash, s.auth_time, s.amr, s.created_at, s.expires_at],
-    )?)
+    )
 }
 
 /// A live session of an active user of this tenant.
@@ -40,23 +40,20 @@ pub fn valid(
     token_hash: &[u8],
     now: Timestamp,
 ) -> Result<Option<SessionRow>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(
-            "SELECT s.id, s.user_id, s.auth_time, s.amr, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id
+    tx.conn().query_opt(
+        "SELECT s.id, s.user_id, s.auth_time, s.amr, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.tenant_id = ?1 AND s.token_hash = ?2 AND s.expires_at > ?3 AND u.status = 'active'",
-            params![tenant, token_hash, now],
-            |r| {
-                Ok(SessionRow {
-                    id: r.get(0)?,
-                    user_id: r.get(1)?,
-                    auth_time: r.get(2)?,
-                    amr: r.get(3)?,
-                    expires_at: r.get(4)?,
-                })
-            },
-        )
-        .optional()?)
+        params![tenant, token_hash, now],
+        |r| {
+            Ok(SessionRow {
+                id: r.get(0)?,
+                user_id: r.get(1)?,
+                auth_time: r.get(2)?,
+                amr: r.get(3)?,
+                expires_at: r.get(4)?,
+            })
+        },
+    )
 }
 
 /// Ends every session of a user except `keep` (recovery ends the others).
@@ -66,22 +63,21 @@ pub fn delete_for_user_except(
     user: UserId,
     keep: Option<i64>,
 ) -> Result<usize, StoreError> {
-    Ok(super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND id IS DISTINCT FROM ?3",
         params![tenant, user, keep],
-    )?)
+    )
 }
 
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, token_hash: &[u8]) -> Result<bool, StoreError> {
     Ok(tx
-        .conn_mut()
+        .conn()
         .execute("DELETE FROM sessions WHERE tenant_id = ?1 AND token_hash = ?2", params![tenant, token_hash])?
         == 1)
 }
 
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(super::exec(tx.conn_mut(), "DELETE FROM sessions WHERE expires_at <= ?1", [now])?)
+    tx.conn().execute("DELETE FROM sessions WHERE expires_at <= ?1", params![now])
 }
 
 #[cfg(test)]
@@ -95,7 +91,7 @@ mod tests {
     }
 
     fn rows(tx: &impl Reader) -> i64 {
-        tx.conn().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap()
+        tx.conn().query_one("SELECT count(*) FROM sessions", params![], |r| r.get(0)).unwrap()
     }
 
     #[test]

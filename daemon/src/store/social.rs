@@ -1,7 +1,7 @@
 //! `social_providers`, `social_links`, `social_states`: upstream identity providers per tenant,
 //! the upstream subjects linked to users, and flows waiting for the provider's answer.
 
-use rusqlite::{OptionalExtension, params};
+use super::sql::{ConnExt, Row, params};
 
 use super::users::UserId;
 use super::{Reader, SocialKind, SocialPurpose, StoreError, TenantId, WriteTx};
@@ -28,15 +28,14 @@ fn list_json(items: &[String]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
 }
 
-fn list_from(text: String) -> rusqlite::Result<Vec<String>> {
-    serde_json::from_str(&text)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
+fn list_from(text: String) -> Result<Vec<String>, StoreError> {
+    super::json_list(&text)
 }
 
 const PROVIDER: &str = "SELECT slug, kind, label, client_id, secret_sealed, issuer, github_url, github_api_url,
     allowed_domains, allowed_orgs, create_users, created_at FROM social_providers";
 
-fn provider_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProviderRow> {
+fn provider_row(r: &Row<'_>) -> Result<ProviderRow, StoreError> {
     Ok(ProviderRow {
         slug: r.get(0)?,
         kind: r.get(1)?,
@@ -55,8 +54,7 @@ fn provider_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProviderRow> {
 
 /// Adds the provider, or replaces every setting of the tenant's provider with this slug.
 pub fn upsert_provider(tx: &WriteTx<'_>, tenant: TenantId, p: &ProviderRow) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO social_providers (tenant_id, slug, kind, label, client_id, secret_sealed, issuer, github_url,
            github_api_url, allowed_domains, allowed_orgs, create_users, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
@@ -85,25 +83,22 @@ pub fn upsert_provider(tx: &WriteTx<'_>, tenant: TenantId, p: &ProviderRow) -> R
 }
 
 pub fn provider(tx: &impl Reader, tenant: TenantId, slug: &str) -> Result<Option<ProviderRow>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(&format!("{PROVIDER} WHERE tenant_id = ?1 AND slug = ?2"), params![tenant, slug], provider_row)
-        .optional()?)
+    tx.conn().query_opt(&format!("{PROVIDER} WHERE tenant_id = ?1 AND slug = ?2"), params![tenant, slug], provider_row)
 }
 
 pub fn providers(tx: &impl Reader, tenant: TenantId) -> Result<Vec<ProviderRow>, StoreError> {
-    let mut stmt = tx.conn().prepare_cached(&format!("{PROVIDER} WHERE tenant_id = ?1 ORDER BY created_at, slug"))?;
-    let rows = stmt.query_map([tenant], provider_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = tx.conn().query_all(
+        &format!("{PROVIDER} WHERE tenant_id = ?1 ORDER BY created_at, slug"),
+        params![tenant],
+        provider_row,
+    )?;
     Ok(rows)
 }
 
 /// Removes the provider (its links stay: enabling it again restores them). False when absent.
 pub fn delete_provider(tx: &WriteTx<'_>, tenant: TenantId, slug: &str) -> Result<bool, StoreError> {
-    Ok(super::exec(
-        tx.conn_mut(),
-        "DELETE FROM social_providers WHERE tenant_id = ?1 AND slug = ?2",
-        params![tenant, slug],
-    )? == 1)
+    Ok(tx.conn().execute("DELETE FROM social_providers WHERE tenant_id = ?1 AND slug = ?2", params![tenant, slug])?
+        == 1)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +112,7 @@ pub struct LinkRow {
 
 const LINK: &str = "SELECT provider, subject, user_id, email, created_at FROM social_links";
 
-fn link_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LinkRow> {
+fn link_row(r: &Row<'_>) -> Result<LinkRow, StoreError> {
     Ok(LinkRow { provider: r.get(0)?, subject: r.get(1)?, user_id: r.get(2)?, email: r.get(3)?, created_at: r.get(4)? })
 }
 
@@ -128,14 +123,11 @@ pub fn link_by_subject(
     provider: &str,
     subject: &str,
 ) -> Result<Option<LinkRow>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(
-            &format!("{LINK} WHERE tenant_id = ?1 AND provider = ?2 AND subject = ?3"),
-            params![tenant, provider, subject],
-            link_row,
-        )
-        .optional()?)
+    tx.conn().query_opt(
+        &format!("{LINK} WHERE tenant_id = ?1 AND provider = ?2 AND subject = ?3"),
+        params![tenant, provider, subject],
+        link_row,
+    )
 }
 
 /// The user's link to `provider`, if any (a user has at most one per provider).
@@ -145,26 +137,24 @@ pub fn link_of_user(
     provider: &str,
     user: UserId,
 ) -> Result<Option<LinkRow>, StoreError> {
-    Ok(tx
-        .conn()
-        .query_row(
-            &format!("{LINK} WHERE tenant_id = ?1 AND provider = ?2 AND user_id = ?3"),
-            params![tenant, provider, user],
-            link_row,
-        )
-        .optional()?)
+    tx.conn().query_opt(
+        &format!("{LINK} WHERE tenant_id = ?1 AND provider = ?2 AND user_id = ?3"),
+        params![tenant, provider, user],
+        link_row,
+    )
 }
 
 pub fn links_of_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<LinkRow>, StoreError> {
-    let mut stmt =
-        tx.conn().prepare_cached(&format!("{LINK} WHERE tenant_id = ?1 AND user_id = ?2 ORDER BY provider"))?;
-    let rows = stmt.query_map(params![tenant, user], link_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = tx.conn().query_all(
+        &format!("{LINK} WHERE tenant_id = ?1 AND user_id = ?2 ORDER BY provider"),
+        params![tenant, user],
+        link_row,
+    )?;
     Ok(rows)
 }
 
 pub fn insert_link(tx: &WriteTx<'_>, tenant: TenantId, link: &LinkRow) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO social_links (tenant_id, provider, subject, user_id, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![tenant, link.provider, link.subject, link.user_id, link.email, link.created_at],
     )?;
@@ -173,8 +163,7 @@ pub fn insert_link(tx: &WriteTx<'_>, tenant: TenantId, link: &LinkRow) -> Result
 
 /// Unlinks the user from `provider`; false when there was no link.
 pub fn delete_link(tx: &WriteTx<'_>, tenant: TenantId, provider: &str, user: UserId) -> Result<bool, StoreError> {
-    Ok(super::exec(
-        tx.conn_mut(),
+    Ok(tx.conn().execute(
         "DELETE FROM social_links WHERE tenant_id = ?1 AND provider = ?2 AND user_id = ?3",
         params![tenant, provider, user],
     )? == 1)
@@ -196,8 +185,7 @@ pub struct StateRow {
 }
 
 pub fn insert_state(tx: &WriteTx<'_>, tenant: TenantId, s: &StateRow) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "INSERT INTO social_states (state_hash, tenant_id, provider, purpose, request_id, invite_hash, user_id,
            verifier, nonce, browser_hash, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -227,33 +215,30 @@ pub fn take_state(
     state_hash: &[u8],
     now: Timestamp,
 ) -> Result<Option<StateRow>, StoreError> {
-    Ok(tx
-        .conn_mut()
-        .query_row(
-            "DELETE FROM social_states WHERE state_hash = ?1 AND tenant_id = ?2 AND provider = ?3 AND expires_at > ?4
+    tx.conn().query_opt(
+        "DELETE FROM social_states WHERE state_hash = ?1 AND tenant_id = ?2 AND provider = ?3 AND expires_at > ?4
              RETURNING state_hash, provider, purpose, request_id, invite_hash, user_id, verifier, nonce, browser_hash,
                expires_at",
-            params![state_hash, tenant, provider, now],
-            |r| {
-                Ok(StateRow {
-                    state_hash: r.get(0)?,
-                    provider: r.get(1)?,
-                    purpose: r.get(2)?,
-                    request_id: r.get(3)?,
-                    invite_hash: r.get(4)?,
-                    user_id: r.get(5)?,
-                    verifier: r.get(6)?,
-                    nonce: r.get(7)?,
-                    browser_hash: r.get(8)?,
-                    expires_at: r.get(9)?,
-                })
-            },
-        )
-        .optional()?)
+        params![state_hash, tenant, provider, now],
+        |r| {
+            Ok(StateRow {
+                state_hash: r.get(0)?,
+                provider: r.get(1)?,
+                purpose: r.get(2)?,
+                request_id: r.get(3)?,
+                invite_hash: r.get(4)?,
+                user_id: r.get(5)?,
+                verifier: r.get(6)?,
+                nonce: r.get(7)?,
+                browser_hash: r.get(8)?,
+                expires_at: r.get(9)?,
+            })
+        },
+    )
 }
 
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    Ok(super::exec(tx.conn_mut(), "DELETE FROM social_states WHERE expires_at <= ?1", [now])?)
+    tx.conn().execute("DELETE FROM social_states WHERE expires_at <= ?1", params![now])
 }
 
 #[cfg(test)]

@@ -37,7 +37,8 @@ pub enum ValueRef<'a> {
 }
 
 impl ValueRef<'_> {
-    fn kind(&self) -> &'static str {
+    /// What the value is, for error messages.
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             ValueRef::Null => "NULL",
             ValueRef::Int(_) => "an integer",
@@ -331,7 +332,6 @@ fn first_words(sql: &str) -> String {
 }
 
 /// `params![a, b]`: the parameters of a statement, as `&[&dyn ToValue]`.
-#[allow(unused_macros)] // until the table modules use it
 macro_rules! params {
     () => {
         &[] as &[&dyn $crate::store::sql::ToValue]
@@ -340,7 +340,6 @@ macro_rules! params {
         &[$(&$p as &dyn $crate::store::sql::ToValue),+] as &[&dyn $crate::store::sql::ToValue]
     };
 }
-#[allow(unused_imports)] // until the table modules use it
 pub(crate) use params;
 
 // ---- SQLite ---------------------------------------------------------------------------------

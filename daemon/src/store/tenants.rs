@@ -1,6 +1,6 @@
 //! `tenants` table.
 
-use rusqlite::{OptionalExtension, Row, params};
+use super::sql::{ConnExt, Row, params};
 
 use super::{Reader, Registration, StoreError, TenantId, Text, WriteTx};
 use crate::clock::Timestamp;
@@ -27,7 +27,7 @@ pub struct NewTenant<'a> {
 
 const COLUMNS: &str = "id, slug, name, base_url, rp_id, registration, created_at";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<TenantRow> {
+fn from_row(r: &Row<'_>) -> Result<TenantRow, StoreError> {
     Ok(TenantRow {
         id: r.get(0)?,
         slug: r.get(1)?,
@@ -41,7 +41,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TenantRow> {
 
 pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreError> {
     Ok(TenantId(super::insert_returning_id(
-        tx.conn_mut(),
+        tx.conn(),
         "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
         params![t.slug, t.name, t.base_url, t.rp_id, Text(t.registration), t.created_at],
@@ -50,39 +50,37 @@ pub fn insert(tx: &WriteTx<'_>, t: &NewTenant<'_>) -> Result<TenantId, StoreErro
 
 pub fn by_slug(tx: &impl Reader, slug: &str) -> Result<Option<TenantRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM tenants WHERE slug = ?1");
-    Ok(tx.conn().prepare_cached(&sql)?.query_row([slug], from_row).optional()?)
+    tx.conn().query_opt(&sql, params![slug], from_row)
 }
 
 pub fn by_id(tx: &impl Reader, id: TenantId) -> Result<Option<TenantRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM tenants WHERE id = ?1");
-    Ok(tx.conn().prepare_cached(&sql)?.query_row([id], from_row).optional()?)
+    tx.conn().query_opt(&sql, params![id], from_row)
 }
 
 pub fn by_base_url(tx: &impl Reader, base_url: &str) -> Result<Option<TenantRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM tenants WHERE base_url = ?1");
-    Ok(tx.conn().prepare_cached(&sql)?.query_row([base_url], from_row).optional()?)
+    tx.conn().query_opt(&sql, params![base_url], from_row)
 }
 
 pub fn list(tx: &impl Reader) -> Result<Vec<TenantRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM tenants ORDER BY slug");
-    let mut stmt = tx.conn().prepare_cached(&sql)?;
-    let rows = stmt.query_map([], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = tx.conn().query_all(&sql, params![], from_row)?;
     Ok(rows)
 }
 
 pub fn count(tx: &impl Reader) -> Result<u64, StoreError> {
-    let n: i64 = tx.conn().query_row("SELECT count(*) FROM tenants", [], |r| r.get(0))?;
+    let n: i64 = tx.conn().query_one("SELECT count(*) FROM tenants", params![], |r| r.get(0))?;
     Ok(n.max(0) as u64)
 }
 
 /// Deletes the tenant and, by cascade, everything it owns. Returns whether it existed.
 pub fn delete(tx: &WriteTx<'_>, id: TenantId) -> Result<bool, StoreError> {
-    Ok(super::exec(tx.conn_mut(), "DELETE FROM tenants WHERE id = ?1", [id])? == 1)
+    Ok(tx.conn().execute("DELETE FROM tenants WHERE id = ?1", params![id])? == 1)
 }
 
 pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registration) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
+    tx.conn().execute(
         "UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1",
         params![id, name, Text(registration)],
     )?;
@@ -126,8 +124,10 @@ mod tests {
             assert_eq!(by_base_url(tx, "https://acme.example").unwrap(), Some(want.clone()));
             assert_eq!(by_slug(tx, "other").unwrap(), None);
             assert_eq!(by_base_url(tx, "https://acme.example/").unwrap(), None);
-            let stored: String =
-                tx.conn().query_row("SELECT registration FROM tenants WHERE id = ?1", [id], |r| r.get(0)).unwrap();
+            let stored: String = tx
+                .conn()
+                .query_one("SELECT registration FROM tenants WHERE id = ?1", params![id], |r| r.get(0))
+                .unwrap();
             assert_eq!(stored, "open");
         });
     }
@@ -192,7 +192,7 @@ mod tests {
             assert!(by_slug(tx, "a").unwrap().is_none());
             assert!(users::by_email(tx, a, "ada@example.com").unwrap().is_none());
             assert!(apps::get(tx, a, "c").unwrap().is_none());
-            let n: i64 = tx.conn().query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap();
+            let n: i64 = tx.conn().query_one("SELECT count(*) FROM users", params![], |r| r.get(0)).unwrap();
             assert_eq!(n, 1);
             assert!(by_slug(tx, "b").unwrap().is_some());
             assert!(users::by_email(tx, b, "ada@example.com").unwrap().is_some());

@@ -4,8 +4,10 @@
 
 use std::fmt;
 
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
+
+use super::StoreError;
+use super::sql::{FromValue, ToValue, Value, ValueRef};
 
 pub use latchkey::admin::{AppType, KeyState, Registration};
 
@@ -22,15 +24,15 @@ macro_rules! row_id {
             }
         }
 
-        impl ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                self.0.to_sql()
+        impl ToValue for $name {
+            fn to_value(&self) -> Value<'_> {
+                Value::Int(self.0)
             }
         }
 
-        impl FromSql for $name {
-            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                i64::column_result(value).map($name)
+        impl FromValue for $name {
+            fn from_value(v: ValueRef<'_>) -> Result<Self, StoreError> {
+                i64::from_value(v).map($name)
             }
         }
     };
@@ -53,45 +55,29 @@ pub trait StoredText: Sized + Copy + 'static {
     fn from_text(text: &str) -> Option<Self>;
 }
 
-/// A stored value outside the column's set: becomes [`StoreError::Corrupt`](super::StoreError).
-#[derive(Debug)]
-pub(crate) struct UnknownValue {
-    column: &'static str,
-    value: String,
-}
-
-impl fmt::Display for UnknownValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: unknown value {:?}", self.column, self.value)
+fn text_from_value<T: StoredText>(v: ValueRef<'_>) -> Result<T, StoreError> {
+    match v {
+        ValueRef::Text(text) => {
+            T::from_text(text).ok_or_else(|| StoreError::Corrupt(format!("{}: unknown value {text:?}", T::COLUMN)))
+        }
+        other => Err(StoreError::Corrupt(format!("{}: expected text, found {}", T::COLUMN, other.kind()))),
     }
-}
-
-impl std::error::Error for UnknownValue {}
-
-fn text_to_sql<T: StoredText>(value: T) -> rusqlite::Result<ToSqlOutput<'static>> {
-    Ok(ToSqlOutput::from(value.as_text()))
-}
-
-fn text_from_sql<T: StoredText>(value: ValueRef<'_>) -> FromSqlResult<T> {
-    let text = value.as_str()?;
-    T::from_text(text)
-        .ok_or_else(|| FromSqlError::Other(Box::new(UnknownValue { column: T::COLUMN, value: text.into() })))
 }
 
 /// SQL form of a [`StoredText`] enum defined in the `latchkey` crate, which knows nothing of
-/// SQLite: bind `Text(value)`, read `row.get::<_, Text<T>>(i)?.0`.
+/// the store: bind `Text(value)`, read `row.get::<_, Text<T>>(i)?.0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Text<T>(pub T);
 
-impl<T: StoredText> ToSql for Text<T> {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        text_to_sql(self.0)
+impl<T: StoredText> ToValue for Text<T> {
+    fn to_value(&self) -> Value<'_> {
+        Value::Text(self.0.as_text())
     }
 }
 
-impl<T: StoredText> FromSql for Text<T> {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        text_from_sql(value).map(Text)
+impl<T: StoredText> FromValue for Text<T> {
+    fn from_value(v: ValueRef<'_>) -> Result<Self, StoreError> {
+        text_from_value(v).map(Text)
     }
 }
 
@@ -136,7 +122,7 @@ impl StoredText for KeyState {
     }
 }
 
-/// An enum of the daemon's own, stored as TEXT: `as_str`, `parse`, `Display`, `ToSql`, `FromSql`.
+/// An enum of the daemon's own, stored as TEXT: `as_str`, `parse`, `Display`, `ToValue`, `FromValue`.
 macro_rules! text_enum {
     ($(#[$doc:meta])* $name:ident in $column:literal { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)+ }) => {
         $(#[$doc])*
@@ -177,15 +163,15 @@ macro_rules! text_enum {
             }
         }
 
-        impl ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                text_to_sql(*self)
+        impl ToValue for $name {
+            fn to_value(&self) -> Value<'_> {
+                Value::Text(self.as_str())
             }
         }
 
-        impl FromSql for $name {
-            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                text_from_sql(value)
+        impl FromValue for $name {
+            fn from_value(v: ValueRef<'_>) -> Result<Self, StoreError> {
+                text_from_value(v)
             }
         }
     };
@@ -262,6 +248,7 @@ text_enum!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::sql::{Conn, ConnExt, params};
 
     fn round_trip<T: StoredText + PartialEq + fmt::Debug>(all: &[T]) {
         for v in all {
@@ -299,41 +286,41 @@ mod tests {
 
     #[test]
     fn sql_values_are_plain() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        let (status, app): (String, String) = conn
-            .query_row("SELECT ?1, ?2", rusqlite::params![UserStatus::Active, Text(AppType::M2m)], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+        let c = crate::store::testing::sqlite_memory();
+        let db: &dyn Conn = &c;
+        let (status, app): (String, String) = db
+            .query_one("SELECT ?1, ?2", params![UserStatus::Active, Text(AppType::M2m)], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
         assert_eq!((status.as_str(), app.as_str()), ("active", "m2m"));
         let back: (UserStatus, Text<AppType>) =
-            conn.query_row("SELECT 'active', 'm2m'", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+            db.query_one("SELECT 'active', 'm2m'", params![], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!(back, (UserStatus::Active, Text(AppType::M2m)));
     }
 
     #[test]
     fn ids_are_plain_integers() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        let (t, u): (i64, i64) = conn
-            .query_row("SELECT ?1, ?2", rusqlite::params![TenantId(3), UserId(9)], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap();
+        let c = crate::store::testing::sqlite_memory();
+        let db: &dyn Conn = &c;
+        let (t, u): (i64, i64) =
+            db.query_one("SELECT ?1, ?2", params![TenantId(3), UserId(9)], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!((t, u), (3, 9));
         let back: (TenantId, Option<UserId>) =
-            conn.query_row("SELECT 3, NULL", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+            db.query_one("SELECT 3, NULL", params![], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!(back, (TenantId(3), None));
     }
 
     #[test]
     fn unknown_text_is_corrupt() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        let err: super::super::StoreError =
-            conn.query_row("SELECT 'sleeping'", [], |r| r.get::<_, UserStatus>(0)).unwrap_err().into();
+        let c = crate::store::testing::sqlite_memory();
+        let db: &dyn Conn = &c;
+        let err = db.query_one("SELECT 'sleeping'", params![], |r| r.get::<_, UserStatus>(0)).unwrap_err();
         assert!(
-            matches!(&err, super::super::StoreError::Corrupt(m) if m.contains("users.status") && m.contains("sleeping")),
+            matches!(&err, StoreError::Corrupt(m) if m.contains("users.status: unknown value \"sleeping\"")),
             "{err}"
         );
-        let err: super::super::StoreError =
-            conn.query_row("SELECT 'desktop'", [], |r| r.get::<_, Text<AppType>>(0)).unwrap_err().into();
-        assert!(matches!(err, super::super::StoreError::Corrupt(_)), "{err}");
+        let err = db.query_one("SELECT 'desktop'", params![], |r| r.get::<_, Text<AppType>>(0)).unwrap_err();
+        assert!(matches!(&err, StoreError::Corrupt(m) if m.contains("applications.app_type")), "{err}");
+        let err = db.query_one("SELECT 7", params![], |r| r.get::<_, UserStatus>(0)).unwrap_err();
+        assert!(matches!(&err, StoreError::Corrupt(m) if m.contains("users.status: expected text")), "{err}");
     }
 }

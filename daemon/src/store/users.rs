@@ -1,6 +1,6 @@
 //! `users` table.
 
-use rusqlite::{OptionalExtension, Row, params};
+use super::sql::{ConnExt, Row, params};
 
 use super::{Reader, StoreError, TenantId, UserStatus, WriteTx};
 use crate::clock::Timestamp;
@@ -31,7 +31,7 @@ pub struct NewUser<'a> {
 
 const COLUMNS: &str = "id, public_id, user_handle, email, name, picture, status, created_at, email_verified";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<UserRow> {
+fn from_row(r: &Row<'_>) -> Result<UserRow, StoreError> {
     Ok(UserRow {
         id: r.get(0)?,
         public_id: r.get(1)?,
@@ -52,7 +52,7 @@ pub fn normalise_email(email: &str) -> String {
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<UserId, StoreError> {
     Ok(UserId(super::insert_returning_id(
-        tx.conn_mut(),
+        tx.conn(),
         "INSERT INTO users (tenant_id, public_id, user_handle, email, email_norm, name, status, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
         params![tenant, u.public_id, u.user_handle, u.email, normalise_email(u.email), u.name, u.status, u.created_at],
@@ -61,49 +61,38 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, u: &NewUser<'_>) -> Result<Use
 
 pub fn by_email(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND email_norm = ?2");
-    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, normalise_email(email)], from_row).optional()?)
+    tx.conn().query_opt(&sql, params![tenant, normalise_email(email)], from_row)
 }
 
 pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND id = ?2");
-    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, id], from_row).optional()?)
+    tx.conn().query_opt(&sql, params![tenant, id], from_row)
 }
 
 pub fn by_public_id(tx: &impl Reader, tenant: TenantId, public_id: &str) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND public_id = ?2");
-    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, public_id], from_row).optional()?)
+    tx.conn().query_opt(&sql, params![tenant, public_id], from_row)
 }
 
 pub fn by_handle(tx: &impl Reader, tenant: TenantId, handle: &[u8]) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND user_handle = ?2");
-    Ok(tx.conn().prepare_cached(&sql)?.query_row(params![tenant, handle], from_row).optional()?)
+    tx.conn().query_opt(&sql, params![tenant, handle], from_row)
 }
 
 pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: UserStatus) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
-        "UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2",
-        params![tenant, id, status],
-    )?;
+    tx.conn().execute("UPDATE users SET status = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, status])?;
     Ok(())
 }
 
 /// The user proved control of the address (an invitation link sent to it, or a verified social login).
 pub fn set_email_verified(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
-        "UPDATE users SET email_verified = TRUE WHERE tenant_id = ?1 AND id = ?2",
-        params![tenant, id],
-    )?;
+    tx.conn()
+        .execute("UPDATE users SET email_verified = TRUE WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;
     Ok(())
 }
 
 pub fn set_name(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, name: &str) -> Result<(), StoreError> {
-    super::exec(
-        tx.conn_mut(),
-        "UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2",
-        params![tenant, id, name],
-    )?;
+    tx.conn().execute("UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, name])?;
     Ok(())
 }
 
@@ -122,28 +111,29 @@ pub fn list(
            AND (CAST(?3 AS TEXT) IS NULL OR u.status = ?3)
          ORDER BY u.email_norm"
     );
-    let mut stmt = tx.conn().prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![tenant, role, status], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = tx.conn().query_all(&sql, params![tenant, role, status], from_row)?;
     Ok(rows)
 }
 
 /// The e-mail addresses of a tenant's users in one state, by e-mail (for bulk calls such as
 /// `user reinvite --all-pending`, which need no more than that).
 pub fn emails_with_status(tx: &impl Reader, tenant: TenantId, status: UserStatus) -> Result<Vec<String>, StoreError> {
-    let mut stmt =
-        tx.conn().prepare("SELECT email FROM users WHERE tenant_id = ?1 AND status = ?2 ORDER BY email_norm")?;
-    let rows = stmt.query_map(params![tenant, status], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
+    let rows: Vec<String> = tx.conn().query_all(
+        "SELECT email FROM users WHERE tenant_id = ?1 AND status = ?2 ORDER BY email_norm",
+        params![tenant, status],
+        |r| r.get(0),
+    )?;
     Ok(rows)
 }
 
 /// Deletes a user; credentials, sessions, invites, codes and refresh tokens go with them.
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<bool, StoreError> {
-    Ok(super::exec(tx.conn_mut(), "DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
+    Ok(tx.conn().execute("DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
 }
 
 /// Ends everything a user is signed in with: sessions, refresh tokens and their access tokens.
 pub fn sign_out_everywhere(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: Timestamp) -> Result<(), StoreError> {
-    super::exec(tx.conn_mut(), "DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
+    tx.conn().execute("DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
     super::oidc::revoke_grants(tx, tenant, super::oidc::Grants::User(id), now)?;
     Ok(())
 }
@@ -218,7 +208,7 @@ mod tests {
             assert_eq!(by_public_id(tx, a, "p2").unwrap(), None);
             assert_eq!(by_handle(tx, a, &[1, 2]).unwrap(), None);
             let stored: String =
-                tx.conn().query_row("SELECT status FROM users WHERE id = ?1", [id], |r| r.get(0)).unwrap();
+                tx.conn().query_one("SELECT status FROM users WHERE id = ?1", params![id], |r| r.get(0)).unwrap();
             assert_eq!(stored, "invited");
         });
     }
@@ -402,7 +392,7 @@ mod tests {
         t.read(|tx| {
             assert_eq!(by_id(tx, a, id).unwrap(), Some(before));
             assert!(sessions::valid(tx, a, b"s", 2).unwrap().is_none(), "an invited user has no valid session");
-            let n: i64 = tx.conn().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
+            let n: i64 = tx.conn().query_one("SELECT count(*) FROM sessions", params![], |r| r.get(0)).unwrap();
             assert_eq!(n, 1);
             assert_eq!(oidc::refresh(tx, a, b"r").unwrap().unwrap().revoked_at, None);
         });

@@ -145,13 +145,15 @@ fn run(
 /// Runs `batch` in one transaction and answers every job.
 fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
     let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
-        Ok(tx) => WriteTx(tx),
+        Ok(tx) => tx,
         Err(e) => {
             let e = StoreError::from(e);
             batch.into_iter().for_each(|job| job.answer(Some(&e)));
             return;
         }
     };
+    // The jobs see the transaction's connection through the engine-neutral façade.
+    let write_tx = WriteTx(&*tx);
     let mut kept: Vec<Box<dyn Job>> = Vec::with_capacity(batch.len());
     let mut broken: Option<StoreError> = None;
     for mut job in batch.drain(..) {
@@ -164,8 +166,8 @@ fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
             job.answer(broken.as_ref());
             continue;
         }
-        let ok = job.run(&tx);
-        if tx.0.is_autocommit() {
+        let ok = job.run(&write_tx);
+        if tx.is_autocommit() {
             // SQLite rolled the whole transaction back itself (disk full, I/O error): the writes
             // kept so far are gone too.
             let e = StoreError::Commit("the transaction was rolled back by the database".into());
@@ -196,31 +198,32 @@ fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
             drop(tx);
             Some(e)
         }
-        None => tx.0.commit().err().map(StoreError::from),
+        None => tx.commit().err().map(StoreError::from),
     };
     kept.into_iter().for_each(|job| job.answer(outcome.as_ref()));
 }
 
-fn savepoint(tx: &WriteTx<'_>, sql: &str) -> Result<(), StoreError> {
-    tx.0.prepare_cached(sql)?.execute([])?;
+fn savepoint(tx: &Connection, sql: &str) -> Result<(), StoreError> {
+    tx.prepare_cached(sql)?.execute([])?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::sql::{ConnExt, params};
     use super::super::testing::temp_db;
     use super::super::{Reader, StoreError};
     use std::sync::atomic::Ordering;
 
     fn count(t: &super::super::testing::TempDb) -> i64 {
-        t.read(|tx| tx.conn().query_row("SELECT count(*) FROM tenants", [], |r| r.get(0)).unwrap())
+        t.read(|tx| tx.conn().query_one("SELECT count(*) FROM tenants", params![], |r| r.get(0)).unwrap())
     }
 
     fn insert(tx: &super::WriteTx<'_>, slug: &str) -> Result<(), StoreError> {
-        tx.conn_mut().execute(
+        tx.conn().execute(
             "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
              VALUES (?1, ?1, 'https://x.test/' || ?1, 'r', 'open', 0)",
-            [slug],
+            params![slug],
         )?;
         Ok(())
     }
@@ -257,8 +260,11 @@ mod tests {
         assert_eq!(count(&t), 180);
         let kept: i64 = t
             .read(|tx| {
-                tx.conn()
-                    .query_row("SELECT count(*) FROM tenants WHERE slug IN ('t0', 't10', 't190')", [], |r| r.get(0))
+                tx.conn().query_one(
+                    "SELECT count(*) FROM tenants WHERE slug IN ('t0', 't10', 't190')",
+                    params![],
+                    |r| r.get(0),
+                )
             })
             .unwrap();
         assert_eq!(kept, 0);

@@ -70,15 +70,20 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
     // The user's credentials come from a read transaction beside the writer; the write queue only
     // carries the challenge's insert.
     let known = match username {
-        Some(u) => state.db.read_now(move |tx| -> Result<_, Error> {
-            match store::users::by_email(tx, t, &u)? {
-                Some(user) if user.status == UserStatus::Active => {
-                    let creds = store::credentials::for_user(tx, t, user.id)?;
-                    Ok(if creds.is_empty() { None } else { Some((user, creds)) })
-                }
-                _ => Ok(None),
-            }
-        })?,
+        Some(u) => {
+            state
+                .db
+                .read_now(move |tx| -> Result<_, Error> {
+                    match store::users::by_email(tx, t, &u)? {
+                        Some(user) if user.status == UserStatus::Active => {
+                            let creds = store::credentials::for_user(tx, t, user.id)?;
+                            Ok(if creds.is_empty() { None } else { Some((user, creds)) })
+                        }
+                        _ => Ok(None),
+                    }
+                })
+                .await?
+        }
         None => None,
     };
     let (options, kind, user_id, state_json) = match (known, decoy) {
@@ -143,21 +148,27 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     // 1. Read the challenge (without taking it), the user and the credential beside the writer.
     let handle = assertion.response.user_handle.clone();
     let (c, id) = (challenge.clone(), cred_id.clone());
-    let (row, user, credential) = state.db.read_now(move |tx| -> Result<_, Error> {
-        let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
-        let row = store::challenges::peek(tx, t, &c, kinds, now)?.ok_or_else(invalid_challenge)?;
-        let user = if row.kind == ChallengeKind::Discoverable {
-            let handle = handle.ok_or_else(|| {
-                Error::invalid(codes::MISSING_USER_HANDLE, "a username-less sign-in needs the credential's user handle")
-            })?;
-            store::users::by_handle(tx, t, handle.as_ref())?.ok_or_else(unknown)?
-        } else {
-            let user_id = row.user_id.ok_or_else(unknown)?;
-            store::users::by_id(tx, t, user_id)?.ok_or_else(unknown)?
-        };
-        let credential = owned_credential(tx, t, &user, &id)?.ok_or_else(unknown)?;
-        Ok((row, user, credential))
-    })?;
+    let (row, user, credential) = state
+        .db
+        .read_now(move |tx| -> Result<_, Error> {
+            let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
+            let row = store::challenges::peek(tx, t, &c, kinds, now)?.ok_or_else(invalid_challenge)?;
+            let user = if row.kind == ChallengeKind::Discoverable {
+                let handle = handle.ok_or_else(|| {
+                    Error::invalid(
+                        codes::MISSING_USER_HANDLE,
+                        "a username-less sign-in needs the credential's user handle",
+                    )
+                })?;
+                store::users::by_handle(tx, t, handle.as_ref())?.ok_or_else(unknown)?
+            } else {
+                let user_id = row.user_id.ok_or_else(unknown)?;
+                store::users::by_id(tx, t, user_id)?.ok_or_else(unknown)?
+            };
+            let credential = owned_credential(tx, t, &user, &id)?.ok_or_else(unknown)?;
+            Ok((row, user, credential))
+        })
+        .await?;
 
     // 2. Verify the signature here, not in the write queue: it is the costly step.
     let mut key = passkey(&credential)?;
