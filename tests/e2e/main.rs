@@ -9,6 +9,7 @@ mod audit;
 mod browser;
 mod bulk;
 mod cli_behaviour;
+mod cluster;
 mod config;
 mod declarative;
 mod dev_mode;

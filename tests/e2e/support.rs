@@ -1025,3 +1025,123 @@ impl<'a> Site<'a> {
         (soft, cookie)
     }
 }
+
+impl<'a> Site<'a> {
+    /// This tenant as seen through another node of a [`Cluster`]: requests go to `node_url`
+    /// (`http://127.0.0.1:<port>`, see [`Cluster::urls`]) with the same path, while the origin
+    /// (and so the WebAuthn origin and `Origin` header) stays the tenant's. CLI calls of the
+    /// returned site go to `node`'s admin socket. Invitations checked by [`Site::invite`] compare
+    /// against the tenant's own base URL: make them through a site of node A.
+    pub fn via<'b>(&self, node: &'b TestDaemon, node_url: &str) -> Site<'b> {
+        let path = self.base.strip_prefix(&self.origin).unwrap_or_else(|| {
+            panic!("{} is not under its origin {}: a tenant with its own host", self.base, self.origin)
+        });
+        Site { d: node, slug: self.slug.clone(), base: format!("{node_url}{path}"), origin: self.origin.clone() }
+    }
+}
+
+/// Several in-process daemons on ONE PostgreSQL database, as operators run them behind a load
+/// balancer (SPEC §9). Every node has the same `[storage]` (`backend = "postgres"`, one
+/// `url_file`), the same key-encryption-key file and the same `server.public_url` (node A's URL),
+/// so tenants route by path on every node and issuers and WebAuthn origins are identical; each
+/// node has its own port, admin socket, data directory and manual clock. Nodes are addressed by
+/// index: `urls[i]`, [`Cluster::url`], [`Cluster::get`], [`Cluster::on`], [`Cluster::site`].
+///
+/// A node's `TestDaemon::base` is the shared public URL (node A's), so `nodes[i].get(..)` goes
+/// to node A: use `cluster.get(i, ..)` to reach node i.
+pub struct Cluster {
+    /// Dropped first (fields drop in order): every node stops before the database is dropped.
+    pub nodes: Vec<TestDaemon>,
+    /// `http://127.0.0.1:<port>` of each node.
+    pub urls: Vec<String>,
+    /// The shared `server.public_url` (node A's own URL, `http://localhost:<port>`).
+    pub public: String,
+    /// The one store of every node.
+    pub store: TestStore,
+    /// The one key-encryption-key file of every node.
+    pub kek_path: PathBuf,
+    pub dir: tempfile::TempDir,
+    pg: Option<Arc<PgDatabase>>,
+}
+
+impl Cluster {
+    /// `n` nodes on one new database of the PostgreSQL test cluster; panics on another backend
+    /// (several daemons on one SQLite file are refused by design: guard the test first).
+    pub fn start(n: usize) -> Cluster {
+        Cluster::start_with(n, |_, _| {})
+    }
+
+    /// Like [`Cluster::start`], with `edit(i, &mut file)` adjusting node i's config after the
+    /// harness has set its listen address, public URL, storage and key-encryption key. Nodes
+    /// start one after another: node A creates the key-encryption key and migrates the database.
+    pub fn start_with(n: usize, edit: impl Fn(usize, &mut FileConfig)) -> Cluster {
+        assert!(n >= 1, "a cluster has at least one node");
+        assert_eq!(
+            backend(),
+            Backend::Postgres,
+            "Cluster needs LATCHKEY_TEST_BACKEND=postgres: several nodes share one PostgreSQL database"
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pg = PgDatabase::create(dir.path());
+        let store = pg.store();
+        let kek_path = dir.path().join("key-encryption.key");
+        let mut nodes = Vec::with_capacity(n);
+        let mut urls = Vec::with_capacity(n);
+        let mut public: Option<String> = None;
+        for i in 0..n {
+            let mut listen = None;
+            let node = TestDaemon::start_on(0, |f| {
+                listen = f.server.listen.clone();
+                if let Some(p) = &public {
+                    f.server.public_url = Some(p.clone());
+                }
+                store.apply(f);
+                f.keys.encryption_key_file = Some(kek_path.clone());
+                edit(i, f);
+            });
+            assert_eq!(node.store, store, "node {i} is on the cluster's database");
+            urls.push(format!("http://{}", listen.expect("listen address")));
+            public.get_or_insert_with(|| node.base.clone());
+            nodes.push(node);
+        }
+        let public = public.expect("node A");
+        Cluster { nodes, urls, public, store, kek_path, dir, pg: Some(pg) }
+    }
+
+    /// Node i.
+    pub fn node(&self, i: usize) -> &TestDaemon {
+        &self.nodes[i]
+    }
+
+    /// `path` (e.g. `/acme/.well-known/jwks.json`) on node i.
+    pub fn url(&self, i: usize, path: &str) -> String {
+        format!("{}{path}", self.urls[i])
+    }
+
+    /// GET `path` from node i.
+    pub fn get(&self, i: usize, path: &str) -> Http {
+        http_get(&self.url(i, path), None)
+    }
+
+    /// A URL under the shared public URL (a tenant's base URL, a redirect's `Location`) sent to
+    /// node i instead, with the same path and query.
+    pub fn on(&self, i: usize, url: &str) -> String {
+        let rest = url.strip_prefix(&self.public).unwrap_or_else(|| panic!("{url} is not under {}", self.public));
+        self.url(i, rest)
+    }
+
+    /// The CLI against node i's admin socket.
+    pub fn cli(&self, i: usize, args: &[&str]) -> Run {
+        self.nodes[i].cli(args)
+    }
+
+    /// `site` (made through any node) as seen through node i: see [`Site::via`].
+    pub fn site<'a>(&'a self, i: usize, site: &Site<'_>) -> Site<'a> {
+        site.via(&self.nodes[i], &self.urls[i])
+    }
+
+    /// SQL on the shared database.
+    pub fn sql(&self) -> TestSql {
+        self.store.sql()
+    }
+}
