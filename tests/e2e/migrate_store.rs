@@ -212,12 +212,6 @@ fn sqlite_installation_moves_to_postgres() {
         store.apply(f);
         f.keys.encryption_key_file = Some(kek_for_pg);
     });
-    // lead: drop this guard once the daemon runs on PostgreSQL (`Db::open(&Storage)`): until then a
-    // `backend = "postgres"` daemon still opens `{data_dir}/latchkey.db`.
-    if pg_daemon.dir.path().join("latchkey.db").exists() {
-        eprintln!("skipped the PostgreSQL daemon part: this latchkeyd does not run on PostgreSQL yet");
-        return;
-    }
     let jwks = pg_daemon.get("/acme/.well-known/jwks.json");
     assert_eq!(jwks.status, 200, "{}", jwks.body);
     assert_eq!(jwks.json()["keys"][0]["kid"].as_str(), Some(kid.as_str()), "the same signing key");
