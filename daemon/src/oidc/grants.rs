@@ -241,7 +241,7 @@ fn authorization_code(
     let redirect_uri = require(form, "redirect_uri")?;
     let verifier = form.get("code_verifier")?;
     let hash = sha256(code.as_bytes());
-    let Some(row) = store::oidc::code(tx, tenant.id, &hash)? else {
+    let Some(row) = store::oidc::code_for_use(tx, tenant.id, &hash)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("unknown authorization code")));
     };
     let reused = || -> Result<Decision, OAuthError> {
@@ -304,7 +304,7 @@ fn refresh(
     ttl: &Ttls,
 ) -> Result<Decision, OAuthError> {
     let token = require(form, "refresh_token")?;
-    let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? else {
+    let Some(row) = store::oidc::refresh_for_use(tx, tenant.id, &sha256(token.as_bytes()))? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("unknown refresh token")));
     };
     if row.client_id != app.client_id {

@@ -1,7 +1,7 @@
 //! OIDC state: pending authorization requests, authorization codes, refresh tokens, revoked
 //! access tokens. Codes and refresh tokens are stored as SHA-256 hashes only.
 
-use super::sql::{ConnExt, ToValue, params};
+use super::sql::{Conn, ConnExt, Engine, ToValue, params};
 
 use super::users::UserId;
 use super::{Reader, StoreError, TenantId, WriteTx};
@@ -91,29 +91,59 @@ pub fn insert_code(
     Ok(())
 }
 
-pub fn code(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option<CodeRow>, StoreError> {
-    tx.conn().query_opt(
+macro_rules! select_code {
+    () => {
         "SELECT client_id, user_id, session_id, redirect_uri, scope, nonce, code_challenge, auth_time, amr, expires_at,
-                    used_at, access_jti
-             FROM authorization_codes WHERE tenant_id = ?1 AND code_hash = ?2",
-        params![tenant, hash],
-        |r| {
-            Ok(CodeRow {
-                client_id: r.get(0)?,
-                user_id: r.get(1)?,
-                session_id: r.get(2)?,
-                redirect_uri: r.get(3)?,
-                scope: r.get(4)?,
-                nonce: r.get(5)?,
-                code_challenge: r.get(6)?,
-                auth_time: r.get(7)?,
-                amr: r.get(8)?,
-                expires_at: r.get(9)?,
-                used_at: r.get(10)?,
-                access_jti: r.get(11)?,
-            })
-        },
-    )
+                used_at, access_jti
+         FROM authorization_codes WHERE tenant_id = ?1 AND code_hash = ?2"
+    };
+}
+
+macro_rules! select_refresh {
+    () => {
+        "SELECT id, family, client_id, user_id, session_id, scope, auth_time, amr, expires_at, used_at, revoked_at
+         FROM refresh_tokens WHERE tenant_id = ?1 AND token_hash = ?2"
+    };
+}
+
+/// The row of a statement read for redemption: on PostgreSQL it is locked (`FOR UPDATE`) until
+/// the transaction ends, so concurrent redemptions of one code or refresh token, on any node,
+/// queue behind each other and each sees the previous one's outcome — the order SQLite's single
+/// writer gives. Without it, a reuse that revokes the family and the rotation it races take
+/// their row locks in different orders and PostgreSQL aborts one as a deadlock.
+fn for_use<'s>(tx: &WriteTx<'_>, plain: &'s str, locked: &'s str) -> &'s str {
+    match tx.conn().engine() {
+        Engine::Sqlite => plain,
+        Engine::Postgres => locked,
+    }
+}
+
+pub fn code(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option<CodeRow>, StoreError> {
+    code_row(tx.conn(), select_code!(), tenant, hash)
+}
+
+/// [`code`] for redemption, the row locked on PostgreSQL (see [`for_use`]).
+pub fn code_for_use(tx: &WriteTx<'_>, tenant: TenantId, hash: &[u8]) -> Result<Option<CodeRow>, StoreError> {
+    code_row(tx.conn(), for_use(tx, select_code!(), concat!(select_code!(), " FOR UPDATE")), tenant, hash)
+}
+
+fn code_row(c: &dyn Conn, sql: &str, tenant: TenantId, hash: &[u8]) -> Result<Option<CodeRow>, StoreError> {
+    c.query_opt(sql, params![tenant, hash], |r| {
+        Ok(CodeRow {
+            client_id: r.get(0)?,
+            user_id: r.get(1)?,
+            session_id: r.get(2)?,
+            redirect_uri: r.get(3)?,
+            scope: r.get(4)?,
+            nonce: r.get(5)?,
+            code_challenge: r.get(6)?,
+            auth_time: r.get(7)?,
+            amr: r.get(8)?,
+            expires_at: r.get(9)?,
+            used_at: r.get(10)?,
+            access_jti: r.get(11)?,
+        })
+    })
 }
 
 /// Marks a code used; false when it already was (a concurrent redemption won).
@@ -193,26 +223,30 @@ pub fn insert_refresh(
 }
 
 pub fn refresh(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option<RefreshRow>, StoreError> {
-    tx.conn().query_opt(
-        "SELECT id, family, client_id, user_id, session_id, scope, auth_time, amr, expires_at, used_at, revoked_at
-             FROM refresh_tokens WHERE tenant_id = ?1 AND token_hash = ?2",
-        params![tenant, hash],
-        |r| {
-            Ok(RefreshRow {
-                id: r.get(0)?,
-                family: r.get(1)?,
-                client_id: r.get(2)?,
-                user_id: r.get(3)?,
-                session_id: r.get(4)?,
-                scope: r.get(5)?,
-                auth_time: r.get(6)?,
-                amr: r.get(7)?,
-                expires_at: r.get(8)?,
-                used_at: r.get(9)?,
-                revoked_at: r.get(10)?,
-            })
-        },
-    )
+    refresh_row(tx.conn(), select_refresh!(), tenant, hash)
+}
+
+/// [`refresh`] for rotation, the row locked on PostgreSQL (see [`for_use`]).
+pub fn refresh_for_use(tx: &WriteTx<'_>, tenant: TenantId, hash: &[u8]) -> Result<Option<RefreshRow>, StoreError> {
+    refresh_row(tx.conn(), for_use(tx, select_refresh!(), concat!(select_refresh!(), " FOR UPDATE")), tenant, hash)
+}
+
+fn refresh_row(c: &dyn Conn, sql: &str, tenant: TenantId, hash: &[u8]) -> Result<Option<RefreshRow>, StoreError> {
+    c.query_opt(sql, params![tenant, hash], |r| {
+        Ok(RefreshRow {
+            id: r.get(0)?,
+            family: r.get(1)?,
+            client_id: r.get(2)?,
+            user_id: r.get(3)?,
+            session_id: r.get(4)?,
+            scope: r.get(5)?,
+            auth_time: r.get(6)?,
+            amr: r.get(7)?,
+            expires_at: r.get(8)?,
+            used_at: r.get(9)?,
+            revoked_at: r.get(10)?,
+        })
+    })
 }
 
 /// Marks a refresh token rotated; false when it already was.
