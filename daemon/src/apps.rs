@@ -157,6 +157,7 @@ pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCr
     state
         .db
         .write(move |tx| -> Result<(), Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             ensure_name_free(tx, tenant.id, &stored.name, None)?;
             store::apps::insert(tx, tenant.id, &stored).map_err(name_conflict(&stored.name))?;
@@ -198,6 +199,7 @@ pub async fn delete(state: &State, slug: String, client_id: String) -> Result<()
     state
         .db
         .write(move |tx| -> Result<_, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             if !store::apps::delete(tx, tenant.id, &client_id)? {
                 return Err(app_not_found(&client_id, &slug));
@@ -283,6 +285,7 @@ pub async fn update(state: &State, slug: String, client_id: String, req: UpdateA
     state
         .db
         .write(move |tx| -> Result<_, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let cur = store::apps::get(tx, tenant.id, &client_id)?.ok_or_else(|| app_not_found(&client_id, &slug))?;
             let row = updated(&cur, &req)?;
@@ -300,6 +303,7 @@ pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Re
     state
         .db
         .write(move |tx| -> Result<_, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let row = store::apps::get(tx, tenant.id, &id)?.ok_or_else(|| app_not_found(&id, &slug))?;
             if row.secret_hash.is_none() {

@@ -108,7 +108,7 @@ impl Metrics {
         }
     }
 
-    pub fn render(&self, db: &crate::store::WriteStats) -> String {
+    pub fn render(&self, db: &crate::store::WriteStats, health: &crate::store::Health) -> String {
         let g = match self.inner.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -119,7 +119,23 @@ impl Metrics {
         out.push_str("# TYPE latchkey_connections_refused_total counter\n");
         let refused = self.refused_connections.load(std::sync::atomic::Ordering::Relaxed);
         let _ = writeln!(out, "latchkey_connections_refused_total {refused}");
-        // Group commit: writes per commit is the mean batch size.
+        let backend = health.backend;
+        out.push_str("# HELP latchkey_database_info The database backend: sqlite or postgres.\n");
+        out.push_str("# TYPE latchkey_database_info gauge\n");
+        let _ = writeln!(out, "latchkey_database_info{{backend=\"{backend}\"}} 1");
+        out.push_str("# HELP latchkey_database_up 1 when the database answered this scrape's query, else 0.\n");
+        out.push_str("# TYPE latchkey_database_up gauge\n");
+        let _ = writeln!(out, "latchkey_database_up {}", u8::from(health.up.is_none()));
+        out.push_str("# HELP latchkey_database_ping_seconds How long this scrape's query to the database took.\n");
+        out.push_str("# TYPE latchkey_database_ping_seconds gauge\n");
+        let _ = writeln!(out, "latchkey_database_ping_seconds {:.6}", health.ping.as_secs_f64());
+        out.push_str("# HELP latchkey_db_pool_connections Connections of the database pool by state.\n");
+        out.push_str("# TYPE latchkey_db_pool_connections gauge\n");
+        let in_use = health.pool_open.saturating_sub(health.pool_idle);
+        let _ = writeln!(out, "latchkey_db_pool_connections{{state=\"idle\"}} {}", health.pool_idle);
+        let _ = writeln!(out, "latchkey_db_pool_connections{{state=\"in_use\"}} {in_use}");
+        // Group commit: writes per commit is the mean batch size. On PostgreSQL every write is
+        // its own transaction (the server groups the WAL flushes), so both count alike.
         out.push_str("# HELP latchkey_db_writes_total Write transactions run through the database writer.\n");
         out.push_str("# TYPE latchkey_db_writes_total counter\n");
         let _ = writeln!(out, "latchkey_db_writes_total {}", db.writes.load(std::sync::atomic::Ordering::Relaxed));

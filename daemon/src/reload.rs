@@ -123,7 +123,7 @@ pub fn apply(
         report.reloaded.push("TLS certificate and key".to_owned());
     }
 
-    let fixed: [(&'static str, bool); 11] = [
+    let fixed: [(&'static str, bool); 13] = [
         ("server.listen", new.listen != old.listen),
         ("server.public_url", new.public_url != old.public_url),
         ("server.tls_cert/tls_key (turning TLS on or off)", new.tls.is_some() != old.tls.is_some()),
@@ -131,6 +131,8 @@ pub fn apply(
         ("server.log_format", new.log_format != old.log_format),
         ("server.max_connections", new.max_connections != old.max_connections),
         ("storage.path", new.storage_path != old.storage_path),
+        ("storage.backend", new.storage_backend != old.storage_backend),
+        ("storage.url_file, pool_size or sslrootcert", new.postgres != old.postgres),
         (
             "admin.*",
             (new.admin_socket != old.admin_socket)

@@ -61,7 +61,13 @@ fn health_metrics_and_errors() {
     let d = TestDaemon::start();
     d.tenant("acme");
     assert_eq!(d.get("/healthz").status, 200);
-    assert_eq!(d.get("/readyz").status, 200);
+    let ready = d.get("/readyz");
+    assert_eq!(ready.status, 200);
+    let backend = match backend() {
+        Backend::Sqlite => "sqlite",
+        Backend::Postgres => "postgres",
+    };
+    assert!(ready.body.starts_with(&format!("ready ({backend}, ")), "names the backend: {}", ready.body);
 
     let unknown = d.get("/nobody/.well-known/openid-configuration");
     assert_eq!(unknown.status, 404);
@@ -99,5 +105,8 @@ fn health_metrics_and_errors() {
     let metrics = d.get("/metrics");
     assert_eq!(metrics.status, 200);
     assert!(metrics.body.contains("latchkey_http_requests_total{route=\"jwks\",status=\"200\"}"), "{}", metrics.body);
+    for line in [format!("latchkey_database_info{{backend=\"{backend}\"}} 1"), "latchkey_database_up 1".to_owned()] {
+        assert!(metrics.body.lines().any(|l| l == line), "{line}: {}", metrics.body);
+    }
     assert!(metrics.body.contains("latchkey_http_request_duration_seconds_bucket"));
 }

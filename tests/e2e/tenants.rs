@@ -96,6 +96,23 @@ fn tenants_and_keys_survive_a_restart() {
 }
 
 #[test]
+fn backup_on_postgres_points_to_pg_dump_and_writes_nothing() {
+    if backend() != Backend::Postgres {
+        eprintln!("skipped on SQLite: `latchkey backup` copies the SQLite file there (see the test below)");
+        return;
+    }
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("backup.db");
+    let r = d.cli(&["backup", copy.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("backup_unsupported") && r.stderr.contains("pg_dump"), "{}", r.stderr);
+    assert!(r.stderr.contains("encryption_key_file"), "says to keep the key file: {}", r.stderr);
+    assert!(!copy.exists(), "no file written");
+}
+
+#[test]
 fn backup_is_a_consistent_copy_that_a_daemon_can_run_on() {
     use std::os::unix::fs::PermissionsExt;
     if sqlite_only("a backup is a SQLite file made by VACUUM INTO; PostgreSQL is backed up with pg_dump") {

@@ -130,7 +130,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
             return bytes(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",
-                state.metrics.render(state.db.write_stats()),
+                state.metrics.render(state.db.write_stats(), &state.db.health().await),
             );
         }
         Route::Tenant(tenant, route) => (tenant, route),
@@ -176,11 +176,21 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
 }
 
 async fn readyz(state: &State) -> Response<Body> {
-    match state.db.ping().await {
-        Ok(()) => bytes(StatusCode::OK, "text/plain; charset=utf-8", "ready\n"),
-        Err(e) => {
-            errors::api(&Error::new(Kind::Unavailable, codes::UNAVAILABLE, "the database does not answer").caused_by(e))
-        }
+    let health = state.db.health().await;
+    match health.up {
+        None => bytes(
+            StatusCode::OK,
+            "text/plain; charset=utf-8",
+            format!("ready ({}, {:.1} ms)\n", health.backend, health.ping.as_secs_f64() * 1000.0),
+        ),
+        Some(why) => errors::api(
+            &Error::new(
+                Kind::Unavailable,
+                codes::UNAVAILABLE,
+                format!("the {} database does not answer", health.backend),
+            )
+            .caused_by(why),
+        ),
     }
 }
 

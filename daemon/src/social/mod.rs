@@ -197,6 +197,7 @@ pub async fn enable(state: &State, slug: String, req: EnableSocial) -> Result<So
     state
         .db
         .write(move |tx| -> Result<SocialProvider, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let (mut row, secret) = validate(&req, tenant.registration)?;
             row.secret_sealed = seal_secret(&kek, tenant.id, &row.slug, &secret)?;
@@ -212,6 +213,7 @@ pub async fn disable(state: &State, slug: String, provider: String) -> Result<()
     state
         .db
         .write(move |tx| -> Result<(), Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             if !store::social::delete_provider(tx, tenant.id, &provider)? {
                 return Err(Error::not_found(
@@ -290,6 +292,7 @@ pub async fn unlink(state: &State, tenant: TenantId, user: UserId, provider: Str
     state
         .db
         .write(move |tx| -> Result<(), Error> {
+            crate::store::cluster::admin_lock(tx)?;
             if store::social::link_of_user(tx, tenant, &provider, user)?.is_none() {
                 return Err(Error::not_found(
                     codes::PROVIDER_NOT_FOUND,

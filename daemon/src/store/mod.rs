@@ -129,6 +129,20 @@ impl Reader for WriteTx<'_> {
     }
 }
 
+/// The database's state, for `/readyz` and `/metrics`.
+#[derive(Debug, Clone)]
+pub struct Health {
+    /// `sqlite` or `postgres`.
+    pub backend: &'static str,
+    /// `None` when the database answered; else why not.
+    pub up: Option<String>,
+    /// How long the answer (or the failure) took.
+    pub ping: Duration,
+    /// Connections of the pool (SQLite: the readers), open and idle.
+    pub pool_open: u32,
+    pub pool_idle: u32,
+}
+
 /// The daemon's database: one SQLite file, or a PostgreSQL database that several nodes share.
 /// Cheap to clone (one shared handle).
 #[derive(Clone)]
@@ -425,6 +439,29 @@ impl Db {
         })
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// How the database answers now: what `/readyz` and `/metrics` report.
+    pub async fn health(&self) -> Health {
+        let started = std::time::Instant::now();
+        let ping = self.ping().await;
+        let (pool_open, pool_idle) = match &*self.0 {
+            Engine::Sqlite(s) => {
+                let st = s.pool.state();
+                (st.connections, st.idle_connections)
+            }
+            Engine::Postgres(p) => {
+                let st = p.db.pool_state();
+                (st.connections, st.idle)
+            }
+        };
+        Health {
+            backend: self.backend(),
+            up: ping.as_ref().err().map(ToString::to_string),
+            ping: started.elapsed(),
+            pool_open,
+            pool_idle,
+        }
     }
 
     /// `SELECT 1`: what `/readyz` asks.

@@ -58,6 +58,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
     let invitation = state
         .db
         .write(move |tx| -> Result<(Invitation, String), Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let user = match store::users::by_email(tx, tenant.id, &email)? {
                 Some(u) if u.status == UserStatus::Invited => u,
@@ -129,6 +130,7 @@ pub async fn recover(state: &State, slug: String, email: String) -> Result<Recov
     state
         .db
         .write(move |tx| -> Result<Recovery, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             if user.status == UserStatus::Disabled {
@@ -179,6 +181,7 @@ pub async fn revoke_credential(state: &State, slug: String, email: String, id: S
     state
         .db
         .write(move |tx| -> Result<_, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             if !store::credentials::delete(tx, tenant.id, user.id, &raw)? {
@@ -260,6 +263,7 @@ pub async fn set_enabled(state: &State, slug: String, email: String, enabled: bo
     state
         .db
         .write(move |tx| -> Result<_, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             if enabled {
@@ -286,6 +290,7 @@ pub async fn delete(state: &State, slug: String, email: String) -> Result<(), Er
     state
         .db
         .write(move |tx| -> Result<_, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let user = require_user(tx, tenant.id, &slug, &email)?;
             store::users::delete(tx, tenant.id, user.id)?;

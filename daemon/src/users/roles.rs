@@ -49,6 +49,7 @@ pub async fn create(state: &State, slug: String, req: CreateRole) -> Result<Role
     state
         .db
         .write(move |tx| -> Result<Role, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             if store::roles::by_name(tx, tenant.id, &req.name)?.is_some() {
                 return Err(Error::conflict(codes::ROLE_EXISTS, format!("role {:?} already exists", req.name)));
@@ -74,6 +75,7 @@ pub async fn delete(state: &State, slug: String, name: String) -> Result<(), Err
     state
         .db
         .write(move |tx| -> Result<(), Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let role = require_role(tx, tenant.id, &slug, &name)?;
             store::roles::delete(tx, tenant.id, role.id)?;
@@ -91,6 +93,7 @@ pub async fn change(state: &State, slug: String, name: String, req: Emails, assi
     state
         .db
         .write(move |tx| -> Result<RoleChange, Error> {
+            crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let role = require_role(tx, tenant.id, &slug, &name)?;
             let (mut changed, mut unchanged) = (vec![], vec![]);
