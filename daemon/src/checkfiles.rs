@@ -64,10 +64,10 @@ fn postgres(pg: &PgSettings, found: &mut Vec<String>) {
     if let Some(file) = &pg.url_file {
         ok &= readable("storage.url_file", file, found);
         if let Ok(meta) = std::fs::metadata(file)
-            && meta.permissions().mode() & 0o007 != 0
+            && meta.permissions().mode() & 0o777 & !0o640 != 0
         {
             found.push(format!(
-                "storage.url_file {}: others can read it (mode {:04o}), and it may hold a password: chmod 0600 or 0640",
+                "storage.url_file {}: mode {:04o} is wider than 0640, and the file may hold a password: chmod 0600 or 0640",
                 file.display(),
                 meta.permissions().mode() & 0o777
             ));
@@ -125,7 +125,7 @@ mod tests {
 
         std::fs::set_permissions(&url, std::fs::Permissions::from_mode(0o644)).unwrap();
         let found = problems_of(&format!("backend = \"postgres\"\nurl_file = \"{}\"", url.display()));
-        assert!(found.iter().any(|p| p.contains("others can read it (mode 0644)")), "{found:?}");
+        assert!(found.iter().any(|p| p.contains("mode 0644 is wider than 0640")), "{found:?}");
 
         std::fs::write(&url, "dbname=x sslmode=sometimes").unwrap();
         let found = problems_of(&format!("backend = \"postgres\"\nurl_file = \"{}\"", url.display()));

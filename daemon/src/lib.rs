@@ -179,7 +179,10 @@ async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::clu
             let mut all = state.registry.slugs();
             match state.db.read(|tx| store::tenants::list(tx)).await {
                 Ok(rows) => all.extend(rows.into_iter().map(|r| r.slug)),
-                Err(e) => tracing::warn!(error = %e, "cannot list tenants for a full reload"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot list tenants for a full reload; retrying");
+                    continue;
+                }
             }
             all.sort();
             all.dedup();
@@ -187,10 +190,17 @@ async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::clu
         } else {
             batch.slugs
         };
+        let mut applied = true;
         for slug in &slugs {
             if let Err(e) = state.registry.refresh(&state, slug).await {
-                tracing::warn!(tenant = %slug, error = %e, "cannot reload a tenant another node changed");
+                tracing::warn!(tenant = %slug, error = %e, "cannot reload a tenant another node changed; retrying");
+                applied = false;
             }
+        }
+        if !applied {
+            // Not acknowledged: the listener reads the same changes again at its next poll, and
+            // other nodes waiting for this one do not take it for up to date meanwhile.
+            continue;
         }
         tracing::debug!(generation = batch.generation, tenants = slugs.len(), "applied changes from other nodes");
         let _ = batch.done.send(());
@@ -378,7 +388,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let _ = sweeper.await;
     if let Some(listener) = listener {
         // Joining the listener thread blocks for up to one poll interval.
-        let _ = tokio::task::spawn_blocking(move || drop(listener)).await;
+        let _ = tokio::task::spawn_blocking(move || listener.stop()).await;
     }
     // Everything recorded before shutdown is written before the process ends.
     state.audit.flush().await;

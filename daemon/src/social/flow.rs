@@ -355,7 +355,9 @@ fn settle(
             email: email.to_owned(),
             created_at: now,
         };
-        store::social::insert_link(tx, t, &row)?;
+        // A concurrent link of the same account on another node (PostgreSQL) meets the unique key.
+        store::social::insert_link(tx, t, &row)
+            .map_err(|e| if e.is_unique_violation() { already_linked(&p.label) } else { Error::from(e) })?;
         Ok(())
     };
     if flow.purpose == SocialPurpose::Link {

@@ -228,13 +228,22 @@ impl Listener {
     }
 }
 
+impl Listener {
+    /// Stops the thread and waits for it (at most one [`POLL`], plus the removal of this node's
+    /// row): call it on a blocking thread at shutdown.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Dropped without [`Listener::stop`] (a start that failed later on): the thread is told to stop
+/// and finishes on its own; joining here could block an async worker thread.
 impl Drop for Listener {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            // At most one POLL: the thread checks the flag between waits.
-            let _ = t.join();
-        }
     }
 }
 

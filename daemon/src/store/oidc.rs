@@ -286,6 +286,18 @@ pub fn revoke_grants(
         Grants::User(u) => ("user_id = ?2", u),
     };
     let c = tx.conn();
+    if c.engine() == Engine::Postgres {
+        // Lock the grants' rows first (in id order, so two revocations never deadlock). A
+        // rotation in flight holds its row: this waits for it to commit, and the statements
+        // below, each with a snapshot of its own under READ COMMITTED, then see the token it
+        // created. Without the wait, the UPDATE would re-check only the rows it had seen and
+        // miss that new token, leaving the family a live refresh token.
+        c.query(
+            &format!("SELECT id FROM refresh_tokens WHERE tenant_id = ?1 AND {filter} ORDER BY id FOR UPDATE"),
+            params![tenant, param],
+            &mut |_| Ok(true),
+        )?;
+    }
     // Access tokens first (from every row of these grants, revoked or not), then the grants.
     c.execute(
         &format!(

@@ -138,6 +138,20 @@ pub fn sign_out_everywhere(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: 
     Ok(())
 }
 
+/// Holds the user's row until the transaction ends (PostgreSQL; SQLite's single writer already
+/// serialises writes): a check across the user's rows (their last passkey) then stays true until
+/// the write that relies on it commits, whichever node runs a concurrent one.
+pub fn lock(tx: &WriteTx<'_>, tenant: TenantId, user: UserId) -> Result<(), StoreError> {
+    if tx.conn().engine() == super::sql::Engine::Postgres {
+        tx.conn().query(
+            "SELECT 1 FROM users WHERE tenant_id = ?1 AND id = ?2 FOR UPDATE",
+            params![tenant, user],
+            &mut |_| Ok(false),
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

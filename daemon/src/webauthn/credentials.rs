@@ -72,6 +72,8 @@ pub async fn delete(state: &State, tenant: Arc<TenantRuntime>, user: UserId, id:
     state
         .db
         .write(move |tx| -> Result<_, Error> {
+            // Two deletions of a user's two passkeys on two nodes must not both pass the check.
+            store::users::lock(tx, tenant.id, user)?;
             let mine = store::credentials::by_credential_id(tx, tenant.id, &raw)?.filter(|c| c.user_id == user);
             if mine.is_none() {
                 return Err(not_found());

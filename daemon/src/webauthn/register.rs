@@ -306,7 +306,16 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                             status: UserStatus::Active,
                             created_at: now,
                         },
-                    )?;
+                    )
+                    // Taken by a concurrent registration on another node (PostgreSQL): the same
+                    // answer as the check above.
+                    .map_err(|e| {
+                        if e.is_unique_violation() {
+                            not_allowed("this username was taken meanwhile")
+                        } else {
+                            Error::from(e)
+                        }
+                    })?;
                     (existing_user(tx, t, id)?, true)
                 }
             };

@@ -297,7 +297,13 @@ fn split_libpq_params(text: &str) -> Result<Split, String> {
         let mut kept = vec![];
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            if !split.take(&percent_decode(k)?, percent_decode(v)?) {
+            let k = percent_decode(k).map_err(|e| format!("a parameter name of the URL: {e}"))?;
+            // Only the values this code takes out are decoded here: an error never quotes a
+            // value, which may be the password.
+            if matches!(k.as_str(), "sslmode" | "sslrootcert" | "passfile") {
+                let v = percent_decode(v).map_err(|e| format!("the URL's {k}: {e}"))?;
+                split.take(&k, v);
+            } else {
                 kept.push(pair);
             }
         }
@@ -321,8 +327,7 @@ fn percent_decode(text: &str) -> Result<String, String> {
     while i < bytes.len() {
         if bytes[i] == b'%' {
             let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-            let byte =
-                hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(|| format!("bad %-escape in {text:?}"))?;
+            let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(|| "a bad %-escape".to_owned())?;
             out.push(byte);
             i += 3;
         } else {
@@ -330,7 +335,7 @@ fn percent_decode(text: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| format!("{text:?} is not UTF-8 once decoded"))
+    String::from_utf8(out).map_err(|_| "not UTF-8 once decoded".to_owned())
 }
 
 /// libpq's `key=value key2='quoted value'` form; `\` escapes the next character.
@@ -348,7 +353,11 @@ fn key_values(text: &str) -> Result<Vec<(String, String)>, String> {
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         if chars.next() != Some('=') {
-            return Err(format!("{key:?} has no value: write key=value pairs or a postgres:// URL"));
+            // Not quoted: after an unquoted password with a space, this word is part of it.
+            return Err(format!(
+                "word {} has no value: write key=value pairs (quote values with spaces: password='a b') or a postgres:// URL",
+                pairs.len() + 1
+            ));
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         let quoted = chars.next_if_eq(&'\'').is_some();

@@ -384,5 +384,5 @@ fn cluster_functions_run_on_this_engine() {
     assert!(db.write_blocking(|c| cluster::claim_job(&WriteTx(c), "sweep", 55)).unwrap());
     assert!(!db.write_blocking(|c| cluster::claim_job(&WriteTx(c), "sweep", 55)).unwrap(), "once per interval");
     db.write_blocking(|c| cluster::sweep(&WriteTx(c))).unwrap();
-    drop(listener);
+    listener.stop();
 }

@@ -28,7 +28,12 @@ pub fn connector(target: &PgTarget) -> Result<MakeRustlsConnect, String> {
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?;
-    let config = match target.ssl_mode {
+    // As libpq does: `require` with a CA file verifies the chain (like verify-ca).
+    let mode = match target.ssl_mode {
+        SslMode::Require if target.sslrootcert.is_some() => SslMode::VerifyCa,
+        other => other,
+    };
+    let config = match mode {
         SslMode::Disable | SslMode::Allow | SslMode::Prefer | SslMode::Require => {
             builder.dangerous().with_custom_certificate_verifier(Arc::new(EncryptOnly(provider))).with_no_client_auth()
         }
