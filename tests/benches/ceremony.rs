@@ -5,9 +5,19 @@
 //! Run: `cargo bench -p latchkey-tests --bench ceremony`. Prints figures; asserts nothing about
 //! speed. With `BENCH_PEER_WEBAUTHN=http://127.0.0.1:PORT` (bench/peers/simplewebauthn.mjs, which
 //! speaks the same four calls) the same authenticator and clients then run against that peer.
+//!
+//! With `BENCH_BACKEND=postgres BENCH_NODES=1|2|3` (the `PG*` variables pointing at a server, e.g.
+//! inside `pg_virtualenv`) the sign-ins (1 and 16 clients, username-first) run instead against
+//! that many release `latchkeyd` processes on one new database (see `common/nodes.rs`; run
+//! `cargo build --release --workspace --bins` first): ceremony k starts on node k mod N and
+//! finishes on the next node, so with several nodes every sign-in crosses nodes.
 
 #[path = "../e2e/authenticator.rs"]
 mod authenticator;
+#[path = "common/child.rs"]
+mod child;
+#[path = "common/nodes.rs"]
+mod nodes;
 #[path = "../e2e/support.rs"]
 mod support;
 
@@ -66,6 +76,9 @@ fn report(label: &str, mut samples: Vec<Duration>, wall: Duration) {
 
 fn main() {
     let n: usize = std::env::var("BENCH_CEREMONIES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    if let Some(count) = nodes::postgres_nodes() {
+        return on_postgres(count, n);
+    }
     let d = TestDaemon::start_with(|f| f.limits.ceremony_rate_per_minute = Some(0));
     let (status, t) = admin_raw(
         &d.socket,
@@ -145,4 +158,75 @@ fn peer_runs(d: &TestDaemon, peer: &str, n: usize) {
     let wall = Instant::now();
     let samples = concurrently(&site, users, n / clients);
     report("peer simplewebauthn: 16 concurrent clients", samples, wall.elapsed());
+}
+
+/// Sign-ins against `count` release `latchkeyd` processes on one PostgreSQL database.
+fn on_postgres(count: usize, n: usize) {
+    let nodes = nodes::Nodes::start(count);
+    let socket = nodes.socket();
+    support::cli(&socket, &["tenant", "create", "bench", "-o", "json"]).ok();
+    println!(
+        "latchkey sign-in ceremony benchmark: {} cores, release build, loopback HTTP, PostgreSQL: {count} latchkeyd \
+         process(es) on database {}, round robin",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        nodes.database()
+    );
+    let http = child::Http::new(Duration::from_secs(30));
+    // Registered through node 1 (not timed).
+    let enrol = |email: &str| {
+        let token = child::invite(&socket, "bench", email);
+        let tenant = child::Tenant { slug: "bench".into(), base: nodes.url(0, "/bench"), origin: nodes.public.clone() };
+        let mut soft = Soft::new(&nodes.public);
+        let r = tenant.register(&http, &mut soft, email, &token).expect("register");
+        assert_eq!(r.status, 201, "{}", r.body);
+        soft
+    };
+    // Started on the next node, finished on the one after it.
+    let sign_in = |http: &child::Http, soft: &mut Soft, email: &str| {
+        let t = Instant::now();
+        let node = nodes.pick();
+        let origin = [("Origin", nodes.public.as_str())];
+        let start = http
+            .post_json(&nodes.url(node, "/bench/auth/start"), &json!({"username": email}), &origin)
+            .expect("auth/start");
+        assert_eq!(start.status, 200, "auth/start on node {}: {}", node % nodes.len() + 1, start.body);
+        let options = start.json();
+        let assertion = soft.get(&options, &Tamper::default());
+        let body = json!({"assertion": assertion, "challenge": options["challenge"]});
+        let r = http.post_json(&nodes.url(node + 1, "/bench/auth/finish"), &body, &origin).expect("auth/finish");
+        assert_eq!(r.status, 200, "auth/finish on node {}: {}", (node + 1) % nodes.len() + 1, r.body);
+        t.elapsed()
+    };
+
+    let mut soft = enrol("seq@bench.test");
+    for _ in 0..20 {
+        sign_in(&http, &mut soft, "seq@bench.test");
+    }
+    let wall = Instant::now();
+    let samples: Vec<Duration> = (0..n).map(|_| sign_in(&http, &mut soft, "seq@bench.test")).collect();
+    report("1 client, username-first", samples, wall.elapsed());
+
+    let clients = 16;
+    let users: Vec<(String, Soft)> = (0..clients)
+        .map(|i| {
+            let email = format!("c{clients}-{i}@bench.test");
+            let soft = enrol(&email);
+            (email, soft)
+        })
+        .collect();
+    let wall = Instant::now();
+    let samples: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = users
+            .into_iter()
+            .map(|(email, mut soft)| {
+                let sign_in = &sign_in;
+                s.spawn(move || {
+                    let http = child::Http::new(Duration::from_secs(30));
+                    (0..n / clients).map(|_| sign_in(&http, &mut soft, &email)).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    report(&format!("{clients} concurrent clients, username-first"), samples, wall.elapsed());
 }

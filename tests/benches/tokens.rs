@@ -7,9 +7,18 @@
 //! Run: `cargo bench -p latchkey-tests --bench tokens`. With
 //! `BENCH_PEER_OIDC=http://127.0.0.1:PORT` (bench/peers/oidc-provider.mjs) the same clients then
 //! exchange node-oidc-provider's codes for its ID, access and refresh tokens.
+//!
+//! With `BENCH_BACKEND=postgres BENCH_NODES=1|2|3` (the `PG*` variables pointing at a server, e.g.
+//! inside `pg_virtualenv`) the client-credentials grants (1 and 4 clients) run instead against
+//! that many release `latchkeyd` processes on one new database (see `common/nodes.rs`; run
+//! `cargo build --release --workspace --bins` first), each grant sent to the next node in turn.
 
 #[path = "../e2e/authenticator.rs"]
 mod authenticator;
+#[path = "common/child.rs"]
+mod child;
+#[path = "common/nodes.rs"]
+mod nodes;
 #[path = "../e2e/oidc_support.rs"]
 mod oidc_support;
 #[path = "../e2e/support.rs"]
@@ -92,6 +101,9 @@ fn openssl_rsa2048() -> String {
 
 fn main() {
     let n: usize = std::env::var("BENCH_GRANTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    if let Some(count) = nodes::postgres_nodes() {
+        return on_postgres(count, n);
+    }
     let d = TestDaemon::start_with(|f| {
         f.limits.ceremony_rate_per_minute = Some(0);
         f.limits.token_rate_per_minute = Some(0);
@@ -195,5 +207,44 @@ fn main() {
             let label = format!("peer node-oidc-provider: code exchange, {clients} client(s)");
             report(&label, samples.len(), wall.elapsed(), samples);
         }
+    }
+}
+
+/// Client-credentials grants against `count` release `latchkeyd` processes on one PostgreSQL
+/// database, round robin.
+fn on_postgres(count: usize, n: usize) {
+    let nodes = nodes::Nodes::start(count);
+    let socket = nodes.socket();
+    support::cli(&socket, &["tenant", "create", "bench", "-o", "json"]).ok();
+    let m2m = child::create_app(&socket, "bench", "m2m", "m2m");
+    println!(
+        "latchkey token endpoint benchmark: {} cores, release build, loopback HTTP, PostgreSQL: {count} latchkeyd \
+         process(es) on database {}, round robin",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        nodes.database()
+    );
+    let grant = |http: &child::Http| {
+        let t = Instant::now();
+        let node = nodes.pick();
+        let r = http
+            .post_form(&nodes.url(node, "/bench/token"), &m2m, &[("grant_type", "client_credentials")])
+            .expect("token");
+        assert_eq!(r.status, 200, "node {}: {}", node % nodes.len() + 1, r.body);
+        t.elapsed()
+    };
+    let http = child::Http::new(Duration::from_secs(30));
+    for _ in 0..50 * count {
+        grant(&http);
+    }
+    for clients in [1usize, 4] {
+        let wall = Instant::now();
+        let samples: Vec<Duration> = parallel(clients, |_| {
+            let http = child::Http::new(Duration::from_secs(30));
+            (0..n / clients).map(|_| grant(&http)).collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        report(&format!("client_credentials, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
     }
 }
