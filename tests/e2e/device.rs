@@ -552,7 +552,7 @@ fn apply_and_export_carry_the_device_flow() {
     std::fs::write(&file, off).unwrap();
     let plan = d.cli(&["apply", "-f", f, "-o", "json"]).ok().json();
     assert!(plan.to_string().contains("device_flow"), "{plan}");
-    assert_eq!(d.sql().bool("SELECT device_flow FROM applications"), false);
+    assert!(!d.sql().bool("SELECT device_flow FROM applications"));
     assert!(!d.cli(&["export", "--tenant", "acme"]).ok().stdout.contains("device_flow"));
 
     // Only native apps, refused whole with the stable code.
