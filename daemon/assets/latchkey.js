@@ -220,6 +220,13 @@
     const show = (id) => sections.forEach((s) => { $(s).hidden = s !== id; });
     let code = null;
     let email = app.dataset.email || '';
+    // A social sign-in leaves the page and comes back to /device: the code waits in this tab.
+    const KEPT = 'latchkey-device-code';
+    const input = $('user-code');
+    if (!input.value && window.sessionStorage) input.value = sessionStorage.getItem(KEPT) || '';
+    document.querySelectorAll('#device-signin a.social').forEach((a) => a.addEventListener('click', () => {
+      if (window.sessionStorage && code) sessionStorage.setItem(KEPT, code);
+    }));
     function confirm() {
       $('device-user').textContent = email;
       show('device-confirm');
@@ -265,6 +272,7 @@
           ? 'Approved: your device is signing in now.'
           : 'Denied: your device will not be signed in.';
         app.dataset.status = r.status;
+        if (window.sessionStorage) sessionStorage.removeItem(KEPT);
         show('device-done');
         say('');
       } catch (e) {

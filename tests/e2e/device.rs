@@ -563,3 +563,63 @@ fn apply_and_export_carry_the_device_flow() {
     assert!(r.stderr.contains("device_flow_not_native"), "{}", r.stderr);
     assert_eq!(d.snapshot(), before);
 }
+
+/// A user without a passkey signs in on `/device` with a social provider (a GitHub stand-in):
+/// the page offers its button, the sign-in comes back to `/device` with a session, and the
+/// decision is made with it.
+#[test]
+fn social_sign_in_on_the_device_page_comes_back_to_it() {
+    use crate::oidc_support::get;
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    site.invite("ada@acme.test", "Ada");
+    let app = device_app(&site, "acmectl", &[]);
+    let gh = crate::upstream::GithubStandin::start("gh-client", "upstream-secret");
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("gh.secret");
+    std::fs::write(&secret, "upstream-secret").unwrap();
+    d.cli(&[
+        "social",
+        "enable",
+        "--tenant",
+        "acme",
+        "github",
+        "--client-id",
+        "gh-client",
+        "--github-url",
+        &gh.web_url,
+        "--github-api-url",
+        &gh.api_url,
+        "--client-secret-file",
+        secret.to_str().unwrap(),
+    ])
+    .ok();
+    let started = requested(&site, &app, "openid email");
+
+    let page = get(started["verification_uri_complete"].as_str().unwrap(), None);
+    assert!(page.body.contains("/login/github?device=1"), "{}", page.body);
+    assert!(page.body.contains("data-email=\"\""), "not signed in yet");
+    let start = get(&format!("{}/login/github?device=1", site.base), None);
+    assert_eq!(start.status, 302, "{}", start.body);
+    let binding = start
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
+        .find_map(|(_, v)| v.split(';').next().filter(|p| p.starts_with("latchkey_social=")).map(str::to_owned))
+        .expect("browser-binding cookie");
+    let at_provider = get(start.header("location").unwrap(), None);
+    assert_eq!(at_provider.status, 302, "{}", at_provider.body);
+    let back = get(at_provider.header("location").unwrap(), Some(&binding));
+    assert_eq!(back.status, 302, "{}", back.body);
+    assert_eq!(back.header("location"), Some(format!("{}/device", site.base).as_str()));
+    let cookie = back.session_cookie().expect("a session");
+    let page = get(&format!("{}/device", site.base), Some(&cookie));
+    assert!(page.body.contains("data-email=\"ada@acme.test\""), "signed in on return: {}", page.body);
+
+    let r = decide(&site, started["user_code"].as_str().unwrap(), true, Some(&cookie));
+    assert_eq!(r.json(), json!({"status": "approved"}));
+    let t = poll(&site, &app, started["device_code"].as_str().unwrap());
+    assert_eq!(t.status, 200, "{}", t.body);
+    let (_, id) = jwt_parts(t.json()["id_token"].as_str().unwrap());
+    assert_eq!(id["amr"], json!(["fed", "github"]), "the approving sign-in's amr");
+}

@@ -114,6 +114,9 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
         None => None,
     };
     let email = session.map(|(_, user)| user.email).unwrap_or_default();
+    // Social providers sign in and come back here (the page keeps the code in the tab meanwhile).
+    let providers = crate::social::buttons(cx.state, t).await;
+    let social = super::pages::social_buttons(&cx.tenant, &providers, "device", "1");
     let main = format!(
         "<h1>Sign in on your device</h1>\n\
          <section id=\"device-code\">\n<p>Enter the code your device shows.</p>\n\
@@ -123,7 +126,7 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
          <button class=\"primary\" type=\"submit\">Continue</button>\n</form>\n</section>\n\
          <section id=\"device-signin\" hidden>\n<p>Sign in to continue to <strong data-field=\"app\"></strong>.</p>\n\
          <div class=\"actions\"><button id=\"signin\" class=\"primary\" type=\"button\">Sign in with a passkey</button></div>\n\
-         </section>\n\
+         {social}\n</section>\n\
          <section id=\"device-confirm\" hidden>\n<p><strong data-field=\"app\"></strong> asks to sign in as \
          <strong id=\"device-user\"></strong> with:</p>\n<ul id=\"device-scopes\" class=\"credentials\"></ul>\n\
          <p class=\"muted\">Approve only if you started this sign-in on your device and the code matches.</p>\n\
