@@ -161,6 +161,9 @@ pub struct CreateApp {
     /// Extra scopes an m2m app may be granted (e.g. `users:invite`); OIDC scopes are implied.
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// A `native` app that may use the device authorization grant (RFC 8628).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub device_flow: bool,
 }
 
 /// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
@@ -188,6 +191,9 @@ pub struct UpdateApp {
     pub add_scopes: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remove_scopes: Vec<String>,
+    /// Switches the device authorization grant on or off (`native` apps only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_flow: Option<bool>,
 }
 
 impl UpdateApp {
@@ -209,6 +215,9 @@ pub struct App {
     pub cors_origins: Vec<String>,
     pub scopes: Vec<String>,
     pub created: String,
+    /// May use the device authorization grant (RFC 8628).
+    #[serde(default)]
+    pub device_flow: bool,
 }
 
 /// Answer to `app create`: the app and, for confidential apps, its secret, shown this once.
@@ -282,6 +291,7 @@ mod tests {
             cors_origins: vec![],
             scopes: vec![],
             created: "2026-01-01".into(),
+            device_flow: false,
         };
         let v = serde_json::to_value(AppCreated { app, client_secret: Some("s".into()) }).unwrap_or_default();
         assert_eq!(v["client_id"], "c");
@@ -504,6 +514,9 @@ pub struct DeclaredApp {
     pub cors_origins: Vec<String>,
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// A `native` app that may use the device authorization grant (RFC 8628).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub device_flow: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -29,6 +29,10 @@ pub const NOT_CONFIDENTIAL: &str = "not_confidential";
 pub const APP_NAME_TAKEN: &str = "app_name_taken";
 /// `app update --remove-…` named a value the application does not have.
 pub const VALUE_NOT_PRESENT: &str = "value_not_present";
+/// `--device-flow` on an application that is not `native`.
+pub const DEVICE_FLOW_NOT_NATIVE: &str = "device_flow_not_native";
+/// `/device/lookup` or `/device/decide`: the user code is unknown, used or expired.
+pub const INVALID_USER_CODE: &str = "invalid_user_code";
 
 pub const KEY_NOT_FOUND: &str = "key_not_found";
 pub const KEY_IS_CURRENT: &str = "key_is_current";

@@ -215,7 +215,8 @@ pub enum AppCmd {
         latchkey app create --tenant acme --name Portal --type web --redirect-uri https://portal.acme.com/oidc-callback\n  \
         latchkey app create --tenant acme --name Dashboard --type spa --redirect-uri http://localhost:5173/oidc-callback --cors-origin http://localhost:5173\n  \
         latchkey app create --tenant acme --name Importer --type m2m --scope users:invite\n  \
-        latchkey app create --tenant acme --name Api --type m2m --scope introspect")]
+        latchkey app create --tenant acme --name Api --type m2m --scope introspect\n  \
+        latchkey app create --tenant acme --name acmectl --type native --device-flow")]
     Create {
         #[command(flatten)]
         tenant: TenantArg,
@@ -239,6 +240,11 @@ pub enum AppCmd {
         /// introspect (a resource server that may introspect every token of the tenant).
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
+        /// Allow the device authorization grant (RFC 8628): a CLI or a device without a browser
+        /// shows a code the user enters at {base_url}/device. Native apps only; such an app needs
+        /// no redirect URI.
+        #[arg(long = "device-flow")]
+        device_flow: bool,
     },
     /// List a tenant's applications.
     List {
@@ -291,6 +297,9 @@ pub enum AppCmd {
         /// Take an API scope away (repeatable).
         #[arg(long = "remove-scope", value_name = "SCOPE")]
         remove_scopes: Vec<String>,
+        /// Switch the device authorization grant on or off (native apps only).
+        #[arg(long = "device-flow", value_name = "true|false")]
+        device_flow: Option<bool>,
     },
     /// Delete an application; its tokens stop being accepted.
     Delete {

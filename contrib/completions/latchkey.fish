@@ -115,6 +115,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l device-flow -d 'Allow the device authorization grant (RFC 8628): a CLI or a device without a browser shows a code the user enters at {base_url}/device. Native apps only; such an app needs no redirect URI'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print no tables, confirmations, hints or progress: only errors (on stderr) and what is shown once and lost otherwise, one per line: `app create` its client id and client secret, `app rotate-secret` the secret, `user invite|recover` the link, `user reinvite` EMAIL<TAB>LINK for links neither e-mailed nor saved, `apply` TENANT<TAB>APP<TAB>CLIENT ID<TAB>SECRET for new confidential apps. `-o json` prints its document regardless'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
@@ -139,6 +140,8 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l remove-cors-origin -d 'Remove a CORS origin (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l add-scope -d 'Grant an API scope (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l remove-scope -d 'Take an API scope away (repeatable)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l device-flow -d 'Switch the device authorization grant on or off (native apps only)' -r -f -a "true\t''
+false\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"

@@ -207,6 +207,84 @@
     autofill();
   }
 
+  // The device authorization page (RFC 8628): the code from the device, a sign-in, a decision.
+  const SCOPE_TEXT = {
+    openid: 'who you are (your account id)',
+    profile: 'your name and picture',
+    email: 'your e-mail address',
+    offline_access: 'staying signed in (refresh tokens)',
+    credentials: 'managing your passkeys',
+  };
+  function devicePage() {
+    const sections = ['device-code', 'device-signin', 'device-confirm', 'device-done'];
+    const show = (id) => sections.forEach((s) => { $(s).hidden = s !== id; });
+    let code = null;
+    let email = app.dataset.email || '';
+    // A social sign-in leaves the page and comes back to /device: the code waits in this tab.
+    const KEPT = 'latchkey-device-code';
+    const input = $('user-code');
+    if (!input.value && window.sessionStorage) input.value = sessionStorage.getItem(KEPT) || '';
+    document.querySelectorAll('#device-signin a.social').forEach((a) => a.addEventListener('click', () => {
+      if (window.sessionStorage && code) sessionStorage.setItem(KEPT, code);
+    }));
+    function confirm() {
+      $('device-user').textContent = email;
+      show('device-confirm');
+      say('');
+    }
+    $('device-form').addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      say('Checking the code…');
+      try {
+        const found = await api('POST', '/device/lookup', { user_code: $('user-code').value });
+        code = found.user_code;
+        document.querySelectorAll('[data-field=app]').forEach((el) => { el.textContent = found.client_name; });
+        $('device-scopes').replaceChildren(...found.scopes.map((s) => {
+          const li = document.createElement('li');
+          li.dataset.scope = s;
+          li.textContent = SCOPE_TEXT[s] || s;
+          return li;
+        }));
+        if (email) confirm(); else { show('device-signin'); say(''); }
+      } catch (e) {
+        say(explain(e), 'error');
+      }
+    });
+    const signin = $('signin');
+    signin.addEventListener('click', async () => {
+      busy([signin], true);
+      say('Choose your passkey…');
+      try {
+        const done = await signIn(null);
+        email = (done && done.user && done.user.email) || email;
+        confirm();
+      } catch (e) {
+        say(explain(e), 'error');
+      }
+      busy([signin], false);
+    });
+    const buttons = [$('approve'), $('deny')];
+    const decide = (approve) => async () => {
+      busy(buttons, true);
+      try {
+        const r = await api('POST', '/device/decide', { user_code: code, approve });
+        $('device-result').textContent = r.status === 'approved'
+          ? 'Approved: your device is signing in now.'
+          : 'Denied: your device will not be signed in.';
+        app.dataset.status = r.status;
+        if (window.sessionStorage) sessionStorage.removeItem(KEPT);
+        show('device-done');
+        say('');
+      } catch (e) {
+        if (e.code === 'login_required') { email = ''; show('device-signin'); }
+        say(explain(e), 'error');
+      }
+      busy(buttons, false);
+    };
+    buttons[0].addEventListener('click', decide(true));
+    buttons[1].addEventListener('click', decide(false));
+  }
+
   function credentialItem(c, only) {
     const li = document.createElement('li');
     li.dataset.id = c.id;
@@ -348,6 +426,7 @@
     else if (page === 'signin') signInPage();
     else if (page === 'login') loginPage();
     else if (page === 'account') accountPage();
+    else if (page === 'device') devicePage();
     app.dataset.ready = '1';
   });
 })();

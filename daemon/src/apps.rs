@@ -31,6 +31,7 @@ pub fn to_wire(row: &AppRow) -> App {
         cors_origins: row.cors_origins.clone(),
         scopes: row.scopes.clone(),
         created: date(row.created_at),
+        device_flow: row.device_flow,
     }
 }
 
@@ -85,6 +86,8 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, Error> {
             ));
         }
         AppType::M2m => {}
+        // A device-flow app (a CLI, a TV) may have no browser redirect at all.
+        AppType::Native if redirect_uris.is_empty() && req.device_flow => {}
         _ if redirect_uris.is_empty() => {
             return Err(bad(
                 codes::INVALID_REDIRECT_URI,
@@ -96,6 +99,16 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, Error> {
         }
         _ => {}
     }
+    if req.device_flow && req.app_type != AppType::Native {
+        return Err(bad(
+            codes::DEVICE_FLOW_NOT_NATIVE,
+            format!(
+                "the device authorization grant (--device-flow) is for native apps only, not {} apps: \
+                 a CLI or device is a public client (--type native)",
+                req.app_type.as_str()
+            ),
+        ));
+    }
     Ok(AppRow {
         client_id: String::new(),
         name: name.to_owned(),
@@ -106,6 +119,7 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, Error> {
         cors_origins: origins,
         scopes,
         created_at: 0,
+        device_flow: req.device_flow,
     })
 }
 
@@ -272,6 +286,7 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
             |o| urls::origin(o).ok(),
         )?,
         scopes: edit_list(&cur.scopes, &req.add_scopes, &req.remove_scopes, "scope", exact)?,
+        device_flow: req.device_flow.unwrap_or(cur.device_flow),
     };
     let mut row = validate(&create)?;
     row.client_id = cur.client_id.clone();
@@ -331,6 +346,7 @@ mod tests {
             post_logout_redirect_uris: vec![],
             cors_origins: vec![],
             scopes: vec![],
+            device_flow: false,
         }
     }
 
@@ -400,5 +416,27 @@ mod tests {
         assert!(validate(&a).is_ok());
         a.scopes = vec!["root".into()];
         assert_eq!(validate(&a).err().map(|e| e.code), Some(codes::INVALID_SCOPE));
+    }
+
+    #[test]
+    fn device_flow_is_for_native_apps_only() {
+        let native = CreateApp { device_flow: true, ..app(AppType::Native, &[]) };
+        assert!(validate(&native).unwrap().device_flow, "a device-flow native app needs no redirect URI");
+        assert_eq!(validate(&app(AppType::Native, &[])).err().map(|e| e.code), Some(codes::INVALID_REDIRECT_URI));
+        for t in [AppType::Web, AppType::Spa, AppType::M2m] {
+            let redirects: &[&str] = if t == AppType::M2m { &[] } else { &["https://a.example/cb"] };
+            let req = CreateApp { device_flow: true, ..app(t, redirects) };
+            assert_eq!(validate(&req).err().map(|e| e.code), Some(codes::DEVICE_FLOW_NOT_NATIVE), "{t:?}");
+        }
+        let web = stored(AppType::Web, &["https://a.example/cb"]);
+        let on = UpdateApp { device_flow: Some(true), ..UpdateApp::default() };
+        assert_eq!(updated(&web, &on).err().map(|e| e.code), Some(codes::DEVICE_FLOW_NOT_NATIVE));
+        let cli = stored(AppType::Native, &["http://127.0.0.1/cb"]);
+        let row = updated(&cli, &on).unwrap();
+        assert!(row.device_flow);
+        let kept = updated(&row, &UpdateApp { name: Some("CLI".into()), ..UpdateApp::default() }).unwrap();
+        assert!(kept.device_flow, "an update that does not name the flag keeps it");
+        let off = UpdateApp { device_flow: Some(false), ..UpdateApp::default() };
+        assert!(!updated(&row, &off).unwrap().device_flow);
     }
 }

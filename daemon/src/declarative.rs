@@ -176,6 +176,7 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
         post_logout_redirect_uris: d.post_logout_redirect_uris.clone(),
         cors_origins: d.cors_origins.clone(),
         scopes: d.scopes.clone(),
+        device_flow: d.device_flow,
     })
 }
 
@@ -363,6 +364,7 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                         ),
                         list("cors_origins", &cur.cors_origins, &wanted.cors_origins),
                         list("scopes", &cur.scopes, &wanted.scopes),
+                        scalar("device_flow", cur.device_flow, wanted.device_flow),
                     ]
                     .into_iter()
                     .flatten()
@@ -528,6 +530,7 @@ pub async fn export(state: &State, slug: String) -> Result<Declared, Error> {
                     post_logout_redirect_uris: a.post_logout_redirect_uris,
                     cors_origins: a.cors_origins,
                     scopes: a.scopes,
+                    device_flow: a.device_flow,
                 })
                 .collect();
             // Providers without their secrets: an entry without client_secret_file keeps the

@@ -157,6 +157,7 @@ async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
                     + store::challenges::sweep(tx, now)?
                     + store::sessions::sweep(tx, now)?
                     + store::oidc::sweep(tx, now)?
+                    + store::device::sweep(tx, now)?
                     + store::social::sweep(tx, now)?
                     + store::audit::sweep(tx, retention)?)
             })

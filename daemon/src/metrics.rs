@@ -84,6 +84,7 @@ impl Metrics {
     pub fn grant(&self, grant: &str, outcome: &str) {
         let grant = match grant {
             "authorization_code" | "refresh_token" | "client_credentials" | "password" => grant,
+            crate::oidc::device::GRANT_TYPE => "device_code",
             _ => "other",
         };
         let mut g = self.lock();

@@ -39,6 +39,7 @@ pub const TABLES: &[&str] = &[
     "authorization_codes",
     "refresh_tokens",
     "revoked_access_tokens",
+    "device_codes",
     "roles",
     "user_roles",
     "audit",
@@ -530,7 +531,7 @@ mod tests {
         }
     }
 
-    /// The four BOOLEAN columns of postgres.sql are INTEGER in up.sql: what `convert` turns into
+    /// The five BOOLEAN columns of postgres.sql are INTEGER in up.sql: what `convert` turns into
     /// booleans (the copy finds them in the catalogue, not in a list).
     #[test]
     fn boolean_columns_are_integers_in_sqlite() {
@@ -556,6 +557,7 @@ mod tests {
         }
         booleans.sort();
         let expected = [
+            ("applications", "device_flow"),
             ("credentials", "backed_up"),
             ("credentials", "backup_eligible"),
             ("social_providers", "create_users"),

@@ -38,6 +38,20 @@ impl RateLimiter {
         entry.1 += 1;
         entry.1 <= per_minute
     }
+
+    /// Whether `ip` has used up `bucket`'s `per_minute` in the minute of `now`, without counting
+    /// a request: for limits on failures, counted with [`RateLimiter::allow`] only when one
+    /// happens, but checked before every attempt.
+    pub fn exhausted(&self, ip: IpAddr, bucket: &'static str, per_minute: u32, now: Timestamp) -> bool {
+        if per_minute == 0 {
+            return false;
+        }
+        let map = match self.windows.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        map.get(&(ip, bucket)).is_some_and(|(minute, n)| *minute == now.div_euclid(60) && *n >= per_minute)
+    }
 }
 
 #[cfg(test)]
@@ -55,5 +69,19 @@ mod tests {
         assert!(r.allow("10.0.0.2".parse().unwrap(), "c", 2, 62), "addresses are separate");
         assert!(r.allow(ip, "c", 2, 120));
         assert!(r.allow(ip, "c", 0, 120));
+    }
+
+    #[test]
+    fn exhausted_checks_without_counting() {
+        let r = RateLimiter::default();
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        assert!(!r.exhausted(ip, "w", 2, 60));
+        assert!(!r.exhausted(ip, "w", 2, 60), "checking counts nothing");
+        assert!(r.allow(ip, "w", 2, 60));
+        assert!(!r.exhausted(ip, "w", 2, 61));
+        assert!(r.allow(ip, "w", 2, 61));
+        assert!(r.exhausted(ip, "w", 2, 62));
+        assert!(!r.exhausted(ip, "w", 2, 120), "a new minute");
+        assert!(!r.exhausted(ip, "w", 0, 62), "0 means no limit");
     }
 }

@@ -59,6 +59,7 @@ fn declared(d: &Declared) {
                 post_logout_redirect_uris: a.post_logout_redirect_uris.clone(),
                 cors_origins: a.cors_origins.clone(),
                 scopes: a.scopes.clone(),
+                device_flow: a.device_flow,
             });
         }
     }

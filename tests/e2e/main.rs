@@ -13,6 +13,7 @@ mod cluster;
 mod config;
 mod declarative;
 mod dev_mode;
+mod device;
 mod docs;
 mod harness;
 mod keys;

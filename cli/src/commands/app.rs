@@ -16,13 +16,23 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("post-logout uris", lines(&a.post_logout_redirect_uris)),
         ("cors origins", lines(&a.cors_origins)),
         ("scopes", lines(&a.scopes)),
+        ("device flow", if a.device_flow { "yes".into() } else { "no".into() }),
         ("created", a.created.clone()),
     ]
 }
 
 pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
     match cmd {
-        AppCmd::Create { tenant, name, app_type, redirect_uris, post_logout_redirect_uris, cors_origins, scopes } => {
+        AppCmd::Create {
+            tenant,
+            name,
+            app_type,
+            redirect_uris,
+            post_logout_redirect_uris,
+            cors_origins,
+            scopes,
+            device_flow,
+        } => {
             let req = CreateApp {
                 name,
                 app_type: match app_type {
@@ -35,6 +45,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 post_logout_redirect_uris,
                 cors_origins,
                 scopes,
+                device_flow,
             };
             let slug = seg(&tenant.tenant)?;
             let created: AppCreated = client.post(&format!("/tenants/{slug}/apps"), &req)?;
@@ -86,6 +97,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             remove_cors_origins,
             add_scopes,
             remove_scopes,
+            device_flow,
         } => {
             let req = UpdateApp {
                 name,
@@ -97,10 +109,11 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 remove_cors_origins,
                 add_scopes,
                 remove_scopes,
+                device_flow,
             };
             if req.is_empty() {
                 return Err(CliError::Usage(
-                    "nothing to change: give --name or an --add-…/--remove-… option (see --help)".into(),
+                    "nothing to change: give --name, --device-flow or an --add-…/--remove-… option (see --help)".into(),
                 ));
             }
             let path = format!("/tenants/{}/apps/{}", seg(&tenant.tenant)?, seg(&client_id)?);

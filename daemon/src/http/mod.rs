@@ -8,6 +8,7 @@
 pub mod body;
 pub mod bulk;
 pub mod ceremony;
+pub mod device;
 pub mod errors;
 pub mod html;
 pub mod oauth;

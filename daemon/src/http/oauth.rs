@@ -11,7 +11,7 @@ use super::response::{bytes, empty, no_store, redirect, with_header_value};
 use super::{Body, Cx, pages};
 use crate::oidc::authorize::{self, Outcome, Resumed};
 use crate::oidc::clients::{Presented, presented};
-use crate::oidc::error::OAuthError;
+use crate::oidc::error::{OAuthCode, OAuthError};
 use crate::oidc::grants;
 use crate::oidc::introspection::{self, LogoutOutcome, LogoutRequest};
 use crate::params::Params;
@@ -53,7 +53,7 @@ async fn allowed(cx: &Cx<'_>, origin: Option<String>) -> Option<String> {
     apps.iter().any(|a| a.cors_origins.contains(&origin)).then_some(origin)
 }
 
-fn json<T: Serialize>(value: &T) -> Result<Response<Body>, OAuthError> {
+pub(super) fn json<T: Serialize>(value: &T) -> Result<Response<Body>, OAuthError> {
     let body = serde_json::to_vec(value).map_err(OAuthError::server_error)?;
     Ok(no_store(bytes(StatusCode::OK, "application/json", body)))
 }
@@ -63,7 +63,7 @@ fn limit(cx: &Cx<'_>) -> u64 {
 }
 
 /// The form of a client-authenticated endpoint and the client as it presented itself.
-async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Presented, Params), OAuthError> {
+pub(super) async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Presented, Params), OAuthError> {
     let authorization = request::header(req.headers(), header::AUTHORIZATION).map(str::to_owned);
     let form = read_form(req, limit(cx)).await?;
     Ok((presented(authorization.as_deref(), &form)?, form))
@@ -101,11 +101,17 @@ pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
 pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let (client, form) = client_form(cx, req).await?;
     let grant = form.owned("grant_type")?.unwrap_or_default();
-    let mut e = cx.event(&client.client_id, &format!("token.{grant}"), "");
+    let device = grant == crate::oidc::device::GRANT_TYPE;
+    let action = if device { "device.redeemed".to_owned() } else { format!("token.{grant}") };
+    let mut e = cx.event(&client.client_id, &action, "");
     let result = grants::token(cx.state, cx.tenant.clone(), client, form).await;
     e.outcome = crate::audit::outcome(&result, |e| e.code().to_owned());
     cx.state.metrics.grant(&grant, e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
-    cx.state.audit.record(e);
+    // A device polls every few seconds until the user decides: only the final answer is audited.
+    let waiting = matches!(&result, Err(e) if matches!(e.code, OAuthCode::AuthorizationPending | OAuthCode::SlowDown));
+    if !(device && waiting) {
+        cx.state.audit.record(e);
+    }
     json(&result?)
 }
 

@@ -116,7 +116,7 @@ pub fn login(
 
 /// One link per enabled social provider, carrying what the sign-in is for (`request` or
 /// `invite`). Plain links: they work without JavaScript and without passkey support.
-fn social_buttons(tenant: &TenantRuntime, providers: &[(String, String)], key: &str, value: &str) -> String {
+pub(super) fn social_buttons(tenant: &TenantRuntime, providers: &[(String, String)], key: &str, value: &str) -> String {
     if providers.is_empty() {
         return String::new();
     }

@@ -14,7 +14,7 @@ use latchkey::codes;
 use super::body::{Req, RequestBody};
 use super::response::{self, bytes, secure, with_header};
 use super::route::{self, Route, TenantRoute, Unrouted};
-use super::{Body, Cx, bulk, ceremony, errors, oauth, pages, request, social};
+use super::{Body, Cx, bulk, ceremony, device, errors, oauth, pages, request, social};
 use crate::State;
 use crate::error::{Error, Kind};
 use crate::oidc::error::OAuthError;
@@ -90,9 +90,10 @@ fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> 
             _,
             TenantRoute::RegisterStart | TenantRoute::RegisterFinish | TenantRoute::AuthStart | TenantRoute::AuthFinish,
         ) => ("ceremony", live.ceremony_rate_per_minute),
-        Route::Tenant(_, TenantRoute::Token | TenantRoute::Revoke | TenantRoute::Introspect) => {
-            ("token", live.token_rate_per_minute)
-        }
+        Route::Tenant(
+            _,
+            TenantRoute::Token | TenantRoute::Revoke | TenantRoute::Introspect | TenantRoute::DeviceAuthorization,
+        ) => ("token", live.token_rate_per_minute),
         _ => return None,
     };
     if state.limiter.allow(ip, bucket, per_minute, state.clock.now()) {
@@ -167,6 +168,10 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::Revoke => oauth::cors(&cx, origin, oauth(oauth::revoke(&cx, req).await)).await,
         R::OAuthPreflight => oauth::preflight(&cx, origin).await,
         R::Introspect => oauth(oauth::introspect(&cx, req).await),
+        R::DeviceAuthorization => oauth(device::authorization(&cx, req).await),
+        R::DevicePage => page(&cx, device::page(&cx, req).await),
+        R::DeviceLookup => api(device::lookup(&cx, req).await),
+        R::DeviceDecide => api(device::decide(&cx, req).await),
         R::SocialStart(provider) => page(&cx, social::start(&cx, req, provider).await),
         R::SocialCallback(provider) => page(&cx, social::callback(&cx, req, provider).await),
         R::SocialLinks => api(social::links(&cx, req).await),

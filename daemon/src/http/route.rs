@@ -48,6 +48,14 @@ pub enum TenantRoute {
     Introspect,
     /// `OPTIONS` on `/token`, `/userinfo`, `/revoke`: CORS for the tenant's applications.
     OAuthPreflight,
+    /// `POST /device_authorization` (RFC 8628 §3.1).
+    DeviceAuthorization,
+    /// `GET /device`: enter the user code, sign in, approve or deny.
+    DevicePage,
+    /// `POST /device/lookup`: the application and scopes of a user code.
+    DeviceLookup,
+    /// `POST /device/decide`: approve or deny, with the session cookie.
+    DeviceDecide,
     Logout,
     /// `GET /avatars/{public_id}.svg`
     Avatar(String),
@@ -102,6 +110,10 @@ impl Route {
                 TenantRoute::Revoke => "revoke",
                 TenantRoute::Introspect => "introspect",
                 TenantRoute::OAuthPreflight => "oauth_preflight",
+                TenantRoute::DeviceAuthorization => "device_authorization",
+                TenantRoute::DevicePage => "device_page",
+                TenantRoute::DeviceLookup => "device_lookup",
+                TenantRoute::DeviceDecide => "device_decide",
                 TenantRoute::Logout => "logout",
                 TenantRoute::Avatar(_) => "avatar",
                 TenantRoute::BulkInvite => "bulk_invite",
@@ -192,6 +204,10 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
         ["userinfo"] => pick(method, &[(&[Method::GET, Method::POST], R::Userinfo), (OPTIONS, R::OAuthPreflight)]),
         ["revoke"] => pick(method, &[(POST, R::Revoke), (OPTIONS, R::OAuthPreflight)]),
         ["introspect"] => one(R::Introspect, POST),
+        ["device_authorization"] => one(R::DeviceAuthorization, POST),
+        ["device"] => one(R::DevicePage, READ),
+        ["device", "lookup"] => one(R::DeviceLookup, POST),
+        ["device", "decide"] => one(R::DeviceDecide, POST),
         ["logout"] => one(R::Logout, &[Method::GET, Method::POST]),
         ["login", p] if !p.is_empty() => one(R::SocialStart((*p).to_owned()), GET),
         ["login", p, "callback"] if !p.is_empty() => one(R::SocialCallback((*p).to_owned()), GET),
@@ -248,6 +264,14 @@ mod tests {
             ("POST", "/revoke", Ok(R::Revoke)),
             ("POST", "/introspect", Ok(R::Introspect)),
             ("OPTIONS", "/introspect", wrong("POST")),
+            ("POST", "/device_authorization", Ok(R::DeviceAuthorization)),
+            ("GET", "/device_authorization", wrong("POST")),
+            ("GET", "/device", Ok(R::DevicePage)),
+            ("HEAD", "/device", Ok(R::DevicePage)),
+            ("POST", "/device", wrong("GET, HEAD")),
+            ("POST", "/device/lookup", Ok(R::DeviceLookup)),
+            ("POST", "/device/decide", Ok(R::DeviceDecide)),
+            ("GET", "/device/decide", wrong("POST")),
             ("GET", "/logout", Ok(R::Logout)),
             ("POST", "/logout", Ok(R::Logout)),
             ("GET", "/avatars/u1.svg", Ok(R::Avatar("u1".into()))),

@@ -25,7 +25,7 @@ fn secure(cx: &Cx<'_>) -> &'static str {
     if cx.tenant.base.scheme() == "https" { "; Secure" } else { "" }
 }
 
-/// `GET /login/{provider}?request=ID | ?invite=TOKEN | ?link=1`.
+/// `GET /login/{provider}?request=ID | ?invite=TOKEN | ?link=1 | ?device=1`.
 pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
     let q = request::query(&req);
     let bad = |r: crate::params::Repeated| Error::invalid(codes::INVALID_INPUT, r.to_string());
@@ -41,6 +41,8 @@ pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<B
             )
         })?;
         Purpose::Link { session_token }
+    } else if q.has("device") {
+        Purpose::Device
     } else {
         return Err(Error::invalid(
             codes::INVALID_INPUT,

@@ -13,6 +13,7 @@ use crate::clock::Timestamp;
 use crate::crypto::{random_token, sha256};
 use crate::params::Params;
 use crate::sessions;
+use crate::store::apps::AppRow;
 use crate::store::oidc::CodeRow;
 use crate::store::sessions::SessionRow;
 use crate::store::users::UserRow;
@@ -82,6 +83,29 @@ fn valid_challenge(c: &str) -> bool {
     c.len() == 43 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// The scopes a user may grant `app` out of a request's `scope` (default `openid`), without
+/// repeats; `Err` says which one is not available. Shared by `/authorize` and
+/// `/device_authorization`.
+pub fn user_scopes<'a>(app: &AppRow, scope: Option<&'a str>) -> Result<Vec<&'a str>, String> {
+    let mut scopes: Vec<&str> = vec![];
+    for s in super::tokens::scopes(scope.unwrap_or("openid")) {
+        if !USER_SCOPES.contains(&s) {
+            return Err(format!("scope {s:?} is not available"));
+        }
+        // API scopes of a user's token only where the operator granted them to the app.
+        if s == CREDENTIALS_SCOPE && !app.scopes.iter().any(|g| g == s) {
+            return Err(
+                "scope \"credentials\" is not granted to this application (latchkey app create --scope credentials)"
+                    .into(),
+            );
+        }
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    Ok(scopes)
+}
+
 /// Validates the request; returns the outcome to render.
 pub async fn authorize(
     state: &State,
@@ -141,22 +165,10 @@ pub async fn authorize(
         None => return fail(OAuthCode::InvalidRequest, "response_type is required"),
         Some(_) => return fail(OAuthCode::UnsupportedResponseType, "only response_type=code is supported"),
     }
-    let mut scopes: Vec<&str> = vec![];
-    for s in super::tokens::scopes(scope.unwrap_or("openid")) {
-        if !USER_SCOPES.contains(&s) {
-            return fail(OAuthCode::InvalidScope, &format!("scope {s:?} is not available"));
-        }
-        // API scopes of a user's token only where the operator granted them to the app.
-        if s == CREDENTIALS_SCOPE && !app.scopes.iter().any(|g| g == s) {
-            return fail(
-                OAuthCode::InvalidScope,
-                "scope \"credentials\" is not granted to this application (latchkey app create --scope credentials)",
-            );
-        }
-        if !scopes.contains(&s) {
-            scopes.push(s);
-        }
-    }
+    let scopes = match user_scopes(&app, scope) {
+        Ok(s) => s,
+        Err(why) => return fail(OAuthCode::InvalidScope, &why),
+    };
     match (challenge, method) {
         (Some(c), Some("S256")) if valid_challenge(c) => {}
         (Some(_), Some("S256")) => {

@@ -102,6 +102,7 @@ mod tests {
             cors_origins: vec![],
             scopes: vec![],
             created_at: 0,
+            device_flow: false,
         }
     }
 

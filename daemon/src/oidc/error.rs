@@ -26,6 +26,14 @@ pub enum OAuthCode {
     UnsupportedResponseType,
     /// `prompt=none` without a usable session (OIDC Core §3.1.2.6).
     LoginRequired,
+    /// Device grant (RFC 8628 §3.5): the user has not decided yet.
+    AuthorizationPending,
+    /// Device grant: polled faster than the interval, which grows by 5 seconds.
+    SlowDown,
+    /// Device grant: the user denied the request.
+    AccessDenied,
+    /// Device grant: the device code expired before it was approved and redeemed.
+    ExpiredToken,
 }
 
 impl OAuthCode {
@@ -43,6 +51,10 @@ impl OAuthCode {
             OAuthCode::TemporarilyUnavailable => "temporarily_unavailable",
             OAuthCode::UnsupportedResponseType => "unsupported_response_type",
             OAuthCode::LoginRequired => "login_required",
+            OAuthCode::AuthorizationPending => "authorization_pending",
+            OAuthCode::SlowDown => "slow_down",
+            OAuthCode::AccessDenied => "access_denied",
+            OAuthCode::ExpiredToken => "expired_token",
         }
     }
 
@@ -60,7 +72,11 @@ impl OAuthCode {
             | OAuthCode::UnsupportedGrantType
             | OAuthCode::InvalidScope
             | OAuthCode::UnsupportedResponseType
-            | OAuthCode::LoginRequired => Kind::Invalid,
+            | OAuthCode::LoginRequired
+            | OAuthCode::AuthorizationPending
+            | OAuthCode::SlowDown
+            | OAuthCode::AccessDenied
+            | OAuthCode::ExpiredToken => Kind::Invalid,
         }
     }
 }

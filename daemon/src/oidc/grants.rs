@@ -1,5 +1,5 @@
 //! `POST {base_url}/token`: the `authorization_code`, `refresh_token` and `client_credentials`
-//! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636). Every grant that consumes something runs in
+//! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636) and device code polling (RFC 8628 §3.4). Every grant that consumes something runs in
 //! one write transaction, so a code or refresh token is consumed exactly once even under
 //! concurrent redemption. The transaction decides the tokens' claims; they are signed after it,
 //! beside the writer: RSA signatures are the costly step and the write queue is single-threaded.
@@ -16,7 +16,7 @@ use crate::params::Params;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{Grants, NewRefresh};
 use crate::store::users::UserRow;
-use crate::store::{self, AppType, UserStatus, WriteTx};
+use crate::store::{self, AppType, DeviceStatus, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Serialize)]
@@ -82,7 +82,7 @@ pub async fn token(
 ) -> Result<TokenResponse, OAuthError> {
     let grant = require(&form, "grant_type")?.to_owned();
     match grant.as_str() {
-        "authorization_code" | "refresh_token" | "client_credentials" => {}
+        "authorization_code" | "refresh_token" | "client_credentials" | super::device::GRANT_TYPE => {}
         "password" => return Err(unsupported("password login is not supported: users sign in with passkeys")),
         other => return Err(unsupported(&format!("grant_type {other:?} is not supported"))),
     }
@@ -113,6 +113,7 @@ pub async fn token(
             let app = authenticate(tx, t.id, &client)?;
             match grant.as_str() {
                 "authorization_code" => authorization_code(tx, &t, &app, &form, now, &ttl),
+                super::device::GRANT_TYPE => device_code(tx, &t, &app, &form, now, &ttl),
                 _ => refresh(tx, &t, &app, &form, now, &ttl),
             }
         })
@@ -289,6 +290,72 @@ fn authorization_code(
         None,
         Some(&hash),
         &jti,
+        now,
+        ttl,
+    )?;
+    Ok(Decision::Issued(Box::new(response)))
+}
+
+/// Device code polling (RFC 8628 §3.4, §3.5). Every answer but the tokens is an error; each poll
+/// is recorded (the refusals commit too), so that a client polling faster than its interval gets
+/// `slow_down` and an interval 5 seconds longer. An approved code is consumed by one conditional
+/// update: the tokens are issued once.
+fn device_code(
+    tx: &WriteTx<'_>,
+    tenant: &TenantRuntime,
+    app: &AppRow,
+    form: &Params,
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<Decision, OAuthError> {
+    use super::error::OAuthCode;
+    let refused = |code: OAuthCode, d: &str| Ok(Decision::Refused(OAuthError::new(code, d)));
+    let code = require(form, "device_code")?;
+    let Some(row) = store::device::for_poll(tx, tenant.id, &sha256(code.as_bytes()))? else {
+        return refused(OAuthCode::InvalidGrant, "unknown device code");
+    };
+    if row.client_id != app.client_id {
+        return refused(OAuthCode::InvalidGrant, "the device code was issued to another client");
+    }
+    if row.status == DeviceStatus::Redeemed {
+        return refused(OAuthCode::InvalidGrant, "the device code was used already");
+    }
+    if row.expires_at <= now {
+        return refused(OAuthCode::ExpiredToken, "the device code has expired; start again");
+    }
+    if row.status == DeviceStatus::Denied {
+        return refused(OAuthCode::AccessDenied, "the user denied the request");
+    }
+    if row.last_poll_at.is_some_and(|last| now - last < row.interval) {
+        let interval = row.interval + super::device::SLOW_DOWN_STEP;
+        store::device::record_poll(tx, tenant.id, row.id, now, interval)?;
+        return refused(OAuthCode::SlowDown, &format!("polling too fast: wait {interval} seconds between requests"));
+    }
+    store::device::record_poll(tx, tenant.id, row.id, now, row.interval)?;
+    if row.status == DeviceStatus::Pending {
+        return refused(OAuthCode::AuthorizationPending, "the user has not approved the request yet");
+    }
+    let (Some(user_id), Some(auth_time), Some(amr)) = (row.user_id, row.auth_time, row.amr.as_deref()) else {
+        return Err(OAuthError::server_error("an approved device code without its approval"));
+    };
+    let user = store::users::by_id(tx, tenant.id, user_id)?.filter(|u| u.status == UserStatus::Active);
+    let Some(user) = user else { return refused(OAuthCode::InvalidGrant, "the user cannot sign in") };
+    if !store::device::redeem(tx, tenant.id, row.id, now)? {
+        return refused(OAuthCode::InvalidGrant, "the device code was used already");
+    }
+    let response = issue_user_tokens(
+        tx,
+        tenant,
+        app,
+        &user,
+        &row.scope,
+        None,
+        auth_time,
+        amr,
+        row.session_id,
+        None,
+        None,
+        &new_jti()?,
         now,
         ttl,
     )?;

@@ -35,7 +35,14 @@ pub enum Purpose {
     Invite { token: String },
     /// Link the provider to the signed-in user (the account page).
     Link { session_token: String },
+    /// Sign in on the device authorization page (`/device`), then go back to it.
+    Device,
 }
+
+/// The `request_id` of a `login` flow started on the device authorization page: the sign-in
+/// returns to `/device` instead of resuming an authorization request (whose ids are random
+/// tokens, never this word).
+pub const DEVICE_RETURN: &str = "device";
 
 pub struct Started {
     /// Where to send the browser: the provider's authorization endpoint.
@@ -87,6 +94,7 @@ pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpo
                     let (_, user) = sessions::lookup(tx, t, session_token, now)?.ok_or_else(sign_in_first)?;
                     Some(user.id)
                 }
+                Purpose::Device => None,
             };
             Ok((provider, user_id, purpose))
         })
@@ -115,12 +123,13 @@ pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpo
         state_hash: sha256(state_token.as_bytes()).to_vec(),
         provider: provider.slug.clone(),
         purpose: match &purpose {
-            Purpose::Login { .. } => SocialPurpose::Login,
+            Purpose::Login { .. } | Purpose::Device => SocialPurpose::Login,
             Purpose::Invite { .. } => SocialPurpose::Invite,
             Purpose::Link { .. } => SocialPurpose::Link,
         },
         request_id: match &purpose {
             Purpose::Login { request_id } => Some(request_id.clone()),
+            Purpose::Device => Some(DEVICE_RETURN.to_owned()),
             _ => None,
         },
         invite_hash: match &purpose {
@@ -383,6 +392,7 @@ fn settle(
     }
     let session = sessions::create(tx, t, user.id, &["fed", p.slug.as_str()], now, session_ttl)?;
     let redirect = match &flow.request_id {
+        Some(request) if request == DEVICE_RETURN => format!("{base}/device"),
         Some(request) => {
             let q: String = url::form_urlencoded::byte_serialize(request.as_bytes()).collect();
             format!("{base}/authorize/resume?request={q}")

@@ -16,9 +16,11 @@ pub struct AppRow {
     pub cors_origins: Vec<String>,
     pub scopes: Vec<String>,
     pub created_at: Timestamp,
+    /// A `native` app that may use the device authorization grant (RFC 8628).
+    pub device_flow: bool,
 }
 
-const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at";
+const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow";
 
 fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
     Ok((
@@ -32,6 +34,7 @@ fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
             cors_origins: vec![],
             scopes: vec![],
             created_at: r.get(8)?,
+            device_flow: r.get(9)?,
         },
         [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
     ))
@@ -48,7 +51,9 @@ fn decode((mut app, lists): (AppRow, [String; 4])) -> Result<AppRow, StoreError>
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
-        &format!("INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+        &format!(
+            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        ),
         params![
             tenant,
             app.client_id,
@@ -60,6 +65,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             to_json_list(&app.cors_origins),
             to_json_list(&app.scopes),
             app.created_at,
+            app.device_flow,
         ],
     )?;
     Ok(())
@@ -100,12 +106,12 @@ pub fn id_by_name(tx: &impl Reader, tenant: TenantId, name: &str) -> Result<Opti
     )
 }
 
-/// Replaces the name and the lists of an application (redirects, origins, scopes); its type,
-/// secret and creation time stay.
+/// Replaces the name, the lists (redirects, origins, scopes) and the device flow flag of an
+/// application; its type, secret and creation time stay.
 pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
-         scopes = ?7 WHERE tenant_id = ?1 AND client_id = ?2",
+         scopes = ?7, device_flow = ?8 WHERE tenant_id = ?1 AND client_id = ?2",
         params![
             tenant,
             app.client_id,
@@ -113,7 +119,8 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             to_json_list(&app.redirect_uris),
             to_json_list(&app.post_logout_redirect_uris),
             to_json_list(&app.cors_origins),
-            to_json_list(&app.scopes)
+            to_json_list(&app.scopes),
+            app.device_flow
         ],
     )?;
     Ok(())
@@ -164,13 +171,16 @@ mod tests {
             cors_origins: vec!["https://p.example".into()],
             scopes: vec!["openid".into(), "email".into()],
             created_at: 42,
+            device_flow: false,
         };
         t.write(|tx| insert(tx, a, &app).unwrap());
         let got = t.read(|tx| get(tx, a, "spa1").unwrap().unwrap());
         assert_eq!(format!("{got:?}"), format!("{app:?}"));
         for (client_id, app_type) in [("w", AppType::Web), ("n", AppType::Native), ("m", AppType::M2m)] {
-            t.write(|tx| insert(tx, a, &AppRow { app_type, ..app_row(client_id) }).unwrap());
-            assert_eq!(t.read(|tx| get(tx, a, client_id).unwrap().unwrap().app_type), app_type);
+            let device_flow = app_type == AppType::Native;
+            t.write(|tx| insert(tx, a, &AppRow { app_type, device_flow, ..app_row(client_id) }).unwrap());
+            let got = t.read(|tx| get(tx, a, client_id).unwrap().unwrap());
+            assert_eq!((got.app_type, got.device_flow), (app_type, device_flow));
         }
         let stored: String = t.read(|tx| {
             tx.conn()
@@ -208,6 +218,7 @@ mod tests {
             app.scopes = vec!["users:invite".into()];
             app.name = "renamed".into();
             app.secret_hash = None;
+            app.device_flow = true;
             update(tx, a, &app).unwrap();
             let got = get(tx, a, "c").unwrap().unwrap();
             assert_eq!(got.secret_hash, Some(vec![7; 32]));
@@ -216,6 +227,7 @@ mod tests {
             assert_eq!(got.cors_origins, app.cors_origins);
             assert_eq!(got.scopes, app.scopes);
             assert_eq!(got.name, "renamed");
+            assert!(got.device_flow);
             assert_eq!(id_by_name(tx, a, "renamed").unwrap().as_deref(), Some("c"));
             assert_eq!(id_by_name(tx, a, "app c").unwrap(), None);
             assert!(delete(tx, a, "c").unwrap());

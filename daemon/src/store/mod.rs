@@ -17,6 +17,7 @@ pub mod challenges;
 mod checkpoint;
 pub mod cluster;
 pub mod credentials;
+pub mod device;
 pub mod invites;
 pub mod keys;
 pub mod oidc;
@@ -41,8 +42,8 @@ use rusqlite_migration::{M, Migrations};
 use sql::{Conn, ConnExt, ToValue};
 
 pub use types::{
-    AppType, ChallengeKind, CredentialKind, InvitePurpose, KeyState, Registration, SocialKind, SocialPurpose, TenantId,
-    Text, UserStatus,
+    AppType, ChallengeKind, CredentialKind, DeviceStatus, InvitePurpose, KeyState, Registration, SocialKind,
+    SocialPurpose, TenantId, Text, UserStatus,
 };
 
 const MIGRATIONS: &[M<'static>] = &[
@@ -53,6 +54,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0005-revocation-reach/up.sql")),
     M::up(include_str!("../../../migrations/0006-social-login/up.sql")),
     M::up(include_str!("../../../migrations/0007-unique-app-names/up.sql")),
+    M::up(include_str!("../../../migrations/0008-device-grant/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -584,6 +586,7 @@ pub(crate) mod testing {
             cors_origins: vec![],
             scopes: vec![],
             created_at: 1,
+            device_flow: false,
         }
     }
 

@@ -190,6 +190,20 @@ text_enum!(
 );
 
 text_enum!(
+    /// Where a device code of the device authorization grant (RFC 8628) is.
+    DeviceStatus in "device_codes.status" {
+        /// Waiting for the user to enter the user code and decide.
+        Pending = "pending",
+        /// Approved: the next poll gets the tokens.
+        Approved = "approved",
+        /// Denied by the user.
+        Denied = "denied",
+        /// The tokens were issued; a second redemption is refused.
+        Redeemed = "redeemed",
+    }
+);
+
+text_enum!(
     /// The WebAuthn ceremony a stored challenge belongs to.
     ChallengeKind in "challenges.kind" {
         /// Registering a credential.

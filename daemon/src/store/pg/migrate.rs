@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0005-revocation-reach", include_str!("../../../../migrations/0005-revocation-reach/postgres.sql")),
     ("0006-social-login", include_str!("../../../../migrations/0006-social-login/postgres.sql")),
     ("0007-unique-app-names", include_str!("../../../../migrations/0007-unique-app-names/postgres.sql")),
+    ("0008-device-grant", include_str!("../../../../migrations/0008-device-grant/postgres.sql")),
 ];
 
 /// The advisory lock key of a migration run, held for the whole run.

@@ -1,0 +1,140 @@
+//! HTTP side of the device authorization grant (RFC 8628): `POST /device_authorization` (OAuth
+//! errors), the `/device` page, and its two JSON calls `POST /device/lookup` and
+//! `POST /device/decide` (JSON API errors). The rules are in [`crate::oidc::device`].
+//!
+//! Wrong user codes are limited per client address: after [`WRONG_CODES_PER_MINUTE`] wrong codes
+//! in a minute, every lookup and decision from that address is refused (`rate_limited`) until
+//! the next minute, right codes included, so that guessing learns nothing more.
+
+use hyper::{Response, StatusCode};
+use latchkey::codes;
+
+use super::body::{Req, read_json};
+use super::html::{escape, html, render};
+use super::request::{self, session_token};
+use super::response::json;
+use super::{Body, Cx, oauth};
+use crate::error::{Error, Kind};
+use crate::oidc::device::{self, DecideRequest, Decided, Decision, LookupRequest, WRONG_CODES_PER_MINUTE};
+use crate::oidc::error::OAuthError;
+use crate::sessions;
+
+const BUCKET: &str = "device_user_code";
+
+/// `POST /device_authorization`.
+pub async fn authorization(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
+    let (client, form) = oauth::client_form(cx, req).await?;
+    let mut e = cx.event(&client.client_id, "device.requested", "");
+    let result = device::authorize(cx.state, &cx.tenant, client, form).await;
+    e.outcome = crate::audit::outcome(&result, |e| e.code().to_owned());
+    cx.state.audit.record(e);
+    oauth::json(&result?)
+}
+
+fn limit(cx: &Cx<'_>) -> u64 {
+    cx.state.config.limits.json_body_max
+}
+
+fn too_many() -> Error {
+    Error::new(
+        Kind::RateLimited,
+        codes::RATE_LIMITED,
+        "too many wrong codes from your address; wait a minute and try again",
+    )
+}
+
+/// Refuses every attempt from an address that has used up its wrong codes this minute.
+fn check_limit(cx: &Cx<'_>) -> Result<(), Error> {
+    if cx.state.limiter.exhausted(cx.ip, BUCKET, WRONG_CODES_PER_MINUTE, cx.now()) { Err(too_many()) } else { Ok(()) }
+}
+
+/// Counts a wrong code and answers it.
+fn wrong_code(cx: &Cx<'_>) -> Error {
+    cx.state.limiter.allow(cx.ip, BUCKET, WRONG_CODES_PER_MINUTE, cx.now());
+    device::invalid_user_code()
+}
+
+/// These calls come from the tenant's own page: a request that names another origin is refused
+/// (the decision, made with the session cookie, must name this one, as every cookie API).
+fn check_origin(cx: &Cx<'_>, req: &Req, required: bool) -> Result<(), Error> {
+    match request::origin(req.headers()) {
+        Some(o) if o == cx.tenant.origin => Ok(()),
+        None if !required => Ok(()),
+        _ => Err(Error::forbidden(
+            codes::INVALID_ORIGIN_HEADER,
+            "this call must come from this tenant's own pages (Origin header)",
+        )),
+    }
+}
+
+/// `POST /device/lookup {"user_code"}` → `{client_name, scopes, user_code}`.
+pub async fn lookup(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
+    check_origin(cx, &req, false)?;
+    check_limit(cx)?;
+    let body: LookupRequest = read_json(req, limit(cx)).await?;
+    match device::lookup(cx.state, cx.tenant.id, &body.user_code).await? {
+        Some(found) => Ok(json(StatusCode::OK, &found)),
+        None => Err(wrong_code(cx)),
+    }
+}
+
+/// `POST /device/decide {"user_code", "approve"}` with the session cookie →
+/// `{"status": "approved" | "denied"}`.
+pub async fn decide(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
+    check_origin(cx, &req, true)?;
+    check_limit(cx)?;
+    let session = session_token(req.headers());
+    let body: DecideRequest = read_json(req, limit(cx)).await?;
+    let decision = device::decide(cx.state, cx.tenant.id, session, &body.user_code, body.approve).await?;
+    match decision {
+        Decision::Done { approved, client_id, email } => {
+            let action = if approved { "device.approved" } else { "device.denied" };
+            let mut e = cx.event(&email, action, "success");
+            e.subject = Some(email.clone());
+            e.detail = Some(client_id);
+            cx.state.audit.record(e);
+            Ok(json(StatusCode::OK, &Decided { status: if approved { "approved" } else { "denied" } }))
+        }
+        Decision::LoginRequired => {
+            Err(Error::unauthenticated(codes::LOGIN_REQUIRED, "sign in first: no valid session"))
+        }
+        Decision::UnknownCode => Err(wrong_code(cx)),
+    }
+}
+
+/// `GET /device[?user_code=…]`: enter the code, sign in with a passkey, approve or deny.
+pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
+    let typed = request::query(&req).owned("user_code").ok().flatten().unwrap_or_default();
+    // Prefilled in canonical form when it is one; otherwise as given (the user corrects it).
+    let prefill = device::canonical_user_code(&typed).map(|c| device::display(&c)).unwrap_or(typed);
+    let prefill: String = prefill.chars().take(32).collect();
+    let (now, t) = (cx.now(), cx.tenant.id);
+    let session = match session_token(req.headers()) {
+        Some(token) => cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?,
+        None => None,
+    };
+    let email = session.map(|(_, user)| user.email).unwrap_or_default();
+    // Social providers sign in and come back here (the page keeps the code in the tab meanwhile).
+    let providers = crate::social::buttons(cx.state, t).await;
+    let social = super::pages::social_buttons(&cx.tenant, &providers, "device", "1");
+    let main = format!(
+        "<h1>Sign in on your device</h1>\n\
+         <section id=\"device-code\">\n<p>Enter the code your device shows.</p>\n\
+         <form id=\"device-form\" class=\"signin-form\">\n<label for=\"user-code\">Code</label>\n\
+         <input id=\"user-code\" name=\"user_code\" type=\"text\" autocomplete=\"off\" autocapitalize=\"characters\" \
+         spellcheck=\"false\" maxlength=\"32\" placeholder=\"XXXX-XXXX\" value=\"{prefill}\" required>\n\
+         <button class=\"primary\" type=\"submit\">Continue</button>\n</form>\n</section>\n\
+         <section id=\"device-signin\" hidden>\n<p>Sign in to continue to <strong data-field=\"app\"></strong>.</p>\n\
+         <div class=\"actions\"><button id=\"signin\" class=\"primary\" type=\"button\">Sign in with a passkey</button></div>\n\
+         {social}\n</section>\n\
+         <section id=\"device-confirm\" hidden>\n<p><strong data-field=\"app\"></strong> asks to sign in as \
+         <strong id=\"device-user\"></strong> with:</p>\n<ul id=\"device-scopes\" class=\"credentials\"></ul>\n\
+         <p class=\"muted\">Approve only if you started this sign-in on your device and the code matches.</p>\n\
+         <div class=\"actions\">\n<button id=\"approve\" class=\"primary\" type=\"button\">Approve</button>\n\
+         <button id=\"deny\" class=\"secondary\" type=\"button\">Deny</button>\n</div>\n</section>\n\
+         <section id=\"device-done\" hidden>\n<p id=\"device-result\"></p>\n<p class=\"muted\">You can close this window.</p>\n</section>",
+        prefill = escape(&prefill),
+    );
+    let data = [("email", email.as_str())];
+    Ok(html(StatusCode::OK, render(&cx.tenant, "Sign in on your device", "device", &data, &main)))
+}
