@@ -322,9 +322,10 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let listener = match state.db.postgres() {
         Some(pg) => {
             let node = store::cluster::NodeInfo::this_process();
-            state.db.set_node_id(node.id.clone());
-            tracing::info!(node = %node.id, generation, "listening for changes from other nodes");
+            let id = node.id.clone();
+            tracing::info!(node = %id, generation, "listening for changes from other nodes");
             let (listener, batches) = store::cluster::Listener::start(pg.connect_fn(), node, generation)?;
+            state.db.set_listener(id, listener.heard());
             tokio::spawn(apply_changes(state.clone(), batches));
             Some(listener)
         }

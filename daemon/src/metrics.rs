@@ -130,6 +130,11 @@ impl Metrics {
         out.push_str("# HELP latchkey_database_ping_seconds How long this scrape's query to the database took.\n");
         out.push_str("# TYPE latchkey_database_ping_seconds gauge\n");
         let _ = writeln!(out, "latchkey_database_ping_seconds {:.6}", health.ping.as_secs_f64());
+        if let Some(age) = health.listener_age {
+            out.push_str("# HELP latchkey_cluster_listener_age_seconds Since this node last read and applied the other nodes' changes.\n");
+            out.push_str("# TYPE latchkey_cluster_listener_age_seconds gauge\n");
+            let _ = writeln!(out, "latchkey_cluster_listener_age_seconds {}", age.as_secs());
+        }
         out.push_str("# HELP latchkey_db_pool_connections Connections of the database pool by state.\n");
         out.push_str("# TYPE latchkey_db_pool_connections gauge\n");
         let in_use = health.pool_open.saturating_sub(health.pool_idle);

@@ -667,3 +667,44 @@ fn killing_a_node_mid_load_loses_no_acknowledged_write() {
     drop(b);
     drop(guard);
 }
+
+/// A node whose change listener cannot reach the database may serve stale tenants and keys: it
+/// says so at `/readyz` (503) after 5 s, so a balancer takes it out, and is ready again once the
+/// listener is back — while its pool, and so its ping, kept working all along.
+#[test]
+fn a_node_whose_change_listener_is_cut_off_is_not_ready() {
+    if skipped() {
+        return;
+    }
+    let d = TestDaemon::start();
+    assert_eq!(d.get("/readyz").status, 200);
+    let TestStore::Postgres { db, .. } = &d.store else { unreachable!("postgres run") };
+    let mut admin = pg_config("postgres").connect(postgres::NoTls).expect("admin connection");
+    // No new connections to the daemon's database; its pool keeps the ones it has.
+    admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false")).unwrap();
+    let cut = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% listener'",
+            &[db],
+        )
+        .unwrap();
+    assert_eq!(cut.len(), 1, "one listener connection");
+    let deadline = Instant::now() + Duration::from_secs(12);
+    let not_ready = loop {
+        let r = d.get("/readyz");
+        if r.status == 503 {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "still ready: {}", r.body);
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(not_ready.json()["error"], "unavailable");
+    assert!(not_ready.body.contains("other nodes' changes"), "{}", not_ready.body);
+    assert!(d.get("/metrics").body.lines().any(|l| l.starts_with("latchkey_cluster_listener_age_seconds ")));
+    admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while d.get("/readyz").status != 200 {
+        assert!(Instant::now() < deadline, "not ready again after the listener could reconnect");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

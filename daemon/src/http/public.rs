@@ -182,6 +182,17 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
 
 async fn readyz(state: &State) -> Response<Body> {
     let health = state.db.health().await;
+    if let Some(age) = health.listener_age.filter(|a| *a > crate::store::cluster::READY_LAG) {
+        return errors::api(&Error::new(
+            Kind::Unavailable,
+            codes::UNAVAILABLE,
+            format!(
+                "this node has not read the other nodes' changes for {} s (its change listener cannot reach the \
+                 database): it may serve stale tenants or keys",
+                age.as_secs()
+            ),
+        ));
+    }
     match health.up {
         None => bytes(
             StatusCode::OK,

@@ -28,6 +28,9 @@ use super::{Reader, StoreError, TenantId, WriteTx};
 pub const POLL: Duration = Duration::from_millis(500);
 /// A node whose heartbeat is older than this is taken for dead: nobody waits for it.
 pub const NODE_TIMEOUT_SECS: i64 = 3;
+/// A node whose listener has not read the journal for this long answers 503 at `/readyz`: it
+/// may serve tenants and keys other nodes have changed (its listener cannot reach the database).
+pub const READY_LAG: Duration = Duration::from_secs(5);
 /// How long an admin change waits for the other nodes to confirm they serve it.
 pub const WAIT_PUBLISHED: Duration = Duration::from_secs(3);
 /// Journal rows and departed nodes older than this are swept.
@@ -207,6 +210,24 @@ impl NodeInfo {
 pub struct Listener {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+    heard: Arc<std::sync::atomic::AtomicI64>,
+}
+
+/// Seconds since the Unix epoch, by this machine's clock (only compared with itself).
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// When the listener last read the change journal: a node that has not for a few seconds may
+/// serve stale tenants or keys, and says so at `/readyz`.
+#[derive(Debug, Clone)]
+pub struct Heard(Arc<std::sync::atomic::AtomicI64>);
+
+impl Heard {
+    /// How long ago the journal was last read.
+    pub fn age(&self) -> Duration {
+        Duration::from_secs(u64::try_from(unix_now() - self.0.load(Ordering::Relaxed)).unwrap_or(0))
+    }
 }
 
 impl Listener {
@@ -220,11 +241,19 @@ impl Listener {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        // Counted from the start: the tenants were just read in the same snapshot.
+        let heard = Arc::new(std::sync::atomic::AtomicI64::new(unix_now()));
+        let mark = heard.clone();
         let thread = std::thread::Builder::new()
             .name("latchkey-listen".into())
-            .spawn(move || listen(connect, node, generation, tx, flag))
+            .spawn(move || listen(connect, node, generation, tx, flag, mark))
             .map_err(|e| StoreError::Task(format!("cannot start the change listener: {e}")))?;
-        Ok((Listener { stop, thread: Some(thread) }, rx))
+        Ok((Listener { stop, thread: Some(thread), heard }, rx))
+    }
+
+    /// When this listener last read the journal.
+    pub fn heard(&self) -> Heard {
+        Heard(self.heard.clone())
     }
 }
 
@@ -253,6 +282,7 @@ fn listen(
     mut applied: i64,
     batches: tokio::sync::mpsc::Sender<Batch>,
     stop: Arc<AtomicBool>,
+    heard: Arc<std::sync::atomic::AtomicI64>,
 ) {
     let mut registered = false;
     while !stop.load(Ordering::Relaxed) {
@@ -264,7 +294,7 @@ fn listen(
                 continue;
             }
         };
-        match session(&mut client, &node, &mut applied, &mut registered, &batches, &stop) {
+        match session(&mut client, &node, &mut applied, &mut registered, &batches, &stop, &heard) {
             Ok(()) => break,
             Err(e) => {
                 tracing::warn!(error = %e, "change listener lost the database; reconnecting in 1 s");
@@ -286,6 +316,7 @@ fn session(
     registered: &mut bool,
     batches: &tokio::sync::mpsc::Sender<Batch>,
     stop: &AtomicBool,
+    heard: &std::sync::atomic::AtomicI64,
 ) -> Result<(), postgres::Error> {
     client.batch_execute("LISTEN latchkey_changes")?;
     client.execute(
@@ -302,7 +333,15 @@ fn session(
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        while catch_up(client, node, applied, batches)? {}
+        loop {
+            match catch_up(client, node, applied, batches)? {
+                Progress::More => continue,
+                // Only a node that applied everything it read counts as having heard.
+                Progress::UpToDate => heard.store(unix_now(), Ordering::Relaxed),
+                Progress::NotApplied => {}
+            }
+            break;
+        }
         if last_beat.elapsed() >= Duration::from_secs(1) {
             client.execute(
                 &format!("UPDATE cluster_nodes SET heartbeat_at = {DB_NOW}, seen_generation = $2 WHERE node_id = $1"),
@@ -319,19 +358,30 @@ fn session(
     }
 }
 
+/// What one read of the journal achieved.
+enum Progress {
+    /// Applied a full page: read again at once.
+    More,
+    /// Nothing left to apply.
+    UpToDate,
+    /// The daemon did not apply the batch (a reload failed, or it is stopping): read it again
+    /// at the next poll.
+    NotApplied,
+}
+
 fn catch_up(
     client: &mut postgres::Client,
     node: &NodeInfo,
     applied: &mut i64,
     batches: &tokio::sync::mpsc::Sender<Batch>,
-) -> Result<bool, postgres::Error> {
+) -> Result<Progress, postgres::Error> {
     const PAGE: usize = 1000;
     let rows = client.query(
         "SELECT generation, slug FROM cluster_changes WHERE generation > $1 ORDER BY generation LIMIT 1000",
         &[&*applied],
     )?;
     let Some(last) = rows.last().map(|r| r.get::<_, i64>(0)) else {
-        return Ok(false);
+        return Ok(Progress::UpToDate);
     };
     // Were changes between what we applied and the first row pruned while we were away?
     let oldest: Option<i64> = client.query_one("SELECT min(generation) FROM cluster_changes", &[])?.get(0);
@@ -345,7 +395,7 @@ fn catch_up(
     }
     let (done, applied_rx) = tokio::sync::oneshot::channel();
     if batches.blocking_send(Batch { generation: last, slugs, full, done }).is_err() {
-        return Ok(false); // the daemon is stopping
+        return Ok(Progress::NotApplied); // the daemon is stopping
     }
     // Report the generation only once the daemon has reloaded: that is what others wait for.
     if applied_rx.blocking_recv().is_ok() {
@@ -354,7 +404,7 @@ fn catch_up(
             &format!("UPDATE cluster_nodes SET heartbeat_at = {DB_NOW}, seen_generation = $2 WHERE node_id = $1"),
             &[&node.id, &last],
         )?;
-        return Ok(rows.len() == PAGE);
+        return Ok(if rows.len() == PAGE { Progress::More } else { Progress::UpToDate });
     }
-    Ok(false)
+    Ok(Progress::NotApplied)
 }

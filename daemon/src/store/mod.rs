@@ -140,6 +140,8 @@ pub struct Health {
     pub up: Option<String>,
     /// How long the answer (or the failure) took.
     pub ping: Duration,
+    /// PostgreSQL: how long ago this node last read and applied the other nodes' changes.
+    pub listener_age: Option<Duration>,
     /// Connections of the pool (SQLite: the readers), open and idle.
     pub pool_open: u32,
     pub pool_idle: u32,
@@ -169,6 +171,8 @@ struct PostgresDb {
     stats: WriteStats,
     /// This node's id in `cluster_nodes`, once its change listener runs.
     node: std::sync::OnceLock<String>,
+    /// When the change listener last read the journal and applied all of it.
+    heard: std::sync::OnceLock<cluster::Heard>,
 }
 
 impl std::fmt::Debug for Db {
@@ -234,6 +238,7 @@ impl Db {
             db,
             stats: WriteStats::default(),
             node: std::sync::OnceLock::new(),
+            heard: std::sync::OnceLock::new(),
         })))))
     }
 
@@ -286,10 +291,12 @@ impl Db {
         }
     }
 
-    /// Records this node's id once its change listener runs (see [`Db::wait_published`]).
-    pub fn set_node_id(&self, id: String) {
+    /// Records this node's id and its listener's clock once the change listener runs (see
+    /// [`Db::wait_published`] and [`Db::health`]).
+    pub fn set_listener(&self, id: String, heard: cluster::Heard) {
         if let Engine::Postgres(p) = &*self.0 {
             let _ = p.node.set(id);
+            let _ = p.heard.set(heard);
         }
     }
 
@@ -457,7 +464,12 @@ impl Db {
                 (st.connections, st.idle)
             }
         };
+        let listener_age = match &*self.0 {
+            Engine::Postgres(p) => p.heard.get().map(cluster::Heard::age),
+            Engine::Sqlite(_) => None,
+        };
         Health {
+            listener_age,
             backend: self.backend(),
             up: ping.as_ref().err().map(ToString::to_string),
             ping: started.elapsed(),

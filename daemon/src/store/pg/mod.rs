@@ -157,7 +157,10 @@ impl PgDb {
     /// (`cluster::Listener`), which waits on notifications for as long as the node runs. Call it
     /// from a std thread, as the listener does.
     pub fn connect_fn(&self) -> crate::store::cluster::Connect {
-        let manager = self.manager.clone();
+        let mut manager = self.manager.clone();
+        // Told apart from the pool's in `pg_stat_activity`.
+        let name = format!("{} listener", manager.config.get_application_name().unwrap_or("latchkeyd"));
+        manager.config.application_name(&name);
         Box::new(move || manager.connect_plain().map_err(|e| error_text(&e)))
     }
 
