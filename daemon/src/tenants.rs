@@ -242,6 +242,14 @@ impl Registry {
         prefixes(path, snap.depth).find_map(|(prefix, rest)| snap.by_prefix.get(prefix).map(|t| (t.clone(), rest)))
     }
 
+    /// Reloads one tenant here, then waits until the other nodes serve the change too (see
+    /// [`crate::store::Db::wait_published`]): the end of every admin change to a tenant or its keys.
+    pub async fn publish(&self, state: &State, slug: &str) -> Result<(), Error> {
+        self.refresh(state, slug).await?;
+        state.db.wait_published().await;
+        Ok(())
+    }
+
     /// Reloads one tenant from the database (after creation, rotation, or a settings change).
     pub async fn refresh(&self, state: &State, slug: &str) -> Result<(), Error> {
         let slug_owned = slug.to_owned();
@@ -404,9 +412,8 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
             })
         })
         .await?;
-    state.registry.refresh(state, &row.slug).await?;
     // The other nodes serve it too before the caller hears of it.
-    state.db.wait_published().await;
+    state.registry.publish(state, &row.slug).await?;
     Ok(to_wire(&row))
 }
 
@@ -499,8 +506,7 @@ pub async fn delete(state: &State, slug: String) -> Result<(), Error> {
             Ok(())
         })
         .await?;
-    state.registry.refresh(state, &slug).await?;
-    state.db.wait_published().await;
+    state.registry.publish(state, &slug).await?;
     Ok(())
 }
 

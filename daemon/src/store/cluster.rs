@@ -213,9 +213,10 @@ pub struct Listener {
     heard: Arc<std::sync::atomic::AtomicI64>,
 }
 
-/// Seconds since the Unix epoch, by this machine's clock (only compared with itself).
+/// The machine's clock, not the daemon's injected one (a test's manual clock does not move while
+/// the listener works); only ever compared with itself.
 fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    crate::clock::Clock::now(&crate::clock::SystemClock)
 }
 
 /// When the listener last read the change journal: a node that has not for a few seconds may

@@ -95,9 +95,7 @@ fn unavailable(target: &PgTarget, e: impl std::fmt::Display) -> StoreError {
 /// `check-config` asks when the key-encryption key file is missing.
 pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
     off_runtime(|| {
-        let target = settings.resolve()?;
-        let manager = manager(&target)?;
-        let mut client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
+        let (_, _, mut client) = connect_once(settings)?;
         let migrated: bool = client.query_one("SELECT to_regclass('signing_keys') IS NOT NULL", &[])?.get(0);
         let holds = migrated && client.query_one("SELECT EXISTS (SELECT 1 FROM signing_keys)", &[])?.get::<_, bool>(0);
         client.close()?;
@@ -109,13 +107,19 @@ pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
 /// tests must be left without connections).
 pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {
     off_runtime(|| {
-        let target = settings.resolve()?;
-        let manager = manager(&target)?;
-        let mut client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
+        let (_, _, mut client) = connect_once(settings)?;
         migrate::migrate(&mut client)?;
         client.close()?;
         Ok(())
     })
+}
+
+/// Resolves the settings and opens one connection outside any pool (call it off the runtime).
+fn connect_once(settings: &PgSettings) -> Result<(PgTarget, PgManager, postgres::Client), StoreError> {
+    let target = settings.resolve()?;
+    let manager = manager(&target)?;
+    let client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
+    Ok((target, manager, client))
 }
 
 impl PgDb {
@@ -123,12 +127,10 @@ impl PgDb {
     /// newer schema, untouched), then builds the pool.
     pub fn open(settings: &PgSettings) -> Result<PgDb, StoreError> {
         off_runtime(|| {
-            let target = settings.resolve()?;
+            let (target, manager, mut client) = connect_once(settings)?;
             for warning in &target.warnings {
                 tracing::warn!("{warning}");
             }
-            let manager = manager(&target)?;
-            let mut client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
             migrate::migrate(&mut client)?;
             client.close()?;
             // Two idle connections keep a quiet node's first requests fast without holding
