@@ -80,21 +80,25 @@ pub fn by_credential_id(tx: &impl Reader, tenant: TenantId, id: &[u8]) -> Result
 }
 
 /// Records a successful sign-in: new counter and backup state, time of use.
+/// Records a verified sign-in: the counter and backup flags it reported (these columns, not the
+/// `passkey` JSON, are what the next sign-in checks against) and when.
 pub fn record_use(
     tx: &WriteTx<'_>,
     tenant: TenantId,
     id: &[u8],
-    passkey: &str,
     sign_count: u32,
+    backup_eligible: bool,
     backed_up: bool,
     now: Timestamp,
 ) -> Result<(), StoreError> {
     // Sign-ins with one credential may verify in parallel: the one with the lower counter must
     // not overwrite a higher one stored meanwhile (counters only go up; zero means "no counter").
+    // Backup eligibility may only be gained.
     tx.conn().execute(
-        "UPDATE credentials SET passkey = ?3, sign_count = ?4, backed_up = ?5, last_used_at = ?6
-         WHERE tenant_id = ?1 AND credential_id = ?2 AND sign_count <= ?4",
-        params![tenant, id, passkey, sign_count, backed_up, now],
+        "UPDATE credentials SET sign_count = ?3, backup_eligible = (backup_eligible OR ?4), backed_up = ?5,
+             last_used_at = ?6
+         WHERE tenant_id = ?1 AND credential_id = ?2 AND sign_count <= ?3",
+        params![tenant, id, sign_count, backup_eligible, backed_up, now],
     )?;
     Ok(())
 }
@@ -207,12 +211,13 @@ mod tests {
             insert(tx, a, &credential_row(ada, b"d")).unwrap();
             (a, ada, bob)
         });
-        t.write(|tx| record_use(tx, a, b"c", r#"{"new":1}"#, 8, true, 30).unwrap());
+        t.write(|tx| record_use(tx, a, b"c", 8, true, true, 30).unwrap());
         let c = t.read(|tx| by_credential_id(tx, a, b"c").unwrap().unwrap());
-        assert_eq!(
-            (c.passkey.as_str(), c.sign_count, c.backed_up, c.last_used_at),
-            (r#"{"new":1}"#, 8, true, Some(30))
-        );
+        assert_eq!((c.sign_count, c.backup_eligible, c.backed_up, c.last_used_at), (8, true, true, Some(30)));
+        // A lower counter (a slower sign-in verified in parallel) changes nothing; eligibility stays.
+        t.write(|tx| record_use(tx, a, b"c", 7, false, false, 31).unwrap());
+        let c = t.read(|tx| by_credential_id(tx, a, b"c").unwrap().unwrap());
+        assert_eq!((c.sign_count, c.backup_eligible, c.backed_up, c.last_used_at), (8, true, true, Some(30)));
         let d = t.read(|tx| by_credential_id(tx, a, b"d").unwrap().unwrap());
         assert_eq!((d.passkey.as_str(), d.sign_count, d.last_used_at), ("{}", 0, None));
         t.write(|tx| {
@@ -245,7 +250,7 @@ mod tests {
             assert!(for_user(tx, b, ada).unwrap().is_empty());
             assert_eq!(count_for_user(tx, b, ada).unwrap(), 0);
             assert!(counts_by_user(tx, b).unwrap().is_empty());
-            record_use(tx, b, b"c", "{\"evil\":1}", 99, true, 99).unwrap();
+            record_use(tx, b, b"c", 99, true, true, 99).unwrap();
             assert!(!rename(tx, b, ada, b"c", "Evil").unwrap());
             assert!(!delete(tx, b, ada, b"c").unwrap());
         });

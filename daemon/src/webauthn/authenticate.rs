@@ -11,12 +11,12 @@ use std::sync::Arc;
 use latchkey::codes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use webauthn_rs::prelude::{DiscoverableAuthentication, Passkey, PasskeyAuthentication, PublicKeyCredential};
+use webauthn_rs::prelude::{Passkey, PublicKeyCredential};
 
-use super::{UserInfo, invalid_challenge, malformed};
+use super::{UserInfo, assertion, invalid_challenge, malformed};
 use crate::State;
 use crate::clock::rfc3339;
-use crate::crypto::b64url;
+use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
@@ -86,47 +86,29 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
         }
         None => None,
     };
-    let (options, kind, user_id, state_json) = match (known, decoy) {
+    // The options are ours to build (the seed's exact fields and values): nothing of webauthn-rs
+    // is needed until the assertion comes back, and the challenge row needs no ceremony state.
+    let (allow, kind, user_id) = match (known, decoy) {
         (Some((user, creds)), _) => {
-            let passkeys = creds.iter().map(passkey).collect::<Result<Vec<_>, _>>()?;
-            let (rcr, st) = tenant.hot()?.webauthn.start_passkey_authentication(&passkeys).map_err(Error::internal)?;
-            let options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
-            (options, ChallengeKind::Authenticate, Some(user.id), serde_json::to_string(&st).map_err(Error::internal)?)
+            let ids: Vec<Vec<u8>> = creds.into_iter().map(|c| c.credential_id).collect();
+            (ids, ChallengeKind::Authenticate, Some(user.id))
         }
-        (None, decoy) => {
-            let (rcr, st) = tenant.hot()?.webauthn.start_discoverable_authentication().map_err(Error::internal)?;
-            let mut options = serde_json::to_value(&rcr.public_key).map_err(Error::internal)?;
-            let kind = match decoy {
-                // Unknown username: same shape as a known one, nothing to sign with.
-                Some(id) => {
-                    options["allowCredentials"] = json!([{"type": "public-key", "id": b64url(&id)}]);
-                    ChallengeKind::Authenticate
-                }
-                None => ChallengeKind::Discoverable,
-            };
-            (options, kind, None, serde_json::to_string(&st).map_err(Error::internal)?)
-        }
+        // Unknown username: same shape as a known one, nothing to sign with.
+        (None, Some(decoy)) => (vec![decoy], ChallengeKind::Authenticate, None),
+        (None, None) => (vec![], ChallengeKind::Discoverable, None),
     };
-    let options = shape_options(options);
-    let challenge = options["challenge"].as_str().unwrap_or_default().to_owned();
-    let row = ChallengeRow { challenge, kind, user_id, state: state_json, context: "{}".into(), expires_at };
-    state.db.write(move |tx| store::challenges::insert(tx, t, &row)).await?;
-    Ok(options)
-}
-
-/// Exactly the documented fields (docs/http-api.md), with their fixed values.
-fn shape_options(options: Value) -> Value {
-    let allow: Vec<Value> = options["allowCredentials"]
-        .as_array()
-        .map(|list| list.iter().map(|c| json!({"type": "public-key", "id": c["id"]})).collect())
-        .unwrap_or_default();
-    json!({
-        "challenge": options["challenge"],
+    let challenge = b64url(&random_bytes::<{ super::CHALLENGE_BYTES }>()?);
+    let allow: Vec<Value> = allow.iter().map(|id| json!({"type": "public-key", "id": b64url(id)})).collect();
+    let options = json!({
+        "challenge": challenge,
         "allowCredentials": allow,
         "timeout": super::TIMEOUT_MS,
         "userVerification": "required",
-        "rpId": options["rpId"],
-    })
+        "rpId": tenant.rp_id,
+    });
+    let row = ChallengeRow { challenge, kind, user_id, state: "{}".into(), context: "{}".into(), expires_at };
+    state.db.write(move |tx| store::challenges::insert(tx, t, &row)).await?;
+    Ok(options)
 }
 
 fn passkey(row: &CredentialRow) -> Result<Passkey, Error> {
@@ -137,7 +119,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     let assertion: PublicKeyCredential =
         serde_json::from_value(req.assertion).map_err(|e| malformed("assertion", e))?;
     super::check_credential_id(&assertion.id, assertion.raw_id.as_ref())?;
-    super::check_origin(assertion.response.client_data_json.as_ref(), &tenant.origin, true)?;
+    let client = super::client_data(&assertion.response.client_data_json)?;
+    super::origin_is(&client, &tenant.origin, true)?;
     let now = state.clock.now();
     let session_ttl = state.config.tokens.session.as_secs() as i64;
     let t = tenant.id;
@@ -171,33 +154,34 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         .await?;
 
     // 2. Verify the signature here, not in the write queue: it is the costly step.
-    let mut key = passkey(&credential)?;
-    let result = if row.kind == ChallengeKind::Discoverable {
-        let st: DiscoverableAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
-        tenant
-            .hot()?
-            .webauthn
-            .finish_discoverable_authentication_v2(&assertion, st, &key)
-            .map_err(|e| super::verification_error(e, true))?
-    } else {
-        if let Some(handle) = &assertion.response.user_handle
-            && handle.as_slice() != user.user_handle.as_slice()
-        {
-            return Err(denied(codes::INVALID_USER_HANDLE, "the credential's user handle belongs to another user"));
-        }
-        let st: PasskeyAuthentication = serde_json::from_str(&row.state).map_err(Error::internal)?;
-        tenant
-            .hot()?
-            .webauthn
-            .finish_passkey_authentication(&assertion, &st)
-            .map_err(|e| super::verification_error(e, true))?
+    let discoverable = row.kind == ChallengeKind::Discoverable;
+    if !discoverable
+        && let Some(handle) = &assertion.response.user_handle
+        && handle.as_slice() != user.user_handle.as_slice()
+    {
+        return Err(denied(codes::INVALID_USER_HANDLE, "the credential's user handle belongs to another user"));
+    }
+    let refused = |e| super::verification_error(e, true);
+    let key = assertion::public_key(&passkey(&credential)?).map_err(refused)?;
+    let expected = assertion::Expected {
+        challenge: &challenge,
+        rp_id: &tenant.rp_id,
+        allow_backup_eligible_upgrade: !discoverable,
     };
+    let response = &assertion.response;
+    let verified = assertion::verify(
+        &client,
+        &response.client_data_json,
+        &response.authenticator_data,
+        &response.signature,
+        &key,
+        &credential,
+        &expected,
+    )
+    .map_err(refused)?;
     if user.status != UserStatus::Active {
         return Err(Error::new(Kind::Forbidden, codes::USER_DISABLED, "this account is disabled"));
     }
-    key.update_credential(&result);
-    let stored = serde_json::to_string(&key).map_err(Error::internal)?;
-    let (counter, backed_up) = (result.counter(), result.backup_state());
 
     // 3. One write: take the challenge (of two concurrent finishes only one still finds it), record
     // the use, open the session. Nothing is kept if any step fails.
@@ -208,7 +192,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             if !store::challenges::consume(tx, t, &challenge, now)? {
                 return Err(invalid_challenge());
             }
-            store::credentials::record_use(tx, t, &cred_id, &stored, counter, backed_up, now)?;
+            let v = verified;
+            store::credentials::record_use(tx, t, &cred_id, v.sign_count, v.backup_eligible, v.backed_up, now)?;
             sessions::create(tx, t, user_id, &["hwk", "user"], now, session_ttl)
         })
         .await?;

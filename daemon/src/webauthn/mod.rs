@@ -1,6 +1,8 @@
-//! Passkey ceremonies with webauthn-rs: one `Webauthn` per tenant (its RP id and origin), options
-//! shaped to the seed's exact values, ceremony state kept server-side in SQLite.
+//! Passkey ceremonies: registration with webauthn-rs (one `Webauthn` per tenant: its RP id and
+//! origin), sign-in assertions checked by [`assertion`]; options shaped to the seed's exact values,
+//! ceremony state kept server-side in the database.
 
+pub mod assertion;
 pub mod authdata;
 pub mod authenticate;
 pub mod credentials;
@@ -18,6 +20,9 @@ use crate::error::{Error, Kind};
 
 /// The seed's timeout for both ceremonies, in milliseconds.
 pub const TIMEOUT_MS: u32 = 60_000;
+
+/// The seed's challenge size, in bytes (webauthn-rs uses the same for registrations).
+pub const CHALLENGE_BYTES: usize = 32;
 
 /// Builds the tenant's relying party: its RP id and its one origin.
 pub fn relying_party(rp_id: &str, origin: &str, name: &str) -> Result<Webauthn, String> {
@@ -130,16 +135,29 @@ pub fn malformed(what: &str, detail: impl std::fmt::Display) -> Error {
     .caused_by(detail)
 }
 
-/// The part of `clientDataJSON` checked here, before the library's own checks.
+/// The parts of `clientDataJSON` read here. A sign-in checks all three itself
+/// ([`assertion::verify`]); a registration checks the origin here, before the library's checks.
 #[derive(Deserialize)]
-struct ClientData {
-    origin: String,
+pub struct ClientData {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub challenge: String,
+    pub origin: String,
+}
+
+/// Parses `clientDataJSON`; the parser's words go to the log.
+pub fn client_data(json: &[u8]) -> Result<ClientData, Error> {
+    serde_json::from_slice(json).map_err(|e| malformed("clientDataJSON", e))
 }
 
 /// The origin the browser reports must be the tenant's, character for character: scheme, host and
 /// port, with no path, user info or trailing slash (the library compares more loosely).
 pub fn check_origin(client_data_json: &[u8], tenant_origin: &str, signing_in: bool) -> Result<(), Error> {
-    let data: ClientData = serde_json::from_slice(client_data_json).map_err(|e| malformed("clientDataJSON", e))?;
+    origin_is(&client_data(client_data_json)?, tenant_origin, signing_in)
+}
+
+/// [`check_origin`] on client data already parsed.
+pub fn origin_is(data: &ClientData, tenant_origin: &str, signing_in: bool) -> Result<(), Error> {
     if data.origin == tenant_origin {
         return Ok(());
     }
