@@ -3,7 +3,8 @@
 //! a real SQLite file (WAL, synchronous=FULL: two durable commits per ceremony).
 //!
 //! Run: `cargo bench -p latchkey-tests --bench ceremony`. Prints figures; asserts nothing about
-//! speed. With `BENCH_PEER_WEBAUTHN=http://127.0.0.1:PORT` (bench/peers/simplewebauthn.mjs, which
+//! speed. The timed sign-ins go through `common/lean.rs` (one kept-alive connection per client, a
+//! client that leaves the cores to the server); set-up goes through the tests' usual client. With `BENCH_PEER_WEBAUTHN=http://127.0.0.1:PORT` (bench/peers/simplewebauthn.mjs, which
 //! speaks the same four calls) the same authenticator and clients then run against that peer.
 //!
 //! With `BENCH_BACKEND=postgres BENCH_NODES=1|2|3` (the `PG*` variables pointing at a server, e.g.
@@ -16,6 +17,8 @@
 mod authenticator;
 #[path = "common/child.rs"]
 mod child;
+#[path = "common/lean.rs"]
+mod lean;
 #[path = "common/nodes.rs"]
 mod nodes;
 #[path = "../e2e/support.rs"]
@@ -41,20 +44,40 @@ fn setup_user(d: &TestDaemon, site: &Site, email: &str) -> Soft {
     soft
 }
 
-fn ceremony(site: &Site, soft: &mut Soft, username: Option<&str>) -> Duration {
+/// One timed sign-in through the lean client: auth/start, the authenticator, auth/finish.
+fn ceremony(http: &mut lean::Lean, site: &Site, soft: &mut Soft, username: Option<&str>) -> Duration {
     let started = Instant::now();
-    let r = site.sign_in(soft, username, &Tamper::default());
-    assert_eq!(r.status, 200, "{}", r.body);
+    let (_, path) = lean::split(&site.base);
+    let origin = [("Origin", site.origin.as_str())];
+    let body = match username {
+        Some(u) => json!({"username": u}),
+        None => json!({}),
+    };
+    let start = http.post(&format!("{path}/auth/start"), "application/json", body.to_string().as_bytes(), &origin);
+    assert_eq!(start.status, 200, "auth/start: {}", start.text());
+    let options: serde_json::Value = serde_json::from_slice(&start.body).unwrap();
+    let assertion = soft.get(&options, &Tamper::default());
+    let body = json!({"assertion": assertion, "challenge": options["challenge"]}).to_string();
+    let r = http.post(&format!("{path}/auth/finish"), "application/json", body.as_bytes(), &origin);
+    assert_eq!(r.status, 200, "auth/finish: {}", r.text());
     started.elapsed()
 }
 
-/// One thread per user, each signing in `per` times; every ceremony's duration.
+fn client(site: &Site) -> lean::Lean {
+    lean::Lean::new(&lean::split(&site.base).0)
+}
+
+/// One thread per user, each signing in `per` times over its own connection; every ceremony's
+/// duration.
 fn concurrently(site: &Site, users: Vec<(String, Soft)>, per: usize) -> Vec<Duration> {
     std::thread::scope(|s| {
         let handles: Vec<_> = users
             .into_iter()
             .map(|(email, mut soft)| {
-                s.spawn(move || (0..per).map(|_| ceremony(site, &mut soft, Some(&email))).collect::<Vec<_>>())
+                s.spawn(move || {
+                    let mut http = client(site);
+                    (0..per).map(|_| ceremony(&mut http, site, &mut soft, Some(&email))).collect::<Vec<_>>()
+                })
             })
             .collect();
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
@@ -92,15 +115,17 @@ fn main() {
     );
 
     let mut soft = setup_user(&d, &site, "seq@bench.test");
+    let mut http = client(&site);
     for _ in 0..20 {
-        ceremony(&site, &mut soft, Some("seq@bench.test"));
+        ceremony(&mut http, &site, &mut soft, Some("seq@bench.test"));
     }
     let wall = Instant::now();
-    let samples: Vec<Duration> = (0..n).map(|_| ceremony(&site, &mut soft, Some("seq@bench.test"))).collect();
+    let samples: Vec<Duration> =
+        (0..n).map(|_| ceremony(&mut http, &site, &mut soft, Some("seq@bench.test"))).collect();
     report("1 client, username-first", samples, wall.elapsed());
 
     let wall = Instant::now();
-    let samples: Vec<Duration> = (0..n).map(|_| ceremony(&site, &mut soft, None)).collect();
+    let samples: Vec<Duration> = (0..n).map(|_| ceremony(&mut http, &site, &mut soft, None)).collect();
     report("1 client, username-less (discoverable)", samples, wall.elapsed());
 
     for clients in [4usize, 16] {
@@ -116,11 +141,13 @@ fn main() {
         report(&format!("{clients} concurrent clients, username-first"), samples, wall.elapsed());
     }
 
+    let (start_path, body) = (format!("{}/auth/start", lean::split(&site.base).1), br#"{"username":"seq@bench.test"}"#);
     let wall = Instant::now();
     let starts: Vec<Duration> = (0..n)
         .map(|_| {
             let t = Instant::now();
-            site.auth_start(Some("seq@bench.test"));
+            let r = http.post(&start_path, "application/json", body, &[("Origin", site.origin.as_str())]);
+            assert_eq!(r.status, 200, "auth/start: {}", r.text());
             t.elapsed()
         })
         .collect();
@@ -141,11 +168,13 @@ fn peer_runs(d: &TestDaemon, peer: &str, n: usize) {
         soft
     };
     let mut soft = enrol("seq@bench.test");
+    let mut http = client(&site);
     for _ in 0..20 {
-        ceremony(&site, &mut soft, Some("seq@bench.test"));
+        ceremony(&mut http, &site, &mut soft, Some("seq@bench.test"));
     }
     let wall = Instant::now();
-    let samples: Vec<Duration> = (0..n).map(|_| ceremony(&site, &mut soft, Some("seq@bench.test"))).collect();
+    let samples: Vec<Duration> =
+        (0..n).map(|_| ceremony(&mut http, &site, &mut soft, Some("seq@bench.test"))).collect();
     report("peer simplewebauthn: 1 client, username-first", samples, wall.elapsed());
     let clients = 16;
     let users: Vec<(String, Soft)> = (0..clients)
