@@ -309,9 +309,12 @@ fn early_answers_reach_clients_that_send_the_whole_body_first() {
         let out = node("early-answer.mjs", &args);
         assert_eq!(out, json!({"status": 401, "error": "invalid_token"}), "{bearer:?}");
     }
-    // Over the limit: 413, readable.
+    // Over the limit: 413 (or 401), readable — unless the client is still sending when the
+    // server, having drained as much as it ever accepts, closes the connection: then Node reports
+    // the broken pipe first (seen on a loaded machine; nginx and hyper behave the same way).
     let out = node("early-answer.mjs", &[&url, "5000000"]);
-    assert!(out["status"] == 401 || out["status"] == 413, "{out}");
+    let closed_while_sending = out["failed"].as_str().is_some_and(|f| f.contains("EPIPE") || f.contains("ECONNRESET"));
+    assert!(out["status"] == 401 || out["status"] == 413 || closed_while_sending, "{out}");
 
     // A plain socket client that writes everything first.
     let addr = site.base.trim_start_matches("http://").split('/').next().unwrap().to_owned();
