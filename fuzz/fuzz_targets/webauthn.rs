@@ -50,6 +50,34 @@ fn authenticate(value: Value) {
         let _ = (result.counter(), result.backup_state());
     }
     let _ = f.webauthn.finish_discoverable_authentication_v2(&assertion, f.discoverable.clone(), &f.passkey);
+    // The daemon's own sign-in check (`webauthn::assertion`), which `authenticate::finish` runs
+    // instead of webauthn-rs's, on the same input.
+    use latchkeyd::store::{CredentialKind, credentials::CredentialRow, users::UserId};
+    use latchkeyd::webauthn::{assertion as check, client_data as parse_client_data};
+    let (Ok(client), Ok(key)) = (parse_client_data(&assertion.response.client_data_json), check::public_key(&f.passkey))
+    else {
+        return;
+    };
+    let stored = CredentialRow {
+        user_id: UserId(1),
+        credential_id: f.credential_id.clone(),
+        passkey: String::new(),
+        kind: CredentialKind::Platform,
+        aaguid: None,
+        device: String::new(),
+        name: String::new(),
+        backup_eligible: false,
+        backed_up: false,
+        sign_count: 0,
+        created_at: 0,
+        last_used_at: None,
+    };
+    for (challenge, upgrade) in [(&f.authentication_challenge, true), (&f.discoverable_challenge, false)] {
+        let expected =
+            check::Expected { challenge: challenge.as_str(), rp_id: latchkey_fuzz::RP_ID, allow_backup_eligible_upgrade: upgrade };
+        let r = &assertion.response;
+        let _ = check::verify(&client, &r.client_data_json, &r.authenticator_data, &r.signature, &key, &stored, &expected);
+    }
 }
 
 fuzz_target!(|data: &[u8]| {

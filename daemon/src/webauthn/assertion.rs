@@ -13,7 +13,7 @@
 //! sign-in), not from the stored `Passkey` JSON, which is only parsed for the public key.
 
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_ASN1, UnparsedPublicKey};
-use webauthn_rs::prelude::{COSEAlgorithm, COSEKeyType, ECDSACurve, Passkey, WebauthnError};
+use webauthn_rs::prelude::{COSEAlgorithm, COSEKey, COSEKeyType, Credential, ECDSACurve, Passkey, WebauthnError};
 
 use super::ClientData;
 use super::authdata::{FLAG_BE, FLAG_BS, FLAG_UP, FLAG_UV};
@@ -41,7 +41,18 @@ pub struct Verified {
 
 /// The credential's public key as an uncompressed SEC1 point, from the stored `Passkey`.
 pub fn public_key(passkey: &Passkey) -> Result<[u8; 65], WebauthnError> {
-    let key = passkey.get_public_key();
+    point(passkey.get_public_key())
+}
+
+/// The public key and the backup eligibility recorded in a stored `Passkey`. Until 2026-11 the
+/// eligibility gained by a credential (false → true) was written to the JSON but not to its
+/// column: such a credential is eligible when either says so.
+pub fn stored(passkey: Passkey) -> Result<([u8; 65], bool), WebauthnError> {
+    let credential = Credential::from(passkey);
+    Ok((point(&credential.cred)?, credential.backup_eligible))
+}
+
+fn point(key: &COSEKey) -> Result<[u8; 65], WebauthnError> {
     let COSEKeyType::EC_EC2(ec) = &key.key else { return Err(WebauthnError::COSEKeyInvalidType) };
     if key.type_ != COSEAlgorithm::ES256 || ec.curve != ECDSACurve::SECP256R1 {
         return Err(WebauthnError::COSEKeyInvalidType);

@@ -162,7 +162,9 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         return Err(denied(codes::INVALID_USER_HANDLE, "the credential's user handle belongs to another user"));
     }
     let refused = |e| super::verification_error(e, true);
-    let key = assertion::public_key(&passkey(&credential)?).map_err(refused)?;
+    let mut credential = credential;
+    let (key, eligible) = assertion::stored(passkey(&credential)?).map_err(refused)?;
+    credential.backup_eligible |= eligible;
     let expected = assertion::Expected {
         challenge: &challenge,
         rp_id: &tenant.rp_id,
