@@ -84,6 +84,15 @@ fn concurrently(site: &Site, users: Vec<(String, Soft)>, per: usize) -> Vec<Dura
     })
 }
 
+/// The writer's `latchkey_db_writes_total` and `latchkey_db_commits_total` (`/metrics`).
+fn writer_counts(d: &TestDaemon) -> (u64, u64) {
+    let body = d.get("/metrics").body;
+    let read = |name: &str| {
+        body.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok())).unwrap_or_default()
+    };
+    (read("latchkey_db_writes_total "), read("latchkey_db_commits_total "))
+}
+
 fn report(label: &str, mut samples: Vec<Duration>, wall: Duration) {
     samples.sort();
     let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1e3;
@@ -136,9 +145,17 @@ fn main() {
                 (email, soft)
             })
             .collect();
+        let before = writer_counts(&d);
         let wall = Instant::now();
         let samples = concurrently(&site, users, n / clients);
         report(&format!("{clients} concurrent clients, username-first"), samples, wall.elapsed());
+        let after = writer_counts(&d);
+        let (writes, commits) = (after.0 - before.0, after.1 - before.1);
+        println!(
+            "{:<44} {writes:>6} writes in {commits} commits = {:.1} per commit",
+            "  group commit",
+            writes as f64 / commits.max(1) as f64
+        );
     }
 
     let (start_path, body) = (format!("{}/auth/start", lean::split(&site.base).1), br#"{"username":"seq@bench.test"}"#);
