@@ -1,6 +1,7 @@
 //! The audit log: events are queued without waiting and written by one background task in
-//! batches (one durable commit per batch), so recording a sign-in or a token grant adds no fsync
-//! to the request. Readers flush the queue first; shutdown flushes it too.
+//! batches gathered over up to 50 ms (one durable commit per batch), so recording a sign-in or a
+//! token grant adds no fsync to the request. Readers flush the queue first; shutdown flushes it
+//! too.
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -27,6 +28,9 @@ impl std::fmt::Debug for Msg {
 /// Queue length; beyond it events are dropped with a warning rather than slowing requests down.
 const QUEUE: usize = 50_000;
 const BATCH: usize = 1_000;
+/// How long the writer gathers events before writing them (at most this much of the trail is
+/// lost if the machine stops, on top of what is still queued).
+const LINGER: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl AuditLog {
     /// Starts the writer; it ends when every `AuditLog` handle is dropped.
@@ -36,14 +40,28 @@ impl AuditLog {
             while let Some(first) = rx.recv().await {
                 let mut events = vec![];
                 let mut waiters = vec![];
-                let mut next = Some(first);
-                while let Some(m) = next.take() {
-                    match m {
-                        Msg::Event(e) => events.push(e),
-                        Msg::Flush(w) => waiters.push(w),
+                let take = |m: Msg, events: &mut Vec<Event>, waiters: &mut Vec<oneshot::Sender<()>>| match m {
+                    Msg::Event(e) => events.push(e),
+                    Msg::Flush(w) => waiters.push(w),
+                };
+                take(first, &mut events, &mut waiters);
+                // Gather what arrives in the next moment, so that a busy daemon (thousands of
+                // grants a second) writes its trail in a few commits a second instead of one
+                // fsync every handful of events; a reader's flush ends the wait at once.
+                let deadline = tokio::time::Instant::now() + LINGER;
+                loop {
+                    if events.len() >= BATCH || !waiters.is_empty() {
+                        break;
                     }
-                    if events.len() < BATCH {
-                        next = rx.try_recv().ok();
+                    match tokio::time::timeout_at(deadline, rx.recv()).await {
+                        Ok(Some(m)) => take(m, &mut events, &mut waiters),
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+                while events.len() < BATCH {
+                    match rx.try_recv() {
+                        Ok(m) => take(m, &mut events, &mut waiters),
+                        Err(_) => break,
                     }
                 }
                 if !events.is_empty() {

@@ -93,18 +93,25 @@ pub async fn token(
         id: c.id_token.as_secs() as i64,
         refresh: c.refresh_token.as_secs() as i64,
     };
+    // Tokens are signed here on the async worker (an RSA-2048 signature is ~0.3 ms of CPU that
+    // never waits): handing it to a blocking thread bought no throughput on a few cores and cost
+    // two thread switches per grant and a longer tail (bench/run: client credentials p99 6.3 ms
+    // on a blocking thread, 2.8 ms here, same rate).
     if grant == "client_credentials" {
-        // Nothing to store: a read transaction on a blocking thread, which also signs.
-        return state
+        // Nothing to store: a point lookup of the client beside the writer, then the signature
+        // here on the async worker.
+        let t = tenant.clone();
+        let decision = state
             .db
-            .read(move |tx| -> Result<TokenResponse, OAuthError> {
-                let app = authenticate(tx, tenant.id, &client)?;
-                match client_credentials(&app, &form, now, &ttl, &tenant.base_url)? {
-                    Decision::Issued(unsigned) => unsigned.sign(&tenant),
-                    Decision::Refused(e) => Err(e),
-                }
+            .read_now(move |tx| -> Result<Decision, OAuthError> {
+                let app = authenticate(tx, t.id, &client)?;
+                client_credentials(&app, &form, now, &ttl, &t.base_url)
             })
-            .await;
+            .await?;
+        return match decision {
+            Decision::Issued(unsigned) => unsigned.sign(&tenant),
+            Decision::Refused(e) => Err(e),
+        };
     }
     let t = tenant.clone();
     let decision = state
@@ -119,9 +126,7 @@ pub async fn token(
         })
         .await?;
     match decision {
-        Decision::Issued(unsigned) => {
-            tokio::task::spawn_blocking(move || unsigned.sign(&tenant)).await.map_err(OAuthError::server_error)?
-        }
+        Decision::Issued(unsigned) => unsigned.sign(&tenant),
         Decision::Refused(e) => Err(e),
     }
 }
