@@ -191,7 +191,11 @@ fn api_import(bins: &Path, label: &str, rows: usize) {
     ]))
     .unwrap();
     let token = Command::new("curl")
-        .args(["-sS", "-u", &format!("{}:{}", app["client_id"].as_str().unwrap(), app["client_secret"].as_str().unwrap())])
+        .args([
+            "-sS",
+            "-u",
+            &format!("{}:{}", app["client_id"].as_str().unwrap(), app["client_secret"].as_str().unwrap()),
+        ])
         .args(["-d", "grant_type=client_credentials", &format!("{}/token", d.base)])
         .output()
         .unwrap();
