@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use latchkey::admin::{InvitedRow, RejectedRow};
 use serde::Serialize;
 
-use super::{ids, issue_first_token};
+use super::ids;
 use crate::clock::{Timestamp, rfc3339};
 use crate::error::Error;
 use crate::store::users::{NewUser, normalise_email};
@@ -285,11 +285,10 @@ pub fn invite_rows(
     let mut links: Vec<Option<String>> = vec![None; rows.len()];
     for (_, i) in order {
         let row = &rows[i];
-        let handle = ids::user_handle()?;
-        let public_id = ids::public_id()?;
+        let fresh = ids::new_user()?;
         let new = NewUser {
-            public_id: &public_id,
-            user_handle: &handle,
+            public_id: &fresh.public_id,
+            user_handle: &fresh.handle,
             email: &row.email,
             name: &row.name,
             status: UserStatus::Invited,
@@ -302,8 +301,9 @@ pub fn invite_rows(
                 store::roles::assign(tx, tenant, id, *role)?;
             }
         }
-        let token = issue_first_token(tx, tenant, id, InvitePurpose::Invite, now, expires_at)?;
-        links[i] = Some(format!("{base_url}/invite/{token}"));
+        // A user created just now has no older invitation to withdraw (`issue_token`).
+        store::invites::insert(tx, tenant, id, &fresh.token_key, InvitePurpose::Invite, now, expires_at)?;
+        links[i] = Some(format!("{base_url}/invite/{}", fresh.token));
     }
     for (row, link) in rows.iter().zip(links) {
         match link {

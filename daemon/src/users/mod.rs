@@ -36,18 +36,6 @@ pub(crate) fn issue_token(
     expires_at: Timestamp,
 ) -> Result<String, Error> {
     store::invites::revoke_unused(tx, tenant, user, purpose, now)?;
-    issue_first_token(tx, tenant, user, purpose, now, expires_at)
-}
-
-/// [`issue_token`] for a user created in this transaction, who has no older token to withdraw.
-pub(crate) fn issue_first_token(
-    tx: &WriteTx<'_>,
-    tenant: TenantId,
-    user: UserId,
-    purpose: InvitePurpose,
-    now: Timestamp,
-    expires_at: Timestamp,
-) -> Result<String, Error> {
     let (token, key) = ids::token()?;
     store::invites::insert(tx, tenant, user, &key, purpose, now, expires_at)?;
     Ok(token)
