@@ -24,10 +24,11 @@ use crate::store;
 use crate::tenants::require;
 use crate::users::import::{self, Outcome, Row};
 
-/// Rows per write transaction. Each commit writes every index page its rows touched, and new
-/// users' random handles and token hashes touch pages all over the indexes: larger batches write
-/// each page once for many rows (2,000-row batches made a million-row import four times slower).
-/// Still small enough for a progress line every second or so and a bounded batch in memory.
+/// Rows per write transaction. Each commit writes every index page its rows touched: new users'
+/// ids, handles and token keys begin with the time and append (`users::ids`), but the e-mail
+/// index is keyed by the file's addresses, in whatever order they come, and larger batches write
+/// each of its pages once for more rows. Small enough to hold the writer for about 0.1 s (other
+/// writes wait behind it), to send a progress line as often, and to keep a bounded batch in memory.
 pub(super) const BATCH: usize = 10_000;
 
 /// Rejected rows listed in the summary at most; beyond, a count.

@@ -506,7 +506,7 @@ mod tests {
         assert!(db.insert_id(sql, params!["c", "1"]).is_err());
         // Another RETURNING than the id: the statement as written.
         let k = "INSERT INTO u (k) VALUES (?1) RETURNING id + 100";
-        assert_eq!(db.insert_id(k, params!["d"]).expect("insert"), Some(104));
+        assert_eq!(db.insert_id(k, params!["d"]).expect("insert"), Some(103));
         let n: i64 = db.query_one("SELECT count(*) FROM u", params![], |r| r.get(0)).expect("count");
         assert_eq!(n, 3);
     }

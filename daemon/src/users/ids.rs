@@ -162,6 +162,7 @@ mod tests {
         let (t1, k1) = token().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(2));
         let (t2, k2) = token().unwrap();
+        assert_ne!(t1[8..], t2[8..]);
         assert_eq!(t1.len(), 51);
         assert!(t1.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'), "{t1}");
         assert_eq!(k1.len(), 38);
