@@ -13,13 +13,14 @@ use super::oidc::{Cache, Refused};
 use super::{client_secret, github, oidc};
 use crate::State;
 use crate::clock::Timestamp;
-use crate::crypto::{b64url, random_bytes, random_token, sha256};
+use crate::crypto::{b64url, random_token, sha256};
 use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::social::{LinkRow, ProviderRow, StateRow};
 use crate::store::users::{NewUser, UserId, UserRow};
 use crate::store::{self, InvitePurpose, SocialKind, SocialPurpose, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
+use crate::users::ids::token_key;
 
 /// How long a flow may take at the provider.
 pub const STATE_TTL: i64 = 600;
@@ -87,7 +88,7 @@ pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpo
                     None
                 }
                 Purpose::Invite { token } => {
-                    store::invites::valid(tx, t, &sha256(token.as_bytes()), now)?.ok_or_else(expired_invite)?;
+                    store::invites::valid(tx, t, &token_key(token), now)?.ok_or_else(expired_invite)?;
                     None
                 }
                 Purpose::Link { session_token } => {
@@ -133,7 +134,7 @@ pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpo
             _ => None,
         },
         invite_hash: match &purpose {
-            Purpose::Invite { token } => Some(sha256(token.as_bytes()).to_vec()),
+            Purpose::Invite { token } => Some(token_key(token)),
             _ => None,
         },
         user_id,
@@ -439,8 +440,8 @@ fn first_use(
             u
         }
         None if p.create_users => {
-            let handle = random_bytes::<16>()?;
-            let public_id = b64url(&random_bytes::<16>()?);
+            let handle = crate::users::ids::user_handle()?;
+            let public_id = crate::users::ids::public_id()?;
             let name = id.name.clone().filter(|n| crate::webauthn::valid_name(n)).unwrap_or_else(|| email.clone());
             let new = NewUser {
                 public_id: &public_id,

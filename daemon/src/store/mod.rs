@@ -500,10 +500,11 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     migrations.to_latest(conn).map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))
 }
 
-/// Runs an `INSERT … RETURNING id` and gives the new row's id: the same text works on SQLite and
-/// PostgreSQL, unlike `last_insert_rowid()`.
+/// Runs an `INSERT … RETURNING id` and gives the new row's id: one text for both engines
+/// (SQLite runs it without the clause and reads the rowid, see [`sql::Conn::insert_id`]).
 pub(crate) fn insert_returning_id(conn: &dyn Conn, sql: &str, params: &[&dyn ToValue]) -> Result<i64, StoreError> {
-    conn.query_one(sql, params, |r| r.get(0))
+    conn.insert_id(sql, params)?
+        .ok_or_else(|| StoreError::NoRow(sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ")))
 }
 
 /// Reads a JSON array of strings stored in a TEXT column.

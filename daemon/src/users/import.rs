@@ -6,9 +6,8 @@ use std::collections::HashSet;
 use latchkey::admin::{InvitedRow, RejectedRow};
 use serde::Serialize;
 
-use super::issue_token;
+use super::ids;
 use crate::clock::{Timestamp, rfc3339};
-use crate::crypto::{b64url, random_bytes};
 use crate::error::Error;
 use crate::store::users::{NewUser, normalise_email};
 use crate::store::{self, InvitePurpose, TenantId, UserStatus, WriteTx};
@@ -50,13 +49,36 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
 }
 
 /// Reads the CSV from `input` one row at a time and hands each row, checked, to `each` (which
-/// returns `false` to stop): memory does not grow with the file. A wrong header is the error.
-/// Duplicates are found through a keyed 64-bit hash of each address seen, 8 bytes a row; the same
-/// file scanned twice gives the same answers, so a first pass can check what a second one stores.
+/// returns `false` to stop): memory does not grow with the file, but for 8 bytes a row of
+/// duplicate check ([`Duplicates`]). A wrong header is the error. The same file scanned twice
+/// gives the same answers, so a first pass can check what a second one stores.
 pub fn scan<R: std::io::Read>(
     input: R,
     known_roles: &HashSet<String>,
     max_rows: u64,
+    each: impl FnMut(Result<Row, RejectedRow>) -> bool,
+) -> Result<(), RejectedRow> {
+    scan_with(input, known_roles, max_rows, Duplicates::Find { rows: 0 }, each)
+}
+
+/// Whether and how [`scan_with`] looks for addresses that appear earlier in the file.
+#[derive(Debug, Clone, Copy)]
+pub enum Duplicates {
+    /// Keeps a keyed 64-bit hash of each address seen, in a table made up front for `rows` rows
+    /// when that is known (else grown as it fills; growing holds the old table and the new one
+    /// at once, half again as much at the moment it happens).
+    Find { rows: usize },
+    /// Does not look, and keeps nothing: for a second pass over a file whose first pass found
+    /// the duplicates, and its caller skips the lines that pass rejected.
+    Ignore,
+}
+
+/// [`scan`], saying how duplicates are found.
+pub fn scan_with<R: std::io::Read>(
+    input: R,
+    known_roles: &HashSet<String>,
+    max_rows: u64,
+    duplicates: Duplicates,
     mut each: impl FnMut(Result<Row, RejectedRow>) -> bool,
 ) -> Result<(), RejectedRow> {
     let err = |row: u64, column: &str, reason: String| RejectedRow { row, column: column.to_owned(), reason };
@@ -74,7 +96,12 @@ pub fn scan<R: std::io::Read>(
         }
     };
     let hasher = SEEN_KEY.get_or_init(std::hash::RandomState::new);
-    let mut seen: HashSet<u64> = HashSet::new();
+    let find = matches!(duplicates, Duplicates::Find { .. });
+    let capacity = match duplicates {
+        Duplicates::Find { rows } => rows.min(usize::try_from(max_rows).unwrap_or(usize::MAX)),
+        Duplicates::Ignore => 0,
+    };
+    let mut seen: HashSet<u64, Prehashed> = HashSet::with_capacity_and_hasher(capacity, Prehashed);
     let mut record = csv::StringRecord::new();
     let mut i: u64 = 0;
     loop {
@@ -110,7 +137,7 @@ pub fn scan<R: std::io::Read>(
         let mut problems = vec![];
         if !valid_email(&email) {
             problems.push(err(line, "email", format!("{email:?} is not an e-mail address")));
-        } else if !seen.insert(std::hash::BuildHasher::hash_one(hasher, normalise_email(&email))) {
+        } else if find && !seen.insert(std::hash::BuildHasher::hash_one(hasher, normalise_email(&email))) {
             problems.push(err(line, "email", format!("{email} appears earlier in the file")));
         }
         if !valid_name(&name) {
@@ -147,6 +174,51 @@ pub fn scan<R: std::io::Read>(
 
 /// The key of the duplicate check's hash: one per process, so two scans of a file agree.
 static SEEN_KEY: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
+
+/// The duplicate check's set holds keyed hashes already: its table uses them as they are
+/// instead of hashing them a second time.
+#[derive(Debug, Clone, Copy, Default)]
+struct Prehashed;
+
+impl std::hash::BuildHasher for Prehashed {
+    type Hasher = PrehashedHasher;
+    fn build_hasher(&self) -> PrehashedHasher {
+        PrehashedHasher(0)
+    }
+}
+
+#[derive(Debug, Default)]
+struct PrehashedHasher(u64);
+
+impl std::hash::Hasher for PrehashedHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64`s are hashed here (below); anything else still gets a spread of its bytes.
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// Rows a file can hold at most: its line breaks, plus a last line without one. A quick count
+/// before the first pass, so that the duplicate check's table is made once at its size.
+pub fn count_lines<R: std::io::Read>(mut input: R) -> std::io::Result<usize> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = 1;
+    loop {
+        match input.read(&mut buf) {
+            Ok(0) => return Ok(lines),
+            Ok(n) => lines += buf[..n].iter().filter(|&&b| b == b'\n').count(),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
 
 /// E-mails the invitations (eight at a time) when `[smtp]` is configured, noting per row whether
 /// it worked. The invitations are already stored: a failure loses nothing.
@@ -191,7 +263,7 @@ pub struct Outcome {
 }
 
 /// Invites each new user of `rows` in the caller's transaction; users that exist are reported,
-/// not invited again.
+/// not invited again. `out` gets both lists in the order of `rows`.
 pub fn invite_rows(
     tx: &WriteTx<'_>,
     tenant: TenantId,
@@ -203,38 +275,47 @@ pub fn invite_rows(
 ) -> Result<(), Error> {
     let roles: std::collections::HashMap<String, i64> =
         store::roles::list(tx, tenant)?.into_iter().map(|r| (r.name, r.id)).collect();
-    for row in rows {
-        if store::users::by_email(tx, tenant, &row.email)?.is_some() {
-            out.already_present.push(row.email.clone());
-            continue;
-        }
-        let handle = random_bytes::<16>()?;
-        let public_id = b64url(&random_bytes::<16>()?);
-        let id = store::users::insert(
-            tx,
-            tenant,
-            &NewUser {
-                public_id: &public_id,
-                user_handle: &handle,
-                email: &row.email,
-                name: &row.name,
-                status: UserStatus::Invited,
-                created_at: now,
-            },
-        )?;
+    // The users' other keys (public id, handle, token) are made in time order and go in at the
+    // end of their indexes (`ids`); the e-mail index is keyed by the addresses, in whatever order
+    // the file has. Taken in address order, the batch walks that index once from left to right,
+    // each leaf page it touches visited by consecutive rows while it is in the cache.
+    let mut order: Vec<(String, usize)> =
+        rows.iter().enumerate().map(|(i, r)| (normalise_email(&r.email), i)).collect();
+    order.sort_unstable();
+    let mut links: Vec<Option<String>> = vec![None; rows.len()];
+    for (_, i) in order {
+        let row = &rows[i];
+        let fresh = ids::new_user()?;
+        let new = NewUser {
+            public_id: &fresh.public_id,
+            user_handle: &fresh.handle,
+            email: &row.email,
+            name: &row.name,
+            status: UserStatus::Invited,
+            created_at: now,
+        };
+        // Present already (an earlier run, or invited since): reported, not invited again.
+        let Some(id) = store::users::insert_if_new(tx, tenant, &new)? else { continue };
         for r in &row.roles {
             if let Some(role) = roles.get(r) {
                 store::roles::assign(tx, tenant, id, *role)?;
             }
         }
-        let token = issue_token(tx, tenant, id, InvitePurpose::Invite, now, expires_at)?;
-        out.invited.push(InvitedRow {
-            email: row.email.clone(),
-            name: row.name.clone(),
-            invite_url: format!("{base_url}/invite/{token}"),
-            emailed: None,
-            email_error: None,
-        });
+        // A user created just now has no older invitation to withdraw (`issue_token`).
+        store::invites::insert(tx, tenant, id, &fresh.token_key, InvitePurpose::Invite, now, expires_at)?;
+        links[i] = Some(format!("{base_url}/invite/{}", fresh.token));
+    }
+    for (row, link) in rows.iter().zip(links) {
+        match link {
+            Some(invite_url) => out.invited.push(InvitedRow {
+                email: row.email.clone(),
+                name: row.name.clone(),
+                invite_url,
+                emailed: None,
+                email_error: None,
+            }),
+            None => out.already_present.push(row.email.clone()),
+        }
     }
     Ok(())
 }
@@ -259,6 +340,27 @@ mod tests {
         assert_eq!(rows.len(), 1);
         let summary: Vec<(u64, &str)> = errors.iter().map(|e| (e.row, e.column.as_str())).collect();
         assert_eq!(summary, [(3, "email"), (4, "email"), (5, "name"), (6, "roles")]);
+    }
+
+    #[test]
+    fn a_second_pass_without_the_duplicate_check_sees_the_duplicates_as_rows() {
+        let csv = "email,name\nada@x.test,Ada\nbob@x.test,Bob\nADA@x.test,Again\n";
+        let mut first = vec![];
+        scan_with(csv.as_bytes(), &roles(), 10, Duplicates::Find { rows: 4 }, |r| {
+            first.push(r.map(|r| r.line).map_err(|e| e.row));
+            true
+        })
+        .unwrap();
+        assert_eq!(first, [Ok(2), Ok(3), Err(4)]);
+        let mut second = vec![];
+        scan_with(csv.as_bytes(), &roles(), 10, Duplicates::Ignore, |r| {
+            second.push(r.map(|r| r.line).map_err(|e| e.row));
+            true
+        })
+        .unwrap();
+        assert_eq!(second, [Ok(2), Ok(3), Ok(4)]);
+        assert_eq!(count_lines(csv.as_bytes()).unwrap(), 5);
+        assert_eq!(count_lines(&b"email,name"[..]).unwrap(), 1);
     }
 
     #[test]

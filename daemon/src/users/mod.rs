@@ -1,6 +1,7 @@
 //! Users as operators manage them over the admin socket: invitations, recovery links, a user's
 //! credentials, and the user lifecycle (list, show, disable, enable, delete).
 
+pub mod ids;
 pub mod import;
 pub mod reinvite;
 pub mod roles;
@@ -10,7 +11,7 @@ use latchkey::codes;
 
 use crate::State;
 use crate::clock::{Timestamp, date, rfc3339};
-use crate::crypto::{b64url, b64url_decode, random_bytes, random_token, sha256};
+use crate::crypto::{b64url, b64url_decode};
 use crate::error::Error;
 use crate::store::users::{NewUser, UserId, UserRow};
 use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
@@ -35,8 +36,8 @@ pub(crate) fn issue_token(
     expires_at: Timestamp,
 ) -> Result<String, Error> {
     store::invites::revoke_unused(tx, tenant, user, purpose, now)?;
-    let token = random_token()?;
-    store::invites::insert(tx, tenant, user, &sha256(token.as_bytes()), purpose, now, expires_at)?;
+    let (token, key) = ids::token()?;
+    store::invites::insert(tx, tenant, user, &key, purpose, now, expires_at)?;
     Ok(token)
 }
 
@@ -53,8 +54,8 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
     let name = req.name.trim().to_owned();
     let now = state.clock.now();
     let expires_at = now + state.config.tokens.invite.as_secs() as i64;
-    let handle = random_bytes::<16>()?;
-    let public_id = b64url(&random_bytes::<16>()?);
+    let handle = ids::user_handle()?;
+    let public_id = ids::public_id()?;
     let invitation = state
         .db
         .write(move |tx| -> Result<(Invitation, String), Error> {

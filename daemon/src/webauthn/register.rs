@@ -15,7 +15,7 @@ use webauthn_rs::prelude::{COSEAlgorithm, PasskeyRegistration, RegisterPublicKey
 
 use super::{CredentialInfo, UserInfo, authdata, device, invalid_challenge, malformed, valid_email, valid_name};
 use crate::State;
-use crate::crypto::{b64url, b64url_decode, random_bytes, sha256};
+use crate::crypto::{b64url, b64url_decode, random_bytes};
 use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
@@ -112,7 +112,7 @@ pub async fn start(
     let display_name = req.display_name.trim().to_owned();
     let now = state.clock.now();
     let expires_at = now + state.config.challenge_ttl.as_secs() as i64;
-    let invite_hash = req.invite.as_deref().map(|t| sha256(t.as_bytes()));
+    let invite_hash = req.invite.as_deref().map(crate::users::ids::token_key);
     let attachment = req.authenticator.unwrap_or_default();
     let conveyance = req.attestation.unwrap_or_default();
     let fresh_handle = random_bytes::<16>()?;

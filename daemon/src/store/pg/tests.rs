@@ -386,3 +386,57 @@ fn cluster_functions_run_on_this_engine() {
     db.write_blocking(|c| cluster::sweep(&WriteTx(c))).unwrap();
     listener.stop();
 }
+
+#[test]
+fn bulk_invites_run_on_this_engine() {
+    use crate::store::users::{NewUser, by_email, insert_if_new};
+    use crate::store::{InvitePurpose, ReadTx, TenantId, UserStatus, WriteTx, invites};
+    use crate::users::ids;
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let tenant = TenantId(
+        db.write_blocking(|tx| {
+            tx.query_one(
+                "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+                 VALUES ('acme', 'Acme', 'http://localhost/acme', 'localhost', 'invite', 1) RETURNING id",
+                params![],
+                |r| r.get(0),
+            )
+        })
+        .unwrap(),
+    );
+    // A new user and their first invitation, as an import stores them; the same address again
+    // is "already present", not an error; the token is found by its key (a legacy 32-byte key
+    // too) and only in its tenant.
+    let (token, legacy) = db
+        .write_blocking(|c| {
+            let tx = &WriteTx(c);
+            let fresh = ids::new_user().unwrap();
+            let new = NewUser {
+                public_id: &fresh.public_id,
+                user_handle: &fresh.handle,
+                email: "Ada@example.com",
+                name: "Ada",
+                status: UserStatus::Invited,
+                created_at: 1,
+            };
+            let id = insert_if_new(tx, tenant, &new)?.expect("a new user");
+            invites::insert(tx, tenant, id, &fresh.token_key, InvitePurpose::Invite, 1, 100)?;
+            let again = NewUser { email: "ada@EXAMPLE.com", ..new };
+            assert_eq!(insert_if_new(tx, tenant, &again)?, None);
+            let legacy = crate::crypto::b64url(&[9u8; 32]);
+            invites::insert(tx, tenant, id, &ids::token_key(&legacy), InvitePurpose::Recovery, 1, 100)?;
+            Ok::<_, StoreError>((fresh.token, legacy))
+        })
+        .unwrap();
+    db.read_blocking(|c| {
+        let tx = &ReadTx(c);
+        let ada = by_email(tx, tenant, "ada@example.com")?.expect("stored");
+        let found = invites::valid(tx, tenant, &ids::token_key(&token), 10)?.expect("found by its key");
+        assert_eq!((found.user_id, found.purpose), (ada.id, InvitePurpose::Invite));
+        assert!(invites::valid(tx, tenant, &ids::token_key(&legacy), 10)?.expect("legacy").is_recovery());
+        assert!(invites::valid(tx, TenantId(tenant.0 + 1), &ids::token_key(&token), 10)?.is_none());
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+}
