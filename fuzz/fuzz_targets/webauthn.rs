@@ -54,7 +54,7 @@ fn authenticate(value: Value) {
     // instead of webauthn-rs's, on the same input.
     use latchkeyd::store::{CredentialKind, credentials::CredentialRow, users::UserId};
     use latchkeyd::webauthn::{assertion as check, client_data as parse_client_data};
-    let (Ok(client), Ok(key)) = (parse_client_data(&assertion.response.client_data_json), check::public_key(&f.passkey))
+    let (Ok(client), Ok((key, _))) = (parse_client_data(&assertion.response.client_data_json), check::stored(f.passkey.clone()))
     else {
         return;
     };

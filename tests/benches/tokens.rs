@@ -79,13 +79,7 @@ fn exchange(http: &mut lean::Lean, site: &Site, app: &App, verifier: &str, code:
         ("redirect_uri", app.redirect.as_str()),
         ("code_verifier", verifier),
     ];
-    let basic = format!(
-        "Basic {}",
-        base64::Engine::encode(
-            &base64::engine::general_purpose::STANDARD,
-            format!("{}:{}", app.client_id, app.secret.as_deref().unwrap_or_default())
-        )
-    );
+    let basic = oidc_support::basic_auth(&app.client_id, app.secret.as_deref().unwrap_or_default());
     let body = oidc_support::query(&form);
     let r = http.post(
         &format!("{path}/token"),

@@ -125,13 +125,16 @@ pub fn code_flow(
 }
 
 /// POSTs a form to /token; confidential apps authenticate with HTTP Basic.
+/// `Basic` credentials of a confidential client (client_secret_basic).
+pub fn basic_auth(client_id: &str, secret: &str) -> String {
+    format!("Basic {}", STANDARD.encode(format!("{client_id}:{secret}")))
+}
+
 pub fn token(site: &Site, app: &App, form: &[(&str, &str)]) -> Http {
     let mut headers: Vec<(&str, String)> = vec![];
     let mut form: Vec<(&str, &str)> = form.to_vec();
     match &app.secret {
-        Some(s) => {
-            headers.push(("Authorization", format!("Basic {}", STANDARD.encode(format!("{}:{s}", app.client_id)))))
-        }
+        Some(s) => headers.push(("Authorization", basic_auth(&app.client_id, s))),
         None => form.push(("client_id", &app.client_id)),
     }
     let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();

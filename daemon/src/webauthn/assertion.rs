@@ -16,7 +16,7 @@ use aws_lc_rs::signature::{ECDSA_P256_SHA256_ASN1, UnparsedPublicKey};
 use webauthn_rs::prelude::{COSEAlgorithm, COSEKey, COSEKeyType, Credential, ECDSACurve, Passkey, WebauthnError};
 
 use super::ClientData;
-use super::authdata::{FLAG_BE, FLAG_BS, FLAG_UP, FLAG_UV};
+use super::authdata::{self, FLAG_UP, FLAG_UV};
 use crate::crypto::sha256;
 use crate::store::credentials::CredentialRow;
 
@@ -37,11 +37,6 @@ pub struct Verified {
     pub sign_count: u32,
     pub backup_eligible: bool,
     pub backed_up: bool,
-}
-
-/// The credential's public key as an uncompressed SEC1 point, from the stored `Passkey`.
-pub fn public_key(passkey: &Passkey) -> Result<[u8; 65], WebauthnError> {
-    point(passkey.get_public_key())
 }
 
 /// The public key and the backup eligibility recorded in a stored `Passkey`. Until 2026-11 the
@@ -87,20 +82,18 @@ pub fn verify(
     }
     // rpIdHash (32 bytes), flags (1), signCount (4); attested data and extensions may follow and
     // are covered by the signature.
-    if authenticator_data.len() < 37 {
-        return Err(W::ParseInsufficientBytesAvailable);
-    }
+    let parsed = authdata::parse(authenticator_data).ok_or(W::ParseInsufficientBytesAvailable)?;
     if authenticator_data[..32] != sha256(expected.rp_id.as_bytes()) {
         return Err(W::InvalidRPIDHash);
     }
-    let flags = authenticator_data[32];
+    let flags = parsed.flags;
     if flags & FLAG_UP == 0 {
         return Err(W::UserNotPresent);
     }
     if flags & FLAG_UV == 0 {
         return Err(W::UserNotVerified);
     }
-    let (eligible, backed_up) = (flags & FLAG_BE != 0, flags & FLAG_BS != 0);
+    let (eligible, backed_up) = (parsed.backup_eligible(), parsed.backed_up());
     if eligible != stored.backup_eligible && !(expected.allow_backup_eligible_upgrade && eligible) {
         return Err(W::CredentialBackupEligibilityInconsistent);
     }
@@ -115,8 +108,7 @@ pub fn verify(
         .verify(&signed, signature)
         .map_err(|_| W::AuthenticationFailure)?;
 
-    let count = &authenticator_data[33..37];
-    let sign_count = u32::from_be_bytes([count[0], count[1], count[2], count[3]]);
+    let sign_count = parsed.sign_count;
     // A counter that does not go up (when either side has one) means a possible clone.
     if (sign_count > 0 || stored.sign_count > 0) && sign_count <= stored.sign_count {
         return Err(W::CredentialPossibleCompromise);
@@ -132,6 +124,7 @@ mod tests {
     use super::*;
     use crate::store::testing::credential_row;
     use crate::store::users::UserId;
+    use crate::webauthn::authdata::{FLAG_BE, FLAG_BS};
 
     struct Case {
         pair: EcdsaKeyPair,

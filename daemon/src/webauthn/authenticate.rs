@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use webauthn_rs::prelude::{Passkey, PublicKeyCredential};
 
-use super::{UserInfo, assertion, invalid_challenge, malformed};
+use super::assertion::{self, Verified};
+use super::{UserInfo, invalid_challenge, malformed};
 use crate::State;
 use crate::clock::rfc3339;
 use crate::crypto::{b64url, random_bytes};
@@ -131,7 +132,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     // 1. Read the challenge (without taking it), the user and the credential beside the writer.
     let handle = assertion.response.user_handle.clone();
     let (c, id) = (challenge.clone(), cred_id.clone());
-    let (row, user, credential) = state
+    let (row, user, mut credential) = state
         .db
         .read_now(move |tx| -> Result<_, Error> {
             let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
@@ -162,7 +163,6 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         return Err(denied(codes::INVALID_USER_HANDLE, "the credential's user handle belongs to another user"));
     }
     let refused = |e| super::verification_error(e, true);
-    let mut credential = credential;
     let (key, eligible) = assertion::stored(passkey(&credential)?).map_err(refused)?;
     credential.backup_eligible |= eligible;
     let expected = assertion::Expected {
@@ -194,8 +194,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             if !store::challenges::consume(tx, t, &challenge, now)? {
                 return Err(invalid_challenge());
             }
-            let v = verified;
-            store::credentials::record_use(tx, t, &cred_id, v.sign_count, v.backup_eligible, v.backed_up, now)?;
+            let Verified { sign_count, backup_eligible, backed_up } = verified;
+            store::credentials::record_use(tx, t, &cred_id, sign_count, backup_eligible, backed_up, now)?;
             sessions::create(tx, t, user_id, &["hwk", "user"], now, session_ttl)
         })
         .await?;
