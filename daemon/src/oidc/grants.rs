@@ -1,8 +1,9 @@
 //! `POST {base_url}/token`: the `authorization_code`, `refresh_token` and `client_credentials`
 //! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636) and device code polling (RFC 8628 §3.4). Every grant that consumes something runs in
 //! one write transaction, so a code or refresh token is consumed exactly once even under
-//! concurrent redemption. The transaction decides the tokens' claims; they are signed after it,
-//! beside the writer: RSA signatures are the costly step and the write queue is single-threaded.
+//! concurrent redemption. The transaction decides the tokens' claims; they are signed beside the
+//! writer while its batch commits (RSA signatures are the costly step and the write queue is
+//! single-threaded), and answered once the commit is durable.
 
 use serde::Serialize;
 
@@ -114,9 +115,9 @@ pub async fn token(
         };
     }
     let t = tenant.clone();
-    let decision = state
+    let (decision, durable) = state
         .db
-        .write(move |tx| -> Result<Decision, OAuthError> {
+        .write_early(move |tx| -> Result<Decision, OAuthError> {
             let app = authenticate(tx, t.id, &client)?;
             match grant.as_str() {
                 "authorization_code" => authorization_code(tx, &t, &app, &form, now, &ttl),
@@ -125,10 +126,15 @@ pub async fn token(
             }
         })
         .await?;
-    match decision {
+    // The tokens are signed while the writer commits the batch (the fsync and the signatures
+    // overlap instead of adding up); they leave only once the code or refresh token is durably
+    // consumed, and are thrown away if the commit fails.
+    let answer = match decision {
         Decision::Issued(unsigned) => unsigned.sign(&tenant),
         Decision::Refused(e) => Err(e),
-    }
+    };
+    durable.wait().await?;
+    answer
 }
 
 fn unsupported(d: &str) -> OAuthError {

@@ -131,6 +131,22 @@ impl Reader for WriteTx<'_> {
     }
 }
 
+/// Whether the batch of a [`Db::write_early`] has committed.
+#[must_use = "the write is not durable until `wait` says so"]
+pub struct Durable(Option<tokio::sync::oneshot::Receiver<Result<(), StoreError>>>);
+
+impl Durable {
+    /// Waits for the commit: `Ok` once the write is durable.
+    pub async fn wait(self) -> Result<(), StoreError> {
+        match self.0 {
+            None => Ok(()),
+            Some(committed) => {
+                committed.await.unwrap_or_else(|_| Err(StoreError::Task("the database writer dropped a write".into())))
+            }
+        }
+    }
+}
+
 /// The database's state, for `/readyz` and `/metrics`.
 #[derive(Debug, Clone)]
 pub struct Health {
@@ -395,6 +411,37 @@ impl Db {
             let _ = answer.send(r);
         })));
         answered.await.map_err(|_| E::from(StoreError::Task("the database writer dropped a write".into())))?
+    }
+
+    /// Like [`Db::write`], but answers as soon as the writer has run `f` and kept its changes,
+    /// before the batch's commit (and its fsync) is done, with a [`Durable`] that resolves once
+    /// it is. The caller can spend that time on CPU work (signing tokens) instead of waiting for
+    /// the disk, but must let nothing derived from the value out before [`Durable::wait`] says
+    /// `Ok`. An `Err` from `f` is answered at once and nothing of it is kept, as with `write`.
+    pub async fn write_early<T, E, F>(&self, f: F) -> Result<(T, Durable), E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
+        let Engine::Sqlite(sqlite) = &*self.0 else {
+            // PostgreSQL commits each transaction on its own: the answer comes after the commit.
+            return Ok((self.write(f).await?, Durable(None)));
+        };
+        let (decide, decided) = tokio::sync::oneshot::channel();
+        let (durable, committed) = tokio::sync::oneshot::channel();
+        sqlite.writer.submit(Box::new(writer::Early::new(
+            f,
+            move |r| {
+                let _ = decide.send(r);
+            },
+            move |r| {
+                let _ = durable.send(r);
+            },
+        )));
+        let value =
+            decided.await.map_err(|_| E::from(StoreError::Task("the database writer dropped a write".into())))??;
+        Ok((value, Durable(Some(committed))))
     }
 
     pub fn read_blocking<T, E, F>(&self, f: F) -> Result<T, E>

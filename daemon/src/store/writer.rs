@@ -26,6 +26,8 @@ const MAX_BATCH: usize = 128;
 pub(super) trait Job: Send {
     /// Runs the write; `true` when its changes are to be kept.
     fn run(&mut self, tx: &WriteTx<'_>) -> bool;
+    /// Its changes are kept in the batch (savepoint released), not yet committed.
+    fn decided(&mut self) {}
     /// Answers the caller. `failure` is set when the batch did not commit (or never began).
     fn answer(self: Box<Self>, failure: Option<&StoreError>);
 }
@@ -58,14 +60,64 @@ where
     }
 
     fn answer(self: Box<Self>, failure: Option<&StoreError>) {
-        let result = match (self.result, failure) {
-            (Some(Err(e)), _) => Err(e),
-            (Some(Ok(_)), Some(f)) => Err(E::from(StoreError::Commit(f.to_string()))),
-            (Some(Ok(v)), None) => Ok(v),
-            (None, Some(f)) => Err(E::from(StoreError::Commit(f.to_string()))),
-            (None, None) => Err(E::from(StoreError::Task("the write failed unexpectedly (it panicked)".into()))),
-        };
-        (self.reply)(result);
+        (self.reply)(settled(self.result, failure));
+    }
+}
+
+/// What the caller of a write learns: its closure's error, the batch's failure, or its value.
+fn settled<T, E: From<StoreError>>(result: Option<Result<T, E>>, failure: Option<&StoreError>) -> Result<T, E> {
+    match (result, failure) {
+        (Some(Err(e)), _) => Err(e),
+        (Some(Ok(_)), Some(f)) | (None, Some(f)) => Err(E::from(StoreError::Commit(f.to_string()))),
+        (Some(Ok(v)), None) => Ok(v),
+        (None, None) => Err(E::from(StoreError::Task("the write failed unexpectedly (it panicked)".into()))),
+    }
+}
+
+/// A write whose value is handed over as soon as its changes are kept in the batch, before the
+/// batch commits (`decide`); `durable` then learns whether the commit made them durable. A write
+/// that fails, or a batch that breaks before it is decided, goes to `decide` alone, like [`Typed`].
+pub(super) struct Early<F, T, E, D, S> {
+    f: Option<F>,
+    result: Option<Result<T, E>>,
+    decide: Option<D>,
+    durable: S,
+}
+
+impl<F, T, E, D, S> Early<F, T, E, D, S> {
+    pub(super) fn new(f: F, decide: D, durable: S) -> Early<F, T, E, D, S> {
+        Early { f: Some(f), result: None, decide: Some(decide), durable }
+    }
+}
+
+impl<F, T, E, D, S> Job for Early<F, T, E, D, S>
+where
+    F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send,
+    T: Send,
+    E: From<StoreError> + Send,
+    D: FnOnce(Result<T, E>) + Send,
+    S: FnOnce(Result<(), StoreError>) + Send,
+{
+    fn run(&mut self, tx: &WriteTx<'_>) -> bool {
+        let Some(f) = self.f.take() else { return false };
+        self.result = catch_unwind(AssertUnwindSafe(|| f(tx))).ok();
+        matches!(self.result, Some(Ok(_)))
+    }
+
+    fn decided(&mut self) {
+        if let (Some(Ok(v)), Some(decide)) = (self.result.take(), self.decide.take()) {
+            decide(Ok(v));
+        }
+    }
+
+    fn answer(self: Box<Self>, failure: Option<&StoreError>) {
+        match self.decide {
+            Some(decide) => decide(settled(self.result, failure)),
+            None => (self.durable)(match failure {
+                Some(f) => Err(StoreError::Commit(f.to_string())),
+                None => Ok(()),
+            }),
+        }
     }
 }
 
@@ -187,6 +239,7 @@ fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
             continue;
         }
         if ok {
+            job.decided();
             kept.push(job);
         } else {
             // Nothing of it stays: answer now, the others need not wait for it.
@@ -268,6 +321,63 @@ mod tests {
             })
             .unwrap();
         assert_eq!(kept, 0);
+    }
+
+    fn writer(t: &super::super::testing::TempDb) -> &super::Writer {
+        match &*t.db.0 {
+            super::super::Engine::Sqlite(s) => &s.writer,
+            _ => unreachable!("temp_db is SQLite"),
+        }
+    }
+
+    #[test]
+    fn an_early_write_answers_before_its_commit_and_then_learns_it_is_durable() {
+        let t = temp_db();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let (v, durable) = t.db.write_early(|tx| insert(tx, "early").map(|()| 7)).await.unwrap();
+            assert_eq!(v, 7);
+            durable.wait().await.unwrap();
+            let r: Result<((), super::super::Durable), StoreError> = t.db.write_early(|tx| insert(tx, "early")).await;
+            assert!(r.err().unwrap().is_unique_violation());
+        });
+        assert_eq!(count(&t), 1);
+    }
+
+    #[test]
+    fn an_early_write_whose_batch_is_rolled_back_is_told_so_after_its_value() {
+        use std::sync::mpsc::channel;
+        let t = temp_db();
+        let w = writer(&t);
+        // A first write holds the writer until the two others are queued, so that they share
+        // the next batch.
+        let (running, is_running) = channel();
+        let (release, released) = channel::<()>();
+        w.submit(Box::new(super::Typed::new(
+            move |_: &super::WriteTx<'_>| -> Result<(), StoreError> {
+                running.send(()).unwrap();
+                released.recv().unwrap();
+                Ok(())
+            },
+            |_: Result<(), StoreError>| {},
+        )));
+        is_running.recv().unwrap();
+        let (decide, decided) = channel();
+        let (settle, settled) = channel();
+        w.submit(Box::new(super::Early::new(
+            |tx: &super::WriteTx<'_>| insert(tx, "early"),
+            move |r: Result<(), StoreError>| decide.send(r.is_ok()).unwrap(),
+            move |r: Result<(), StoreError>| settle.send(r.is_ok()).unwrap(),
+        )));
+        // The next write ends the whole transaction, as SQLite does itself on a full disk.
+        w.submit(Box::new(super::Typed::new(
+            |tx: &super::WriteTx<'_>| tx.conn().execute("ROLLBACK", params![]).map(|_| ()),
+            |_: Result<(), StoreError>| {},
+        )));
+        release.send(()).unwrap();
+        assert!(decided.recv().unwrap(), "the early write's value");
+        assert!(!settled.recv().unwrap(), "the early write was rolled back with its batch");
+        assert_eq!(count(&t), 0);
     }
 
     #[test]
