@@ -20,6 +20,7 @@ pub mod migrate_store;
 pub mod netrange;
 pub mod notify;
 pub mod oidc;
+pub mod ordered;
 pub mod params;
 pub mod ratelimit;
 pub mod reload;

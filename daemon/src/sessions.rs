@@ -2,8 +2,8 @@
 //! SHA-256 is stored.
 
 use crate::clock::Timestamp;
-use crate::crypto::{random_token, sha256};
 use crate::error::Error;
+use crate::ordered::{token, token_key};
 use crate::store::sessions::{NewSession, SessionRow};
 use crate::store::users::{UserId, UserRow};
 use crate::store::{self, Reader, TenantId, WriteTx};
@@ -28,20 +28,13 @@ pub fn create(
     now: Timestamp,
     ttl_seconds: i64,
 ) -> Result<Issued, Error> {
-    let token = random_token()?;
+    let (token, key) = token()?;
     let expires_at = now + ttl_seconds;
     let amr = serde_json::to_string(amr).map_err(Error::internal)?;
     let id = store::sessions::insert(
         tx,
         tenant,
-        &NewSession {
-            user_id: user,
-            token_hash: &sha256(token.as_bytes()),
-            auth_time: now,
-            amr: &amr,
-            created_at: now,
-            expires_at,
-        },
+        &NewSession { user_id: user, token_hash: &key, auth_time: now, amr: &amr, created_at: now, expires_at },
     )?;
     Ok(Issued { id, token, expires_at })
 }
@@ -68,7 +61,7 @@ pub fn lookup(
     token: &str,
     now: Timestamp,
 ) -> Result<Option<(SessionRow, UserRow)>, Error> {
-    let Some(session) = store::sessions::valid(tx, tenant, &sha256(token.as_bytes()), now)? else {
+    let Some(session) = store::sessions::valid(tx, tenant, &token_key(token), now)? else {
         return Ok(None);
     };
     let Some(user) = store::users::by_id(tx, tenant, session.user_id)? else {

@@ -84,6 +84,41 @@ fn code_flow_tokens_userinfo_refresh() {
 }
 
 #[test]
+fn codes_and_refresh_tokens_begin_with_the_time_and_earlier_refresh_tokens_still_work() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    assert_eq!(code.len(), 51, "6 bytes of time and 32 random bytes, base64url: {code}");
+    let r = exchange(&site, &web, &code, &p);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let refresh = r.json()["refresh_token"].as_str().unwrap().to_owned();
+    assert_eq!(refresh.len(), 51);
+
+    // Stored: the token's 6 bytes of time, then the SHA-256 of the whole token.
+    let digest = |s: &str| aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, s.as_bytes()).as_ref().to_vec();
+    let sql = d.store.sql();
+    let key = sql.bytes("SELECT token_hash FROM refresh_tokens");
+    assert_eq!(key.len(), 38);
+    assert_eq!(key[6..], digest(&refresh)[..], "only a hash of the secret is stored");
+    assert_eq!(sql.bytes("SELECT code_hash FROM authorization_codes")[6..], digest(&code)[..]);
+
+    // A refresh token made by an earlier release: 43 characters, stored as its SHA-256.
+    let legacy = "Ea9pLNc3kQ0zY7dW1xR5tV8bJm2hF4sG6uK0oP3qZwA";
+    let hex: String = digest(legacy).iter().map(|b| format!("{b:02x}")).collect();
+    let literal = match backend() {
+        Backend::Postgres => format!("'\\x{hex}'::bytea"),
+        Backend::Sqlite => format!("x'{hex}'"),
+    };
+    sql.exec(&format!("UPDATE refresh_tokens SET token_hash = {literal}"));
+    let r = token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", legacy)]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["refresh_token"].as_str().unwrap().len(), 51, "rotated to the new format");
+}
+
+#[test]
 fn a_live_session_goes_straight_back_and_prompt_login_asks_again() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);

@@ -10,7 +10,8 @@ use super::clients::redirect_allowed;
 use super::error::{OAuthCode, OAuthError};
 use crate::State;
 use crate::clock::Timestamp;
-use crate::crypto::{random_token, sha256};
+use crate::crypto::random_token;
+use crate::ordered::{new_token, token_key};
 use crate::params::Params;
 use crate::sessions;
 use crate::store::apps::AppRow;
@@ -210,7 +211,7 @@ pub async fn authorize(
         stale_session: None,
     };
     let request_id = random_token()?;
-    let code = random_token()?;
+    let code = new_token()?;
     let code_ttl = state.config.tokens.authorization_code.as_secs() as i64;
     let tenant2 = tenant.clone();
     state
@@ -274,7 +275,7 @@ pub fn issue_code(
         used_at: None,
         access_jti: None,
     };
-    store::oidc::insert_code(tx, tenant.id, &sha256(code.as_bytes()), &row, now)?;
+    store::oidc::insert_code(tx, tenant.id, &token_key(code), &row, now)?;
     let mut pairs = vec![("code", code)];
     if let Some(s) = &req.state {
         pairs.push(("state", s));
@@ -299,7 +300,7 @@ pub async fn resume(
 ) -> Result<Resumed, OAuthError> {
     let now = state.clock.now();
     let t = tenant.id;
-    let code = random_token()?;
+    let code = new_token()?;
     let code_ttl = state.config.tokens.authorization_code.as_secs() as i64;
     let tenant2 = tenant.clone();
     state

@@ -12,7 +12,8 @@ use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_access, sign_id, user_claims};
 use crate::State;
 use crate::clock::Timestamp;
-use crate::crypto::{b64url, random_token, sha256};
+use crate::crypto::{b64url, sha256};
+use crate::ordered::{self, token_key};
 use crate::params::Params;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{Grants, NewRefresh};
@@ -214,16 +215,17 @@ fn issue_user_tokens(
     } else {
         None
     };
-    let refresh = random_token()?;
+    let (refresh, refresh_key) = ordered::token()?;
+    // A family is an internal grouping, found by its index: time-ordered like the token's key.
     let family = match family {
         Some(f) => f.to_owned(),
-        None => random_token()?,
+        None => ordered::uuid_text(&ordered::uuid_v7()?),
     };
     store::oidc::insert_refresh(
         tx,
         tenant.id,
         &NewRefresh {
-            hash: &sha256(refresh.as_bytes()),
+            hash: &refresh_key,
             family: &family,
             client_id: &app.client_id,
             user_id: user.id,
@@ -252,7 +254,7 @@ fn authorization_code(
     let code = require(form, "code")?;
     let redirect_uri = require(form, "redirect_uri")?;
     let verifier = form.get("code_verifier")?;
-    let hash = sha256(code.as_bytes());
+    let hash = token_key(code);
     let Some(row) = store::oidc::code_for_use(tx, tenant.id, &hash)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("unknown authorization code")));
     };
@@ -382,7 +384,7 @@ fn refresh(
     ttl: &Ttls,
 ) -> Result<Decision, OAuthError> {
     let token = require(form, "refresh_token")?;
-    let Some(row) = store::oidc::refresh_for_use(tx, tenant.id, &sha256(token.as_bytes()))? else {
+    let Some(row) = store::oidc::refresh_for_use(tx, tenant.id, &token_key(token))? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("unknown refresh token")));
     };
     if row.client_id != app.client_id {

@@ -10,7 +10,7 @@ use super::clients::{Presented, authenticate};
 use super::error::OAuthError;
 use super::tokens::{AccessClaims, UserClaims, user_claims, verify_access, verify_id_hint};
 use crate::State;
-use crate::crypto::sha256;
+use crate::ordered::token_key;
 use crate::store::oidc::Grants;
 use crate::store::users::UserRow;
 use crate::store::{self, Reader, UserStatus};
@@ -81,7 +81,7 @@ pub async fn revoke(
         .db
         .write(move |tx| -> Result<(), OAuthError> {
             let app = authenticate(tx, tenant.id, &client)?;
-            if let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? {
+            if let Some(row) = store::oidc::refresh(tx, tenant.id, &token_key(&token))? {
                 if row.client_id == app.client_id {
                     store::oidc::revoke_grants(tx, tenant.id, Grants::Family(&row.family), now)?;
                 }
@@ -115,7 +115,7 @@ pub async fn introspect(
                 return Err(OAuthError::invalid_client("introspection is for confidential clients"));
             }
             let may_see = |client_id: &str| client_id == app.client_id || app.scopes.iter().any(|s| s == "introspect");
-            if let Some(row) = store::oidc::refresh(tx, tenant.id, &sha256(token.as_bytes()))? {
+            if let Some(row) = store::oidc::refresh(tx, tenant.id, &token_key(&token))? {
                 let live = row.used_at.is_none()
                     && row.revoked_at.is_none()
                     && row.expires_at > now
@@ -176,7 +176,7 @@ pub async fn logout(
         .db
         .write(move |tx| -> Result<LogoutOutcome, OAuthError> {
             if let Some(token) = &req.session_token {
-                let hash = sha256(token.as_bytes());
+                let hash = token_key(token);
                 if let Some(s) = store::sessions::valid(tx, tenant.id, &hash, now)? {
                     store::oidc::revoke_grants(tx, tenant.id, Grants::Session(s.id), now)?;
                 }

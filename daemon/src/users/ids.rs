@@ -1,42 +1,10 @@
-//! New users' identifiers (`public_id`, the WebAuthn user handle) and the one-time tokens of
-//! invitation and recovery links, made so that storing them appends to their indexes.
-//!
-//! Each of them is found through a unique B-tree index. Purely random values go anywhere in it:
-//! a `user import` of 10,000 rows then touched nearly every leaf page of four indexes in each
-//! commit, and every such page is written again (a million rows wrote 14.7 GB on SQLite). A value
-//! that begins with the time it was made goes in at the right-hand edge of its index instead
-//! (the reason for UUIDv7, RFC 9562 §6.10), and a commit writes a few pages whatever the size of
-//! the table. What follows the time is random, so none of them becomes guessable; they reveal
-//! when they were made, as a Unix-time UUID or a JWT's `iat` does.
-//!
-//! Values made by earlier releases (16 random bytes, 32-byte token hashes) stay valid beside
-//! these: the formats have different lengths, so they never clash, and a lookup works for both.
+//! New users' identifiers: the `public_id` (`sub` of tokens) and the WebAuthn user handle, both
+//! UUIDv7, and the first invitation token of an imported user, made in time order so that
+//! storing them appends to their indexes ([`crate::ordered`] says why).
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use crate::crypto::{CryptoError, b64url, b64url_decode, random_bytes, sha256};
-
-/// Milliseconds since the Unix epoch, as the 48 bits that begin each value. The wall clock, not
-/// the daemon's clock: only the order matters, and a clock set back merely costs locality.
-fn unix_ms() -> [u8; 6] {
-    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    let b = ms.to_be_bytes();
-    [b[2], b[3], b[4], b[5], b[6], b[7]]
-}
-
-/// A UUIDv7 (RFC 9562): 48 bits of Unix time in milliseconds, the version and variant bits, and
-/// 74 random bits.
-pub fn uuid_v7() -> Result<[u8; 16], CryptoError> {
-    Ok(uuid_v7_from(random_bytes::<16>()?))
-}
-
-/// A UUIDv7 whose random bits come from `b` (its first 6 bytes are replaced by the time).
-fn uuid_v7_from(mut b: [u8; 16]) -> [u8; 16] {
-    b[..6].copy_from_slice(&unix_ms());
-    b[6] = (b[6] & 0x0f) | 0x70;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    b
-}
+use crate::crypto::{CryptoError, b64url, random_bytes};
+use crate::ordered::{SECRET, token_bytes_from, uuid_v7, uuid_v7_from};
+pub use crate::ordered::{token, token_key, uuid_text};
 
 /// A new user's WebAuthn user handle: a UUIDv7 as 16 bytes. WebAuthn wants an opaque handle of at
 /// most 64 bytes without personal data; webauthn-rs takes it as a UUID, so exactly 16 bytes.
@@ -49,46 +17,6 @@ pub fn user_handle() -> Result<[u8; 16], CryptoError> {
 /// (digits before lowercase letters, hyphens at fixed places).
 pub fn public_id() -> Result<String, CryptoError> {
     Ok(uuid_text(&uuid_v7()?))
-}
-
-/// A UUID's lowercase hyphenated text form (`01890a5d-ac96-774b-bcce-b302099a8057`).
-pub fn uuid_text(b: &[u8; 16]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(36);
-    for (i, x) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            s.push('-');
-        }
-        s.push(char::from(HEX[usize::from(x >> 4)]));
-        s.push(char::from(HEX[usize::from(x & 0x0f)]));
-    }
-    s
-}
-
-/// Bytes of time that begin a token, and of random secret that follow.
-const PREFIX: usize = 6;
-const SECRET: usize = 32;
-/// A token's bytes, and the length of its stored key.
-const TOKEN_BYTES: usize = PREFIX + SECRET;
-
-/// A new invitation or recovery token and the key that stores it (see [`token_key`]). The token
-/// is base64url of 6 bytes of time and 32 random bytes (256 bits of secret): 51 characters.
-pub fn token() -> Result<(String, Vec<u8>), CryptoError> {
-    let raw = token_bytes()?;
-    let token = b64url(&raw);
-    let key = token_key(&token);
-    Ok((token, key))
-}
-
-fn token_bytes() -> Result<[u8; TOKEN_BYTES], CryptoError> {
-    Ok(token_bytes_from(&random_bytes::<SECRET>()?))
-}
-
-fn token_bytes_from(secret: &[u8]) -> [u8; TOKEN_BYTES] {
-    let mut raw = [0u8; TOKEN_BYTES];
-    raw[..PREFIX].copy_from_slice(&unix_ms());
-    raw[PREFIX..].copy_from_slice(secret);
-    raw
 }
 
 /// A new user of a bulk import: public id, user handle, and first invitation token with its
@@ -114,24 +42,6 @@ pub fn new_user() -> Result<NewUserIds, CryptoError> {
     Ok(NewUserIds { public_id: uuid_text(&uuid_v7_from(public)), handle: uuid_v7_from(handle), token, token_key })
 }
 
-/// The key under which a token is stored and looked up (`invites.token_hash`): for a token of
-/// [`token`]'s format, its 6 bytes of time followed by the SHA-256 of the whole token (38 bytes),
-/// so that new keys are ordered; for any other text, as for the 43-character tokens of earlier
-/// releases, the SHA-256 of the token (32 bytes), as they were stored. The secret itself is never
-/// stored, and a key is found only by the token it was made from.
-pub fn token_key(token: &str) -> Vec<u8> {
-    let hash = sha256(token.as_bytes());
-    match b64url_decode(token) {
-        Some(raw) if raw.len() == PREFIX + SECRET => {
-            let mut key = Vec::with_capacity(PREFIX + hash.len());
-            key.extend_from_slice(&raw[..PREFIX]);
-            key.extend_from_slice(&hash);
-            key
-        }
-        _ => hash.to_vec(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,7 +53,6 @@ mod tests {
         let b = user_handle().unwrap();
         assert!(a < b, "later handles sort after earlier ones");
         assert_eq!((a[6] >> 4, a[8] >> 6), (7, 0b10), "version 7, RFC 9562 variant");
-        assert_ne!(a[6..], b[6..]);
 
         let p = public_id().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(2));
@@ -152,40 +61,15 @@ mod tests {
         assert_eq!(p.len(), 36);
         assert!(p.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c) || c == '-'), "{p}");
         assert_eq!((&p[8..9], &p[13..14], &p[14..15], &p[18..19], &p[23..24]), ("-", "-", "7", "-", "-"));
-        assert_eq!(uuid_text(&[0xab; 16]), "abababab-abab-abab-abab-abababababab");
         // Earlier releases made 22-character ids and 16-byte handles: no new value equals one.
         assert_ne!(p.len(), b64url(&[0u8; 16]).len());
     }
 
     #[test]
-    fn token_keys_are_ordered_and_found_only_by_their_token() {
-        let (t1, k1) = token().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        let (t2, k2) = token().unwrap();
-        assert_ne!(t1[8..], t2[8..]);
-        assert_eq!(t1.len(), 51);
-        assert!(t1.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'), "{t1}");
-        assert_eq!(k1.len(), 38);
-        assert!(k1 < k2, "keys of later tokens sort after earlier ones");
-        assert_eq!(token_key(&t1), k1);
+    fn an_imported_user_gets_ordered_ids_and_a_token_with_its_key() {
         let n = new_user().unwrap();
         assert_eq!((n.token.len(), token_key(&n.token)), (51, n.token_key.clone()));
         assert_eq!((n.public_id.len(), n.handle[6] >> 4), (36, 7));
         assert!(n.public_id[..13] <= uuid_text(&n.handle)[..13], "both begin with the time");
-        assert_eq!(&k1[6..], &sha256(t1.as_bytes()), "only a hash of the secret is stored");
-        // Another secret with the same time prefix is another key.
-        let mut forged = t1.clone();
-        forged.replace_range(40..41, if &t1[40..41] == "A" { "B" } else { "A" });
-        assert_ne!(token_key(&forged), k1);
-    }
-
-    #[test]
-    fn tokens_of_earlier_releases_keep_their_key() {
-        // 43 characters, 32 random bytes: stored as SHA-256(token).
-        let old = b64url(&[7u8; 32]);
-        assert_eq!(token_key(&old), sha256(old.as_bytes()).to_vec());
-        // Anything else is hashed likewise, and matches nothing stored.
-        assert_eq!(token_key("not a token"), sha256(b"not a token").to_vec());
-        assert_eq!(token_key(""), sha256(b"").to_vec());
     }
 }
