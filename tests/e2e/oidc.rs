@@ -146,6 +146,42 @@ fn a_live_session_goes_straight_back_and_prompt_login_asks_again() {
 }
 
 #[test]
+fn a_machine_client_is_refused_as_soon_as_it_is_changed_rotated_or_deleted() {
+    // The grant keeps applications in memory between requests; every change must reach it
+    // before the admin command returns.
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let m2m = app(&site, "m2m", &["--scope", "users:invite"]);
+    let grant = |app: &App| token(&site, app, &[("grant_type", "client_credentials")]);
+    let scope = |r: &Http| r.json()["scope"].as_str().unwrap().to_owned();
+    assert_eq!(scope(&grant(&m2m)), "users:invite");
+    assert_eq!(scope(&grant(&m2m)), "users:invite");
+
+    d.cli(&["app", "update", "--tenant", "acme", &m2m.client_id, "--add-scope", "introspect"]).ok();
+    assert_eq!(scope(&grant(&m2m)), "users:invite introspect");
+
+    let rotated = d.cli(&["app", "rotate-secret", "--tenant", "acme", &m2m.client_id, "-o", "json"]).ok().json();
+    let r = grant(&m2m);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (401, "invalid_client"), "the old secret");
+    let new = App { secret: rotated["client_secret"].as_str().map(str::to_owned), ..m2m.clone() };
+    assert_eq!(grant(&new).status, 200);
+    let wrong = App { secret: Some("not-the-secret".into()), ..m2m.clone() };
+    assert_eq!(grant(&wrong).status, 401);
+
+    // Another tenant with an app of the same Client ID does not see this one.
+    let other = Site::new(&d, "other", &[]);
+    let foreign = App { ..new.clone() };
+    assert_eq!(token(&other, &foreign, &[("grant_type", "client_credentials")]).status, 401);
+
+    d.cli(&["app", "delete", "--tenant", "acme", &m2m.client_id, "--yes"]).ok();
+    assert_eq!(grant(&new).status, 401, "a deleted app");
+    let again = app(&site, "m2m", &[]);
+    assert_eq!(grant(&again).status, 200);
+    d.cli(&["tenant", "delete", "acme", "--yes"]).ok();
+    assert_eq!(grant(&again).status, 404, "a deleted tenant");
+}
+
+#[test]
 fn client_credentials_for_machines() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);

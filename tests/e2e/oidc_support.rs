@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::authenticator::{Soft, Tamper};
 use crate::support::*;
 
+#[derive(Clone)]
 pub struct App {
     pub client_id: String,
     pub secret: Option<String>,

@@ -1,6 +1,8 @@
 //! OAuth clients (the tenant's applications): exact redirect URI matching and client
 //! authentication (`client_secret_basic`, `client_secret_post`, `none` for public clients).
 
+use std::sync::Arc;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use url::{Host, Url};
@@ -9,7 +11,7 @@ use super::error::OAuthError;
 use crate::crypto::{constant_time_eq, sha256};
 use crate::params::Params;
 use crate::store::apps::AppRow;
-use crate::store::{self, AppType, Reader, TenantId};
+use crate::store::{self, AppType, Db, Reader, TenantId};
 
 /// `redirect_uri` equals a registered Login Redirect URL character for character. The one
 /// exception (RFC 8252 §7.3): a native app's loopback redirect may use any port.
@@ -78,11 +80,26 @@ const AUTH_FAILED: &str = "client authentication failed: check the Client ID and
 /// Authenticates the client: confidential clients by secret (compared as SHA-256, in constant
 /// time), public clients by id alone and never with a secret.
 pub fn authenticate(tx: &impl Reader, tenant: TenantId, p: &Presented) -> Result<AppRow, OAuthError> {
-    let app = store::apps::get(tx, tenant, &p.client_id)?.ok_or_else(|| OAuthError::invalid_client(AUTH_FAILED))?;
+    let app = store::apps::get(tx, tenant, &p.client_id)?;
+    check(app.as_ref(), p)?;
+    app.ok_or_else(|| OAuthError::invalid_client(AUTH_FAILED))
+}
+
+/// [`authenticate`] for the client-credentials grant, which writes nothing: the application
+/// comes from the store's in-memory copy when it is current ([`Db::app_for_grant`]).
+pub async fn authenticate_for_grant(db: &Db, tenant: TenantId, p: &Presented) -> Result<Arc<AppRow>, OAuthError> {
+    let app = db.app_for_grant(tenant, &p.client_id).await?;
+    check(app.as_deref(), p)?;
+    app.ok_or_else(|| OAuthError::invalid_client(AUTH_FAILED))
+}
+
+/// The presented credentials against the application found for the Client ID, if any.
+fn check(app: Option<&AppRow>, p: &Presented) -> Result<(), OAuthError> {
+    let Some(app) = app else { return Err(OAuthError::invalid_client(AUTH_FAILED)) };
     match (&app.secret_hash, &p.secret) {
-        (Some(hash), Some(secret)) if constant_time_eq(hash, &sha256(secret.as_bytes())) => Ok(app),
+        (Some(hash), Some(secret)) if constant_time_eq(hash, &sha256(secret.as_bytes())) => Ok(()),
         (Some(_), _) => Err(OAuthError::invalid_client(AUTH_FAILED)),
-        (None, None) => Ok(app),
+        (None, None) => Ok(()),
         (None, Some(_)) => Err(OAuthError::invalid_client(AUTH_FAILED)),
     }
 }

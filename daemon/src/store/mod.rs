@@ -11,6 +11,7 @@
 //! The table modules never name the engine: a transaction is a `&dyn` [`sql::Conn`], and they
 //! run their statements through its façade ([`sql`]: `execute`, `query_opt/one/all`, `params!`).
 
+mod app_cache;
 pub mod apps;
 pub mod audit;
 pub mod challenges;
@@ -179,6 +180,8 @@ struct SqliteDb {
     /// SQLite runs one writer at a time: one thread owns the write connection, and writes queue
     /// in front of it in order (no busy handler sleeping and retrying) and share commits.
     writer: writer::Writer,
+    /// Applications for the client-credentials grant ([`app_cache`]).
+    apps: app_cache::AppCache,
 }
 
 struct PostgresDb {
@@ -242,8 +245,17 @@ impl Db {
 
         let manager = SqliteConnectionManager::file(path).with_flags(flags).with_init(configure);
         let pool = r2d2::Pool::builder().max_size(8).connection_timeout(Duration::from_secs(10)).build(manager)?;
-        let writer = writer::Writer::start(conn, checkpoints)?;
-        Ok(Db(std::sync::Arc::new(Engine::Sqlite(SqliteDb { pool, path: path.to_owned(), writer }))))
+        let apps = app_cache::AppCache::default();
+        let epoch = apps.epoch_handle();
+        let changing = epoch.clone();
+        conn.update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
+            if table == "applications" || table == "tenants" {
+                changing.changing();
+            }
+        }))
+        .map_err(|e| open_err(e.to_string()))?;
+        let writer = writer::Writer::start(conn, checkpoints, epoch)?;
+        Ok(Db(std::sync::Arc::new(Engine::Sqlite(SqliteDb { pool, path: path.to_owned(), writer, apps }))))
     }
 
     /// Connects to a PostgreSQL database and applies pending migrations (once, under an
@@ -473,10 +485,34 @@ impl Db {
             Engine::Postgres(p) => return p.db.write_blocking(|c| f(&WriteTx(c))),
         };
         let mut conn = sqlite.writer.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
-        let out = f(&WriteTx(&*tx))?;
-        tx.commit().map_err(StoreError::from)?;
-        Ok(out)
+        let out = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
+            let out = f(&WriteTx(&*tx))?;
+            tx.commit().map_err(StoreError::from)?;
+            Ok(out)
+        })();
+        sqlite.writer.settled();
+        out
+    }
+
+    /// An application by Client ID, for the client-credentials grant (a read-only hot path):
+    /// on SQLite from memory while no write has touched applications or tenants since it was
+    /// read ([`app_cache`]), else from the database; on PostgreSQL always from the database.
+    pub async fn app_for_grant(
+        &self,
+        tenant: TenantId,
+        client_id: &str,
+    ) -> Result<Option<std::sync::Arc<apps::AppRow>>, StoreError> {
+        let Engine::Sqlite(sqlite) = &*self.0 else {
+            let id = client_id.to_owned();
+            return Ok(self.read(move |tx| apps::get(tx, tenant, &id)).await?.map(std::sync::Arc::new));
+        };
+        if let Some(app) = sqlite.apps.get(tenant, client_id) {
+            return Ok(Some(app));
+        }
+        let seen = sqlite.apps.epoch();
+        let row = self.read_blocking(|tx| apps::get(tx, tenant, client_id))?;
+        Ok(row.map(|app| sqlite.apps.remember(seen, tenant, app)))
     }
 
     /// Writes a consistent copy of the live database to `dest` (`VACUUM INTO`): readers and

@@ -135,21 +135,28 @@ pub(super) struct Writer {
     conn: Arc<Mutex<Connection>>,
     queue: mpsc::Sender<Box<dyn Job>>,
     pub(super) stats: Arc<WriteStats>,
+    /// Moved on once a transaction that changed applications or tenants has ended.
+    apps: super::app_cache::Epoch,
 }
 
 impl Writer {
     /// Starts the writer thread on `conn`. The thread ends when the last [`Writer`] is dropped.
-    pub(super) fn start(conn: Connection, checkpoints: super::checkpoint::Wake) -> Result<Writer, StoreError> {
+    pub(super) fn start(
+        conn: Connection,
+        checkpoints: super::checkpoint::Wake,
+        apps: super::app_cache::Epoch,
+    ) -> Result<Writer, StoreError> {
         let conn = Arc::new(Mutex::new(conn));
         let (queue, jobs) = mpsc::channel::<Box<dyn Job>>();
         let shared = conn.clone();
         let stats = Arc::new(WriteStats::default());
         let counted = stats.clone();
+        let settle = apps.clone();
         std::thread::Builder::new()
             .name("latchkey-writer".into())
-            .spawn(move || run(&shared, &jobs, &counted, &checkpoints))
+            .spawn(move || run(&shared, &jobs, &counted, &checkpoints, &settle))
             .map_err(|e| StoreError::Task(format!("cannot start the database writer thread: {e}")))?;
-        Ok(Writer { conn, queue, stats })
+        Ok(Writer { conn, queue, stats, apps })
     }
 
     /// Queues a write; `job.answer` is called once it is settled.
@@ -164,6 +171,11 @@ impl Writer {
     pub(super) fn lock(&self) -> MutexGuard<'_, Connection> {
         lock(&self.conn)
     }
+
+    /// A transaction of [`Writer::lock`]'s caller has ended (call it before unlocking).
+    pub(super) fn settled(&self) {
+        self.apps.settled();
+    }
 }
 
 fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
@@ -176,6 +188,7 @@ fn run(
     jobs: &mpsc::Receiver<Box<dyn Job>>,
     stats: &WriteStats,
     checkpoints: &super::checkpoint::Wake,
+    apps: &super::app_cache::Epoch,
 ) {
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
@@ -189,6 +202,7 @@ fn run(
         stats.commits.fetch_add(1, Ordering::Relaxed);
         let mut guard = lock(conn);
         commit_batch(&mut guard, batch);
+        apps.settled();
         drop(guard);
         checkpoints.after_commit();
     }
