@@ -84,7 +84,8 @@ pub(crate) fn token_bytes_from(secret: &[u8]) -> [u8; TOKEN_BYTES] {
     raw
 }
 
-/// The key under which a token is stored and looked up (`invites.token_hash`): for a token of
+/// The key under which a token is stored and looked up (`invites`, `sessions` and `refresh_tokens`
+/// `.token_hash`, `authorization_codes.code_hash`): for a token of
 /// [`token`]'s format, its 6 bytes of time followed by the SHA-256 of the whole token (38 bytes),
 /// so that new keys are ordered; for any other text, as for the 43-character tokens of earlier
 /// releases, the SHA-256 of the token (32 bytes), as they were stored. The secret itself is never

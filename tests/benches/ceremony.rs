@@ -4,7 +4,8 @@
 //!
 //! Run: `cargo bench -p latchkey-tests --bench ceremony`. Prints figures; asserts nothing about
 //! speed. The timed sign-ins go through `common/lean.rs` (one kept-alive connection per client, a
-//! client that leaves the cores to the server); set-up goes through the tests' usual client. With `BENCH_PEER_WEBAUTHN=http://127.0.0.1:PORT` (bench/peers/simplewebauthn.mjs, which
+//! client that leaves the cores to the server); set-up goes through the tests' usual client.
+//! With `BENCH_PEER_WEBAUTHN=http://127.0.0.1:PORT` (bench/peers/simplewebauthn.mjs, which
 //! speaks the same four calls) the same authenticator and clients then run against that peer.
 //!
 //! With `BENCH_BACKEND=postgres BENCH_NODES=1|2|3` (the `PG*` variables pointing at a server, e.g.

@@ -68,7 +68,6 @@ fn parallel<T: Send>(clients: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T>
     })
 }
 
-/// One authorization-code exchange at `site`'s token endpoint, timed.
 /// One timed code exchange through the lean client (the same client for Latchkey and the peer).
 fn exchange(http: &mut lean::Lean, site: &Site, app: &App, verifier: &str, code: &str) -> (Duration, lean::Answer) {
     let t = Instant::now();

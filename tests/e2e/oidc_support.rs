@@ -125,12 +125,12 @@ pub fn code_flow(
     (param(&params, "code").expect("code").to_owned(), cookie)
 }
 
-/// POSTs a form to /token; confidential apps authenticate with HTTP Basic.
 /// `Basic` credentials of a confidential client (client_secret_basic).
 pub fn basic_auth(client_id: &str, secret: &str) -> String {
     format!("Basic {}", STANDARD.encode(format!("{client_id}:{secret}")))
 }
 
+/// POSTs a form to /token; confidential apps authenticate with HTTP Basic.
 pub fn token(site: &Site, app: &App, form: &[(&str, &str)]) -> Http {
     let mut headers: Vec<(&str, String)> = vec![];
     let mut form: Vec<(&str, &str)> = form.to_vec();

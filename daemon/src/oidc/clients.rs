@@ -80,22 +80,21 @@ const AUTH_FAILED: &str = "client authentication failed: check the Client ID and
 /// Authenticates the client: confidential clients by secret (compared as SHA-256, in constant
 /// time), public clients by id alone and never with a secret.
 pub fn authenticate(tx: &impl Reader, tenant: TenantId, p: &Presented) -> Result<AppRow, OAuthError> {
-    let app = store::apps::get(tx, tenant, &p.client_id)?;
-    check(app.as_ref(), p)?;
-    app.ok_or_else(|| OAuthError::invalid_client(AUTH_FAILED))
+    let app = store::apps::get(tx, tenant, &p.client_id)?.ok_or_else(|| OAuthError::invalid_client(AUTH_FAILED))?;
+    check(&app, p)?;
+    Ok(app)
 }
 
 /// [`authenticate`] for the client-credentials grant, which writes nothing: the application
 /// comes from the store's in-memory copy when it is current ([`Db::app_for_grant`]).
 pub async fn authenticate_for_grant(db: &Db, tenant: TenantId, p: &Presented) -> Result<Arc<AppRow>, OAuthError> {
-    let app = db.app_for_grant(tenant, &p.client_id).await?;
-    check(app.as_deref(), p)?;
-    app.ok_or_else(|| OAuthError::invalid_client(AUTH_FAILED))
+    let app = db.app_for_grant(tenant, &p.client_id).await?.ok_or_else(|| OAuthError::invalid_client(AUTH_FAILED))?;
+    check(&app, p)?;
+    Ok(app)
 }
 
-/// The presented credentials against the application found for the Client ID, if any.
-fn check(app: Option<&AppRow>, p: &Presented) -> Result<(), OAuthError> {
-    let Some(app) = app else { return Err(OAuthError::invalid_client(AUTH_FAILED)) };
+/// The presented credentials against the application of their Client ID.
+fn check(app: &AppRow, p: &Presented) -> Result<(), OAuthError> {
     match (&app.secret_hash, &p.secret) {
         (Some(hash), Some(secret)) if constant_time_eq(hash, &sha256(secret.as_bytes())) => Ok(()),
         (Some(_), _) => Err(OAuthError::invalid_client(AUTH_FAILED)),

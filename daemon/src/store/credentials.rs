@@ -79,7 +79,6 @@ pub fn by_credential_id(tx: &impl Reader, tenant: TenantId, id: &[u8]) -> Result
     tx.conn().query_opt(&sql, params![tenant, id], from_row)
 }
 
-/// Records a successful sign-in: new counter and backup state, time of use.
 /// Records a verified sign-in: the counter and backup flags it reported (these columns, not the
 /// `passkey` JSON, are what the next sign-in checks against) and when.
 pub fn record_use(

@@ -132,6 +132,11 @@ impl Reader for WriteTx<'_> {
     }
 }
 
+/// A queued write whose answer never came (the writer thread is gone).
+fn dropped_write() -> StoreError {
+    StoreError::Task("the database writer dropped a write".into())
+}
+
 /// Whether the batch of a [`Db::write_early`] has committed.
 #[must_use = "the write is not durable until `wait` says so"]
 pub struct Durable(Option<tokio::sync::oneshot::Receiver<Result<(), StoreError>>>);
@@ -141,9 +146,7 @@ impl Durable {
     pub async fn wait(self) -> Result<(), StoreError> {
         match self.0 {
             None => Ok(()),
-            Some(committed) => {
-                committed.await.unwrap_or_else(|_| Err(StoreError::Task("the database writer dropped a write".into())))
-            }
+            Some(committed) => committed.await.unwrap_or_else(|_| Err(dropped_write())),
         }
     }
 }
@@ -422,7 +425,7 @@ impl Db {
         sqlite.writer.submit(Box::new(writer::Typed::new(f, move |r| {
             let _ = answer.send(r);
         })));
-        answered.await.map_err(|_| E::from(StoreError::Task("the database writer dropped a write".into())))?
+        answered.await.map_err(|_| E::from(dropped_write()))?
     }
 
     /// Like [`Db::write`], but answers as soon as the writer has run `f` and kept its changes,
@@ -451,8 +454,7 @@ impl Db {
                 let _ = durable.send(r);
             },
         )));
-        let value =
-            decided.await.map_err(|_| E::from(StoreError::Task("the database writer dropped a write".into())))??;
+        let value = decided.await.map_err(|_| E::from(dropped_write()))??;
         Ok((value, Durable(Some(committed))))
     }
 

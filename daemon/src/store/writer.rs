@@ -53,15 +53,23 @@ where
     R: FnOnce(Result<T, E>) + Send,
 {
     fn run(&mut self, tx: &WriteTx<'_>) -> bool {
-        let Some(f) = self.f.take() else { return false };
-        // A panicking write must not take the writer thread (and every later write) with it.
-        self.result = catch_unwind(AssertUnwindSafe(|| f(tx))).ok();
-        matches!(self.result, Some(Ok(_)))
+        run_once(&mut self.f, &mut self.result, tx)
     }
 
     fn answer(self: Box<Self>, failure: Option<&StoreError>) {
         (self.reply)(settled(self.result, failure));
     }
+}
+
+/// Runs the closure (once) into `result`; `true` when it succeeded.
+fn run_once<F, T, E>(f: &mut Option<F>, result: &mut Option<Result<T, E>>, tx: &WriteTx<'_>) -> bool
+where
+    F: FnOnce(&WriteTx<'_>) -> Result<T, E>,
+{
+    let Some(f) = f.take() else { return false };
+    // A panicking write must not take the writer thread (and every later write) with it.
+    *result = catch_unwind(AssertUnwindSafe(|| f(tx))).ok();
+    matches!(result, Some(Ok(_)))
 }
 
 /// What the caller of a write learns: its closure's error, the batch's failure, or its value.
@@ -99,9 +107,7 @@ where
     S: FnOnce(Result<(), StoreError>) + Send,
 {
     fn run(&mut self, tx: &WriteTx<'_>) -> bool {
-        let Some(f) = self.f.take() else { return false };
-        self.result = catch_unwind(AssertUnwindSafe(|| f(tx))).ok();
-        matches!(self.result, Some(Ok(_)))
+        run_once(&mut self.f, &mut self.result, tx)
     }
 
     fn decided(&mut self) {
