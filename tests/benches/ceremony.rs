@@ -20,6 +20,8 @@ mod authenticator;
 mod child;
 #[path = "common/lean.rs"]
 mod lean;
+#[path = "common/meter.rs"]
+mod meter;
 #[path = "common/nodes.rs"]
 mod nodes;
 #[path = "../e2e/support.rs"]
@@ -85,15 +87,6 @@ fn concurrently(site: &Site, users: Vec<(String, Soft)>, per: usize) -> Vec<Dura
     })
 }
 
-/// The writer's `latchkey_db_writes_total` and `latchkey_db_commits_total` (`/metrics`).
-fn writer_counts(d: &TestDaemon) -> (u64, u64) {
-    let body = d.get("/metrics").body;
-    let read = |name: &str| {
-        body.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok())).unwrap_or_default()
-    };
-    (read("latchkey_db_writes_total "), read("latchkey_db_commits_total "))
-}
-
 fn report(label: &str, mut samples: Vec<Duration>, wall: Duration) {
     samples.sort();
     let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1e3;
@@ -146,11 +139,11 @@ fn main() {
                 (email, soft)
             })
             .collect();
-        let before = writer_counts(&d);
+        let before = meter::writer_counts(&d);
         let wall = Instant::now();
         let samples = concurrently(&site, users, n / clients);
         report(&format!("{clients} concurrent clients, username-first"), samples, wall.elapsed());
-        let after = writer_counts(&d);
+        let after = meter::writer_counts(&d);
         let (writes, commits) = (after.0 - before.0, after.1 - before.1);
         println!(
             "{:<44} {writes:>6} writes in {commits} commits = {:.1} per commit",

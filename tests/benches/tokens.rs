@@ -19,6 +19,8 @@ mod authenticator;
 mod child;
 #[path = "common/lean.rs"]
 mod lean;
+#[path = "common/meter.rs"]
+mod meter;
 #[path = "common/nodes.rs"]
 mod nodes;
 #[path = "../e2e/oidc_support.rs"]
@@ -179,7 +181,7 @@ fn main() {
     };
     for clients in [1usize, 4, 16] {
         let codes: Vec<Vec<String>> = (0..clients).map(|_| (0..n / clients).map(|_| code()).collect()).collect();
-        let meter = Meter::read(&d);
+        let meter = meter::Meter::read(&d);
         let wall = Instant::now();
         let samples: Vec<Duration> = parallel(clients, |i| {
             let mut http = lean::Lean::new(&lean::split(&site.base).0);
@@ -266,61 +268,5 @@ fn on_postgres(count: usize, n: usize) {
         .flatten()
         .collect();
         report(&format!("client_credentials, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
-    }
-}
-
-/// Where a phase's time went, printed under its throughput: how many writes each commit carried,
-/// the CPU this process (the daemon and the bench's clients) spent per request, and how much of
-/// the machine stayed idle. A figure under the ceiling is then told apart: work, or waiting.
-struct Meter {
-    writes: u64,
-    commits: u64,
-    cpu: Duration,
-    idle: u64,
-    ticks: u64,
-}
-
-impl Meter {
-    fn read(d: &TestDaemon) -> Meter {
-        let metrics = get(&format!("{}/metrics", d.base), None).body;
-        let counter = |name: &str| {
-            metrics
-                .lines()
-                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<u64>().ok())
-                .unwrap_or_default()
-        };
-        // SAFETY: getrusage fills the zeroed struct it is given.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-        let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-        // /proc/stat's first line: user nice system idle iowait irq softirq steal (ticks).
-        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-        let ticks: Vec<u64> = stat
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
-            .skip(1)
-            .take(8)
-            .filter_map(|v| v.parse().ok())
-            .collect();
-        Meter {
-            writes: counter("latchkey_db_writes_total"),
-            commits: counter("latchkey_db_commits_total"),
-            cpu: time(usage.ru_utime) + time(usage.ru_stime),
-            idle: ticks.get(3..5).map(|t| t.iter().sum()).unwrap_or_default(),
-            ticks: ticks.iter().sum(),
-        }
-    }
-
-    fn report_since(&self, d: &TestDaemon, requests: usize) {
-        let now = Meter::read(d);
-        let commits = (now.commits - self.commits).max(1);
-        println!(
-            "    {:.1} writes per commit, {:.0} µs of CPU per request (daemon and clients), the machine {:.1}% idle",
-            (now.writes - self.writes) as f64 / commits as f64,
-            (now.cpu - self.cpu).as_secs_f64() * 1e6 / requests.max(1) as f64,
-            100.0 * (now.idle - self.idle) as f64 / (now.ticks - self.ticks).max(1) as f64,
-        );
     }
 }

@@ -1,0 +1,66 @@
+//! What a bench phase cost beyond its throughput: the database writer's batch sizes, this
+//! process's CPU and the machine's idle share.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use crate::support::TestDaemon;
+
+/// The writer's `latchkey_db_writes_total` and `latchkey_db_commits_total` (`/metrics`).
+pub fn writer_counts(d: &TestDaemon) -> (u64, u64) {
+    let body = d.get("/metrics").body;
+    let read = |name: &str| {
+        body.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok())).unwrap_or_default()
+    };
+    (read("latchkey_db_writes_total "), read("latchkey_db_commits_total "))
+}
+
+/// Where a phase's time went, printed under its throughput: how many writes each commit carried,
+/// the CPU this process (the daemon and the bench's clients) spent per request, and how much of
+/// the machine stayed idle. A figure under the ceiling is then told apart: work, or waiting.
+pub struct Meter {
+    writes: u64,
+    commits: u64,
+    cpu: Duration,
+    idle: u64,
+    ticks: u64,
+}
+
+impl Meter {
+    pub fn read(d: &TestDaemon) -> Meter {
+        let (writes, commits) = writer_counts(d);
+        // SAFETY: getrusage fills the zeroed struct it is given.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+        let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        // /proc/stat's first line: user nice system idle iowait irq softirq steal (ticks).
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let ticks: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        Meter {
+            writes,
+            commits,
+            cpu: time(usage.ru_utime) + time(usage.ru_stime),
+            idle: ticks.get(3..5).map(|t| t.iter().sum()).unwrap_or_default(),
+            ticks: ticks.iter().sum(),
+        }
+    }
+
+    pub fn report_since(&self, d: &TestDaemon, requests: usize) {
+        let now = Meter::read(d);
+        let commits = (now.commits - self.commits).max(1);
+        println!(
+            "    {:.1} writes per commit, {:.0} µs of CPU per request (daemon and clients), the machine {:.1}% idle",
+            (now.writes - self.writes) as f64 / commits as f64,
+            (now.cpu - self.cpu).as_secs_f64() * 1e6 / requests.max(1) as f64,
+            100.0 * (now.idle - self.idle) as f64 / (now.ticks - self.ticks).max(1) as f64,
+        );
+    }
+}
