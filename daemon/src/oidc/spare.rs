@@ -5,9 +5,15 @@
 //! The pool starts empty and fills only after its first use: a daemon that never creates tenants
 //! never spends a core on keys it will not need. Spare keys live in memory only, like the loaded
 //! signing keys; they are sealed when a tenant takes one.
+//!
+//! The replacement is generated on a thread of its own at idle scheduling priority. At normal
+//! priority, the new thread took the CPU from the request that had just taken the spare key
+//! (a wakeup preemption costs up to a 3 ms scheduler slice) and from the writer committing it:
+//! on 2 cores, tenant creation one at a time measured p50 4.5 ms and p99 9–12 ms, of which
+//! 1–4 ms were spent waiting behind the key generation it had started itself.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, TryLockError};
 
 use super::keys::{self, GeneratedKey};
 use crate::error::Error;
@@ -31,9 +37,12 @@ impl SpareKeys {
     /// A new key of `bits`: a spare one if ready, else generated now on a blocking thread. Either
     /// way a replacement is started in the background.
     pub async fn take(self: &std::sync::Arc<Self>, bits: u32) -> Result<GeneratedKey, Error> {
-        let spare = {
-            let mut ready = self.ready.lock().unwrap_or_else(|p| p.into_inner());
-            ready.iter().position(|(b, _)| *b == bits).map(|i| ready.swap_remove(i).1)
+        // Never waits for the lock: the generating thread holds it for a moment only, but at idle
+        // priority a busy machine may not run it again for a while. Contended means no spare.
+        let spare = match self.ready.try_lock() {
+            Ok(mut ready) => take_ready(&mut ready, bits),
+            Err(TryLockError::Poisoned(p)) => take_ready(&mut p.into_inner(), bits),
+            Err(TryLockError::WouldBlock) => None,
         };
         let key = match spare {
             Some(k) => k,
@@ -48,7 +57,8 @@ impl SpareKeys {
             return;
         }
         let pool = self.clone();
-        tokio::task::spawn_blocking(move || {
+        let spawned = std::thread::Builder::new().name("latchkey-keygen".into()).spawn(move || {
+            idle_priority();
             loop {
                 let have =
                     pool.ready.lock().unwrap_or_else(|p| p.into_inner()).iter().filter(|(b, _)| *b == bits).count();
@@ -65,6 +75,28 @@ impl SpareKeys {
             }
             pool.filling.store(false, Ordering::Release);
         });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start generating a spare signing key: {e}");
+            self.filling.store(false, Ordering::Release);
+        }
+    }
+}
+
+fn take_ready(ready: &mut Vec<(u32, GeneratedKey)>, bits: u32) -> Option<GeneratedKey> {
+    ready.iter().position(|(b, _)| *b == bits).map(|i| ready.swap_remove(i).1)
+}
+
+/// Puts the calling thread in the `SCHED_IDLE` class: it runs only on a core nothing else wants,
+/// and never preempts a request. Under sustained load a spare key may then come late; `take`
+/// generates one itself meanwhile, at normal priority.
+fn idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for SCHED_IDLE.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+            tracing::debug!("spare keys generate at normal priority: {}", std::io::Error::last_os_error());
+        }
     }
 }
 
@@ -79,7 +111,8 @@ mod tests {
         rt.block_on(async {
             let pool = Arc::new(SpareKeys::default());
             let first = pool.take(2048).await.unwrap();
-            for _ in 0..200 {
+            // The replacement runs at idle priority: on a busy test machine it can take a while.
+            for _ in 0..3000 {
                 if pool.ready.lock().unwrap().len() == SPARE {
                     break;
                 }
