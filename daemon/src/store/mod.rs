@@ -242,6 +242,7 @@ impl Db {
         // commits; a WAL that grew during a large import is cut back to 64 MiB afterwards.
         conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| open_err(e.to_string()))?;
         conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024).map_err(|e| open_err(e.to_string()))?;
+        checkpoint::count_frames(&conn);
         let mut checkpoint_conn = Connection::open_with_flags(path, flags).map_err(|e| open_err(e.to_string()))?;
         configure(&mut checkpoint_conn).map_err(|e| open_err(e.to_string()))?;
         let checkpoints = checkpoint::start(checkpoint_conn)?;
