@@ -396,6 +396,10 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     // Everything recorded before shutdown is written before the process ends.
     state.audit.flush().await;
     audit_task.abort();
+    if let Err(e) = state.db.checkpoint_for_stop().await {
+        // Nothing is lost: the next start reads the rest from the WAL.
+        tracing::warn!(error = %e, "could not copy the WAL into the database file at shutdown");
+    }
     notify::notify("STOPPING=1");
     if let Err(e) = std::fs::remove_file(&config.admin_socket) {
         tracing::warn!(error = %e, "could not remove the admin socket");

@@ -131,6 +131,19 @@ fn readme_quick_start_works_and_a_jose_library_agrees() {
     let n = notify.recv(&mut buf).expect("STOPPING=1 on NOTIFY_SOCKET");
     assert_eq!(&buf[..n], b"STOPPING=1");
     assert!(!data.join("admin.sock").exists(), "the admin socket is removed on shutdown");
+    // After a clean stop the database file alone holds every commit: a copy of it without its
+    // WAL (an operator's `cp latchkey.db`) has the tenant created above.
+    let copy = cwd.path().join("copy.db");
+    std::fs::copy(data.join("latchkey.db"), &copy).unwrap();
+    let slugs: Vec<String> = rusqlite::Connection::open(&copy)
+        .unwrap()
+        .prepare("SELECT slug FROM tenants ORDER BY slug")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(slugs, ["acme", "dev"], "the database file alone, after SIGTERM");
 
     // kill -9 leaves a stale socket; the next start removes it and carries on with the same data.
     let mut dev = start_dev(cwd.path(), &listen, None);

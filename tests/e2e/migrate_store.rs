@@ -44,8 +44,9 @@ fn sha256(path: &Path) -> String {
 }
 
 /// Waits (bounded) until SQLite's last connection to `db` has closed: it checkpoints the WAL into
-/// the file and removes it. An in-process daemon's checkpoint thread may outlive `stop()` by a
-/// moment; a stopped latchkeyd process has no connection left at all.
+/// the file and removes it. An in-process daemon's threads may outlive `stop()` by a moment; a
+/// stopped latchkeyd process has no connection left at all. Call it before opening the file
+/// read-only: a read-only connection that finds no WAL leaves an empty one behind.
 fn wait_closed(db: &Path) {
     let wal = db.with_extension("db-wal");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -130,7 +131,11 @@ fn sqlite_installation_moves_to_postgres() {
     );
 
     d.stop();
-    let sql = d.sql();
+    wait_closed(&sqlite_path);
+    let before = sha256(&sqlite_path);
+    // Read-write, unlike `d.sql()`: a read-only connection would leave an empty WAL behind, and
+    // migrate-store must be seen to leave nothing beside the database. Reading changes nothing.
+    let sql = rusqlite::Connection::open(&sqlite_path).unwrap();
     let expected: BTreeMap<&str, i64> = [
         "tenants",
         "applications",
@@ -144,15 +149,12 @@ fn sqlite_installation_moves_to_postgres() {
         "audit",
     ]
     .into_iter()
-    .map(|t| (t, sql.i64(&format!("SELECT count(*) FROM {t}"))))
+    .map(|t| (t, sql.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0)).unwrap()))
     .collect();
     drop(sql);
     for (t, n) in &expected {
         assert!(*n > 0, "the SQLite installation has no {t}");
     }
-
-    wait_closed(&sqlite_path);
-    let before = sha256(&sqlite_path);
 
     // The copy.
     let first = migrate_store(&config, &["--from", sqlite_path.to_str().unwrap()]);
