@@ -135,19 +135,15 @@ fn code_redemption_rules() {
     refused(not_form, 400, "invalid_request");
     assert_eq!(d.snapshot_of(OIDC_TABLES), before, "failed redemptions change nothing");
 
-    // Reuse: the first redemption works; the second fails and revokes what the first issued.
+    // Reuse: the first redemption works; the second fails and revokes what the first issued,
+    // rotations of its refresh token included (the code's row names the grant's family).
     let first = exchange(&site, &web, &code, &p).json();
+    let refresh = |t: &str| token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", t)]);
+    let rotated = refresh(first["refresh_token"].as_str().unwrap()).json();
     refused(exchange(&site, &web, &code, &p), 400, "invalid_grant");
     assert_eq!(userinfo(&site, first["access_token"].as_str().unwrap()).status, 401, "access token revoked");
-    refused(
-        token(
-            &site,
-            &web,
-            &[("grant_type", "refresh_token"), ("refresh_token", first["refresh_token"].as_str().unwrap())],
-        ),
-        400,
-        "invalid_grant",
-    );
+    assert_eq!(userinfo(&site, rotated["access_token"].as_str().unwrap()).status, 401, "and the rotated one");
+    refused(refresh(rotated["refresh_token"].as_str().unwrap()), 400, "invalid_grant");
 
     // Expired: 61 s on the daemon's clock.
     let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);

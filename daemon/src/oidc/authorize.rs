@@ -274,6 +274,7 @@ pub fn issue_code(
         expires_at: now + ttl,
         used_at: None,
         access_jti: None,
+        family: None,
     };
     store::oidc::insert_code(tx, tenant.id, &token_key(code), &row, now)?;
     let mut pairs = vec![("code", code)];

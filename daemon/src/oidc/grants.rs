@@ -253,7 +253,11 @@ fn authorization_code(
     };
     let reused = || -> Result<Decision, OAuthError> {
         // A second redemption: whoever holds the code may be an attacker; revoke what it issued.
-        store::oidc::revoke_grants(tx, tenant.id, Grants::Code(&hash), now)?;
+        let grants = match &row.family {
+            Some(family) => Grants::Family(family),
+            None => Grants::Code(&hash),
+        };
+        store::oidc::revoke_grants(tx, tenant.id, grants, now)?;
         if let Some(jti) = &row.access_jti {
             store::oidc::revoke_access(tx, tenant.id, jti, now + ttl.access)?;
         }
@@ -280,7 +284,9 @@ fn authorization_code(
     let Some(user) = user else { return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in"))) };
     // The access token's id is recorded with the code, so a replay of the code can revoke it.
     let jti = new_jti()?;
-    if !store::oidc::use_code(tx, tenant.id, &hash, &jti, now)? {
+    // The family too, so that a replay finds the grant by its index.
+    let family = ordered::uuid_text(&ordered::uuid_v7()?);
+    if !store::oidc::use_code(tx, tenant.id, &hash, &jti, &family, now)? {
         return reused();
     }
     let response = issue_user_tokens(
@@ -293,7 +299,7 @@ fn authorization_code(
         row.auth_time,
         &row.amr,
         row.session_id,
-        None,
+        Some(&family),
         Some(&hash),
         &jti,
         now,

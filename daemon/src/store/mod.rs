@@ -56,6 +56,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0006-social-login/up.sql")),
     M::up(include_str!("../../../migrations/0007-unique-app-names/up.sql")),
     M::up(include_str!("../../../migrations/0008-device-grant/up.sql")),
+    M::up(include_str!("../../../migrations/0009-code-family/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -59,6 +59,8 @@ pub struct CodeRow {
     pub expires_at: Timestamp,
     pub used_at: Option<Timestamp>,
     pub access_jti: Option<String>,
+    /// The refresh-token family its redemption started (codes redeemed by earlier releases: none).
+    pub family: Option<String>,
 }
 
 pub fn insert_code(
@@ -94,7 +96,7 @@ pub fn insert_code(
 macro_rules! select_code {
     () => {
         "SELECT client_id, user_id, session_id, redirect_uri, scope, nonce, code_challenge, auth_time, amr, expires_at,
-                used_at, access_jti
+                used_at, access_jti, family
          FROM authorization_codes WHERE tenant_id = ?1 AND code_hash = ?2"
     };
 }
@@ -142,6 +144,7 @@ fn code_row(c: &dyn Conn, sql: &str, tenant: TenantId, hash: &[u8]) -> Result<Op
             expires_at: r.get(9)?,
             used_at: r.get(10)?,
             access_jti: r.get(11)?,
+            family: r.get(12)?,
         })
     })
 }
@@ -152,11 +155,13 @@ pub fn use_code(
     tenant: TenantId,
     hash: &[u8],
     jti: &str,
+    family: &str,
     now: Timestamp,
 ) -> Result<bool, StoreError> {
     let n = tx.conn().execute(
-        "UPDATE authorization_codes SET used_at = ?3, access_jti = ?4 WHERE tenant_id = ?1 AND code_hash = ?2 AND used_at IS NULL",
-        params![tenant, hash, now, jti],
+        "UPDATE authorization_codes SET used_at = ?3, access_jti = ?4, family = ?5
+         WHERE tenant_id = ?1 AND code_hash = ?2 AND used_at IS NULL",
+        params![tenant, hash, now, jti, family],
     )?;
     Ok(n == 1)
 }
@@ -263,7 +268,8 @@ pub fn use_refresh(tx: &WriteTx<'_>, tenant: TenantId, id: i64, now: Timestamp) 
 pub enum Grants<'a> {
     /// One family: every rotation of one grant.
     Family(&'a str),
-    /// The family issued from an authorization code.
+    /// The family issued from an authorization code, found by searching the tenant's refresh
+    /// tokens: only for a code redeemed before its row recorded the family (migration 0009).
     Code(&'a [u8]),
     /// Every grant made within a browser session.
     Session(i64),
@@ -360,6 +366,7 @@ mod tests {
             expires_at,
             used_at: None,
             access_jti: None,
+            family: None,
         }
     }
 
@@ -421,13 +428,13 @@ mod tests {
         let c = t.read(|tx| code(tx, a, b"code").unwrap().unwrap());
         assert_eq!(format!("{c:?}"), format!("{:?}", code_row(ada, Some(7), 100)));
         t.write(|tx| {
-            assert!(use_code(tx, a, b"code", "jti-1", 20).unwrap());
-            assert!(!use_code(tx, a, b"code", "jti-2", 21).unwrap());
-            assert!(!use_code(tx, a, b"missing", "jti-3", 21).unwrap());
+            assert!(use_code(tx, a, b"code", "jti-1", "fam-1", 20).unwrap());
+            assert!(!use_code(tx, a, b"code", "jti-2", "fam-2", 21).unwrap());
+            assert!(!use_code(tx, a, b"missing", "jti-3", "fam-3", 21).unwrap());
         });
         // The used code stays readable, to recognise a replay and revoke what it issued.
         let c = t.read(|tx| code(tx, a, b"code").unwrap().unwrap());
-        assert_eq!((c.used_at, c.access_jti.as_deref()), (Some(20), Some("jti-1")));
+        assert_eq!((c.used_at, c.access_jti.as_deref(), c.family.as_deref()), (Some(20), Some("jti-1"), Some("fam-1")));
     }
 
     #[test]
@@ -437,10 +444,10 @@ mod tests {
         t.write(|tx| {
             insert_code(tx, a, b"code", &code_row(ada, None, 100), 10).unwrap();
             assert!(code(tx, b, b"code").unwrap().is_none());
-            assert!(!use_code(tx, b, b"code", "jti", 20).unwrap());
+            assert!(!use_code(tx, b, b"code", "jti", "fam", 20).unwrap());
             let c = code(tx, a, b"code").unwrap().unwrap();
             assert_eq!((c.used_at, c.access_jti), (None, None));
-            assert!(use_code(tx, a, b"code", "jti", 20).unwrap());
+            assert!(use_code(tx, a, b"code", "jti", "fam", 20).unwrap());
         });
     }
 

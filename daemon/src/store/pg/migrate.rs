@@ -16,6 +16,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0006-social-login", include_str!("../../../../migrations/0006-social-login/postgres.sql")),
     ("0007-unique-app-names", include_str!("../../../../migrations/0007-unique-app-names/postgres.sql")),
     ("0008-device-grant", include_str!("../../../../migrations/0008-device-grant/postgres.sql")),
+    ("0009-code-family", include_str!("../../../../migrations/0009-code-family/postgres.sql")),
 ];
 
 /// The advisory lock key of a migration run, held for the whole run.
