@@ -519,8 +519,6 @@ impl Db {
         Ok(row.map(|app| sqlite.apps.remember(seen, tenant, app)))
     }
 
-    /// Writes a consistent copy of the live database to `dest` (`VACUUM INTO`): readers and
-    /// writers carry on meanwhile, and the copy is a complete, compact database file.
     /// At shutdown, once nothing writes any more: copies the whole WAL into the database file
     /// and empties it, so that the file alone holds every commit (checkpoints otherwise wait for
     /// 1,000 pages, and the last connection may close only as the process ends). PostgreSQL: a
@@ -541,6 +539,8 @@ impl Db {
         .map_err(|e| StoreError::Task(e.to_string()))?
     }
 
+    /// Writes a consistent copy of the live database to `dest` (`VACUUM INTO`): readers and
+    /// writers carry on meanwhile, and the copy is a complete, compact database file.
     pub async fn backup_to(&self, dest: PathBuf) -> Result<(), StoreError> {
         let db = self.clone();
         tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
