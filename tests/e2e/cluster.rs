@@ -680,6 +680,14 @@ fn a_node_whose_change_listener_is_cut_off_is_not_ready() {
     assert_eq!(d.get("/readyz").status, 200);
     let TestStore::Postgres { db, .. } = &d.store else { unreachable!("postgres run") };
     let mut admin = pg_config("postgres").connect(postgres::NoTls).expect("admin connection");
+    // The listener connects beside the start, not before it: /readyz is 200 as soon as the node
+    // starts (its listener counts as fresh for 5 s), so wait for the connection to be there.
+    let listeners = "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% listener'";
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while admin.query(listeners, &[db]).unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the listener never connected");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // No new connections to the daemon's database; its pool keeps the ones it has.
     admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false")).unwrap();
     let cut = admin
