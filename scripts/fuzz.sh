@@ -3,7 +3,8 @@
 # (argument 1, else $FUZZ_SECONDS, else 30). Needs cargo-fuzz (installed when missing) and works
 # on stable Rust: RUSTC_BOOTSTRAP=1 lets stable rustc take the -Z flags cargo-fuzz passes
 # (-Zsanitizer=address), and the ASan runtime ships with std for x86_64-unknown-linux-gnu.
-# When the toolchain cannot build the fuzzers at all, says why and exits 0; a crash exits 1.
+# When the toolchain cannot build the fuzzers with libFuzzer, says why and exits 0; a target that
+# does not compile, or a crash, exits 1.
 #
 #   scripts/fuzz.sh [SECONDS]       FUZZ_SANITIZER=none scripts/fuzz.sh   (no ASan)
 #
@@ -33,6 +34,14 @@ case "$(rustc -vV | sed -n 's/^host: //p')" in
     x86_64-unknown-linux-gnu | aarch64-unknown-linux-gnu | x86_64-apple-darwin | aarch64-apple-darwin) ;;
     *) skip "libFuzzer targets need a Linux or macOS host with a sanitizer runtime" ;;
 esac
+
+# Our own code first, without the sanitizer: a target that no longer compiles is a failure of
+# this repository, not of the toolchain, and must not pass for a skip.
+step "check fuzz targets"
+cargo check --bins --locked "${target_dir[@]}" || {
+    echo "fuzz: the fuzz targets do not compile (see above)" >&2
+    exit 1
+}
 
 step "build fuzz targets (sanitizer: $sanitizer)"
 if ! cargo fuzz build -s "$sanitizer" "${target_dir[@]}"; then

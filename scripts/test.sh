@@ -58,3 +58,8 @@ fi
 
 step "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# fuzz/ is a workspace of its own, built with a sanitizer by scripts/fuzz.sh (minutes, so not
+# here); checking that its targets compile keeps them in step with the daemon's API.
+step "fuzz targets compile"
+cargo check --manifest-path fuzz/Cargo.toml --bins --locked --target-dir target/fuzz-check

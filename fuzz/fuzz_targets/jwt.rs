@@ -16,9 +16,9 @@ use latchkeyd::fuzzing::tenant_runtime;
 use latchkeyd::oidc::introspection::check_access;
 use latchkeyd::oidc::keys::{SigningKey, generate};
 use latchkeyd::oidc::tokens::{verify_access, verify_id_hint};
-use latchkeyd::store::Db;
 use latchkeyd::store::tenants::{NewTenant, TenantRow};
 use latchkeyd::store::users::NewUser;
+use latchkeyd::store::{Db, Registration, TenantId, UserStatus};
 use latchkeyd::tenants::TenantRuntime;
 use libfuzzer_sys::fuzz_target;
 
@@ -42,7 +42,7 @@ fn fixture() -> &'static Fixture {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let db = Db::open(&dir.join("latchkey.db")).expect("database");
         let id = db
-            .write_blocking(|tx| -> Result<i64, latchkeyd::store::StoreError> {
+            .write_blocking(|tx| -> Result<TenantId, latchkeyd::store::StoreError> {
                 let t = latchkeyd::store::tenants::insert(
                     tx,
                     &NewTenant {
@@ -50,7 +50,7 @@ fn fixture() -> &'static Fixture {
                         name: "Acme",
                         base_url: BASE_URL,
                         rp_id: "localhost",
-                        registration: "invite",
+                        registration: Registration::Invite,
                         created_at: 0,
                     },
                 )?;
@@ -62,7 +62,7 @@ fn fixture() -> &'static Fixture {
                         user_handle: &[1; 16],
                         email: "ada@example.test",
                         name: "Ada",
-                        status: "active",
+                        status: UserStatus::Active,
                         created_at: 0,
                     },
                 )?;
@@ -75,7 +75,7 @@ fn fixture() -> &'static Fixture {
             name: "Acme".into(),
             base_url: BASE_URL.into(),
             rp_id: "localhost".into(),
-            registration: "invite".into(),
+            registration: Registration::Invite,
             created_at: 0,
         };
         let tenant = tenant_runtime(&row, vec![signer], "http://localhost:8080").expect("tenant runtime");

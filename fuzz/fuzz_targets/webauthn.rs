@@ -54,7 +54,8 @@ fn authenticate(value: Value) {
     // instead of webauthn-rs's, on the same input.
     use latchkeyd::store::{CredentialKind, credentials::CredentialRow, users::UserId};
     use latchkeyd::webauthn::{assertion as check, client_data as parse_client_data};
-    let (Ok(client), Ok((key, _))) = (parse_client_data(&assertion.response.client_data_json), check::stored(f.passkey.clone()))
+    let (Ok(client), Ok((key, _))) =
+        (parse_client_data(&assertion.response.client_data_json), check::stored(f.passkey.clone()))
     else {
         return;
     };
@@ -73,10 +74,14 @@ fn authenticate(value: Value) {
         last_used_at: None,
     };
     for (challenge, upgrade) in [(&f.authentication_challenge, true), (&f.discoverable_challenge, false)] {
-        let expected =
-            check::Expected { challenge: challenge.as_str(), rp_id: latchkey_fuzz::RP_ID, allow_backup_eligible_upgrade: upgrade };
+        let expected = check::Expected {
+            challenge: challenge.as_str(),
+            rp_id: latchkey_fuzz::RP_ID,
+            allow_backup_eligible_upgrade: upgrade,
+        };
         let r = &assertion.response;
-        let _ = check::verify(&client, &r.client_data_json, &r.authenticator_data, &r.signature, &key, &stored, &expected);
+        let _ =
+            check::verify(&client, &r.client_data_json, &r.authenticator_data, &r.signature, &key, &stored, &expected);
     }
 }
 

@@ -32,7 +32,10 @@ fn upload(url: &str, token: Option<&str>, parts: &[&str]) -> (u16, Value) {
 
 #[test]
 fn bulk_invite_from_csv() {
-    let d = TestDaemon::start_with(|f| f.limits.invite_file_max = Some("2KiB".into()));
+    let d = TestDaemon::start_with(|f| {
+        f.limits.invite_file_max = Some("2KiB".into());
+        f.limits.invite_rows_max = Some(5);
+    });
     let site = Site::new(&d, "acme", &[]);
     d.cli(&["role", "create", "--tenant", "acme", "staff"]).ok();
     let m2m = app(&site, "m2m", &["--scope", "users:invite"]);
@@ -86,6 +89,21 @@ fn bulk_invite_from_csv() {
     assert_eq!(rows, [(3, "email".into()), (4, "email".into()), (5, "name".into()), (6, "roles".into())]);
     let (status, body) = upload(&url, Some(&bearer), &[&file("header.csv", "mail,name\na@acme.test,A\n")]);
     assert_eq!((status, body["rows"][0]["column"].as_str()), (422, Some("header")));
+    // Rows that cannot be read count towards limits.invite_rows_max (5 here) like the others.
+    let p = dir.path().join("unreadable.csv");
+    std::fs::write(&p, [&b"email,name\n"[..], &b"\xff@acme.test,\xfe\n".repeat(8)].concat()).unwrap();
+    let (status, body) = upload(&url, Some(&bearer), &[&format!("file=@{};type=text/csv", p.display())]);
+    assert_eq!((status, body["error"].as_str()), (422, Some("invalid_rows")), "{body}");
+    let rows: Vec<(u64, &str)> = body["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["row"].as_u64().unwrap(), r["column"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rows, [(2, "row"), (3, "row"), (4, "row"), (5, "row"), (6, "row"), (7, "file")], "{body}");
+    let run = d.cli(&["user", "import", "--tenant", "acme", p.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("more than 5 rows"), "{}", run.stderr);
     assert_eq!(d.snapshot(), before, "a refused file stores nothing");
 
     // Every other error status; none of them stores a user or an invitation.

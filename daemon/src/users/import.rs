@@ -107,23 +107,23 @@ pub fn scan_with<R: std::io::Read>(
     loop {
         let line = i + 2;
         let read = reader.read_record(&mut record);
-        match read {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                // An I/O error (the body ended early) ends the scan; a bad row is reported.
-                let stop = matches!(e.kind(), csv::ErrorKind::Io(_));
-                i += 1;
-                if !each(Err(err(line, "row", csv_problem("this row", &e)))) || stop {
-                    break;
-                }
-                continue;
-            }
+        if matches!(read, Ok(false)) {
+            break;
         }
+        // Every record counts towards the limit, the unreadable ones too: a file of bad rows
+        // must not be scanned, and its errors kept, beyond it.
         i += 1;
         if i > max_rows {
             each(Err(err(line, "file", format!("more than {max_rows} rows (limits.invite_rows_max)"))));
             break;
+        }
+        if let Err(e) = read {
+            // An I/O error (the body ended early) ends the scan; a bad row is reported.
+            let stop = matches!(e.kind(), csv::ErrorKind::Io(_));
+            if !each(Err(err(line, "row", csv_problem("this row", &e)))) || stop {
+                break;
+            }
+            continue;
         }
         let want = if with_roles { 3 } else { 2 };
         if record.len() != want {
@@ -361,6 +361,19 @@ mod tests {
         assert_eq!(second, [Ok(2), Ok(3), Ok(4)]);
         assert_eq!(count_lines(csv.as_bytes()).unwrap(), 5);
         assert_eq!(count_lines(&b"email,name"[..]).unwrap(), 1);
+    }
+
+    #[test]
+    fn unreadable_rows_count_towards_the_row_limit() {
+        // Rows that are not UTF-8 are errors of their own, and the limit still stops the scan.
+        let mut csv = b"email,name\n".to_vec();
+        for _ in 0..10 {
+            csv.extend_from_slice(b"\xff@x.test,\xfe\n");
+        }
+        let (rows, errors) = parse(&csv, &roles(), 3);
+        assert!(rows.is_empty());
+        let summary: Vec<(u64, &str)> = errors.iter().map(|e| (e.row, e.column.as_str())).collect();
+        assert_eq!(summary, [(2, "row"), (3, "row"), (4, "row"), (5, "file")]);
     }
 
     #[test]
