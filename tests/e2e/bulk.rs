@@ -42,14 +42,15 @@ fn bulk_invite_from_csv() {
     let bearer = cc_token(&site, &m2m);
     let url = format!("{}/api/v1/users/invite", site.base);
     let dir = tempfile::tempdir().unwrap();
-    let file = |name: &str, text: &str| {
+    let file = |name: &str, text: &[u8]| {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
         format!("file=@{};type=text/csv", p.display())
     };
     let good = file(
         "good.csv",
-        "email,name,roles\nada@acme.test,Ada Lovelace,staff\nbob@acme.test,Bob,\n=cmd@acme.test,=HYPERLINK(\"x\"),\n",
+        "email,name,roles\nada@acme.test,Ada Lovelace,staff\nbob@acme.test,Bob,\n=cmd@acme.test,=HYPERLINK(\"x\"),\n"
+            .as_bytes(),
     );
 
     let (status, body) = upload(&url, Some(&bearer), &[&good]);
@@ -74,7 +75,7 @@ fn bulk_invite_from_csv() {
     // Any bad row: 422 listing every bad row, and the database is byte-for-byte unchanged.
     let bad = file(
         "bad.csv",
-        "email,name,roles\nnew@acme.test,New,\nnot-an-email,X,\nnew@ACME.test,Dup,\nempty@acme.test,,\nrole@acme.test,R,ghost\n",
+        b"email,name,roles\nnew@acme.test,New,\nnot-an-email,X,\nnew@ACME.test,Dup,\nempty@acme.test,,\nrole@acme.test,R,ghost\n",
     );
     let before = d.snapshot();
     let (status, body) = upload(&url, Some(&bearer), &[&bad]);
@@ -87,12 +88,11 @@ fn bulk_invite_from_csv() {
         .map(|r| (r["row"].as_u64().unwrap(), r["column"].as_str().unwrap().to_owned()))
         .collect();
     assert_eq!(rows, [(3, "email".into()), (4, "email".into()), (5, "name".into()), (6, "roles".into())]);
-    let (status, body) = upload(&url, Some(&bearer), &[&file("header.csv", "mail,name\na@acme.test,A\n")]);
+    let (status, body) = upload(&url, Some(&bearer), &[&file("header.csv", b"mail,name\na@acme.test,A\n")]);
     assert_eq!((status, body["rows"][0]["column"].as_str()), (422, Some("header")));
     // Rows that cannot be read count towards limits.invite_rows_max (5 here) like the others.
-    let p = dir.path().join("unreadable.csv");
-    std::fs::write(&p, [&b"email,name\n"[..], &b"\xff@acme.test,\xfe\n".repeat(8)].concat()).unwrap();
-    let (status, body) = upload(&url, Some(&bearer), &[&format!("file=@{};type=text/csv", p.display())]);
+    let unreadable = file("unreadable.csv", &[&b"email,name\n"[..], &b"\xff@acme.test,\xfe\n".repeat(8)].concat());
+    let (status, body) = upload(&url, Some(&bearer), &[&unreadable]);
     assert_eq!((status, body["error"].as_str()), (422, Some("invalid_rows")), "{body}");
     let rows: Vec<(u64, &str)> = body["rows"]
         .as_array()
@@ -101,14 +101,14 @@ fn bulk_invite_from_csv() {
         .map(|r| (r["row"].as_u64().unwrap(), r["column"].as_str().unwrap()))
         .collect();
     assert_eq!(rows, [(2, "row"), (3, "row"), (4, "row"), (5, "row"), (6, "row"), (7, "file")], "{body}");
-    let run = d.cli(&["user", "import", "--tenant", "acme", p.to_str().unwrap()]);
+    let run = d.cli(&["user", "import", "--tenant", "acme", &dir.path().join("unreadable.csv").to_string_lossy()]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("more than 5 rows"), "{}", run.stderr);
     assert_eq!(d.snapshot(), before, "a refused file stores nothing");
 
     // Every other error status; none of them stores a user or an invitation.
     let people = d.snapshot_of(&["users", "invites"]);
-    let big = file("big.csv", &format!("email,name\n{}", "a@acme.test,A\n".repeat(300)));
+    let big = file("big.csv", format!("email,name\n{}", "a@acme.test,A\n".repeat(300)).as_bytes());
     let checks: Vec<(Option<&str>, Vec<&str>, u16, &str)> = vec![
         (None, vec![good.as_str()], 401, "invalid_token"),
         (Some("garbage"), vec![good.as_str()], 401, "invalid_token"),

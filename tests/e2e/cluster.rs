@@ -682,20 +682,15 @@ fn a_node_whose_change_listener_is_cut_off_is_not_ready() {
     let mut admin = pg_config("postgres").connect(postgres::NoTls).expect("admin connection");
     // The listener connects beside the start, not before it: /readyz is 200 as soon as the node
     // starts (its listener counts as fresh for 5 s), so wait for the connection to be there.
-    let listeners = "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% listener'";
+    let listeners = "FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% listener'";
     let deadline = Instant::now() + Duration::from_secs(5);
-    while admin.query(listeners, &[db]).unwrap().is_empty() {
+    while admin.query(&format!("SELECT pid {listeners}"), &[db]).unwrap().is_empty() {
         assert!(Instant::now() < deadline, "the listener never connected");
         std::thread::sleep(Duration::from_millis(50));
     }
     // No new connections to the daemon's database; its pool keeps the ones it has.
     admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false")).unwrap();
-    let cut = admin
-        .query(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% listener'",
-            &[db],
-        )
-        .unwrap();
+    let cut = admin.query(&format!("SELECT pg_terminate_backend(pid) {listeners}"), &[db]).unwrap();
     assert_eq!(cut.len(), 1, "one listener connection");
     let deadline = Instant::now() + Duration::from_secs(12);
     let not_ready = loop {
