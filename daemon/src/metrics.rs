@@ -145,9 +145,15 @@ impl Metrics {
         out.push_str("# HELP latchkey_db_writes_total Write transactions run through the database writer.\n");
         out.push_str("# TYPE latchkey_db_writes_total counter\n");
         let _ = writeln!(out, "latchkey_db_writes_total {}", db.writes.load(std::sync::atomic::Ordering::Relaxed));
-        out.push_str("# HELP latchkey_db_commits_total Commits of the database writer (one fsync each).\n");
+        out.push_str("# HELP latchkey_db_commits_total Commits of the database writer (one fsync each, except the unsynced ones).\n");
         out.push_str("# TYPE latchkey_db_commits_total counter\n");
         let _ = writeln!(out, "latchkey_db_commits_total {}", db.commits.load(std::sync::atomic::Ordering::Relaxed));
+        out.push_str(
+            "# HELP latchkey_db_unsynced_commits_total Commits of the database writer without an fsync (only ceremony challenges in them).\n",
+        );
+        out.push_str("# TYPE latchkey_db_unsynced_commits_total counter\n");
+        let unsynced = db.unsynced_commits.load(std::sync::atomic::Ordering::Relaxed);
+        let _ = writeln!(out, "latchkey_db_unsynced_commits_total {unsynced}");
         out.push_str("# HELP latchkey_http_requests_total HTTP requests by route and status.\n");
         out.push_str("# TYPE latchkey_http_requests_total counter\n");
         for ((route, status), n) in &g.requests {

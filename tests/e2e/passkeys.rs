@@ -308,3 +308,39 @@ fn a_restart_between_start_and_finish_loses_nothing() {
     );
     assert_eq!(r.status, 201, "{}", r.body);
 }
+
+/// The writer's counters from `/metrics`: (commits, commits without an fsync).
+fn commits(d: &TestDaemon) -> (u64, u64) {
+    let body = d.get("/metrics").body;
+    let read = |name: &str| {
+        body.lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok()))
+            .unwrap_or_else(|| panic!("no {name}in\n{body}"))
+    };
+    (read("latchkey_db_commits_total "), read("latchkey_db_unsynced_commits_total "))
+}
+
+#[test]
+fn a_sign_in_start_commits_its_challenge_without_an_fsync_and_the_finish_with_one() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    // Reading the audit trail writes out what is still queued for it: nothing else writes now.
+    d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok();
+    let quiet = commits(&d);
+    let options = site.auth_start(Some("ada@acme.test"));
+    let started = commits(&d);
+    let sqlite = backend() == Backend::Sqlite;
+    // PostgreSQL commits every write on its own, each one durable.
+    let expected = if sqlite { (quiet.0 + 1, quiet.1 + 1) } else { (quiet.0 + 1, 0) };
+    assert_eq!(started, expected, "the start's commit");
+    // The finish reads the challenge that commit made visible, and its own commit is durable.
+    let assertion = soft.get(&options, &Tamper::default());
+    let body = json!({"assertion": assertion, "challenge": options["challenge"]});
+    let r = site.post("/auth/finish", &body, None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let finished = commits(&d);
+    assert!(finished.0 > started.0);
+    assert_eq!(finished.1, started.1, "the finish waited for its fsync");
+    assert_eq!(site.post("/auth/finish", &body, None).status, 400, "the challenge was taken");
+}

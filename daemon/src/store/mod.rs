@@ -414,6 +414,29 @@ impl Db {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
     {
+        self.queue(f, true).await
+    }
+
+    /// Like [`Db::write`], for a row whose loss in a power cut costs only a retry (a ceremony's
+    /// challenge, valid for a minute): on SQLite it is answered once committed, without waiting
+    /// for the fsync that `write` waits for. Readers see it at once; the next durable commit
+    /// makes it durable too, and so does anything that reads it and then writes (a finish that
+    /// consumes the challenge). On PostgreSQL, the same as `write`.
+    pub async fn write_unsynced<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
+        self.queue(f, false).await
+    }
+
+    async fn queue<T, E, F>(&self, f: F, synced: bool) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
         let Engine::Sqlite(sqlite) = &*self.0 else {
             // No writer thread: PostgreSQL runs concurrent transactions, and its WAL flush
             // groups their commits.
@@ -424,9 +447,14 @@ impl Db {
             return self.write_spawned(f).await;
         };
         let (answer, answered) = tokio::sync::oneshot::channel();
-        sqlite.writer.submit(Box::new(writer::Typed::new(f, move |r| {
+        let reply = move |r| {
             let _ = answer.send(r);
-        })));
+        };
+        sqlite.writer.submit(if synced {
+            Box::new(writer::Typed::new(f, reply))
+        } else {
+            Box::new(writer::Typed::unsynced(f, reply))
+        });
         answered.await.map_err(|_| E::from(dropped_write()))?
     }
 

@@ -108,7 +108,8 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
         "rpId": tenant.rp_id,
     });
     let row = ChallengeRow { challenge, kind, user_id, state: "{}".into(), context: "{}".into(), expires_at };
-    state.db.write(move |tx| store::challenges::insert(tx, t, &row)).await?;
+    // A challenge lost in a power cut only means the user starts again: no fsync to wait for.
+    state.db.write_unsynced(move |tx| store::challenges::insert(tx, t, &row)).await?;
     Ok(options)
 }
 

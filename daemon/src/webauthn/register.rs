@@ -118,9 +118,11 @@ pub async fn start(
     let fresh_handle = random_bytes::<16>()?;
     let fresh_public_id = b64url(&random_bytes::<16>()?);
 
+    // Only the challenge is written (the rest is read): a challenge lost in a power cut only
+    // means the user starts again, so there is no fsync to wait for.
     state
         .db
-        .write(move |tx| -> Result<Value, Error> {
+        .write_unsynced(move |tx| -> Result<Value, Error> {
             let t = tenant.id;
             let (who, handle, user_id, excluded) = if let Some(hash) = invite_hash {
                 let invite = store::invites::valid(tx, t, &hash, now)?.ok_or_else(|| {

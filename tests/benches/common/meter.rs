@@ -6,13 +6,36 @@ use std::time::Duration;
 
 use crate::support::TestDaemon;
 
-/// The writer's `latchkey_db_writes_total` and `latchkey_db_commits_total` (`/metrics`).
-pub fn writer_counts(d: &TestDaemon) -> (u64, u64) {
+/// The writer's counters (`/metrics`): writes, commits, and the commits of them made without an
+/// fsync (batches of ceremony challenges only).
+#[derive(Clone, Copy, Default)]
+pub struct WriterCounts {
+    pub writes: u64,
+    pub commits: u64,
+    pub unsynced: u64,
+}
+
+impl std::ops::Sub for WriterCounts {
+    type Output = WriterCounts;
+    fn sub(self, earlier: WriterCounts) -> WriterCounts {
+        WriterCounts {
+            writes: self.writes - earlier.writes,
+            commits: self.commits - earlier.commits,
+            unsynced: self.unsynced - earlier.unsynced,
+        }
+    }
+}
+
+pub fn writer_counts(d: &TestDaemon) -> WriterCounts {
     let body = d.get("/metrics").body;
     let read = |name: &str| {
         body.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok())).unwrap_or_default()
     };
-    (read("latchkey_db_writes_total "), read("latchkey_db_commits_total "))
+    WriterCounts {
+        writes: read("latchkey_db_writes_total "),
+        commits: read("latchkey_db_commits_total "),
+        unsynced: read("latchkey_db_unsynced_commits_total "),
+    }
 }
 
 /// Where a phase's time went, printed under its throughput: how many writes each commit carried,
@@ -28,7 +51,7 @@ pub struct Meter {
 
 impl Meter {
     pub fn read(d: &TestDaemon) -> Meter {
-        let (writes, commits) = writer_counts(d);
+        let WriterCounts { writes, commits, .. } = writer_counts(d);
         // SAFETY: getrusage fills the zeroed struct it is given.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
