@@ -7,6 +7,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The held lock; dropping it (or the process ending) releases it.
 #[derive(Debug)]
@@ -66,9 +67,7 @@ fn lock(database: &Path) -> Result<DataLock, Refusal> {
         .mode(0o600)
         .open(&path)
         .map_err(|e| Refusal::Failed(format!("cannot open the lock file {}: {e}", path.display())))?;
-    // SAFETY: flock on a file descriptor we own; it has no memory effects.
-    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-    if !locked {
+    if !flock_soon(&file) {
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
         let holder = match holder.trim() {
@@ -89,6 +88,27 @@ fn lock(database: &Path) -> Result<DataLock, Refusal> {
     Ok(DataLock { _file: file, path })
 }
 
+/// How long a held lock is tried again before the start is refused.
+const HELD_FOR_A_MOMENT: Duration = Duration::from_millis(300);
+
+/// Takes the exclusive lock, trying again for a moment while someone else holds it. A lock can
+/// outlive its daemon briefly: a process forked from the holder's (a supervisor or a test
+/// harness that runs the daemon in-process and spawns other programs) keeps a copy of the
+/// descriptor until it execs, and a restarted daemon would otherwise be refused in that window.
+fn flock_soon(file: &File) -> bool {
+    let deadline = Instant::now() + HELD_FOR_A_MOMENT;
+    loop {
+        // SAFETY: flock on a file descriptor we own; it has no memory effects.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +124,21 @@ mod tests {
         assert!(err.contains(&format!("PID {}", std::process::id())), "{err}");
         drop(first);
         assert!(acquire(&db).is_ok(), "released when dropped");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_lock_released_a_moment_later_is_taken() {
+        let dir = std::env::temp_dir().join(format!("lk-lock-moment-{}", std::process::id()));
+        let db = dir.join("latchkey.db");
+        let first = acquire(&db).unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(first);
+        });
+        let second = acquire(&db);
+        releaser.join().unwrap();
+        assert!(second.is_ok(), "{second:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
