@@ -35,7 +35,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use authenticator::Soft;
-use child::{Client, Daemon, DataDir, Http, Rng, Tenant, admin_call, admin_try, sha256, url_token};
+use child::{Client, Daemon, DataDir, Http, Rng, Tenant, admin_call, admin_try, url_token};
+// How the daemon keys stored tokens (time prefix and SHA-256), so that a token is found as it would be.
+use latchkeyd::ordered::token_key;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use support::bin;
@@ -505,8 +507,10 @@ fn invariants(db: &Connection) -> Vec<String> {
             "SELECT s.id FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.status != 'active'",
         ),
         (
-            "a credential whose sign_count differs from the counter in its stored passkey",
-            "SELECT id FROM credentials WHERE json_extract(passkey, '$.cred.counter') IS NOT sign_count",
+            // The column is the counter sign-ins check and raise; the passkey keeps the one it was
+            // registered with.
+            "a credential whose sign_count is below the counter it was registered with",
+            "SELECT id FROM credentials WHERE json_extract(passkey, '$.cred.counter') > sign_count",
         ),
         ("a user whose email_norm is not its lowercased e-mail", "SELECT email FROM users WHERE email_norm != lower(trim(email))"),
         (
@@ -546,7 +550,7 @@ struct Refresh {
 fn refresh_row(db: &Connection, token: &str) -> Option<Refresh> {
     db.query_row(
         "SELECT used_at IS NOT NULL, revoked_at IS NOT NULL, family FROM refresh_tokens WHERE token_hash = ?1",
-        params![sha256(token.as_bytes())],
+        params![token_key(token)],
         |r| Ok(Refresh { used: r.get(0)?, revoked: r.get(1)?, family: r.get(2)? }),
     )
     .optional()
@@ -574,7 +578,7 @@ fn verify(fx: &Fixture, log: &Log, db: &Connection, tenant: &Tenant, rng: &mut R
     let invite_unused = |url: &str| -> bool {
         db.query_row(
             "SELECT count(*) FROM invites WHERE token_hash = ?1 AND purpose = 'invite' AND used_at IS NULL",
-            params![sha256(url_token(url).as_bytes())],
+            params![token_key(url_token(url))],
             |r| r.get::<_, i64>(0),
         )
         .unwrap()
@@ -621,7 +625,7 @@ fn verify(fx: &Fixture, log: &Log, db: &Connection, tenant: &Tenant, rng: &mut R
         let stored: i64 = db
             .query_row(
                 "SELECT count(*) FROM sessions WHERE token_hash = ?1",
-                params![sha256(s.cookie.trim_start_matches("latchkey_session=").as_bytes())],
+                params![token_key(s.cookie.trim_start_matches("latchkey_session="))],
                 |r| r.get(0),
             )
             .unwrap();
