@@ -44,6 +44,12 @@ cargo test --workspace --locked --no-run
 step "tests"
 cargo test --workspace --locked
 
+# A short run of the crash trials on the debug binaries just built (SIGKILL under load, then
+# every acknowledged write checked): keeps the trials' checks in step with the storage format.
+# `bash scripts/crash-trials.sh` runs 100 on the release build.
+step "crash trials (20)"
+TRIALS=20 cargo test --locked -p latchkey-tests --bench crash_trials
+
 if [ "$POSTGRES_PASS" = 1 ]; then
     # The same end-to-end tests, every daemon on its own database of a throwaway cluster (the
     # harness reads LATCHKEY_TEST_BACKEND; the tests and daemons read the PG* variables that
