@@ -432,13 +432,10 @@ mod tests {
         assert_eq!(count(&t), 1);
     }
 
-    #[test]
-    fn an_early_write_whose_batch_is_rolled_back_is_told_so_after_its_value() {
+    /// Runs a write that holds the writer thread until the returned sender is sent to: what is
+    /// queued meanwhile shares the next batch.
+    fn hold(w: &super::Writer) -> std::sync::mpsc::Sender<()> {
         use std::sync::mpsc::channel;
-        let t = temp_db();
-        let w = writer(&t);
-        // A first write holds the writer until the two others are queued, so that they share
-        // the next batch.
         let (running, is_running) = channel();
         let (release, released) = channel::<()>();
         w.submit(Box::new(super::Typed::new(
@@ -450,6 +447,16 @@ mod tests {
             |_: Result<(), StoreError>| {},
         )));
         is_running.recv().unwrap();
+        release
+    }
+
+    #[test]
+    fn an_early_write_whose_batch_is_rolled_back_is_told_so_after_its_value() {
+        use std::sync::mpsc::channel;
+        let t = temp_db();
+        let w = writer(&t);
+        // The two others are queued while the writer is held, so that they share a batch.
+        let release = hold(w);
         let (decide, decided) = channel();
         let (settle, settled) = channel();
         w.submit(Box::new(super::Early::new(
@@ -496,17 +503,7 @@ mod tests {
         use std::sync::mpsc::channel;
         let t = temp_db();
         let w = writer(&t);
-        let (running, is_running) = channel();
-        let (release, released) = channel::<()>();
-        w.submit(Box::new(super::Typed::new(
-            move |_: &super::WriteTx<'_>| -> Result<(), StoreError> {
-                running.send(()).unwrap();
-                released.recv().unwrap();
-                Ok(())
-            },
-            |_: Result<(), StoreError>| {},
-        )));
-        is_running.recv().unwrap();
+        let release = hold(w);
         let (unsynced, unsynced_seen) = channel();
         let (synced, synced_seen) = channel();
         w.submit(Box::new(super::Typed::unsynced(
