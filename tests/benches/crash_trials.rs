@@ -9,7 +9,8 @@
 //!    invited users (with their invite links) of every acknowledged import batch, the counter
 //!    and session of every acknowledged sign-in, every acknowledged rotation, revocation and
 //!    disable; nothing it did not acknowledge was half-applied (an import batch is all or nothing,
-//!    untouched tokens are still live);
+//!    untouched tokens are still live); a sign-in started just before the kill finishes after
+//!    the restart (its challenge is still there);
 //! 3. the daemon stops cleanly on SIGTERM and never logged a panic.
 //!
 //! Every trial starts from a copy of one template database (tenant, apps, users with passkeys,
@@ -19,7 +20,8 @@
 //! 1 on any failure and keeps the failed trials' directories.
 //!
 //! Run: `bash scripts/crash-trials.sh` (builds the release binaries, then
-//! `cargo bench -p latchkey-tests --bench crash_trials`).
+//! `cargo bench -p latchkey-tests --bench crash_trials`). The test script runs 20 trials on the
+//! debug binaries (`TRIALS=20 cargo test -p latchkey-tests --bench crash_trials`).
 
 #[path = "../e2e/authenticator.rs"]
 mod authenticator;
@@ -34,7 +36,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use authenticator::Soft;
+use authenticator::{Soft, Tamper};
 use child::{Client, Daemon, DataDir, Http, Rng, Tenant, admin_call, admin_try, url_token};
 // How the daemon keys stored tokens (time prefix and SHA-256), so that a token is found as it would be.
 use latchkeyd::ordered::token_key;
@@ -789,9 +791,11 @@ fn run_trial(fx: &Fixture, softs: &mut Vec<(String, Soft)>, root: &Path, trial: 
         }
     };
     let killed = AtomicBool::new(false);
+    let http = Http::new(Duration::from_secs(10));
+    let mut pending = None;
     let logs: Vec<Log> = std::thread::scope(|s| {
         let (killed, data, dir) = (&killed, &data, &dir);
-        let mut softs = Some(softs);
+        let mut softs = Some(&mut *softs);
         let mut handles = vec![];
         for (i, w) in workloads.iter().enumerate() {
             let seed = seeds[i];
@@ -807,6 +811,10 @@ fn run_trial(fx: &Fixture, softs: &mut Vec<(String, Soft)>, root: &Path, trial: 
             });
         }
         std::thread::sleep(delay);
+        // A sign-in started just before the kill, to be finished after the restart: its challenge
+        // must still be there (the start's commit does not wait for an fsync of its own, but a
+        // killed process loses nothing it wrote).
+        pending = Some(fx.tenant.post(&http, "/auth/start", &json!({"username": fx.signin[0]})));
         killed.store(true, Ordering::SeqCst);
         daemon.kill();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -856,6 +864,21 @@ fn run_trial(fx: &Fixture, softs: &mut Vec<(String, Soft)>, root: &Path, trial: 
     failures.extend(verify(fx, &log, &db, &fx.tenant, &mut rng));
     failures.extend(invariants(&db).into_iter().map(|f| format!("after restart and checks: {f}")));
     drop(db);
+    match pending {
+        Some(Ok(start)) if start.status == 200 => {
+            let options = start.json();
+            let assertion = softs[0].1.get(&options, &Tamper::default());
+            let body = json!({"assertion": assertion, "challenge": options["challenge"]});
+            match fx.tenant.post(&http, "/auth/finish", &body) {
+                Ok(r) if r.status == 200 => {}
+                Ok(r) => failures.push(format!("a sign-in started before the kill: finish {} {}", r.status, r.body)),
+                Err(e) => failures.push(format!("a sign-in started before the kill: finish: {e}")),
+            }
+        }
+        Some(Ok(start)) => failures.push(format!("auth/start before the kill: {} {}", start.status, start.body)),
+        Some(Err(e)) => failures.push(format!("auth/start before the kill: {e}")),
+        None => failures.push("no auth/start before the kill".into()),
+    }
     match daemon.stop() {
         Some(0) => {}
         code => failures.push(format!("restarted daemon did not stop cleanly on SIGTERM: {code:?}")),

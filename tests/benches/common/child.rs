@@ -408,7 +408,8 @@ impl Tenant {
         format!("{}{path}", self.base)
     }
 
-    fn post(&self, http: &Http, path: &str, body: &Value) -> Result<Reply, String> {
+    /// `POST {base_url}{path}` with a JSON body, from the tenant's origin.
+    pub fn post(&self, http: &Http, path: &str, body: &Value) -> Result<Reply, String> {
         http.post_json(&self.url(path), body, &[("Origin", &self.origin)])
     }
 
