@@ -36,7 +36,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use authenticator::{Soft, Tamper};
+use authenticator::Soft;
 use child::{Client, Daemon, DataDir, Http, Rng, Tenant, admin_call, admin_try, url_token};
 // How the daemon keys stored tokens (time prefix and SHA-256), so that a token is found as it would be.
 use latchkeyd::ordered::token_key;
@@ -814,7 +814,7 @@ fn run_trial(fx: &Fixture, softs: &mut Vec<(String, Soft)>, root: &Path, trial: 
         // A sign-in started just before the kill, to be finished after the restart: its challenge
         // must still be there (the start's commit does not wait for an fsync of its own, but a
         // killed process loses nothing it wrote).
-        pending = Some(fx.tenant.post(&http, "/auth/start", &json!({"username": fx.signin[0]})));
+        pending = Some(fx.tenant.auth_start(&http, &fx.signin[0]));
         killed.store(true, Ordering::SeqCst);
         daemon.kill();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -865,17 +865,11 @@ fn run_trial(fx: &Fixture, softs: &mut Vec<(String, Soft)>, root: &Path, trial: 
     failures.extend(invariants(&db).into_iter().map(|f| format!("after restart and checks: {f}")));
     drop(db);
     match pending {
-        Some(Ok(start)) if start.status == 200 => {
-            let options = start.json();
-            let assertion = softs[0].1.get(&options, &Tamper::default());
-            let body = json!({"assertion": assertion, "challenge": options["challenge"]});
-            match fx.tenant.post(&http, "/auth/finish", &body) {
-                Ok(r) if r.status == 200 => {}
-                Ok(r) => failures.push(format!("a sign-in started before the kill: finish {} {}", r.status, r.body)),
-                Err(e) => failures.push(format!("a sign-in started before the kill: finish: {e}")),
-            }
-        }
-        Some(Ok(start)) => failures.push(format!("auth/start before the kill: {} {}", start.status, start.body)),
+        Some(Ok(options)) => match fx.tenant.auth_finish(&http, &mut softs[0].1, &options) {
+            Ok(r) if r.status == 200 => {}
+            Ok(r) => failures.push(format!("a sign-in started before the kill: finish {} {}", r.status, r.body)),
+            Err(e) => failures.push(format!("a sign-in started before the kill: finish: {e}")),
+        },
         Some(Err(e)) => failures.push(format!("auth/start before the kill: {e}")),
         None => failures.push("no auth/start before the kill".into()),
     }

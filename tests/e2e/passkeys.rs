@@ -312,12 +312,8 @@ fn a_restart_between_start_and_finish_loses_nothing() {
 /// The writer's counters from `/metrics`: (commits, commits without an fsync).
 fn commits(d: &TestDaemon) -> (u64, u64) {
     let body = d.get("/metrics").body;
-    let read = |name: &str| {
-        body.lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok()))
-            .unwrap_or_else(|| panic!("no {name}in\n{body}"))
-    };
-    (read("latchkey_db_commits_total "), read("latchkey_db_unsynced_commits_total "))
+    let read = |name: &str| counter(&body, name).unwrap_or_else(|| panic!("no {name} in\n{body}"));
+    (read("latchkey_db_commits_total"), read("latchkey_db_unsynced_commits_total"))
 }
 
 #[test]

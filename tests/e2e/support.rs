@@ -362,6 +362,11 @@ impl SqlValue {
     }
 }
 
+/// The value of an unlabelled counter in a `/metrics` body (`name value` on a line of its own).
+pub fn counter(metrics: &str, name: &str) -> Option<u64> {
+    metrics.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -408,8 +408,7 @@ impl Tenant {
         format!("{}{path}", self.base)
     }
 
-    /// `POST {base_url}{path}` with a JSON body, from the tenant's origin.
-    pub fn post(&self, http: &Http, path: &str, body: &Value) -> Result<Reply, String> {
+    fn post(&self, http: &Http, path: &str, body: &Value) -> Result<Reply, String> {
         http.post_json(&self.url(path), body, &[("Origin", &self.origin)])
     }
 
@@ -435,12 +434,23 @@ impl Tenant {
     /// A username-first passkey sign-in; the reply of /auth/finish. `Err` on a transport error,
     /// or a refused /auth/start (then prefixed "start").
     pub fn sign_in(&self, http: &Http, soft: &mut Soft, email: &str) -> Result<Reply, String> {
+        let options = self.auth_start(http, email)?;
+        self.auth_finish(http, soft, &options)
+    }
+
+    /// `/auth/start` for `email`: the options. `Err` on a transport error or a refusal (then
+    /// prefixed "start").
+    pub fn auth_start(&self, http: &Http, email: &str) -> Result<Value, String> {
         let start = self.post(http, "/auth/start", &serde_json::json!({"username": email}))?;
         if start.status != 200 {
             return Err(format!("start {}: {}", start.status, start.body));
         }
-        let options = start.json();
-        let assertion = soft.get(&options, &Tamper::default());
+        Ok(start.json())
+    }
+
+    /// The authenticator's assertion for `options`, sent to `/auth/finish`; its reply.
+    pub fn auth_finish(&self, http: &Http, soft: &mut Soft, options: &Value) -> Result<Reply, String> {
+        let assertion = soft.get(options, &Tamper::default());
         self.post(http, "/auth/finish", &serde_json::json!({"assertion": assertion, "challenge": options["challenge"]}))
     }
 

@@ -28,13 +28,11 @@ impl std::ops::Sub for WriterCounts {
 
 pub fn writer_counts(d: &TestDaemon) -> WriterCounts {
     let body = d.get("/metrics").body;
-    let read = |name: &str| {
-        body.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok())).unwrap_or_default()
-    };
+    let read = |name: &str| crate::support::counter(&body, name).unwrap_or_default();
     WriterCounts {
-        writes: read("latchkey_db_writes_total "),
-        commits: read("latchkey_db_commits_total "),
-        unsynced: read("latchkey_db_unsynced_commits_total "),
+        writes: read("latchkey_db_writes_total"),
+        commits: read("latchkey_db_commits_total"),
+        unsynced: read("latchkey_db_unsynced_commits_total"),
     }
 }
 
