@@ -285,6 +285,10 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         )));
     }
     let kek = Arc::new(Kek::load_or_create(&config.kek_file)?);
+    // Generated on an otherwise idle core while the tenants load: the first tenant created (or
+    // key rotated) after the start takes this key instead of waiting for a generation.
+    let spare_keys = Arc::new(oidc::spare::SpareKeys::default());
+    spare_keys.prefill(config.rsa_bits);
 
     let std_listener = match options.listener {
         Some(l) => l,
@@ -313,7 +317,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         social_cache: social::oidc::Cache::default(),
         started: Instant::now(),
         listen_addr,
-        spare_keys: Arc::default(),
+        spare_keys,
     });
     let generation =
         state.registry.load_all(&state.db, &state.kek, &config.public_base()).await.map_err(|e| {
