@@ -384,8 +384,9 @@ pub enum UserCmd {
         /// Check the file and report what would happen; store nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Write email,name,invite_url of the invited users to this new CSV file (mode 0600).
-        /// Without it (and without [smtp] in the daemon) the links are not saved anywhere.
+        /// Write email,name,invite_url of the invited users to this new CSV file (mode 0600), in
+        /// address order (the daemon stores the rows sorted by e-mail). Without it (and without
+        /// [smtp] in the daemon) the links are not saved anywhere.
         #[arg(long, value_name = "FILE.csv")]
         links_out: Option<std::path::PathBuf>,
         /// Overwrite the --links-out file if it exists.

@@ -165,8 +165,9 @@ fn cli_import_with_dry_run_rejections_and_links_out() {
     let text = std::fs::read_to_string(&links).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "email,name,invite_url");
-    assert!(lines[1].starts_with("ada@acme.test,Ada,http://"), "{text}");
-    assert!(lines[2].starts_with("'=evil@acme.test,\"'=HYPERLINK("), "formula cells neutralised: {text}");
+    // In address order ('=' sorts before 'a'), not the file's.
+    assert!(lines[1].starts_with("'=evil@acme.test,\"'=HYPERLINK("), "formula cells neutralised: {text}");
+    assert!(lines[2].starts_with("ada@acme.test,Ada,http://"), "{text}");
 
     // Fixing the file and re-running invites only who is missing.
     std::fs::write(&csv, "email,name\nada@acme.test,Ada\ncy@acme.test,Cy\n").unwrap();
@@ -340,9 +341,11 @@ fn reinvite_replaces_the_links_of_invited_users_and_skips_the_others() {
     assert!(r.stderr.contains("tenant_not_found"), "{}", r.stderr);
 }
 
-/// Files larger than one batch are read from a temporary file in two passes: a bad row at the end
-/// of the file still refuses the whole file on the API (nothing stored) and is still reported by
-/// the import, whose good rows are all invited, counted across batches.
+/// Files larger than one batch are read from a temporary file: a bad row at the end of the file
+/// still refuses the whole file on the API (nothing stored) and is still reported by the import,
+/// whose good rows are all invited, counted across batches. The import sorts its rows by address
+/// through temporary runs (16,384 rows each): 20,000 shuffled rows make a run on disk and one in
+/// memory, and their links come back whole and in address order.
 #[test]
 fn large_files_are_checked_to_their_last_row() {
     let d = TestDaemon::start();
@@ -351,10 +354,12 @@ fn large_files_are_checked_to_their_last_row() {
     let bearer = cc_token(&site, &m2m);
     let dir = tempfile::tempdir().unwrap();
     let mut text = String::from("email,name\n");
-    for i in 0..4_500 {
-        text.push_str(&format!("user{i}@acme.test,User {i}\n"));
+    for k in 0..20_000u64 {
+        // 7,919 is prime to 20,000: every address once, in no order.
+        let i = k * 7_919 % 20_000;
+        text.push_str(&format!("user{i:05}@acme.test,User {i}\n"));
     }
-    text.push_str("user7@acme.test,Again\nnot-an-address,Last\n");
+    text.push_str("USER00007@acme.test,Again\nnot-an-address,Last\n");
     let path = dir.path().join("big.csv");
     std::fs::write(&path, &text).unwrap();
 
@@ -363,7 +368,7 @@ fn large_files_are_checked_to_their_last_row() {
     let (status, body) = upload(&url, Some(&bearer), &[&format!("file=@{};type=text/csv", path.display())]);
     assert_eq!(status, 422, "{body}");
     let rows: Vec<u64> = body["rows"].as_array().unwrap().iter().map(|r| r["row"].as_u64().unwrap()).collect();
-    assert_eq!(rows, [4_502, 4_503], "{body}");
+    assert_eq!(rows, [20_002, 20_003], "{body}");
     assert_eq!(d.snapshot(), before, "a refused file stores nothing");
 
     let links = dir.path().join("links.csv");
@@ -372,6 +377,11 @@ fn large_files_are_checked_to_their_last_row() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("appears earlier") && run.stderr.contains("not-an-address"), "{}", run.stderr);
     let n = d.sql().i64("SELECT count(*) FROM users WHERE status = 'invited'");
-    assert_eq!(n, 4_500);
-    assert_eq!(std::fs::read_to_string(&links).unwrap().lines().count(), 4_501, "a header and one link per user");
+    assert_eq!(n, 20_000);
+    let text = std::fs::read_to_string(&links).unwrap();
+    let emails: Vec<&str> = text.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    let expected: Vec<String> = (0..20_000).map(|i| format!("user{i:05}@acme.test")).collect();
+    assert_eq!(emails, expected, "one link per user, in address order");
+    // Each link is the user's own: its name came through the sort with its address.
+    assert!(text.lines().nth(8).unwrap().starts_with("user00007@acme.test,User 7,http"), "{}", &text[..400]);
 }

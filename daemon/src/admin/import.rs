@@ -3,10 +3,11 @@
 //! `{"type":"summary",…}`. Unlike the API endpoint, bad rows are rejected one by one and the good
 //! ones are invited; rows are committed in batches, and a re-run skips who is already present.
 //!
-//! Memory stays flat whatever the file's size: the body goes to a temporary file as it arrives; a
-//! first pass counts the rows and finds the rejected ones (header errors are refused before any
-//! answer); a second pass reads the good rows in batches, and each batch's links leave with its
-//! progress line.
+//! Memory stays flat whatever the file's size: the body goes to a temporary file as it arrives;
+//! its lines are counted, then one pass finds the rejected rows (header errors are refused before
+//! any answer) and sorts the good ones by address into temporary runs (`users::sorted`); the
+//! batches take the good rows in that order, and each batch's links leave with its progress line.
+//! The links therefore come in address order, not the file's.
 
 use std::collections::HashSet;
 use std::io::{BufReader, Seek, SeekFrom};
@@ -23,34 +24,17 @@ use crate::http::body::Req;
 use crate::store;
 use crate::tenants::require;
 use crate::users::import::{self, Outcome, Row};
+use crate::users::sorted::Sorter;
 
 /// Rows per write transaction. Each commit writes every index page its rows touched: new users'
-/// ids, handles and token keys begin with the time and append (`users::ids`), but the e-mail
-/// index is keyed by the file's addresses, in whatever order they come, and larger batches write
-/// each of its pages once for more rows. Small enough to hold the writer for about 0.1 s (other
-/// writes wait behind it), to send a progress line as often, and to keep a bounded batch in memory.
+/// ids, handles and token keys begin with the time and append (`users::ids`), and the rows come
+/// in address order, so the e-mail index's pages are each written about once. Small enough to
+/// hold the writer for about 0.1 s (other writes wait behind it), to send a progress line as
+/// often, and to keep a bounded batch in memory.
 pub(super) const BATCH: usize = 10_000;
 
 /// Rejected rows listed in the summary at most; beyond, a count.
 const REJECTED_KEPT: usize = 10_000;
-
-/// Line numbers, one bit each: the rows the first pass rejected (125 KiB for a million lines).
-#[derive(Default)]
-struct LineSet(Vec<u64>);
-
-impl LineSet {
-    fn insert(&mut self, line: u64) {
-        let (word, bit) = ((line / 64) as usize, line % 64);
-        if self.0.len() <= word {
-            self.0.resize(word + 1, 0);
-        }
-        self.0[word] |= 1 << bit;
-    }
-
-    fn contains(&self, line: u64) -> bool {
-        self.0.get((line / 64) as usize).is_some_and(|w| w & (1 << (line % 64)) != 0)
-    }
-}
 
 pub async fn import(
     state: &std::sync::Arc<State>,
@@ -72,61 +56,72 @@ pub async fn import(
         })
         .await?;
     let rows_max = state.config.limits.invite_rows_max;
-    // First pass: count the rows and collect the rejected ones (kept up to a bound: a file of a
-    // million bad rows must not fill the memory either), marking their lines for the second.
-    let roles = known.clone();
-    let (file, total, rejected, bad) = tokio::task::spawn_blocking(move || {
+    // The pass over the file: count the rows, collect the rejected ones (kept up to a bound: a
+    // file of a million bad rows must not fill the memory either) and sort the good ones.
+    let (total, rejected, sorted) = tokio::task::spawn_blocking(move || {
         // The duplicate check's table made once at its size: grown as it fills, it would hold
         // the old table and the new one at once (28 MiB instead of 19 at a million rows).
-        let lines = import::count_lines(BufReader::new(&mut file)).map_err(|e| format!("reading the upload: {e}"))?;
-        file.seek(SeekFrom::Start(0)).map_err(|e| format!("rewinding the upload: {e}"))?;
-        let (mut total, mut rejected, mut bad) = (0usize, Vec::new(), LineSet::default());
-        let mut omitted = 0u64;
-        let duplicates = import::Duplicates::Find { rows: lines };
-        let scanned = import::scan_with(BufReader::new(&mut file), &roles, rows_max, duplicates, |row| {
+        let lines = import::count_lines(BufReader::new(&mut file))
+            .map_err(|e| Error::internal(format!("reading the upload: {e}")))?;
+        file.seek(SeekFrom::Start(0)).map_err(|e| Error::internal(format!("rewinding the upload: {e}")))?;
+        let (mut total, mut rejected, mut omitted) = (0usize, Vec::new(), 0u64);
+        let mut sorter = Sorter::new(&dir);
+        let mut failed = None;
+        let scanned = import::scan_with(BufReader::new(&mut file), &known, rows_max, lines, |row| {
             total += 1;
-            if let Err(e) = row {
-                bad.insert(e.row);
-                if rejected.len() < REJECTED_KEPT { rejected.push(e) } else { omitted += 1 }
+            match row {
+                Ok(r) => match sorter.push(r) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        failed = Some(e);
+                        false
+                    }
+                },
+                Err(e) => {
+                    if rejected.len() < REJECTED_KEPT {
+                        rejected.push(e)
+                    } else {
+                        omitted += 1
+                    }
+                    true
+                }
             }
-            true
         });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        scanned.map_err(|header| Error::invalid(codes::INVALID_INPUT, header.reason))?;
         if omitted > 0 {
             let reason = format!("{omitted} more rejected row(s) are not listed; fix the ones above and run again");
             rejected.push(latchkey::admin::RejectedRow { row: 0, column: "file".into(), reason });
         }
-        Ok::<_, String>(scanned.map(|()| (file, total, rejected, bad)))
+        // The upload is closed (and gone) here: the runs hold what is left to store.
+        Ok((total, rejected, sorter.finish()?))
     })
     .await
-    .map_err(Error::internal)?
-    .map_err(Error::internal)?
-    .map_err(|header| Error::invalid(codes::INVALID_INPUT, header.reason))?;
+    .map_err(Error::internal)??;
 
-    // Second pass, on a blocking thread: the good rows in batches, handed to the task below. It
-    // skips the lines the first pass rejected rather than looking for duplicates again, so it
-    // holds no table of the addresses while the batches are being stored.
-    let (tx_rows, mut rx_rows) = tokio::sync::mpsc::channel::<Vec<Row>>(1);
+    // On a blocking thread: the good rows in address order, in batches handed to the task below.
+    let (tx_rows, mut rx_rows) = tokio::sync::mpsc::channel::<Result<Vec<Row>, Error>>(1);
     tokio::task::spawn_blocking(move || {
-        let mut file = file;
-        if file.seek(SeekFrom::Start(0)).is_err() {
-            return;
-        }
         let mut batch = Vec::with_capacity(BATCH);
-        let _ = import::scan_with(BufReader::new(file), &known, rows_max, import::Duplicates::Ignore, |row| {
-            if let Ok(r) = row
-                && !bad.contains(r.line)
-            {
-                batch.push(r);
-                if batch.len() == BATCH
-                    && tx_rows.blocking_send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))).is_err()
-                {
-                    return false;
+        for row in sorted {
+            let full = match row {
+                Ok(r) => {
+                    batch.push(r);
+                    batch.len() == BATCH
                 }
+                Err(e) => {
+                    let _ = tx_rows.blocking_send(Err(e));
+                    return;
+                }
+            };
+            if full && tx_rows.blocking_send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))).is_err() {
+                return;
             }
-            true
-        });
+        }
         if !batch.is_empty() {
-            let _ = tx_rows.blocking_send(batch);
+            let _ = tx_rows.blocking_send(Ok(batch));
         }
     });
 
@@ -141,6 +136,13 @@ pub async fn import(
         let mut failure = None;
         let mut done = rejected.len();
         while let Some(chunk) = rx_rows.recv().await {
+            let chunk = match chunk {
+                Ok(c) => c,
+                Err(e) => {
+                    failure = Some(format!("{e}"));
+                    break;
+                }
+            };
             let size = chunk.len();
             let base = base_url.clone();
             let result = if dry_run {

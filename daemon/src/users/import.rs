@@ -50,35 +50,24 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
 
 /// Reads the CSV from `input` one row at a time and hands each row, checked, to `each` (which
 /// returns `false` to stop): memory does not grow with the file, but for 8 bytes a row of
-/// duplicate check ([`Duplicates`]). A wrong header is the error. The same file scanned twice
-/// gives the same answers, so a first pass can check what a second one stores.
+/// duplicate check (a keyed 64-bit hash of each address seen). A wrong header is the error.
 pub fn scan<R: std::io::Read>(
     input: R,
     known_roles: &HashSet<String>,
     max_rows: u64,
     each: impl FnMut(Result<Row, RejectedRow>) -> bool,
 ) -> Result<(), RejectedRow> {
-    scan_with(input, known_roles, max_rows, Duplicates::Find { rows: 0 }, each)
+    scan_with(input, known_roles, max_rows, 0, each)
 }
 
-/// Whether and how [`scan_with`] looks for addresses that appear earlier in the file.
-#[derive(Debug, Clone, Copy)]
-pub enum Duplicates {
-    /// Keeps a keyed 64-bit hash of each address seen, in a table made up front for `rows` rows
-    /// when that is known (else grown as it fills; growing holds the old table and the new one
-    /// at once, half again as much at the moment it happens).
-    Find { rows: usize },
-    /// Does not look, and keeps nothing: for a second pass over a file whose first pass found
-    /// the duplicates, and its caller skips the lines that pass rejected.
-    Ignore,
-}
-
-/// [`scan`], saying how duplicates are found.
+/// [`scan`], with the duplicate check's table made up front for `expected_rows` rows when that is
+/// known (0: grown as it fills; growing holds the old table and the new one at once, half again
+/// as much at the moment it happens).
 pub fn scan_with<R: std::io::Read>(
     input: R,
     known_roles: &HashSet<String>,
     max_rows: u64,
-    duplicates: Duplicates,
+    expected_rows: usize,
     mut each: impl FnMut(Result<Row, RejectedRow>) -> bool,
 ) -> Result<(), RejectedRow> {
     let err = |row: u64, column: &str, reason: String| RejectedRow { row, column: column.to_owned(), reason };
@@ -96,11 +85,7 @@ pub fn scan_with<R: std::io::Read>(
         }
     };
     let hasher = SEEN_KEY.get_or_init(std::hash::RandomState::new);
-    let find = matches!(duplicates, Duplicates::Find { .. });
-    let capacity = match duplicates {
-        Duplicates::Find { rows } => rows.min(usize::try_from(max_rows).unwrap_or(usize::MAX)),
-        Duplicates::Ignore => 0,
-    };
+    let capacity = expected_rows.min(usize::try_from(max_rows).unwrap_or(usize::MAX));
     let mut seen: HashSet<u64, Prehashed> = HashSet::with_capacity_and_hasher(capacity, Prehashed);
     let mut record = csv::StringRecord::new();
     let mut i: u64 = 0;
@@ -137,7 +122,7 @@ pub fn scan_with<R: std::io::Read>(
         let mut problems = vec![];
         if !valid_email(&email) {
             problems.push(err(line, "email", format!("{email:?} is not an e-mail address")));
-        } else if find && !seen.insert(std::hash::BuildHasher::hash_one(hasher, normalise_email(&email))) {
+        } else if !seen.insert(std::hash::BuildHasher::hash_one(hasher, normalise_email(&email))) {
             problems.push(err(line, "email", format!("{email} appears earlier in the file")));
         }
         if !valid_name(&name) {
@@ -343,22 +328,15 @@ mod tests {
     }
 
     #[test]
-    fn a_second_pass_without_the_duplicate_check_sees_the_duplicates_as_rows() {
+    fn a_table_made_for_the_expected_rows_finds_the_same_duplicates() {
         let csv = "email,name\nada@x.test,Ada\nbob@x.test,Bob\nADA@x.test,Again\n";
-        let mut first = vec![];
-        scan_with(csv.as_bytes(), &roles(), 10, Duplicates::Find { rows: 4 }, |r| {
-            first.push(r.map(|r| r.line).map_err(|e| e.row));
+        let mut seen = vec![];
+        scan_with(csv.as_bytes(), &roles(), 10, count_lines(csv.as_bytes()).unwrap(), |r| {
+            seen.push(r.map(|r| r.line).map_err(|e| e.row));
             true
         })
         .unwrap();
-        assert_eq!(first, [Ok(2), Ok(3), Err(4)]);
-        let mut second = vec![];
-        scan_with(csv.as_bytes(), &roles(), 10, Duplicates::Ignore, |r| {
-            second.push(r.map(|r| r.line).map_err(|e| e.row));
-            true
-        })
-        .unwrap();
-        assert_eq!(second, [Ok(2), Ok(3), Ok(4)]);
+        assert_eq!(seen, [Ok(2), Ok(3), Err(4)]);
         assert_eq!(count_lines(csv.as_bytes()).unwrap(), 5);
         assert_eq!(count_lines(&b"email,name"[..]).unwrap(), 1);
     }

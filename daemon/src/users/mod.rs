@@ -5,6 +5,7 @@ pub mod ids;
 pub mod import;
 pub mod reinvite;
 pub mod roles;
+pub mod sorted;
 
 use latchkey::admin::{AdminCredential, Invitation, InviteUser, Recovery, User};
 use latchkey::codes;
