@@ -114,7 +114,7 @@ impl Daemon {
 fn csv(path: &Path, rows: usize) {
     // With BENCH_SHUFFLE=1 the addresses come in no order (row k holds user k·2,654,435,761 mod n, a
     // permutation), as in a real export; by default in order, as the figures of earlier releases.
-    let shuffle = std::env::var("BENCH_SHUFFLE").is_ok_and(|v| v == "1");
+    let shuffle = shuffled();
     let mut text = String::with_capacity(rows * 40 + 16);
     text.push_str("email,name\n");
     for k in 0..rows {
@@ -122,6 +122,10 @@ fn csv(path: &Path, rows: usize) {
         text.push_str(&format!("user{i:06}@bench.example.com,User Number {i}\n"));
     }
     std::fs::write(path, text).unwrap();
+}
+
+fn shuffled() -> bool {
+    std::env::var("BENCH_SHUFFLE").is_ok_and(|v| v == "1")
 }
 
 fn list(var: &str) -> Option<Vec<String>> {
@@ -143,14 +147,16 @@ fn main() {
         "{:<10} {:>8} {:>9} {:>10} {:>16} {:>16}",
         "path", "rows", "seconds", "rows/s", "daemon peak RSS", "daemon written"
     );
+    // A shuffled file's rows are labelled `cli-shuf`, `api-shuf`.
+    let order = if shuffled() { "-shuf" } else { "" };
     for rows in sizes {
         for (suffix, bins) in &builds {
             if paths.iter().any(|p| p == "cli") {
-                cli_import(bins, &format!("cli{suffix}"), rows);
+                cli_import(bins, &format!("cli{order}{suffix}"), rows);
             }
             // The API answers with every link in one JSON document: a million is not its use.
             if paths.iter().any(|p| p == "api") && rows <= 100_000 {
-                api_import(bins, &format!("api{suffix}"), rows);
+                api_import(bins, &format!("api{order}{suffix}"), rows);
             }
         }
     }
