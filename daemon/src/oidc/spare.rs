@@ -134,7 +134,7 @@ mod tests {
             pool.prefill(2048);
             until_full(&pool).await;
             let spare = pool.ready.lock().unwrap()[0].1.kid.clone();
-            // A second prefill with the pool full generates nothing more.
+            // A second prefill with the pool full leaves the ready key where it is.
             pool.prefill(2048);
             let first = pool.take(2048).await.unwrap();
             assert_eq!(first.kid, spare, "the first key taken is the one generated ahead");

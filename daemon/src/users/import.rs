@@ -50,7 +50,9 @@ pub fn parse(data: &[u8], known_roles: &HashSet<String>, max_rows: u64) -> (Vec<
 
 /// Reads the CSV from `input` one row at a time and hands each row, checked, to `each` (which
 /// returns `false` to stop): memory does not grow with the file, but for 8 bytes a row of
-/// duplicate check (a keyed 64-bit hash of each address seen). A wrong header is the error.
+/// duplicate check (a keyed 64-bit hash of each address seen). A wrong header is the error. The
+/// same file scanned twice gives the same answers, so a first pass can check what a second one
+/// stores (the API's all-or-nothing import).
 pub fn scan<R: std::io::Read>(
     input: R,
     known_roles: &HashSet<String>,
