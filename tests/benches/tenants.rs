@@ -103,7 +103,7 @@ fn main() {
     );
 
     // Tenant creation as an operator does it: first the one right after the start (its key was
-    // generated ahead once the daemon was ready), then one at a time with a pause between (the
+    // generated ahead while the daemon started), then one at a time with a pause between (the
     // spare key is replaced meanwhile); then back to back, where key generation sets the pace.
     let create = |slug: &str| -> f64 {
         let t = Instant::now();
