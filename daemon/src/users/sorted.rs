@@ -81,13 +81,18 @@ impl Sorter {
 
     /// Every row pushed, in address order (then line order).
     pub fn finish(mut self) -> Result<Sorted, Error> {
+        // A file of fewer than RUN_ROWS rows is sorted in memory. A larger one's last rows are
+        // written out too, so that no run stays in memory while the batches are being stored.
+        if !self.runs.is_empty() && !self.rows.is_empty() {
+            self.spill()?;
+        }
         self.rows.sort_unstable_by(Keyed::order);
+        // Small buffers: a million rows make 62 runs, all read at once.
         let mut sources: Vec<Source> = self
             .runs
             .into_iter()
-            .map(|(file, left)| Source::Run { reader: BufReader::with_capacity(32 * 1024, file), left })
+            .map(|(file, left)| Source::Run { reader: BufReader::with_capacity(8 * 1024, file), left })
             .collect();
-        // The last rows never reach a file: a file of fewer than RUN_ROWS rows is sorted in memory.
         sources.push(Source::Memory(std::mem::take(&mut self.rows).into_iter()));
         let mut heap = BinaryHeap::with_capacity(sources.len());
         for (source, s) in sources.iter_mut().enumerate() {
@@ -227,7 +232,13 @@ mod tests {
         let mut s = Sorter::with_run_rows(&dir, run_rows);
         rows.into_iter().for_each(|r| s.push(r).unwrap());
         let runs = s.runs.len();
-        let out: Vec<Row> = s.finish().unwrap().map(Result::unwrap).collect();
+        let finished = s.finish().unwrap();
+        // Rows stay in memory only when they never filled a run.
+        let in_memory = |i: usize| matches!(&finished.sources[i], Source::Memory(m) if m.len() > 0);
+        let kept = (0..finished.sources.len()).any(in_memory)
+            || finished.heap.iter().any(|h| matches!(finished.sources[h.source], Source::Memory(_)));
+        assert!(!kept || runs == 0, "{runs} runs written, and rows kept in memory too");
+        let out: Vec<Row> = finished.map(Result::unwrap).collect();
         // The runs are unlinked files: nothing is left in the directory.
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{runs} runs left files behind");
         std::fs::remove_dir(&dir).unwrap();
