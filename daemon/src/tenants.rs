@@ -198,6 +198,11 @@ fn prefixes(path: &str, depth: usize) -> impl Iterator<Item = (&str, String)> {
 #[derive(Debug, Default)]
 pub struct Registry {
     inner: RwLock<Maps>,
+    /// Held by [`Registry::refresh`] from its read to its put. Two refreshes of a tenant could
+    /// otherwise interleave (on PostgreSQL the change listener's and a key rotation's own), and
+    /// the one that read first, put last, would serve a state older than the database's: a
+    /// rotated tenant's JWKS with the old key still first.
+    refreshing: tokio::sync::Mutex<()>,
 }
 
 impl Registry {
@@ -252,6 +257,9 @@ impl Registry {
 
     /// Reloads one tenant from the database (after creation, rotation, or a settings change).
     pub async fn refresh(&self, state: &State, slug: &str) -> Result<(), Error> {
+        // One at a time: each refresh reads the database after the previous one has put what it
+        // read, so the last one to run leaves the newest state.
+        let _one_at_a_time = self.refreshing.lock().await;
         let slug_owned = slug.to_owned();
         let loaded = state
             .db
