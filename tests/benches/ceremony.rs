@@ -141,9 +141,14 @@ fn main() {
             })
             .collect();
         let before = meter::writer_counts(&d);
+        let cpu = meter::Meter::read(&d);
         let wall = Instant::now();
         let samples = concurrently(&site, users, n / clients);
+        let count = samples.len();
         report(&format!("{clients} concurrent clients, username-first"), samples, wall.elapsed());
+        // CPU per ceremony moves less than the rate with the machine's other tenants: compare
+        // builds by it.
+        cpu.report_since(&d, count);
         let meter::WriterCounts { writes, commits, unsynced } = meter::writer_counts(&d) - before;
         println!(
             "{:<44} {writes:>6} writes in {commits} commits = {:.1} per commit ({unsynced} of them without fsync)",

@@ -722,7 +722,11 @@ pub fn db_snapshot(conn: &rusqlite::Connection, only: Option<&[&str]>) -> DbSnap
     };
     for t in tables.iter().filter(|t| wanted(t)) {
         out.push_str(&format!("== {t}\n"));
-        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{t}\" ORDER BY rowid")).unwrap();
+        // A WITHOUT ROWID table (challenges) has no rowid; a plain scan reads it in key order.
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM \"{t}\" ORDER BY rowid"))
+            .or_else(|_| conn.prepare(&format!("SELECT * FROM \"{t}\"")))
+            .unwrap();
         let n = stmt.column_count();
         let mut rows = stmt.query([]).unwrap();
         while let Some(row) = rows.next().unwrap() {

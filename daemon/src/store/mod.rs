@@ -28,6 +28,7 @@ pub mod sessions;
 pub mod social;
 pub mod sql;
 pub mod tenants;
+mod txn;
 pub mod types;
 pub mod users;
 mod writer;
@@ -38,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 use rusqlite_migration::{M, Migrations};
 use sql::{Conn, ConnExt, ToValue};
 
@@ -57,6 +58,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0007-unique-app-names/up.sql")),
     M::up(include_str!("../../../migrations/0008-device-grant/up.sql")),
     M::up(include_str!("../../../migrations/0009-code-family/up.sql")),
+    M::up(include_str!("../../../migrations/0010-challenges-by-key/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -497,9 +499,9 @@ impl Db {
             Engine::Sqlite(s) => s,
             Engine::Postgres(p) => return p.db.read_blocking(|c| f(&ReadTx(c))),
         };
-        let mut conn = sqlite.pool.get().map_err(StoreError::from)?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred).map_err(StoreError::from)?;
-        let out = f(&ReadTx(&*tx))?;
+        let conn = sqlite.pool.get().map_err(StoreError::from)?;
+        let tx = txn::Open::begin(&conn, txn::Begin::Deferred).map_err(StoreError::from)?;
+        let out = f(&ReadTx(tx.conn()))?;
         tx.commit().map_err(StoreError::from)?;
         Ok(out)
     }
@@ -516,10 +518,10 @@ impl Db {
             Engine::Sqlite(s) => s,
             Engine::Postgres(p) => return p.db.write_blocking(|c| f(&WriteTx(c))),
         };
-        let mut conn = sqlite.writer.lock();
+        let conn = sqlite.writer.lock();
         let out = (|| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
-            let out = f(&WriteTx(&*tx))?;
+            let tx = txn::Open::begin(&conn, txn::Begin::Immediate).map_err(StoreError::from)?;
+            let out = f(&WriteTx(tx.conn()))?;
             tx.commit().map_err(StoreError::from)?;
             Ok(out)
         })();
@@ -850,6 +852,52 @@ mod tests {
             )
         });
         assert!(dup.unwrap_err().is_unique_violation());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn migration_10_keeps_outstanding_challenges_in_one_btree() {
+        let t = temp_db();
+        let path = t.db.sqlite_path().unwrap().to_owned();
+        let dir = path.with_extension("v9");
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = dir.join("old.sqlite");
+        {
+            // A sign-in started on a release with nine migrations, finished after the upgrade.
+            let mut conn = Connection::open(&old).unwrap();
+            Migrations::from_slice(&MIGRATIONS[..9]).to_latest(&mut conn).unwrap();
+            conn.execute_batch(
+                "INSERT INTO tenants (id, slug, name, base_url, rp_id, registration, created_at)
+                   VALUES (1, 'a', 'A', 'https://a.test', 'a.test', 'invite', 1);
+                 INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
+                   VALUES ('pending', 1, 'discoverable', NULL, '{}', '{\"n\":1}', 4000000000);",
+            )
+            .unwrap();
+        }
+        let db = Db::open(&old).unwrap();
+        let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
+        let row = db
+            .write_blocking(move |tx| challenges::take(tx, TenantId(1), "pending", kinds, 1))
+            .unwrap()
+            .expect("the challenge survived the migration");
+        assert_eq!((row.kind, row.context.as_str()), (ChallengeKind::Discoverable, "{\"n\":1}"));
+        let (ddl, indexes): (String, i64) = db
+            .read_blocking(|tx| {
+                let c = tx.conn();
+                let ddl =
+                    c.query_one("SELECT sql FROM sqlite_schema WHERE name = 'challenges'", sql::params![], |r| {
+                        r.get(0)
+                    })?;
+                let n = c.query_one(
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'challenges'",
+                    sql::params![],
+                    |r| r.get(0),
+                )?;
+                Ok::<_, StoreError>((ddl, n))
+            })
+            .unwrap();
+        assert!(ddl.contains("WITHOUT ROWID"), "{ddl}");
+        assert_eq!(indexes, 0, "the primary key is the table itself");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -16,8 +16,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
+use super::txn::{Begin, Open};
 use super::{StoreError, WriteTx};
 
 /// At most this many writes share a commit: bounds how long the first of them waits for the
@@ -284,7 +285,7 @@ fn synchronous(conn: &Connection, level: &str) -> Result<(), StoreError> {
 
 /// Runs `batch` in one transaction and answers every job.
 fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
-    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+    let tx = match Open::begin(conn, Begin::Immediate) {
         Ok(tx) => tx,
         Err(e) => {
             let e = StoreError::from(e);
@@ -293,7 +294,7 @@ fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
         }
     };
     // The jobs see the transaction's connection through the engine-neutral façade.
-    let write_tx = WriteTx(&*tx);
+    let write_tx = WriteTx(tx.conn());
     let mut kept: Vec<Box<dyn Job>> = Vec::with_capacity(batch.len());
     let mut broken: Option<StoreError> = None;
     for mut job in batch.drain(..) {
@@ -301,13 +302,13 @@ fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
             job.answer(Some(e));
             continue;
         }
-        if let Err(e) = savepoint(&tx, "SAVEPOINT job") {
+        if let Err(e) = savepoint(tx.conn(), "SAVEPOINT job") {
             broken = Some(e);
             job.answer(broken.as_ref());
             continue;
         }
         let ok = job.run(&write_tx);
-        if tx.is_autocommit() {
+        if tx.conn().is_autocommit() {
             // SQLite rolled the whole transaction back itself (disk full, I/O error): the writes
             // kept so far are gone too.
             let e = StoreError::Commit("the transaction was rolled back by the database".into());
@@ -317,9 +318,9 @@ fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
             continue;
         }
         let settled = if ok {
-            savepoint(&tx, "RELEASE job")
+            savepoint(tx.conn(), "RELEASE job")
         } else {
-            savepoint(&tx, "ROLLBACK TO job").and_then(|()| savepoint(&tx, "RELEASE job"))
+            savepoint(tx.conn(), "ROLLBACK TO job").and_then(|()| savepoint(tx.conn(), "RELEASE job"))
         };
         if let Err(e) = settled {
             job.answer(Some(&e));

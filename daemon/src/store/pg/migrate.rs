@@ -17,6 +17,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0007-unique-app-names", include_str!("../../../../migrations/0007-unique-app-names/postgres.sql")),
     ("0008-device-grant", include_str!("../../../../migrations/0008-device-grant/postgres.sql")),
     ("0009-code-family", include_str!("../../../../migrations/0009-code-family/postgres.sql")),
+    ("0010-challenges-by-key", include_str!("../../../../migrations/0010-challenges-by-key/postgres.sql")),
 ];
 
 /// The advisory lock key of a migration run, held for the whole run.
