@@ -708,10 +708,16 @@ fn cell(v: rusqlite::types::ValueRef<'_>) -> String {
 /// The SQLite snapshot of a connection (see [`TestStore::snapshot`] for either backend).
 pub fn db_snapshot(conn: &rusqlite::Connection, only: Option<&[&str]>) -> DbSnapshot {
     let mut out = String::new();
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    // Each table with whether it has a rowid to order by (a WITHOUT ROWID table, such as
+    // challenges, is read in its key's order).
+    let tables: Vec<(String, bool)> = conn
+        .prepare(
+            "SELECT m.name, NOT t.wr FROM sqlite_master m JOIN pragma_table_list t
+               ON t.schema = 'main' AND t.name = m.name
+             WHERE m.type = 'table' ORDER BY m.name",
+        )
         .unwrap()
-        .query_map([], |r| r.get(0))
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
@@ -720,13 +726,10 @@ pub fn db_snapshot(conn: &rusqlite::Connection, only: Option<&[&str]>) -> DbSnap
         Some(o) => o.contains(&t),
         None => t != "audit",
     };
-    for t in tables.iter().filter(|t| wanted(t)) {
+    for (t, rowid) in tables.iter().filter(|(t, _)| wanted(t)) {
         out.push_str(&format!("== {t}\n"));
-        // A WITHOUT ROWID table (challenges) has no rowid; a plain scan reads it in key order.
-        let mut stmt = conn
-            .prepare(&format!("SELECT * FROM \"{t}\" ORDER BY rowid"))
-            .or_else(|_| conn.prepare(&format!("SELECT * FROM \"{t}\"")))
-            .unwrap();
+        let order = if *rowid { " ORDER BY rowid" } else { "" };
+        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{t}\"{order}")).unwrap();
         let n = stmt.column_count();
         let mut rows = stmt.query([]).unwrap();
         while let Some(row) = rows.next().unwrap() {

@@ -799,19 +799,27 @@ mod tests {
         assert_eq!(v, 99);
     }
 
+    /// A database file beside `t`'s as an older release left it: the first `version` migrations
+    /// applied, then `rows`. Returns its directory (for the test to remove) and the file.
+    fn database_at(t: &testing::TempDb, version: usize, rows: &str) -> (PathBuf, PathBuf) {
+        let dir = t.db.sqlite_path().unwrap().with_extension(format!("v{version}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = dir.join("old.sqlite");
+        let mut conn = Connection::open(&old).unwrap();
+        Migrations::from_slice(&MIGRATIONS[..version]).to_latest(&mut conn).unwrap();
+        conn.execute_batch(rows).unwrap();
+        (dir, old)
+    }
+
     #[test]
     fn migration_7_renames_duplicate_app_names_and_makes_names_unique() {
         let t = temp_db();
-        let path = t.db.sqlite_path().unwrap().to_owned();
-        let dir = path.with_extension("v6");
-        std::fs::create_dir_all(&dir).unwrap();
-        let old = dir.join("old.sqlite");
-        {
-            // A database as release 0.1.0 (six migrations) left it, with duplicate names.
-            let mut conn = Connection::open(&old).unwrap();
-            Migrations::from_slice(&MIGRATIONS[..6]).to_latest(&mut conn).unwrap();
-            let long = "x".repeat(100);
-            conn.execute_batch(&format!(
+        // A database as release 0.1.0 (six migrations) left it, with duplicate names.
+        let long = "x".repeat(100);
+        let (dir, old) = database_at(
+            &t,
+            6,
+            &format!(
                 "INSERT INTO tenants (id, slug, name, base_url, rp_id, registration, created_at)
                    VALUES (1, 'a', 'A', 'https://a.test', 'a.test', 'invite', 1),
                           (2, 'b', 'B', 'https://b.test', 'b.test', 'invite', 1);
@@ -824,9 +832,8 @@ mod tests {
                    (2, 'b1', 'Portal', 'm2m', '[]', '[]', '[]', '[]', 3),
                    (1, 'long', '{long}', 'm2m', '[]', '[]', '[]', '[]', 1),
                    (1, 'long2', '{long}', 'm2m', '[]', '[]', '[]', '[]', 2);",
-            ))
-            .unwrap();
-        }
+            ),
+        );
         let db = Db::open(&old).unwrap();
         let names: Vec<(String, String)> = db
             .read_blocking(|tx| {
@@ -858,22 +865,15 @@ mod tests {
     #[test]
     fn migration_10_keeps_outstanding_challenges_in_one_btree() {
         let t = temp_db();
-        let path = t.db.sqlite_path().unwrap().to_owned();
-        let dir = path.with_extension("v9");
-        std::fs::create_dir_all(&dir).unwrap();
-        let old = dir.join("old.sqlite");
-        {
-            // A sign-in started on a release with nine migrations, finished after the upgrade.
-            let mut conn = Connection::open(&old).unwrap();
-            Migrations::from_slice(&MIGRATIONS[..9]).to_latest(&mut conn).unwrap();
-            conn.execute_batch(
-                "INSERT INTO tenants (id, slug, name, base_url, rp_id, registration, created_at)
-                   VALUES (1, 'a', 'A', 'https://a.test', 'a.test', 'invite', 1);
-                 INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
-                   VALUES ('pending', 1, 'discoverable', NULL, '{}', '{\"n\":1}', 4000000000);",
-            )
-            .unwrap();
-        }
+        // A sign-in started on a release with nine migrations, finished after the upgrade.
+        let (dir, old) = database_at(
+            &t,
+            9,
+            "INSERT INTO tenants (id, slug, name, base_url, rp_id, registration, created_at)
+               VALUES (1, 'a', 'A', 'https://a.test', 'a.test', 'invite', 1);
+             INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
+               VALUES ('pending', 1, 'discoverable', NULL, '{}', '{\"n\":1}', 4000000000);",
+        );
         let db = Db::open(&old).unwrap();
         let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
         let row = db

@@ -229,11 +229,11 @@ fn run(
         }
         stats.writes.fetch_add(batch.len() as u64, Ordering::Relaxed);
         stats.commits.fetch_add(1, Ordering::Relaxed);
-        let mut guard = lock(conn);
+        let guard = lock(conn);
         if batch.iter().all(|job| !job.synced()) {
             // Nothing in it must survive a power cut: commit without waiting for the disk.
             stats.unsynced_commits.fetch_add(1, Ordering::Relaxed);
-            full = commit_unsynced(&mut guard, batch);
+            full = commit_unsynced(&guard, batch);
         } else {
             // A batch with a write that must be durable waits for the fsync as a whole. Splitting
             // it into an unsynced and a synced commit was measured: with 16 clients signing in it
@@ -242,7 +242,7 @@ fn run(
                 full = synchronous(&guard, "FULL").is_ok();
             }
             if full {
-                commit_batch(&mut guard, batch);
+                commit_batch(&guard, batch);
             } else {
                 // Never commit a write that must be durable on a connection that may not sync.
                 let e = StoreError::Commit("cannot set the write connection to synchronous=FULL".into());
@@ -261,7 +261,7 @@ fn run(
 /// durable with its own, and a power cut can lose only unsynced commits made after the last
 /// fsync, never a synced commit, nor one that a synced commit read (a finish that consumed the
 /// challenge synced it too). Returns whether the connection is back at `FULL`.
-fn commit_unsynced(conn: &mut Connection, batch: Vec<Box<dyn Job>>) -> bool {
+fn commit_unsynced(conn: &Connection, batch: Vec<Box<dyn Job>>) -> bool {
     // If the level cannot be lowered the batch still commits, only slower.
     let _ = synchronous(conn, "NORMAL");
     commit_batch(conn, batch);
@@ -284,7 +284,7 @@ fn synchronous(conn: &Connection, level: &str) -> Result<(), StoreError> {
 }
 
 /// Runs `batch` in one transaction and answers every job.
-fn commit_batch(conn: &mut Connection, mut batch: Vec<Box<dyn Job>>) {
+fn commit_batch(conn: &Connection, mut batch: Vec<Box<dyn Job>>) {
     let tx = match Open::begin(conn, Begin::Immediate) {
         Ok(tx) => tx,
         Err(e) => {
