@@ -285,9 +285,14 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         )));
     }
     let kek = Arc::new(Kek::load_or_create(&config.kek_file)?);
-    // Generated on an otherwise idle core while the tenants load: the first tenant created (or
-    // key rotated) after the start takes this key instead of waiting for a generation.
-    let spare_keys = Arc::new(oidc::spare::SpareKeys::default());
+    // Ready before the tenants load (on SQLite, the spare the previous run kept at shutdown),
+    // else generated on an otherwise idle core meanwhile: the first tenant created (or key
+    // rotated) after the start takes this key instead of waiting for a generation.
+    let spare_keys = Arc::new(if postgres {
+        oidc::spare::SpareKeys::default()
+    } else {
+        oidc::spare::SpareKeys::with_reserve(oidc::spare_file::SpareFile::beside(&config.storage_path, kek.clone()))
+    });
     spare_keys.prefill(config.rsa_bits);
 
     let std_listener = match options.listener {
@@ -397,6 +402,10 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         // Joining the listener thread blocks for up to one poll interval.
         let _ = tokio::task::spawn_blocking(move || listener.stop()).await;
     }
+    // An unused spare signing key waits for the next start (SQLite), which then generates none.
+    let spare = state.spare_keys.clone();
+    let bits = config.rsa_bits;
+    let _ = tokio::task::spawn_blocking(move || spare.keep(bits)).await;
     // Everything recorded before shutdown is written before the process ends.
     state.audit.flush().await;
     audit_task.abort();

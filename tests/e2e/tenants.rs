@@ -96,6 +96,50 @@ fn tenants_and_keys_survive_a_restart() {
 }
 
 #[test]
+fn the_first_tenant_after_a_restart_takes_the_spare_key_the_last_run_kept() {
+    if sqlite_only("the spare signing key is kept in a file beside the SQLite database") {
+        return;
+    }
+    // The first daemon's directory holds the database and the key-encryption key: it stays.
+    let mut first = TestDaemon::start();
+    let db = first.db_path().to_owned();
+    let kept = std::path::PathBuf::from(format!("{}.spare-key", db.display()));
+    let dir = first.dir.path().to_owned();
+    let restart = |n: usize| {
+        TestDaemon::start_with(|f| {
+            f.storage.path = Some(db.clone());
+            f.keys.encryption_key_file = Some(dir.join("key-encryption.key"));
+            f.admin.socket = Some(dir.join(format!("again{n}.sock")));
+        })
+    };
+    // The spare is generated at idle priority after the start; a daemon stopped before it is
+    // ready keeps nothing. Give it more time at each try.
+    let mut later: Option<TestDaemon> = None;
+    for attempt in 1..=20 {
+        std::thread::sleep(std::time::Duration::from_millis(100 * attempt));
+        later.as_mut().unwrap_or(&mut first).stop();
+        if kept.exists() {
+            break;
+        }
+        later = Some(restart(attempt as usize));
+    }
+    let text = std::fs::read_to_string(&kept).expect("the stopped daemon kept its spare key");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&kept).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(!text.contains("PRIVATE KEY") && text.len() > 1500, "the private key is sealed: {text}");
+    let kid = text.lines().find_map(|l| l.strip_prefix("kid ")).unwrap().to_owned();
+
+    let again = restart(100);
+    assert!(!kept.exists(), "the start took the key out of the file");
+    again.tenant("acme");
+    let used = again.cli(&["key", "list", "--tenant", "acme", "-o", "json"]).ok().json()[0]["kid"].clone();
+    assert_eq!(used, kid.as_str(), "the tenant created right after the start signs with the kept key");
+    again.cli(&["key", "rotate", "--tenant", "acme"]).ok();
+    let kids = again.cli(&["key", "list", "--tenant", "acme", "-o", "json"]).ok().json();
+    assert_eq!(kids.as_array().unwrap().iter().filter(|k| k["kid"] == kid.as_str()).count(), 1, "used once: {kids}");
+}
+
+#[test]
 fn backup_on_postgres_points_to_pg_dump_and_writes_nothing() {
     if backend() != Backend::Postgres {
         eprintln!("skipped on SQLite: `latchkey backup` copies the SQLite file there (see the test below)");

@@ -11,4 +11,5 @@ pub mod jwt;
 pub mod keys;
 pub mod rotation;
 pub mod spare;
+pub mod spare_file;
 pub mod tokens;
