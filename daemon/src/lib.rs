@@ -250,6 +250,8 @@ async fn apply_reloads(
 /// Runs the daemon until `options.shutdown` turns true: opens the database (migrating it),
 /// loads tenants, binds the listener and the admin socket, serves, then drains and cleans up.
 pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
+    // Beside the start, at normal priority: see `seed_random`.
+    crypto::seed_random();
     let config = Arc::new(config);
     let tls: Option<reload::TlsSlot> = match &config.tls {
         Some(t) => {
