@@ -33,7 +33,7 @@ pub fn random_bytes<const N: usize>() -> Result<[u8; N], CryptoError> {
 /// on whoever needs a random value first: a request, or a spare-key generation at idle priority
 /// that any other work on the machine delays while it holds the seeding. After a restart with a
 /// kept spare key, the writer sealing the first new tenant's key waited 33–43 ms for the seeding
-/// that generation had begun; with this, the creation took 2.4–9 ms (10,000-tenant bench).
+/// that generation had begun; with this, the creation took 1.8–9 ms (10,000-tenant bench).
 pub fn seed_random() {
     let seeding = std::thread::Builder::new().name("latchkey-seed".into()).spawn(|| {
         if random_bytes::<16>().is_err() {
