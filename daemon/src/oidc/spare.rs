@@ -204,14 +204,14 @@ mod tests {
             let spare = first.ready.lock().unwrap()[0].1.kid.clone();
             first.keep(2048);
             assert!(first.ready.lock().unwrap().is_empty(), "the kept key leaves memory");
-            assert!(reserve().present());
+            assert!(reserve().path().exists());
             drop(first);
 
             // The next start has the key in memory before prefill returns, and the file is gone.
             let second = Arc::new(SpareKeys::with_reserve(reserve()));
             second.prefill(2048);
             assert_eq!(second.ready.lock().unwrap()[0].1.kid, spare);
-            assert!(!reserve().present());
+            assert!(!reserve().path().exists());
             assert_eq!(second.take(2048).await.unwrap().kid, spare);
             until_full(&second).await;
             assert_ne!(second.take(2048).await.unwrap().kid, spare, "a key is handed out once");

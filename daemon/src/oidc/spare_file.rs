@@ -53,11 +53,6 @@ impl SpareFile {
         &self.path
     }
 
-    /// Whether the file exists (its content is checked when it is claimed).
-    pub fn present(&self) -> bool {
-        self.path.exists()
-    }
-
     /// Writes `key` as the reserve: to a temporary file (0600), synced, then renamed into place.
     pub fn store(&self, bits: u32, key: &GeneratedKey) -> std::io::Result<()> {
         let sealed = self.kek.seal(&aad(bits, &key.kid), &key.pkcs8).map_err(std::io::Error::other)?;
@@ -153,7 +148,7 @@ mod tests {
         assert!(text.contains(&key.kid), "the id is in the clear");
         let claimed = file.claim(2048).unwrap().expect("the stored key");
         assert_eq!((claimed.kid.as_str(), claimed.pkcs8.as_slice()), (key.kid.as_str(), key.pkcs8.as_slice()));
-        assert!(!file.present(), "claimed means gone");
+        assert!(!file.path().exists(), "claimed means gone");
         assert!(file.claim(2048).unwrap().is_none(), "a key is claimed once");
         let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "no temporary file is left: {left:?}");
@@ -183,7 +178,7 @@ mod tests {
 
         SpareFile::beside(&db, kek()).store(2048, &key).unwrap();
         assert!(SpareFile::beside(&db, kek()).claim(3072).unwrap().is_none(), "another size");
-        assert!(!SpareFile::beside(&db, kek()).present(), "and the file is gone");
+        assert!(!SpareFile::beside(&db, kek()).path().exists(), "and the file is gone");
 
         SpareFile::beside(&db, kek()).store(2048, &key).unwrap();
         let other = Arc::new(Kek::from_bytes(&[8u8; 32]).unwrap());
