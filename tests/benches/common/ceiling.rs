@@ -1,7 +1,10 @@
-//! The machine's ceiling measured right beside a bench phase, before and after it. This shared
-//! machine's speed drifts within one `bench/run` (one core's RSA-2048 signs measured 3,173 to
-//! 4,112 per second on one day), so a ratio against a ceiling taken minutes earlier can be off by
-//! as much as the goal's margin. The phase's figure is divided by the mean of the two.
+//! The machine's ceiling measured beside a bench phase, interleaved with it. This shared
+//! machine's speed drifts within one `bench/run` (`openssl speed -multi 2 rsa2048` measured 4,710
+//! and then 7,889 signs per second ten minutes apart in one run), so a ratio against a ceiling
+//! taken minutes earlier says more about the machine than about Latchkey. The phase runs in
+//! rounds with the ceiling measured before the first round and after each; each round's rate is
+//! divided by the mean of the ceilings on either side of it, and the median of those ratios is
+//! the phase's ratio.
 #![allow(dead_code)]
 
 use std::process::Command;
@@ -23,23 +26,23 @@ impl Ceiling {
         }
     }
 
-    /// One two-second `openssl speed` run; `None` without openssl or with output it cannot read.
+    /// One one-second `openssl speed` run; `None` without openssl or with output it cannot read.
     pub fn measure(self) -> Option<f64> {
         let cores = cores().to_string();
         let args: Vec<&str> = match self {
-            Ceiling::RsaSignsAllCores => vec!["speed", "-multi", &cores, "-seconds", "2", "rsa2048"],
-            Ceiling::P256VerifiesOneCore => vec!["speed", "-seconds", "2", "ecdsap256"],
+            Ceiling::RsaSignsAllCores => vec!["speed", "-multi", &cores, "-seconds", "1", "rsa2048"],
+            Ceiling::P256VerifiesOneCore => vec!["speed", "-seconds", "1", "ecdsap256"],
         };
         let out = Command::new("openssl").args(&args).output().ok()?;
         let text = String::from_utf8_lossy(&out.stdout);
-        // "rsa 2048 bits 0.000135s 0.000009s 7413.7 115924.0": signs/s is the fifth figure;
-        // " 256 bits ecdsa (nistp256)   0.0000s   0.0001s  39580.5  16964.7": verifies/s is last.
-        let (prefix, column) = match self {
+        // "rsa 2048 bits 0.000135s 0.000009s 7413.7 115924.0": signs/s is the sixth field;
+        // " 256 bits ecdsa (nistp256)   0.0000s   0.0001s  39580.5  16964.7": verifies/s the eighth.
+        let (prefix, field) = match self {
             Ceiling::RsaSignsAllCores => ("rsa 2048 bits", 5),
             Ceiling::P256VerifiesOneCore => ("256 bits ecdsa (nistp256)", 7),
         };
         let line = text.lines().find(|l| l.trim_start().starts_with(prefix))?;
-        line.split_whitespace().nth(column)?.parse().ok()
+        line.split_whitespace().nth(field)?.parse().ok()
     }
 }
 
@@ -47,28 +50,61 @@ fn cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
-/// A ceiling measured just before a phase; [`Beside::report`] measures it again just after.
-pub struct Beside {
+/// The ceilings and round rates of one interleaved phase: `measure`, then `round` and `measure`
+/// for each round.
+pub struct Rounds {
     ceiling: Ceiling,
-    before: Option<f64>,
+    ceilings: Vec<Option<f64>>,
+    rates: Vec<f64>,
 }
 
-impl Beside {
-    pub fn before(ceiling: Ceiling) -> Beside {
-        Beside { ceiling, before: ceiling.measure() }
+impl Rounds {
+    pub fn new(ceiling: Ceiling) -> Rounds {
+        Rounds { ceiling, ceilings: Vec::new(), rates: Vec::new() }
     }
 
-    /// Prints `ceiling beside this phase: ... before B/s, after A/s, ratio R` under the phase's
-    /// figures (bench/run reads the ratio from it).
-    pub fn report(self, rate: f64) {
-        let after = self.ceiling.measure();
-        match (self.before, after) {
-            (Some(b), Some(a)) => println!(
-                "    ceiling beside this phase: {} before {b:.0}/s, after {a:.0}/s (openssl speed), ratio {:.2}",
-                self.ceiling.label(),
-                rate / ((a + b) / 2.0)
-            ),
-            _ => println!("    ceiling beside this phase: openssl speed gave no figure"),
-        }
+    /// Measures the ceiling now (between two rounds, or before the first).
+    pub fn measure(&mut self) {
+        self.ceilings.push(self.ceiling.measure());
+    }
+
+    /// Records a round's rate (requests per second).
+    pub fn round(&mut self, rate: f64) {
+        self.rates.push(rate);
+    }
+
+    /// Each round's rate over the mean of the ceilings measured just before and just after it.
+    fn ratios(&self) -> Option<Vec<f64>> {
+        self.rates
+            .iter()
+            .enumerate()
+            .map(|(i, rate)| {
+                let before = (*self.ceilings.get(i)?)?;
+                let after = (*self.ceilings.get(i + 1)?)?;
+                Some(rate / ((before + after) / 2.0))
+            })
+            .collect()
+    }
+
+    /// Prints `ceiling beside this phase: <ceiling> C1/C2/... per second around N rounds
+    /// (openssl speed); ratio per round R1/R2/..., median ratio R` (bench/run reads it).
+    pub fn report(&self) {
+        let Some(mut ratios) = self.ratios().filter(|r| !r.is_empty()) else {
+            println!("    ceiling beside this phase: openssl speed gave no figure");
+            return;
+        };
+        let join = |v: &[f64], digits: usize| v.iter().map(|x| format!("{x:.digits$}")).collect::<Vec<_>>().join("/");
+        let ceilings: Vec<f64> = self.ceilings.iter().flatten().copied().collect();
+        let per_round = join(&ratios, 2);
+        ratios.sort_by(f64::total_cmp);
+        let mid = ratios.len() / 2;
+        let median = if ratios.len() % 2 == 1 { ratios[mid] } else { (ratios[mid - 1] + ratios[mid]) / 2.0 };
+        println!(
+            "    ceiling beside this phase: {} {} per second around {} rounds (openssl speed); ratio per round \
+             {per_round}, median ratio {median:.2}",
+            self.ceiling.label(),
+            join(&ceilings, 0),
+            self.rates.len()
+        );
     }
 }
