@@ -198,7 +198,7 @@ fn main() {
             let started = Instant::now();
             let done: Vec<Duration> = parallel(clients, |i| {
                 let mut http = lean::Lean::new(&lean::split(&site.base).0);
-                let share = codes[i].len().div_ceil(rounds);
+                let share = codes[i].len().div_ceil(rounds).max(1);
                 codes[i]
                     .chunks(share)
                     .nth(round)
