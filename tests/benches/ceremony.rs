@@ -147,24 +147,10 @@ fn main() {
             .collect();
         // The goal's ratio is taken at 16 clients, in rounds interleaved with its ceiling.
         let rounds = if clients == 16 { ROUNDS } else { 1 };
-        let mut ceiling = ceiling::Rounds::new(ceiling::Ceiling::P256VerifiesOneCore);
-        if rounds > 1 {
-            ceiling.measure();
-        }
+        let mut ceiling = ceiling::Rounds::new(ceiling::Ceiling::P256VerifiesOneCore, rounds);
         let before = meter::writer_counts(&d);
         let mut cpu = meter::Meter::read(&d);
-        let (mut samples, mut wall) = (Vec::new(), Duration::ZERO);
-        for _ in 0..rounds {
-            let started = Instant::now();
-            let done = concurrently(&site, &mut users, n / clients / rounds);
-            let took = started.elapsed();
-            if rounds > 1 {
-                ceiling.round(done.len() as f64 / took.as_secs_f64());
-                cpu.exclude(&d, || ceiling.measure());
-            }
-            wall += took;
-            samples.extend(done);
-        }
+        let (samples, wall) = ceiling.run(&mut cpu, &d, |_| concurrently(&site, &mut users, n / clients / rounds));
         let count = samples.len();
         report(&format!("{clients} concurrent clients, username-first"), samples, wall);
         // CPU per ceremony moves less than the rate with the machine's other tenants: compare
@@ -176,9 +162,7 @@ fn main() {
             "  group commit",
             writes as f64 / commits.max(1) as f64
         );
-        if rounds > 1 {
-            ceiling.report();
-        }
+        ceiling.report();
     }
 
     let (start_path, body) = (format!("{}/auth/start", lean::split(&site.base).1), br#"{"username":"seq@bench.test"}"#);

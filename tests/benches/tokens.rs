@@ -188,15 +188,10 @@ fn main() {
         let codes: Vec<Vec<String>> = (0..clients).map(|_| (0..n / clients).map(|_| code()).collect()).collect();
         // The goal's ratio is taken at 16 clients, in rounds interleaved with its ceiling.
         let rounds = if clients == 16 { ROUNDS } else { 1 };
-        let mut ceiling = ceiling::Rounds::new(ceiling::Ceiling::RsaSignsAllCores);
-        if rounds > 1 {
-            ceiling.measure();
-        }
+        let mut ceiling = ceiling::Rounds::new(ceiling::Ceiling::RsaSignsAllCores, rounds);
         let mut meter = meter::Meter::read(&d);
-        let (mut samples, mut wall) = (Vec::new(), Duration::ZERO);
-        for round in 0..rounds {
-            let started = Instant::now();
-            let done: Vec<Duration> = parallel(clients, |i| {
+        let (samples, wall) = ceiling.run(&mut meter, &d, |round| {
+            parallel(clients, |i| {
                 let mut http = lean::Lean::new(&lean::split(&site.base).0);
                 let share = codes[i].len().div_ceil(rounds).max(1);
                 codes[i]
@@ -209,21 +204,12 @@ fn main() {
             })
             .into_iter()
             .flatten()
-            .collect();
-            let took = started.elapsed();
-            if rounds > 1 {
-                ceiling.round(done.len() as f64 / took.as_secs_f64());
-                meter.exclude(&d, || ceiling.measure());
-            }
-            wall += took;
-            samples.extend(done);
-        }
+            .collect()
+        });
         let requests = samples.len();
         report(&format!("authorization_code exchange, {clients} client(s)"), requests, wall, samples);
         meter.report_since(&d, requests);
-        if rounds > 1 {
-            ceiling.report();
-        }
+        ceiling.report();
     }
 
     if let Ok(peer) = std::env::var("BENCH_PEER_OIDC") {

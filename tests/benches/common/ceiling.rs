@@ -8,6 +8,10 @@
 #![allow(dead_code)]
 
 use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::meter::Meter;
+use crate::support::TestDaemon;
 
 /// What `openssl speed` is asked for.
 #[derive(Clone, Copy)]
@@ -50,27 +54,47 @@ fn cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
-/// The ceilings and round rates of one interleaved phase: `measure`, then `round` and `measure`
-/// for each round.
+/// One phase run in rounds, and the ceilings and round rates measured around them.
 pub struct Rounds {
     ceiling: Ceiling,
+    rounds: usize,
     ceilings: Vec<Option<f64>>,
     rates: Vec<f64>,
 }
 
 impl Rounds {
-    pub fn new(ceiling: Ceiling) -> Rounds {
-        Rounds { ceiling, ceilings: Vec::new(), rates: Vec::new() }
+    /// A phase of `rounds` rounds; with one, nothing is measured beside it.
+    pub fn new(ceiling: Ceiling, rounds: usize) -> Rounds {
+        Rounds { ceiling, rounds, ceilings: Vec::new(), rates: Vec::new() }
     }
 
-    /// Measures the ceiling now (between two rounds, or before the first).
-    pub fn measure(&mut self) {
-        self.ceilings.push(self.ceiling.measure());
-    }
-
-    /// Records a round's rate (requests per second).
-    pub fn round(&mut self, rate: f64) {
-        self.rates.push(rate);
+    /// Runs `round(i)` for each round (it returns its requests' durations), with the ceiling
+    /// measured before the first round and after each, outside `meter`'s count. Returns every
+    /// duration and the rounds' wall time, the ceilings' seconds left out.
+    pub fn run(
+        &mut self,
+        meter: &mut Meter,
+        d: &TestDaemon,
+        mut round: impl FnMut(usize) -> Vec<Duration>,
+    ) -> (Vec<Duration>, Duration) {
+        let interleaved = self.rounds > 1;
+        let ceiling = self.ceiling;
+        if interleaved {
+            self.ceilings.push(meter.exclude(d, || ceiling.measure()));
+        }
+        let (mut samples, mut wall) = (Vec::new(), Duration::ZERO);
+        for i in 0..self.rounds {
+            let started = Instant::now();
+            let done = round(i);
+            let took = started.elapsed();
+            if interleaved {
+                self.rates.push(done.len() as f64 / took.as_secs_f64());
+                self.ceilings.push(meter.exclude(d, || ceiling.measure()));
+            }
+            wall += took;
+            samples.extend(done);
+        }
+        (samples, wall)
     }
 
     /// Each round's rate over the mean of the ceilings measured just before and just after it.
@@ -89,6 +113,9 @@ impl Rounds {
     /// Prints `ceiling beside this phase: <ceiling> C1/C2/... per second around N rounds
     /// (openssl speed); ratio per round R1/R2/..., median ratio R` (bench/run reads it).
     pub fn report(&self) {
+        if self.rounds < 2 {
+            return;
+        }
         let Some(mut ratios) = self.ratios().filter(|r| !r.is_empty()) else {
             println!("    ceiling beside this phase: openssl speed gave no figure");
             return;
