@@ -8,6 +8,12 @@
 //! `BENCH_PEER_OIDC=http://127.0.0.1:PORT` (bench/peers/oidc-provider.mjs) the same clients then
 //! exchange node-oidc-provider's codes for its ID, access and refresh tokens.
 //!
+//! After Latchkey's 16-client exchanges the same clients send the same requests, in rounds beside
+//! the same ceiling, to a bare RS256 server (`common/bare.rs`: the daemon's HTTP stack and
+//! signing library and nothing else), which shows how much of the ceiling is reachable at all.
+//! `BENCH_BARE_SERVE=1` only starts that server, prints `bare token server ready on http://…`
+//! and serves until killed (bench/run drives it with wrk beside Latchkey's client credentials).
+//!
 //! With `BENCH_BACKEND=postgres BENCH_NODES=1|2|3` (the `PG*` variables pointing at a server, e.g.
 //! inside `pg_virtualenv`) the client-credentials grants (1 and 4 clients) run instead against
 //! that many release `latchkeyd` processes on one new database (see `common/nodes.rs`; run
@@ -15,6 +21,8 @@
 
 #[path = "../e2e/authenticator.rs"]
 mod authenticator;
+#[path = "common/bare.rs"]
+mod bare;
 #[path = "common/ceiling.rs"]
 mod ceiling;
 #[path = "common/child.rs"]
@@ -117,6 +125,14 @@ fn openssl_rsa2048() -> String {
 const ROUNDS: usize = 4;
 
 fn main() {
+    if std::env::var_os("BENCH_BARE_SERVE").is_some() {
+        let server = bare::Bare::start();
+        println!("bare token server ready on {}", server.base());
+        std::io::Write::flush(&mut std::io::stdout()).ok();
+        loop {
+            std::thread::park();
+        }
+    }
     let n: usize = std::env::var("BENCH_GRANTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
     if let Some(count) = nodes::postgres_nodes() {
         return on_postgres(count, n);
@@ -184,6 +200,7 @@ fn main() {
         assert_eq!(r.status, 200, "{}", r.text());
         elapsed
     };
+    let mut latchkey16 = None;
     for clients in [1usize, 4, 16] {
         let codes: Vec<Vec<String>> = (0..clients).map(|_| (0..n / clients).map(|_| code()).collect()).collect();
         // The goal's ratio is taken at 16 clients, in rounds interleaved with its ceiling.
@@ -210,7 +227,11 @@ fn main() {
         report(&format!("authorization_code exchange, {clients} client(s)"), requests, wall, samples);
         meter.report_since(&d, requests);
         ceiling.report();
+        if clients == 16 {
+            latchkey16 = ceiling.median();
+        }
     }
+    bare_exchanges(&d, &web, &p.verifier, n, latchkey16);
 
     if let Ok(peer) = std::env::var("BENCH_PEER_OIDC") {
         let site = Site { d: &d, slug: String::new(), base: peer.clone(), origin: peer.clone() };
@@ -245,6 +266,40 @@ fn main() {
             let label = format!("peer node-oidc-provider: code exchange, {clients} client(s)");
             report(&label, samples.len(), wall.elapsed(), samples);
         }
+    }
+}
+
+/// The 16-client exchanges' requests sent to the bare server instead (it ignores the codes), in
+/// rounds beside the same ceiling; then Latchkey's median ratio over the bare server's.
+fn bare_exchanges(d: &TestDaemon, web: &App, verifier: &str, n: usize, latchkey: Option<f64>) {
+    let server = bare::Bare::start();
+    let site = Site { d, slug: String::new(), base: format!("{}/bare", server.base()), origin: server.base() };
+    let clients = 16;
+    let per_round = (n / clients).div_ceil(ROUNDS).max(1);
+    let code = "unused-by-the-bare-server";
+    let mut ceiling = ceiling::Rounds::new(ceiling::Ceiling::RsaSignsAllCores, ROUNDS);
+    let mut meter = meter::Meter::read(d);
+    let (samples, wall) = ceiling.run(&mut meter, d, |_| {
+        parallel(clients, |_| {
+            let mut http = lean::Lean::new(&lean::split(&site.base).0);
+            (0..per_round)
+                .map(|_| {
+                    let (elapsed, r) = exchange(&mut http, &site, web, verifier, code);
+                    assert!(r.status == 200 && r.text().contains("id_token"), "{}", r.text());
+                    elapsed
+                })
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect()
+    });
+    let requests = samples.len();
+    report("bare RS256 server: code exchange, 16 client(s)", requests, wall, samples);
+    meter.report_since(d, requests);
+    ceiling.report();
+    if let (Some(ours), Some(bare)) = (latchkey, ceiling.median()) {
+        println!("    Latchkey's 16-client exchanges ÷ the bare server's, by their median ratios: {:.2}", ours / bare);
     }
 }
 

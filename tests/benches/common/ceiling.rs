@@ -110,22 +110,27 @@ impl Rounds {
             .collect()
     }
 
+    /// The median of the rounds' ratios; `None` with fewer than two rounds or no ceiling figure.
+    pub fn median(&self) -> Option<f64> {
+        let mut ratios = self.ratios().filter(|r| self.rounds > 1 && !r.is_empty())?;
+        ratios.sort_by(f64::total_cmp);
+        let mid = ratios.len() / 2;
+        Some(if ratios.len() % 2 == 1 { ratios[mid] } else { (ratios[mid - 1] + ratios[mid]) / 2.0 })
+    }
+
     /// Prints `ceiling beside this phase: <ceiling> C1/C2/... per second around N rounds
     /// (openssl speed); ratio per round R1/R2/..., median ratio R` (bench/run reads it).
     pub fn report(&self) {
         if self.rounds < 2 {
             return;
         }
-        let Some(mut ratios) = self.ratios().filter(|r| !r.is_empty()) else {
+        let (Some(ratios), Some(median)) = (self.ratios().filter(|r| !r.is_empty()), self.median()) else {
             println!("    ceiling beside this phase: openssl speed gave no figure");
             return;
         };
         let join = |v: &[f64], digits: usize| v.iter().map(|x| format!("{x:.digits$}")).collect::<Vec<_>>().join("/");
         let ceilings: Vec<f64> = self.ceilings.iter().flatten().copied().collect();
         let per_round = join(&ratios, 2);
-        ratios.sort_by(f64::total_cmp);
-        let mid = ratios.len() / 2;
-        let median = if ratios.len() % 2 == 1 { ratios[mid] } else { (ratios[mid - 1] + ratios[mid]) / 2.0 };
         println!(
             "    ceiling beside this phase: {} {} per second around {} rounds (openssl speed); ratio per round \
              {per_round}, median ratio {median:.2}",
