@@ -29,6 +29,8 @@ mod ceiling;
 mod child;
 #[path = "common/lean.rs"]
 mod lean;
+#[path = "common/lean_async.rs"]
+mod lean_async;
 #[path = "common/meter.rs"]
 mod meter;
 #[path = "common/nodes.rs"]
@@ -80,25 +82,43 @@ fn parallel<T: Send>(clients: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T>
     })
 }
 
-/// One timed code exchange through the lean client (the same client for Latchkey and the peer).
-fn exchange(http: &mut lean::Lean, site: &Site, app: &App, verifier: &str, code: &str) -> (Duration, lean::Answer) {
-    let t = Instant::now();
-    let (_, path) = lean::split(&site.base);
-    let form = [
-        ("grant_type", "authorization_code"),
-        ("code", code),
-        ("redirect_uri", app.redirect.as_str()),
-        ("code_verifier", verifier),
-    ];
+/// Each client's codes exchanged one after another over its own kept-alive connection, every
+/// client at once on one event-loop thread (`common/lean_async.rs`; the same client for Latchkey,
+/// the bare server and the peer); each answer must be 200 and contain `expect`. Every exchange's
+/// duration.
+fn exchanges(base: &str, app: &App, verifier: &str, codes: Vec<Vec<String>>, expect: &'static str) -> Vec<Duration> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (authority, path) = lean::split(base);
+    let path = format!("{path}/token");
     let basic = oidc_support::basic_auth(&app.client_id, app.secret.as_deref().unwrap_or_default());
-    let body = oidc_support::query(&form);
-    let r = http.post(
-        &format!("{path}/token"),
-        "application/x-www-form-urlencoded",
-        body.as_bytes(),
-        &[("Authorization", &basic)],
-    );
-    (t.elapsed(), r)
+    let (redirect, verifier) = (app.redirect.clone(), verifier.to_owned());
+    runtime.block_on(async move {
+        let mut tasks = tokio::task::JoinSet::new();
+        for mine in codes {
+            let (authority, path, basic) = (authority.clone(), path.clone(), basic.clone());
+            let (redirect, verifier) = (redirect.clone(), verifier.clone());
+            tasks.spawn(async move {
+                let mut http = lean_async::AsyncLean::new(&authority);
+                let mut samples = Vec::with_capacity(mine.len());
+                for code in &mine {
+                    let t = Instant::now();
+                    let form = [
+                        ("grant_type", "authorization_code"),
+                        ("code", code.as_str()),
+                        ("redirect_uri", redirect.as_str()),
+                        ("code_verifier", verifier.as_str()),
+                    ];
+                    let body = oidc_support::query(&form);
+                    let form = "application/x-www-form-urlencoded";
+                    let r = http.post(&path, form, body.as_bytes(), &[("Authorization", &basic)]).await;
+                    samples.push(t.elapsed());
+                    assert!(r.status == 200 && r.text().contains(expect), "{}", r.text());
+                }
+                samples
+            });
+        }
+        tasks.join_all().await.into_iter().flatten().collect()
+    })
 }
 
 fn openssl_rsa2048() -> String {
@@ -195,11 +215,6 @@ fn main() {
         let r = get(&authorize_url(&site, &web, &p, &[]), Some(&cookie));
         param(&location_params(&r), "code").unwrap().to_owned()
     };
-    let ours = |http: &mut lean::Lean, c: &str| {
-        let (elapsed, r) = exchange(http, &site, &web, &p.verifier, c);
-        assert_eq!(r.status, 200, "{}", r.text());
-        elapsed
-    };
     let mut latchkey16 = None;
     for clients in [1usize, 4, 16] {
         let codes: Vec<Vec<String>> = (0..clients).map(|_| (0..n / clients).map(|_| code()).collect()).collect();
@@ -208,20 +223,11 @@ fn main() {
         let mut ceiling = ceiling::Rounds::new(ceiling::Ceiling::RsaSignsAllCores, rounds);
         let mut meter = meter::Meter::read(&d);
         let (samples, wall) = ceiling.run(&mut meter, &d, |round| {
-            parallel(clients, |i| {
-                let mut http = lean::Lean::new(&lean::split(&site.base).0);
-                let share = codes[i].len().div_ceil(rounds).max(1);
-                codes[i]
-                    .chunks(share)
-                    .nth(round)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|c| ours(&mut http, c))
-                    .collect::<Vec<_>>()
-            })
-            .into_iter()
-            .flatten()
-            .collect()
+            let mine = codes
+                .iter()
+                .map(|c| c.chunks(c.len().div_ceil(rounds).max(1)).nth(round).unwrap_or_default().to_vec())
+                .collect();
+            exchanges(&site.base, &web, &p.verifier, mine, "access_token")
         });
         let requests = samples.len();
         report(&format!("authorization_code exchange, {clients} client(s)"), requests, wall, samples);
@@ -249,20 +255,7 @@ fn main() {
                 })
                 .collect();
             let wall = Instant::now();
-            let samples: Vec<Duration> = parallel(clients, |i| {
-                let mut http = lean::Lean::new(&lean::split(&site.base).0);
-                codes[i]
-                    .iter()
-                    .map(|c| {
-                        let (elapsed, r) = exchange(&mut http, &site, &app, &p.verifier, c);
-                        assert!(r.status == 200 && r.text().contains("refresh_token"), "{}", r.text());
-                        elapsed
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .into_iter()
-            .flatten()
-            .collect();
+            let samples = exchanges(&site.base, &app, &p.verifier, codes, "refresh_token");
             let label = format!("peer node-oidc-provider: code exchange, {clients} client(s)");
             report(&label, samples.len(), wall.elapsed(), samples);
         }
@@ -273,26 +266,14 @@ fn main() {
 /// rounds beside the same ceiling; then Latchkey's median ratio over the bare server's.
 fn bare_exchanges(d: &TestDaemon, web: &App, verifier: &str, n: usize, latchkey: Option<f64>) {
     let server = bare::Bare::start();
-    let site = Site { d, slug: String::new(), base: format!("{}/bare", server.base()), origin: server.base() };
+    let base = format!("{}/bare", server.base());
     let clients = 16;
     let per_round = (n / clients).div_ceil(ROUNDS).max(1);
     let code = "unused-by-the-bare-server";
     let mut ceiling = ceiling::Rounds::new(ceiling::Ceiling::RsaSignsAllCores, ROUNDS);
     let mut meter = meter::Meter::read(d);
     let (samples, wall) = ceiling.run(&mut meter, d, |_| {
-        parallel(clients, |_| {
-            let mut http = lean::Lean::new(&lean::split(&site.base).0);
-            (0..per_round)
-                .map(|_| {
-                    let (elapsed, r) = exchange(&mut http, &site, web, verifier, code);
-                    assert!(r.status == 200 && r.text().contains("id_token"), "{}", r.text());
-                    elapsed
-                })
-                .collect::<Vec<_>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect()
+        exchanges(&base, web, verifier, vec![vec![code.to_owned(); per_round]; clients], "id_token")
     });
     let requests = samples.len();
     report("bare RS256 server: code exchange, 16 client(s)", requests, wall, samples);

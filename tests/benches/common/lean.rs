@@ -5,6 +5,8 @@
 //! maps or per-request allocation beyond the request and answer bytes. Latchkey and its peers are
 //! driven by the same client.
 
+#![allow(dead_code)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
@@ -43,19 +45,7 @@ impl Lean {
 
     /// `POST path` with `body` of `content_type` and the extra `headers`.
     pub fn post(&mut self, path: &str, content_type: &str, body: &[u8], headers: &[(&str, &str)]) -> Answer {
-        self.request.clear();
-        write!(
-            self.request,
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
-            self.authority,
-            body.len()
-        )
-        .unwrap();
-        for (k, v) in headers {
-            write!(self.request, "{k}: {v}\r\n").unwrap();
-        }
-        self.request.extend_from_slice(b"\r\n");
-        self.request.extend_from_slice(body);
+        request(&mut self.request, &self.authority, path, content_type, body, headers);
         // A kept-alive connection the server has closed meanwhile fails on first use: once more.
         match self.exchange() {
             Ok(a) => a,
@@ -78,25 +68,16 @@ impl Lean {
         if conn.read_line(&mut line)? == 0 {
             return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed"));
         }
-        let status: u16 = line.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("an HTTP status line");
-        let (mut length, mut chunked, mut close) = (None, false, false);
+        let status = status(&line);
+        let mut head = Head::default();
         loop {
             line.clear();
             conn.read_line(&mut line)?;
-            let header = line.trim_end();
-            if header.is_empty() {
+            if !head.read(&line) {
                 break;
             }
-            let (name, value) = header.split_once(':').unwrap_or((header, ""));
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.parse::<usize>().ok();
-            } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = value.eq_ignore_ascii_case("chunked");
-            } else if name.eq_ignore_ascii_case("connection") {
-                close = value.eq_ignore_ascii_case("close");
-            }
         }
+        let Head { length, chunked, close } = head;
         let mut body = vec![];
         if chunked {
             loop {
@@ -119,5 +100,62 @@ impl Lean {
             self.conn = None;
         }
         Ok(Answer { status, body })
+    }
+}
+
+/// `POST path` into `buf`: the request line, `Host`, the content's type and length, `headers`,
+/// then `body`.
+pub fn request(
+    buf: &mut Vec<u8>,
+    authority: &str,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+    headers: &[(&str, &str)],
+) {
+    buf.clear();
+    write!(
+        buf,
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
+        body.len()
+    )
+    .unwrap();
+    for (k, v) in headers {
+        write!(buf, "{k}: {v}\r\n").unwrap();
+    }
+    buf.extend_from_slice(b"\r\n");
+    buf.extend_from_slice(body);
+}
+
+/// The status of an answer's first line.
+pub fn status(line: &str) -> u16 {
+    line.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("an HTTP status line")
+}
+
+/// What an answer's header lines say of its body and connection.
+#[derive(Default)]
+pub struct Head {
+    pub length: Option<usize>,
+    pub chunked: bool,
+    pub close: bool,
+}
+
+impl Head {
+    /// Takes one header line; `false` at the blank line that ends them.
+    pub fn read(&mut self, line: &str) -> bool {
+        let header = line.trim_end();
+        if header.is_empty() {
+            return false;
+        }
+        let (name, value) = header.split_once(':').unwrap_or((header, ""));
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            self.length = value.parse::<usize>().ok();
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            self.chunked = value.eq_ignore_ascii_case("chunked");
+        } else if name.eq_ignore_ascii_case("connection") {
+            self.close = value.eq_ignore_ascii_case("close");
+        }
+        true
     }
 }
