@@ -84,25 +84,17 @@ async fn ceremony(
 /// client threads instead took 10% more CPU per sign-in from the two cores (three interleaved
 /// runs: 327–384 µs against 292–311, and 4,491–5,153 sign-ins/s against 5,425–5,582).
 fn concurrently(site: &Site, users: &mut Vec<(String, Soft)>, per: usize, username_first: bool) -> Vec<Duration> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (authority, path) = lean::split(&site.base);
-    let origin = site.origin.clone();
-    let owned = std::mem::take(users);
-    let done = runtime.block_on(async move {
-        let mut tasks = tokio::task::JoinSet::new();
-        for (email, mut soft) in owned {
-            let (authority, path, origin) = (authority.clone(), path.clone(), origin.clone());
-            tasks.spawn(async move {
-                let mut http = lean_async::AsyncLean::new(&authority);
-                let mut samples = Vec::with_capacity(per);
-                for _ in 0..per {
-                    let username = username_first.then_some(email.as_str());
-                    samples.push(ceremony(&mut http, &path, &origin, &mut soft, username).await);
-                }
-                (email, soft, samples)
-            });
+    let done = lean_async::clients(&authority, std::mem::take(users), |(email, mut soft), mut http| {
+        let (path, origin) = (path.clone(), site.origin.clone());
+        async move {
+            let mut samples = Vec::with_capacity(per);
+            for _ in 0..per {
+                let username = username_first.then_some(email.as_str());
+                samples.push(ceremony(&mut http, &path, &origin, &mut soft, username).await);
+            }
+            (email, soft, samples)
         }
-        tasks.join_all().await
     });
     let mut all = Vec::with_capacity(per * done.len());
     for (email, soft, samples) in done {

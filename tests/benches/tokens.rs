@@ -87,38 +87,32 @@ fn parallel<T: Send>(clients: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T>
 /// the bare server and the peer); each answer must be 200 and contain `expect`. Every exchange's
 /// duration.
 fn exchanges(base: &str, app: &App, verifier: &str, codes: Vec<Vec<String>>, expect: &'static str) -> Vec<Duration> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (authority, path) = lean::split(base);
     let path = format!("{path}/token");
     let basic = oidc_support::basic_auth(&app.client_id, app.secret.as_deref().unwrap_or_default());
-    let (redirect, verifier) = (app.redirect.clone(), verifier.to_owned());
-    runtime.block_on(async move {
-        let mut tasks = tokio::task::JoinSet::new();
-        for mine in codes {
-            let (authority, path, basic) = (authority.clone(), path.clone(), basic.clone());
-            let (redirect, verifier) = (redirect.clone(), verifier.clone());
-            tasks.spawn(async move {
-                let mut http = lean_async::AsyncLean::new(&authority);
-                let mut samples = Vec::with_capacity(mine.len());
-                for code in &mine {
-                    let t = Instant::now();
-                    let form = [
-                        ("grant_type", "authorization_code"),
-                        ("code", code.as_str()),
-                        ("redirect_uri", redirect.as_str()),
-                        ("code_verifier", verifier.as_str()),
-                    ];
-                    let body = oidc_support::query(&form);
-                    let form = "application/x-www-form-urlencoded";
-                    let r = http.post(&path, form, body.as_bytes(), &[("Authorization", &basic)]).await;
-                    samples.push(t.elapsed());
-                    assert!(r.status == 200 && r.text().contains(expect), "{}", r.text());
-                }
-                samples
-            });
+    let per_client = lean_async::clients(&authority, codes, |mine, mut http| {
+        let (path, basic) = (path.clone(), basic.clone());
+        let (redirect, verifier) = (app.redirect.clone(), verifier.to_owned());
+        async move {
+            let mut samples = Vec::with_capacity(mine.len());
+            for code in &mine {
+                let t = Instant::now();
+                let form = [
+                    ("grant_type", "authorization_code"),
+                    ("code", code.as_str()),
+                    ("redirect_uri", redirect.as_str()),
+                    ("code_verifier", verifier.as_str()),
+                ];
+                let body = oidc_support::query(&form);
+                let form = "application/x-www-form-urlencoded";
+                let r = http.post(&path, form, body.as_bytes(), &[("Authorization", &basic)]).await;
+                samples.push(t.elapsed());
+                assert!(r.status == 200 && r.text().contains(expect), "{}", r.text());
+            }
+            samples
         }
-        tasks.join_all().await.into_iter().flatten().collect()
-    })
+    });
+    per_client.into_iter().flatten().collect()
 }
 
 fn openssl_rsa2048() -> String {

@@ -112,10 +112,7 @@ impl Rounds {
 
     /// The median of the rounds' ratios; `None` with fewer than two rounds or no ceiling figure.
     pub fn median(&self) -> Option<f64> {
-        let mut ratios = self.ratios().filter(|r| self.rounds > 1 && !r.is_empty())?;
-        ratios.sort_by(f64::total_cmp);
-        let mid = ratios.len() / 2;
-        Some(if ratios.len() % 2 == 1 { ratios[mid] } else { (ratios[mid - 1] + ratios[mid]) / 2.0 })
+        self.ratios().filter(|_| self.rounds > 1).and_then(|r| median(&r))
     }
 
     /// Prints `ceiling beside this phase: <ceiling> C1/C2/... per second around N rounds
@@ -124,7 +121,8 @@ impl Rounds {
         if self.rounds < 2 {
             return;
         }
-        let (Some(ratios), Some(median)) = (self.ratios().filter(|r| !r.is_empty()), self.median()) else {
+        let ratios = self.ratios().unwrap_or_default();
+        let Some(median) = median(&ratios) else {
             println!("    ceiling beside this phase: openssl speed gave no figure");
             return;
         };
@@ -138,5 +136,17 @@ impl Rounds {
             join(&ceilings, 0),
             self.rates.len()
         );
+    }
+}
+
+/// The middle value (the mean of the two middle ones for an even count); `None` for none.
+fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[mid]),
+        _ => Some((v[mid - 1] + v[mid]) / 2.0),
     }
 }

@@ -4,10 +4,30 @@
 //! switches are taken from the server under test.
 #![allow(dead_code)]
 
+use std::future::Future;
+
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use crate::lean::{self, Answer};
+
+/// Runs `client` for every one of `states` at once, each as a task with its own client of the
+/// server at `authority`, every task on one current-thread runtime; their results, in the order
+/// they finished.
+pub fn clients<S, R, Fut>(authority: &str, states: Vec<S>, client: impl Fn(S, AsyncLean) -> Fut) -> Vec<R>
+where
+    R: Send + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
+    runtime.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        for state in states {
+            tasks.spawn(client(state, AsyncLean::new(authority)));
+        }
+        tasks.join_all().await
+    })
+}
 
 pub struct AsyncLean {
     authority: String,
