@@ -711,3 +711,35 @@ fn a_node_whose_change_listener_is_cut_off_is_not_ready() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// The pool hands out connections without testing them first (that test was a round trip before
+/// every transaction). A connection the server has closed is found by its transaction's first
+/// message, and the transaction starts again on another connection: a node whose pooled
+/// connections were all cut (a PostgreSQL restart, `pg_terminate_backend`) answers its next
+/// reads and writes as if nothing had happened.
+#[test]
+fn a_node_whose_pooled_connections_were_all_closed_serves_its_next_requests() {
+    if skipped() {
+        return;
+    }
+    let d = TestDaemon::start();
+    // Several pings at once, so that the pool holds more than one connection.
+    at_once(6, |_| assert_eq!(d.get("/readyz").status, 200));
+    assert_eq!(d.get("/readyz").status, 200);
+    let TestStore::Postgres { db, .. } = &d.store else { unreachable!("postgres run") };
+    let mut admin = pg_config("postgres").connect(postgres::NoTls).expect("admin connection");
+    let pool = "FROM pg_stat_activity WHERE datname = $1 AND application_name NOT LIKE '% listener'";
+    let cut = admin.query(&format!("SELECT pg_terminate_backend(pid) {pool}"), &[db]).unwrap();
+    assert!(!cut.is_empty(), "the pool had connections to close");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !admin.query(&format!("SELECT pid {pool}"), &[db]).unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the closed connections are still listed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A read (the ping), a write through the admin socket, and the write read back.
+    assert_eq!(d.get("/readyz").status, 200);
+    d.cli(&["tenant", "create", "beta"]).ok();
+    let tenants = d.cli(&["tenant", "list", "-o", "json"]).ok().json();
+    assert!(tenants.as_array().is_some_and(|t| t.iter().any(|t| t["slug"] == "beta")), "{tenants}");
+    assert_eq!(d.get("/beta/.well-known/openid-configuration").status, 200);
+}

@@ -138,6 +138,7 @@ impl PgDb {
             let pool = r2d2::Pool::builder()
                 .max_size(target.pool_size)
                 .min_idle(Some(target.pool_size.min(2)))
+                .test_on_check_out(false)
                 .connection_timeout(CHECKOUT_TIMEOUT)
                 .build(manager.clone())
                 .map_err(|e| unavailable(&target, e))?;
@@ -187,16 +188,7 @@ impl PgDb {
     where
         E: From<StoreError>,
     {
-        let mut conn = self.get()?;
-        let PgConn { client, stmts } = &mut *conn;
-        let tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(StoreError::from)?;
-        let tx = PgTx::new(tx, stmts);
-        match f(&tx) {
+        self.in_transaction(IsolationLevel::RepeatableRead, true, |tx| match f(&tx) {
             Ok(out) => {
                 tx.commit()?;
                 Ok(out)
@@ -205,7 +197,7 @@ impl PgDb {
                 let _ = tx.rollback();
                 Err(e)
             }
-        }
+        })
     }
 
     /// Runs `f` in a `READ COMMITTED` transaction of its own: COMMIT on `Ok`, ROLLBACK on `Err`
@@ -216,27 +208,60 @@ impl PgDb {
     where
         E: From<StoreError>,
     {
-        let mut conn = self.get()?;
-        let PgConn { client, stmts } = &mut *conn;
-        let tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::ReadCommitted)
-            .start()
-            .map_err(StoreError::from)?;
-        let tx = PgTx::new(tx, stmts);
-        match catch_unwind(AssertUnwindSafe(|| f(&tx))) {
-            Ok(Ok(out)) => {
-                tx.commit()?;
-                Ok(out)
+        self.in_transaction(IsolationLevel::ReadCommitted, false, |tx| {
+            match catch_unwind(AssertUnwindSafe(|| f(&tx))) {
+                Ok(Ok(out)) => {
+                    tx.commit()?;
+                    Ok(out)
+                }
+                Ok(Err(e)) => {
+                    let _ = tx.rollback();
+                    Err(e)
+                }
+                Err(panic) => {
+                    let _ = tx.rollback();
+                    resume_unwind(panic)
+                }
             }
-            Ok(Err(e)) => {
-                let _ = tx.rollback();
-                Err(e)
+        })
+    }
+
+    /// Starts a transaction on a pooled connection and hands it to `body`.
+    ///
+    /// The pool does not test a connection as it hands it out (r2d2's default, an empty query:
+    /// a round trip before every transaction, a fifth of a sign-in's). A connection the server
+    /// has closed meanwhile (a restart, `pg_terminate_backend`, an idle timeout on the way) is
+    /// found by its first message instead, the `START TRANSACTION`: nothing has run yet, so the
+    /// transaction starts again on another connection, and the closed one leaves the pool
+    /// (`has_broken`). Every connection of the pool may have been closed at once, hence as many
+    /// attempts as the pool holds connections, and one more.
+    fn in_transaction<T, E>(
+        &self,
+        level: IsolationLevel,
+        read_only: bool,
+        body: impl FnOnce(PgTx<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let attempts = self.target.pool_size.saturating_add(1);
+        let mut body = Some(body);
+        let mut attempt = 1;
+        loop {
+            let mut conn = self.get()?;
+            let PgConn { client, stmts } = &mut *conn;
+            let failed = match client.build_transaction().isolation_level(level).read_only(read_only).start() {
+                Ok(tx) => {
+                    let body = body.take().ok_or_else(|| StoreError::Task("a transaction ran twice".into()))?;
+                    return body(PgTx::new(tx, stmts));
+                }
+                Err(e) => e,
+            };
+            if !client.is_closed() || attempt >= attempts {
+                return Err(StoreError::from(failed).into());
             }
-            Err(panic) => {
-                let _ = tx.rollback();
-                resume_unwind(panic)
-            }
+            tracing::debug!(error = %error_text(&failed), attempt, "a pooled connection was closed; starting again on another");
+            attempt += 1;
         }
     }
 
