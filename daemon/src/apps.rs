@@ -178,6 +178,7 @@ pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCr
             Ok(())
         })
         .await?;
+    state.db.wait_published().await;
     Ok(AppCreated { app: to_wire(&row), client_secret: secret })
 }
 
@@ -220,7 +221,9 @@ pub async fn delete(state: &State, slug: String, client_id: String) -> Result<()
             }
             Ok(())
         })
-        .await
+        .await?;
+    state.db.wait_published().await;
+    Ok(())
 }
 
 /// Edits one list: removals first (each must be present, compared in the form `normalise` stores),
@@ -297,7 +300,7 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
 
 /// Changes an application's name and lists in one transaction; refused whole on any error.
 pub async fn update(state: &State, slug: String, client_id: String, req: UpdateApp) -> Result<App, Error> {
-    state
+    let app = state
         .db
         .write(move |tx| -> Result<_, Error> {
             crate::store::cluster::admin_lock(tx)?;
@@ -308,7 +311,9 @@ pub async fn update(state: &State, slug: String, client_id: String, req: UpdateA
             store::apps::update(tx, tenant.id, &row).map_err(name_conflict(&row.name))?;
             Ok(to_wire(&row))
         })
-        .await
+        .await?;
+    state.db.wait_published().await;
+    Ok(app)
 }
 
 pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Result<SecretRotated, Error> {
@@ -331,6 +336,8 @@ pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Re
             Ok::<_, Error>(())
         })
         .await?;
+    // On PostgreSQL the old secret stops working on every node before the new one is shown.
+    state.db.wait_published().await;
     Ok(SecretRotated { client_id, client_secret: secret })
 }
 

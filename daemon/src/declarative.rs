@@ -505,7 +505,8 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     for slug in &touched {
         state.registry.refresh(state, slug).await?;
     }
-    if !touched.is_empty() {
+    // Changed applications too: on PostgreSQL every node then refuses a removed application.
+    if !changes.is_empty() {
         state.db.wait_published().await;
     }
     Ok(ApplyResult { dry_run: false, changes, plan: planned, created_apps: created })

@@ -175,6 +175,9 @@ async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
 /// tells the listener, which reports this node up to date to the nodes waiting on it.
 async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::cluster::Batch>) {
     while let Some(batch) = batches.recv().await {
+        // Before anything is reported applied: the changes are committed, and applications kept
+        // in memory may predate them.
+        state.db.others_changed();
         let slugs = if batch.full {
             // The journal was pruned past what this node applied: reload everything, including
             // tenants deleted meanwhile (refresh drops a slug the database no longer has).

@@ -743,3 +743,74 @@ fn a_node_whose_pooled_connections_were_all_closed_serves_its_next_requests() {
     assert!(tenants.as_array().is_some_and(|t| t.iter().any(|t| t["slug"] == "beta")), "{tenants}");
     assert_eq!(d.get("/beta/.well-known/openid-configuration").status, 200);
 }
+
+/// The client-credentials grant finds its application in memory on every node. A secret
+/// rotated, an application deleted through one node: once the command has answered, every node
+/// refuses the old secret, whose application it had just served from memory, and the node that
+/// made the change at once.
+#[test]
+fn a_client_secret_rotated_through_one_node_is_refused_by_every_node_at_once() {
+    if skipped() {
+        return;
+    }
+    let c = Cluster::start(2);
+    let a = Site::new(c.node(0), "acme", &[]);
+    let b = c.site(1, &a);
+    let m2m = app(&a, "m2m", &[]);
+    let grant = |site: &Site, app: &App| token(site, app, &[("grant_type", "client_credentials")]);
+    for site in [&a, &b] {
+        for _ in 0..3 {
+            assert_eq!(grant(site, &m2m).status, 200, "served before the rotation");
+        }
+    }
+    let rotated = c.cli(0, &["app", "rotate-secret", "--tenant", "acme", &m2m.client_id, "-o", "json"]).ok().json();
+    let new = App { secret: rotated["client_secret"].as_str().map(str::to_owned), ..m2m.clone() };
+    for site in [&a, &b] {
+        assert_refused(&grant(site, &m2m), 401, "invalid_client", "the old secret after the rotation");
+        assert_eq!(grant(site, &new).status, 200, "the new secret");
+    }
+    c.cli(0, &["app", "delete", "--tenant", "acme", &m2m.client_id, "--yes"]).ok();
+    for site in [&a, &b] {
+        assert_refused(&grant(site, &new), 401, "invalid_client", "a deleted application");
+    }
+}
+
+/// A node whose change listener cannot reach the database stops trusting the applications it
+/// keeps in memory within a second: it reads them from the database again (its pool still
+/// works), so a secret rotated through another node is refused there too.
+#[test]
+fn a_node_cut_off_from_other_nodes_changes_reads_applications_from_the_database() {
+    if skipped() {
+        return;
+    }
+    let c = Cluster::start(2);
+    let a = Site::new(c.node(0), "acme", &[]);
+    let b = c.site(1, &a);
+    let m2m = app(&a, "m2m", &[]);
+    let grant = |site: &Site, app: &App| token(site, app, &[("grant_type", "client_credentials")]);
+    assert_eq!(grant(&b, &m2m).status, 200);
+    assert_eq!(grant(&b, &m2m).status, 200, "now from B's memory");
+    let TestStore::Postgres { db, .. } = &c.node(1).store else { unreachable!("postgres run") };
+    let mut admin = pg_config("postgres").connect(postgres::NoTls).expect("admin connection");
+    // Both nodes run in this process under one application name: B's listener is the one that
+    // connected last (B started after A). New connections are refused meanwhile, so that it
+    // cannot come back; both pools keep the connections they have.
+    admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false")).unwrap();
+    let cut = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE pid = (SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% listener'
+                          ORDER BY backend_start DESC LIMIT 1)",
+            &[db],
+        )
+        .unwrap();
+    assert_eq!(cut.len(), 1, "B's listener connection");
+    let rotated = c.cli(0, &["app", "rotate-secret", "--tenant", "acme", &m2m.client_id, "-o", "json"]).ok().json();
+    let new = App { secret: rotated["client_secret"].as_str().map(str::to_owned), ..m2m.clone() };
+    within_1s("B refuses the secret rotated through A", || {
+        let r = grant(&b, &m2m);
+        if r.status == 401 { Ok(()) } else { Err(format!("{} {}", r.status, r.body)) }
+    });
+    assert_eq!(grant(&b, &new).status, 200, "B serves the new secret from the database");
+    admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true")).unwrap();
+}

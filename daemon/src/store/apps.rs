@@ -68,7 +68,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             app.device_flow,
         ],
     )?;
-    Ok(())
+    super::cluster::changed(tx.conn(), tenant)
 }
 
 pub fn get(tx: &impl Reader, tenant: TenantId, client_id: &str) -> Result<Option<AppRow>, StoreError> {
@@ -86,6 +86,9 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str) -> Result<boo
     let n = tx
         .conn()
         .execute("DELETE FROM applications WHERE tenant_id = ?1 AND client_id = ?2", params![tenant, client_id])?;
+    if n == 1 {
+        super::cluster::changed(tx.conn(), tenant)?;
+    }
     Ok(n == 1)
 }
 
@@ -94,6 +97,9 @@ pub fn set_secret_hash(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str, hash
         "UPDATE applications SET secret_hash = ?3 WHERE tenant_id = ?1 AND client_id = ?2",
         params![tenant, client_id, hash],
     )?;
+    if n == 1 {
+        super::cluster::changed(tx.conn(), tenant)?;
+    }
     Ok(n == 1)
 }
 
@@ -123,7 +129,7 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             app.device_flow
         ],
     )?;
-    Ok(())
+    super::cluster::changed(tx.conn(), tenant)
 }
 
 #[cfg(test)]

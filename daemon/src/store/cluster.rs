@@ -26,6 +26,11 @@ use super::{Reader, StoreError, TenantId, WriteTx};
 
 /// How long a node may miss a notification before it looks at the journal anyway.
 pub const POLL: Duration = Duration::from_millis(500);
+/// A node whose listener has read and applied the journal within this long serves applications
+/// from memory for the client-credentials grant ([`super::app_cache`]); past it, it reads them
+/// from the database. Other nodes' changes then reach its grants within a second, as they reach
+/// the rest of what it serves.
+pub const CACHE_LAG: Duration = Duration::from_secs(1);
 /// A node whose heartbeat is older than this is taken for dead: nobody waits for it.
 pub const NODE_TIMEOUT_SECS: i64 = 3;
 /// A node whose listener has not read the journal for this long answers 503 at `/readyz`: it
@@ -54,6 +59,7 @@ pub fn changed(c: &dyn Conn, tenant: TenantId) -> Result<(), StoreError> {
     if c.engine() == Engine::Sqlite {
         return Ok(());
     }
+    c.changing_cached_state();
     // The UPDATE holds cluster_state's row lock until COMMIT, so change transactions commit in
     // generation order and a reader of `generation > last` never skips one still in flight
     // (a sequence would hand out numbers that commit out of order).
@@ -213,10 +219,11 @@ pub struct Listener {
     heard: Arc<std::sync::atomic::AtomicI64>,
 }
 
-/// The machine's clock, not the daemon's injected one (a test's manual clock does not move while
-/// the listener works); only ever compared with itself.
+/// The machine's clock in milliseconds, not the daemon's injected one (a test's manual clock does
+/// not move while the listener works); only ever compared with itself.
 fn unix_now() -> i64 {
-    crate::clock::Clock::now(&crate::clock::SystemClock)
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// When the listener last read the change journal: a node that has not for a few seconds may
@@ -227,7 +234,7 @@ pub struct Heard(Arc<std::sync::atomic::AtomicI64>);
 impl Heard {
     /// How long ago the journal was last read.
     pub fn age(&self) -> Duration {
-        Duration::from_secs(u64::try_from(unix_now() - self.0.load(Ordering::Relaxed)).unwrap_or(0))
+        Duration::from_millis(u64::try_from(unix_now() - self.0.load(Ordering::Relaxed)).unwrap_or(0))
     }
 }
 

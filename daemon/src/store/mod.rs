@@ -335,6 +335,15 @@ impl Db {
         }
     }
 
+    /// Other nodes have changed tenants or applications, and this node is about to apply their
+    /// changes: what it keeps of applications in memory is stale (PostgreSQL; SQLite has no
+    /// other nodes).
+    pub fn others_changed(&self) {
+        if let Engine::Postgres(p) = &*self.0 {
+            p.db.apps().changes().moved();
+        }
+    }
+
     /// Waits until every other live node has applied the changes committed so far (their caches
     /// of tenants and keys reloaded), at most [`cluster::WAIT_PUBLISHED`]: an admin change answers
     /// once the whole cluster serves it. Returns at once on SQLite.
@@ -530,16 +539,29 @@ impl Db {
     }
 
     /// An application by Client ID, for the client-credentials grant (a read-only hot path):
-    /// on SQLite from memory while no write has touched applications or tenants since it was
-    /// read ([`app_cache`]), else from the database; on PostgreSQL always from the database.
+    /// from memory while no write has touched applications or tenants since it was read
+    /// ([`app_cache`]), else from the database. On PostgreSQL memory also needs the change
+    /// listener to have applied the other nodes' changes within [`cluster::CACHE_LAG`].
     pub async fn app_for_grant(
         &self,
         tenant: TenantId,
         client_id: &str,
     ) -> Result<Option<std::sync::Arc<apps::AppRow>>, StoreError> {
-        let Engine::Sqlite(sqlite) = &*self.0 else {
-            let id = client_id.to_owned();
-            return Ok(self.read(move |tx| apps::get(tx, tenant, &id)).await?.map(std::sync::Arc::new));
+        let sqlite = match &*self.0 {
+            Engine::Sqlite(sqlite) => sqlite,
+            Engine::Postgres(p) => {
+                // Other nodes change applications too: memory is trusted only while the change
+                // listener keeps up with them.
+                let current = p.heard.get().is_some_and(|h| h.age() < cluster::CACHE_LAG);
+                let cache = p.db.apps();
+                if current && let Some(app) = cache.get(tenant, client_id) {
+                    return Ok(Some(app));
+                }
+                let seen = cache.epoch();
+                let id = client_id.to_owned();
+                let row = self.read(move |tx| apps::get(tx, tenant, &id)).await?;
+                return Ok(row.map(|app| cache.remember(seen, tenant, app)));
+            }
         };
         if let Some(app) = sqlite.apps.get(tenant, client_id) {
             return Ok(Some(app));

@@ -281,6 +281,10 @@ pub trait Conn {
     fn insert_id(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Option<i64>, StoreError> {
         returned_id(self, sql, params)
     }
+    /// This transaction changes applications or tenants, which nodes keep in memory: on
+    /// PostgreSQL it begins a change on the application cache ([`super::app_cache`]), ended
+    /// after the transaction. SQLite's writer learns of such changes from its update hook.
+    fn changing_cached_state(&self) {}
 }
 
 /// The first column of the first row a statement returns, as an id.

@@ -13,16 +13,26 @@ use postgres::{Statement, Transaction};
 use super::manager::StatementCache;
 use super::rewrite;
 use crate::store::StoreError;
+use crate::store::app_cache::{Change, Changes};
 use crate::store::sql::{Conn, Engine, Row, ToValue, Value};
 
 pub struct PgTx<'c> {
     tx: RefCell<Transaction<'c>>,
     stmts: RefCell<&'c mut StatementCache>,
+    changes: &'c Changes,
+    /// The change to applications or tenants this transaction has begun, if any; its owner
+    /// drops it once the transaction has ended.
+    change: &'c RefCell<Option<Change>>,
 }
 
 impl<'c> PgTx<'c> {
-    pub(crate) fn new(tx: Transaction<'c>, stmts: &'c mut StatementCache) -> PgTx<'c> {
-        PgTx { tx: RefCell::new(tx), stmts: RefCell::new(stmts) }
+    pub(crate) fn new(
+        tx: Transaction<'c>,
+        stmts: &'c mut StatementCache,
+        changes: &'c Changes,
+        change: &'c RefCell<Option<Change>>,
+    ) -> PgTx<'c> {
+        PgTx { tx: RefCell::new(tx), stmts: RefCell::new(stmts), changes, change }
     }
 
     pub(crate) fn commit(self) -> Result<(), StoreError> {
@@ -92,5 +102,13 @@ impl Conn for PgTx<'_> {
 
     fn batch(&self, sql: &str) -> Result<(), StoreError> {
         Ok(self.tx()?.batch_execute(sql)?)
+    }
+
+    fn changing_cached_state(&self) {
+        if let Ok(mut change) = self.change.try_borrow_mut()
+            && change.is_none()
+        {
+            *change = Some(self.changes.begin());
+        }
     }
 }

@@ -16,6 +16,7 @@ pub mod rewrite;
 pub mod tls;
 pub mod values;
 
+use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::time::Duration;
 
@@ -25,6 +26,7 @@ pub use self::config::{PgSettings, PgTarget, SslMode};
 use self::conn::PgTx;
 use self::manager::{PgConn, PgManager};
 use crate::store::StoreError;
+use crate::store::app_cache::{AppCache, Change};
 use crate::store::sql::Conn;
 
 /// A PostgreSQL error as a sentence: the server's message and detail, or the client's error with
@@ -54,6 +56,9 @@ const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct PgDb {
     /// `None` only inside `drop`.
     pool: Option<r2d2::Pool<PgManager>>,
+    /// Applications for the client-credentials grant; transactions that change applications or
+    /// tenants begin and end a change on it ([`crate::store::app_cache`]).
+    apps: AppCache,
     /// For connections outside the pool.
     manager: PgManager,
     target: PgTarget,
@@ -143,7 +148,7 @@ impl PgDb {
                 .build(manager.clone())
                 .map_err(|e| unavailable(&target, e))?;
             tracing::info!(database = %target.describe(), ssl_mode = target.ssl_mode.as_str(), "PostgreSQL database open");
-            Ok(PgDb { pool: Some(pool), manager, target })
+            Ok(PgDb { pool: Some(pool), apps: AppCache::default(), manager, target })
         })
     }
 
@@ -154,6 +159,10 @@ impl PgDb {
 
     pub fn target(&self) -> &PgTarget {
         &self.target
+    }
+
+    pub(in crate::store) fn apps(&self) -> &AppCache {
+        &self.apps
     }
 
     /// Opens connections outside the pool, without the session bounds: the change listener's
@@ -247,13 +256,17 @@ impl PgDb {
         let attempts = self.target.pool_size.saturating_add(1);
         let mut body = Some(body);
         let mut attempt = 1;
+        // Declared before the transaction, so dropped after its commit or rollback (or during a
+        // panic's unwinding): a change to applications or tenants ends only then.
+        let change: RefCell<Option<Change>> = RefCell::new(None);
+        let changes = self.apps.changes();
         loop {
             let mut conn = self.get()?;
             let PgConn { client, stmts } = &mut *conn;
             let failed = match client.build_transaction().isolation_level(level).read_only(read_only).start() {
                 Ok(tx) => {
                     let body = body.take().ok_or_else(|| StoreError::Task("a transaction ran twice".into()))?;
-                    return body(PgTx::new(tx, stmts));
+                    return body(PgTx::new(tx, stmts, &changes, &change));
                 }
                 Err(e) => e,
             };

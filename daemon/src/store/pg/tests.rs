@@ -440,3 +440,59 @@ fn bulk_invites_run_on_this_engine() {
     })
     .unwrap();
 }
+
+/// The client-credentials grant's application cache on this engine: a transaction that changes
+/// applications or tenants (it calls `cluster::changed`) keeps the cache unused from that call
+/// until it has committed or rolled back, and leaves every entry read before it stale.
+#[test]
+fn a_change_to_applications_keeps_the_cache_unused_until_its_transaction_ends() {
+    use crate::store::apps::AppRow;
+    use crate::store::{AppType, StoreError, TenantId, cluster};
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let tenant = TenantId(
+        db.write_blocking(|tx| {
+            tx.query_one(
+                "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+                 VALUES ('acme', 'Acme', 'http://localhost/acme', 'localhost', 'open', 1) RETURNING id",
+                params![],
+                |r| r.get(0),
+            )
+        })
+        .unwrap(),
+    );
+    let row = |id: &str| AppRow {
+        client_id: id.into(),
+        name: id.into(),
+        app_type: AppType::M2m,
+        secret_hash: Some(vec![1]),
+        redirect_uris: vec![],
+        post_logout_redirect_uris: vec![],
+        cors_origins: vec![],
+        scopes: vec![],
+        created_at: 1,
+        device_flow: false,
+    };
+    let apps = db.apps();
+    apps.remember(apps.epoch(), tenant, row("c"));
+    assert!(apps.get(tenant, "c").is_some(), "kept");
+    db.write_blocking(|c| {
+        cluster::changed(c, tenant)?;
+        assert!(apps.get(tenant, "c").is_none(), "a change is under way");
+        apps.remember(apps.epoch(), tenant, row("d"));
+        assert!(apps.get(tenant, "d").is_none(), "read while the change was under way");
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    assert!(apps.get(tenant, "c").is_none(), "read before the change");
+    apps.remember(apps.epoch(), tenant, row("c"));
+    assert!(apps.get(tenant, "c").is_some(), "read after it");
+    let refused: Result<(), StoreError> = db.write_blocking(|c| {
+        cluster::changed(c, tenant)?;
+        Err(StoreError::Corrupt("refused".into()))
+    });
+    assert!(refused.is_err());
+    assert!(apps.get(tenant, "c").is_none(), "a rolled-back change moves the cache too");
+    apps.remember(apps.epoch(), tenant, row("c"));
+    assert!(apps.get(tenant, "c").is_some(), "and nothing is left under way");
+}
