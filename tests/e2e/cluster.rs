@@ -744,6 +744,16 @@ fn a_node_whose_pooled_connections_were_all_closed_serves_its_next_requests() {
     assert_eq!(d.get("/beta/.well-known/openid-configuration").status, 200);
 }
 
+fn client_credentials(site: &Site, app: &App) -> Http {
+    token(site, app, &[("grant_type", "client_credentials")])
+}
+
+/// `app` with the new secret `app rotate-secret` through node 0 gave it.
+fn rotate_secret(c: &Cluster, app: &App) -> App {
+    let rotated = c.cli(0, &["app", "rotate-secret", "--tenant", "acme", &app.client_id, "-o", "json"]).ok().json();
+    App { secret: rotated["client_secret"].as_str().map(str::to_owned), ..app.clone() }
+}
+
 /// The client-credentials grant finds its application in memory on every node. A secret
 /// rotated, an application deleted through one node: once the command has answered, every node
 /// refuses the old secret, whose application it had just served from memory, and the node that
@@ -757,14 +767,13 @@ fn a_client_secret_rotated_through_one_node_is_refused_by_every_node_at_once() {
     let a = Site::new(c.node(0), "acme", &[]);
     let b = c.site(1, &a);
     let m2m = app(&a, "m2m", &[]);
-    let grant = |site: &Site, app: &App| token(site, app, &[("grant_type", "client_credentials")]);
+    let grant = client_credentials;
     for site in [&a, &b] {
         for _ in 0..3 {
             assert_eq!(grant(site, &m2m).status, 200, "served before the rotation");
         }
     }
-    let rotated = c.cli(0, &["app", "rotate-secret", "--tenant", "acme", &m2m.client_id, "-o", "json"]).ok().json();
-    let new = App { secret: rotated["client_secret"].as_str().map(str::to_owned), ..m2m.clone() };
+    let new = rotate_secret(&c, &m2m);
     for site in [&a, &b] {
         assert_refused(&grant(site, &m2m), 401, "invalid_client", "the old secret after the rotation");
         assert_eq!(grant(site, &new).status, 200, "the new secret");
@@ -787,7 +796,7 @@ fn a_node_cut_off_from_other_nodes_changes_reads_applications_from_the_database(
     let a = Site::new(c.node(0), "acme", &[]);
     let b = c.site(1, &a);
     let m2m = app(&a, "m2m", &[]);
-    let grant = |site: &Site, app: &App| token(site, app, &[("grant_type", "client_credentials")]);
+    let grant = client_credentials;
     assert_eq!(grant(&b, &m2m).status, 200);
     assert_eq!(grant(&b, &m2m).status, 200, "now from B's memory");
     let TestStore::Postgres { db, .. } = &c.node(1).store else { unreachable!("postgres run") };
@@ -805,8 +814,7 @@ fn a_node_cut_off_from_other_nodes_changes_reads_applications_from_the_database(
         )
         .unwrap();
     assert_eq!(cut.len(), 1, "B's listener connection");
-    let rotated = c.cli(0, &["app", "rotate-secret", "--tenant", "acme", &m2m.client_id, "-o", "json"]).ok().json();
-    let new = App { secret: rotated["client_secret"].as_str().map(str::to_owned), ..m2m.clone() };
+    let new = rotate_secret(&c, &m2m);
     within_1s("B refuses the secret rotated through A", || {
         let r = grant(&b, &m2m);
         if r.status == 401 { Ok(()) } else { Err(format!("{} {}", r.status, r.body)) }

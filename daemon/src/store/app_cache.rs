@@ -153,26 +153,11 @@ impl AppCache {
 
 #[cfg(test)]
 mod tests {
-    use super::super::apps::{self, AppRow};
+    use super::super::apps;
     use super::super::sql::params;
-    use super::super::testing::{temp_db, tenant};
-    use super::super::{AppType, Engine, Reader, StoreError, TenantId};
+    use super::super::testing::{m2m_app, temp_db, tenant};
+    use super::super::{Engine, Reader, StoreError, TenantId};
     use super::*;
-
-    fn m2m(client_id: &str, hash: &[u8]) -> AppRow {
-        AppRow {
-            client_id: client_id.into(),
-            name: client_id.into(),
-            app_type: AppType::M2m,
-            secret_hash: Some(hash.to_vec()),
-            redirect_uris: vec![],
-            post_logout_redirect_uris: vec![],
-            cors_origins: vec![],
-            scopes: vec![],
-            created_at: 1,
-            device_flow: false,
-        }
-    }
 
     #[test]
     fn only_reads_that_saw_no_change_begin_or_end_are_kept() {
@@ -180,21 +165,21 @@ mod tests {
         let epoch = cache.epoch_handle();
         let t = TenantId(1);
         let seen = cache.epoch();
-        cache.remember(seen, t, m2m("a", b"1"));
+        cache.remember(seen, t, m2m_app("a", b"1"));
         assert!(cache.get(t, "a").is_some());
         assert!(cache.get(TenantId(2), "a").is_none(), "another tenant's app");
 
         epoch.changing();
         assert!(cache.get(t, "a").is_none(), "a change has begun: nothing is served from memory");
         let during = cache.epoch();
-        cache.remember(during, t, m2m("b", b"2"));
+        cache.remember(during, t, m2m_app("b", b"2"));
         assert!(cache.get(t, "b").is_none(), "read while a change was under way");
         epoch.changing();
         epoch.settled();
         assert!(cache.get(t, "a").is_none() && cache.get(t, "b").is_none(), "both from before the change");
-        cache.remember(during, t, m2m("c", b"3"));
+        cache.remember(during, t, m2m_app("c", b"3"));
         assert!(cache.get(t, "c").is_none(), "read across the change's end");
-        cache.remember(cache.epoch(), t, m2m("d", b"4"));
+        cache.remember(cache.epoch(), t, m2m_app("d", b"4"));
         assert!(cache.get(t, "d").is_some());
         epoch.settled();
         assert!(cache.get(t, "d").is_some(), "settling twice moves nothing");
@@ -211,12 +196,12 @@ mod tests {
         let second = changes.begin();
         drop(first);
         let during = cache.epoch();
-        cache.remember(during, t, m2m("a", b"1"));
+        cache.remember(during, t, m2m_app("a", b"1"));
         assert!(cache.get(t, "a").is_none(), "read while the second change was under way");
         drop(second);
-        cache.remember(during, t, m2m("a", b"1"));
+        cache.remember(during, t, m2m_app("a", b"1"));
         assert!(cache.get(t, "a").is_none(), "read across the second change's end");
-        cache.remember(cache.epoch(), t, m2m("a", b"1"));
+        cache.remember(cache.epoch(), t, m2m_app("a", b"1"));
         assert!(cache.get(t, "a").is_some());
         // Another node's change, applied by the listener.
         changes.moved();
@@ -232,7 +217,7 @@ mod tests {
         };
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let t = db.write(|tx| tenant(tx, "acme"));
-        db.write(|tx| apps::insert(tx, t, &m2m("c1", b"old")).unwrap());
+        db.write(|tx| apps::insert(tx, t, &m2m_app("c1", b"old")).unwrap());
         let grant = |id: &str| rt.block_on(db.db.app_for_grant(t, id)).unwrap();
         assert_eq!(grant("c1").unwrap().secret_hash.as_deref(), Some(&b"old"[..]));
         assert!(sqlite.apps.get(t, "c1").is_some(), "kept in memory");
@@ -244,7 +229,7 @@ mod tests {
         assert!(grant("c1").is_none());
 
         // A rolled-back change still moves the epoch; the row is read again and is unchanged.
-        db.write(|tx| apps::insert(tx, t, &m2m("c2", b"x")).unwrap());
+        db.write(|tx| apps::insert(tx, t, &m2m_app("c2", b"x")).unwrap());
         assert!(grant("c2").is_some());
         let failed: Result<(), StoreError> = rt.block_on(db.db.write(move |tx| {
             apps::set_secret_hash(tx, t, "c2", b"y")?;

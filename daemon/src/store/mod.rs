@@ -715,6 +715,22 @@ pub(crate) mod testing {
     }
 
     /// A tenant with slug `slug` (base URL `http://localhost/{slug}`, invite-only), created at 1.
+    /// A machine-to-machine application whose secret hashes to `secret_hash`.
+    pub fn m2m_app(client_id: &str, secret_hash: &[u8]) -> apps::AppRow {
+        apps::AppRow {
+            client_id: client_id.into(),
+            name: client_id.into(),
+            app_type: AppType::M2m,
+            secret_hash: Some(secret_hash.to_vec()),
+            redirect_uris: vec![],
+            post_logout_redirect_uris: vec![],
+            cors_origins: vec![],
+            scopes: vec![],
+            created_at: 1,
+            device_flow: false,
+        }
+    }
+
     pub fn tenant(tx: &WriteTx<'_>, slug: &str) -> TenantId {
         let url = format!("http://localhost/{slug}");
         let new = tenants::NewTenant {

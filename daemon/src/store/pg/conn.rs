@@ -13,26 +13,26 @@ use postgres::{Statement, Transaction};
 use super::manager::StatementCache;
 use super::rewrite;
 use crate::store::StoreError;
-use crate::store::app_cache::{Change, Changes};
+use crate::store::app_cache::{AppCache, Change};
 use crate::store::sql::{Conn, Engine, Row, ToValue, Value};
 
 pub struct PgTx<'c> {
     tx: RefCell<Transaction<'c>>,
     stmts: RefCell<&'c mut StatementCache>,
-    changes: &'c Changes,
+    apps: &'c AppCache,
     /// The change to applications or tenants this transaction has begun, if any; its owner
     /// drops it once the transaction has ended.
     change: &'c RefCell<Option<Change>>,
 }
 
 impl<'c> PgTx<'c> {
-    pub(crate) fn new(
+    pub(in crate::store) fn new(
         tx: Transaction<'c>,
         stmts: &'c mut StatementCache,
-        changes: &'c Changes,
+        apps: &'c AppCache,
         change: &'c RefCell<Option<Change>>,
     ) -> PgTx<'c> {
-        PgTx { tx: RefCell::new(tx), stmts: RefCell::new(stmts), changes, change }
+        PgTx { tx: RefCell::new(tx), stmts: RefCell::new(stmts), apps, change }
     }
 
     pub(crate) fn commit(self) -> Result<(), StoreError> {
@@ -108,7 +108,7 @@ impl Conn for PgTx<'_> {
         if let Ok(mut change) = self.change.try_borrow_mut()
             && change.is_none()
         {
-            *change = Some(self.changes.begin());
+            *change = Some(self.apps.changes().begin());
         }
     }
 }

@@ -259,14 +259,13 @@ impl PgDb {
         // Declared before the transaction, so dropped after its commit or rollback (or during a
         // panic's unwinding): a change to applications or tenants ends only then.
         let change: RefCell<Option<Change>> = RefCell::new(None);
-        let changes = self.apps.changes();
         loop {
             let mut conn = self.get()?;
             let PgConn { client, stmts } = &mut *conn;
             let failed = match client.build_transaction().isolation_level(level).read_only(read_only).start() {
                 Ok(tx) => {
                     let body = body.take().ok_or_else(|| StoreError::Task("a transaction ran twice".into()))?;
-                    return body(PgTx::new(tx, stmts, &changes, &change));
+                    return body(PgTx::new(tx, stmts, &self.apps, &change));
                 }
                 Err(e) => e,
             };

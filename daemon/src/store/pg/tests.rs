@@ -446,33 +446,12 @@ fn bulk_invites_run_on_this_engine() {
 /// until it has committed or rolled back, and leaves every entry read before it stale.
 #[test]
 fn a_change_to_applications_keeps_the_cache_unused_until_its_transaction_ends() {
-    use crate::store::apps::AppRow;
-    use crate::store::{AppType, StoreError, TenantId, cluster};
+    use crate::store::testing::{m2m_app, tenant};
+    use crate::store::{StoreError, WriteTx, cluster};
     let Some(t) = test_db() else { return };
     let db = PgDb::open(&t.settings).unwrap();
-    let tenant = TenantId(
-        db.write_blocking(|tx| {
-            tx.query_one(
-                "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
-                 VALUES ('acme', 'Acme', 'http://localhost/acme', 'localhost', 'open', 1) RETURNING id",
-                params![],
-                |r| r.get(0),
-            )
-        })
-        .unwrap(),
-    );
-    let row = |id: &str| AppRow {
-        client_id: id.into(),
-        name: id.into(),
-        app_type: AppType::M2m,
-        secret_hash: Some(vec![1]),
-        redirect_uris: vec![],
-        post_logout_redirect_uris: vec![],
-        cors_origins: vec![],
-        scopes: vec![],
-        created_at: 1,
-        device_flow: false,
-    };
+    let tenant = db.write_blocking(|c| Ok::<_, StoreError>(tenant(&WriteTx(c), "acme"))).unwrap();
+    let row = |id: &str| m2m_app(id, &[1]);
     let apps = db.apps();
     apps.remember(apps.epoch(), tenant, row("c"));
     assert!(apps.get(tenant, "c").is_some(), "kept");
