@@ -404,16 +404,40 @@ impl Db {
     /// page cache, less than the two thread switches of [`Db::read`]. Anything that scans or may
     /// wait on the disk for long goes through [`Db::read`]. Async because an engine whose client
     /// must not block an async worker (PostgreSQL) runs it on a blocking thread instead.
+    ///
+    /// On PostgreSQL the statements run without a transaction around them (two round trips
+    /// fewer, [`pg::PgDb::each_blocking`]): each reads the latest committed rows, with no snapshot
+    /// common to all of them. Use it only where that is as good: lookups whose result a later
+    /// write checks again anyway (a sign-in's finish consumes its challenge in its write). `f`
+    /// may run twice (a connection found closed), hence `Fn`.
     pub async fn read_now<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
-        F: FnOnce(&ReadTx<'_>) -> Result<T, E> + Send + 'static,
+        F: Fn(&ReadTx<'_>) -> Result<T, E> + Send + 'static,
     {
         match &*self.0 {
             Engine::Sqlite(_) => self.read_blocking(f),
-            Engine::Postgres(_) => self.read(f).await,
+            Engine::Postgres(_) => self.each_spawned(None, move |c| f(&ReadTx(c))).await,
         }
+    }
+
+    /// [`pg::PgDb::each_blocking`] on a blocking thread.
+    async fn each_spawned<T, E, F>(&self, limit: Option<u32>, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&dyn sql::Conn) -> Result<T, E> + Send + 'static,
+    {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || match &*db.0 {
+            Engine::Postgres(p) => p.db.each_blocking(limit, f),
+            Engine::Sqlite(_) => {
+                Err(E::from(StoreError::Task("statements without a transaction are PostgreSQL's".into())))
+            }
+        })
+        .await
+        .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
     /// Runs `f` on the writer thread in a write transaction shared with other queued writes;
@@ -440,6 +464,26 @@ impl Db {
         F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
     {
         self.queue(f, false).await
+    }
+
+    /// Like [`Db::write_unsynced`], for a write of exactly one statement (a ceremony's challenge
+    /// insert). On PostgreSQL that statement commits on its own, without `START TRANSACTION` and
+    /// `COMMIT` around it (two of a sign-in's round trips); a second statement fails, so the
+    /// write stays atomic. `f` may run twice (a connection found closed), hence `Fn`.
+    pub async fn write_one_unsynced<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
+        match &*self.0 {
+            Engine::Sqlite(_) => self.queue(f, false).await,
+            Engine::Postgres(p) => {
+                p.stats.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                p.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.each_spawned(Some(1), move |c| f(&WriteTx(c))).await
+            }
+        }
     }
 
     async fn queue<T, E, F>(&self, f: F, synced: bool) -> Result<T, E>

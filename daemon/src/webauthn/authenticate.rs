@@ -22,8 +22,8 @@ use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
-use crate::store::users::{UserId, UserRow, normalise_email};
-use crate::store::{self, ChallengeKind, TenantId, UserStatus};
+use crate::store::users::{UserId, normalise_email};
+use crate::store::{self, ChallengeKind, UserStatus};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Default, Deserialize)]
@@ -109,7 +109,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
     });
     let row = ChallengeRow { challenge, kind, user_id, state: "{}".into(), context: "{}".into(), expires_at };
     // A challenge lost in a power cut only means the user starts again: no fsync to wait for.
-    state.db.write_unsynced(move |tx| store::challenges::insert(tx, t, &row)).await?;
+    state.db.write_one_unsynced(move |tx| store::challenges::insert(tx, t, &row)).await?;
     Ok(options)
 }
 
@@ -136,10 +136,16 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     let (row, user, mut credential) = state
         .db
         .read_now(move |tx| -> Result<_, Error> {
+            // The credential before the challenge: on PostgreSQL these reads share no snapshot,
+            // and a finish that won the challenge deletes it and moves the credential's counter
+            // in one commit. Read in this order, a challenge still there means the counter read
+            // before it is from before that commit, so a concurrent replay fails on the challenge
+            // (its write finds it gone), never on a counter that moved under it.
+            let credential = store::credentials::by_credential_id(tx, t, &id)?;
             let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
             let row = store::challenges::peek(tx, t, &c, kinds, now)?.ok_or_else(invalid_challenge)?;
             let user = if row.kind == ChallengeKind::Discoverable {
-                let handle = handle.ok_or_else(|| {
+                let handle = handle.as_ref().ok_or_else(|| {
                     Error::invalid(
                         codes::MISSING_USER_HANDLE,
                         "a username-less sign-in needs the credential's user handle",
@@ -150,7 +156,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                 let user_id = row.user_id.ok_or_else(unknown)?;
                 store::users::by_id(tx, t, user_id)?.ok_or_else(unknown)?
             };
-            let credential = owned_credential(tx, t, &user, &id)?.ok_or_else(unknown)?;
+            // Another user's credential reads as unknown.
+            let credential = credential.filter(|c| c.user_id == user.id).ok_or_else(unknown)?;
             Ok((row, user, credential))
         })
         .await?;
@@ -208,14 +215,4 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
         session,
         user_id,
     })
-}
-
-/// The credential with this id, if it belongs to `user` (another user's credential reads as unknown).
-fn owned_credential(
-    tx: &impl store::Reader,
-    tenant: TenantId,
-    user: &UserRow,
-    id: &[u8],
-) -> Result<Option<CredentialRow>, Error> {
-    Ok(store::credentials::by_credential_id(tx, tenant, id)?.filter(|c| c.user_id == user.id))
 }

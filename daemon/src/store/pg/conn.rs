@@ -1,4 +1,6 @@
-//! An open PostgreSQL transaction behind the store's [`Conn`] trait.
+//! An open PostgreSQL transaction behind the store's [`Conn`] trait, or a connection whose
+//! statements each commit on their own (no `START TRANSACTION` and `COMMIT` round trips: see
+//! [`super::PgDb::each_blocking`]).
 //!
 //! `postgres::Transaction` wants `&mut self` for every statement while the store hands
 //! transactions around as `&dyn Conn`, hence the `RefCell`s. A query collects its rows before
@@ -8,7 +10,7 @@
 use std::cell::{RefCell, RefMut};
 
 use postgres::types::ToSql;
-use postgres::{Statement, Transaction};
+use postgres::{Client, Statement, Transaction};
 
 use super::manager::StatementCache;
 use super::rewrite;
@@ -16,8 +18,66 @@ use crate::store::StoreError;
 use crate::store::app_cache::{AppCache, Change};
 use crate::store::sql::{Conn, Engine, Row, ToValue, Value};
 
+/// Where a [`PgTx`]'s statements go.
+enum Session<'c> {
+    /// An explicit transaction, ended by [`PgTx::commit`] or [`PgTx::rollback`] (rolled back if
+    /// dropped).
+    Tx(Transaction<'c>),
+    /// No transaction: each statement commits on its own. `left` is how many statements may
+    /// still run (`None`: any number), so that a write that must be atomic stays one statement.
+    Each { client: &'c mut Client, left: Option<u32> },
+}
+
+impl Session<'_> {
+    fn prepare(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+        match self {
+            Session::Tx(tx) => tx.prepare(sql),
+            Session::Each { client, .. } => client.prepare(sql),
+        }
+    }
+
+    /// Counts a statement against the bound; fails once it is spent.
+    fn take_one(&mut self) -> Result<(), StoreError> {
+        match self {
+            Session::Each { left: Some(0), .. } => {
+                Err(StoreError::Task("a single-statement write ran a second statement".into()))
+            }
+            Session::Each { left: Some(n), .. } => {
+                *n -= 1;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn execute(&mut self, stmt: &Statement, params: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
+        self.take_one()?;
+        Ok(match self {
+            Session::Tx(tx) => tx.execute(stmt, params)?,
+            Session::Each { client, .. } => client.execute(stmt, params)?,
+        })
+    }
+
+    fn query(&mut self, stmt: &Statement, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<postgres::Row>, StoreError> {
+        self.take_one()?;
+        Ok(match self {
+            Session::Tx(tx) => tx.query(stmt, params)?,
+            Session::Each { client, .. } => client.query(stmt, params)?,
+        })
+    }
+
+    fn batch_execute(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.take_one()?;
+        match self {
+            Session::Tx(tx) => tx.batch_execute(sql)?,
+            Session::Each { client, .. } => client.batch_execute(sql)?,
+        }
+        Ok(())
+    }
+}
+
 pub struct PgTx<'c> {
-    tx: RefCell<Transaction<'c>>,
+    session: RefCell<Session<'c>>,
     stmts: RefCell<&'c mut StatementCache>,
     apps: &'c AppCache,
     /// The change to applications or tenants this transaction has begun, if any; its owner
@@ -32,23 +92,41 @@ impl<'c> PgTx<'c> {
         apps: &'c AppCache,
         change: &'c RefCell<Option<Change>>,
     ) -> PgTx<'c> {
-        PgTx { tx: RefCell::new(tx), stmts: RefCell::new(stmts), apps, change }
+        PgTx { session: RefCell::new(Session::Tx(tx)), stmts: RefCell::new(stmts), apps, change }
     }
 
+    /// Statements on `client` outside any transaction, at most `limit` of them.
+    pub(in crate::store) fn each(
+        client: &'c mut Client,
+        limit: Option<u32>,
+        stmts: &'c mut StatementCache,
+        apps: &'c AppCache,
+        change: &'c RefCell<Option<Change>>,
+    ) -> PgTx<'c> {
+        PgTx { session: RefCell::new(Session::Each { client, left: limit }), stmts: RefCell::new(stmts), apps, change }
+    }
+
+    /// Commits the transaction (nothing to do for statements that committed on their own).
     pub(crate) fn commit(self) -> Result<(), StoreError> {
-        Ok(self.tx.into_inner().commit()?)
+        match self.session.into_inner() {
+            Session::Tx(tx) => Ok(tx.commit()?),
+            Session::Each { .. } => Ok(()),
+        }
     }
 
     pub(crate) fn rollback(self) -> Result<(), StoreError> {
-        Ok(self.tx.into_inner().rollback()?)
+        match self.session.into_inner() {
+            Session::Tx(tx) => Ok(tx.rollback()?),
+            Session::Each { .. } => Ok(()),
+        }
     }
 
-    fn tx(&self) -> Result<RefMut<'_, Transaction<'c>>, StoreError> {
-        self.tx.try_borrow_mut().map_err(|_| StoreError::Task("a statement ran inside another statement".into()))
+    fn tx(&self) -> Result<RefMut<'_, Session<'c>>, StoreError> {
+        self.session.try_borrow_mut().map_err(|_| StoreError::Task("a statement ran inside another statement".into()))
     }
 
     /// The prepared statement for `sql`, prepared (after the placeholder rewrite) on a miss.
-    fn statement(&self, tx: &mut Transaction<'c>, sql: &str) -> Result<Statement, StoreError> {
+    fn statement(&self, tx: &mut Session<'c>, sql: &str) -> Result<Statement, StoreError> {
         let mut stmts = self.stmts.try_borrow_mut().map_err(|_| StoreError::Task("statement cache in use".into()))?;
         if let Some(stmt) = stmts.get(sql) {
             return Ok(stmt);
@@ -101,7 +179,7 @@ impl Conn for PgTx<'_> {
     }
 
     fn batch(&self, sql: &str) -> Result<(), StoreError> {
-        Ok(self.tx()?.batch_execute(sql)?)
+        self.tx()?.batch_execute(sql)
     }
 
     fn changing_cached_state(&self) {

@@ -235,6 +235,39 @@ impl PgDb {
         })
     }
 
+    /// Runs `f`'s statements on a pooled connection outside any transaction: each commits on its
+    /// own and sees what was committed before it began, as every statement of a `READ COMMITTED`
+    /// transaction does. That saves `START TRANSACTION` and `COMMIT`, two round trips, on hot
+    /// paths whose statements need no common snapshot (a sign-in's point lookups) or that write
+    /// one statement (`limit`: a second fails, so such a write stays atomic).
+    ///
+    /// `f` runs again, on another connection, when it failed and its connection turns out closed
+    /// (a connection the server closed while it sat in the pool: see [`Self::in_transaction`]),
+    /// hence `Fn`. Reads can always run again. A single write that failed that way almost always
+    /// never reached the server; if the server went away after running it, the second run meets
+    /// what the first wrote (the one caller inserts a row under a random key: a unique-key error,
+    /// nothing doubled).
+    pub fn each_blocking<T, E>(&self, limit: Option<u32>, f: impl Fn(&dyn Conn) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let attempts = self.target.pool_size.saturating_add(1);
+        let mut attempt = 1;
+        loop {
+            let change: RefCell<Option<Change>> = RefCell::new(None);
+            let mut conn = self.get()?;
+            let PgConn { client, stmts } = &mut *conn;
+            let out = f(&PgTx::each(client, limit, stmts, &self.apps, &change));
+            match out {
+                Err(_) if client.is_closed() && attempt < attempts => {
+                    tracing::debug!(attempt, "a pooled connection was closed; running the statements again on another");
+                    attempt += 1;
+                }
+                out => return out,
+            }
+        }
+    }
+
     /// Starts a transaction on a pooled connection and hands it to `body`.
     ///
     /// The pool does not test a connection as it hands it out (r2d2's default, an empty query:

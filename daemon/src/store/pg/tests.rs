@@ -475,3 +475,62 @@ fn a_change_to_applications_keeps_the_cache_unused_until_its_transaction_ends() 
     apps.remember(apps.epoch(), tenant, row("c"));
     assert!(apps.get(tenant, "c").is_some(), "and nothing is left under way");
 }
+
+/// `each_blocking`: statements outside a transaction, each seeing what committed before it, a
+/// single-statement write that cannot run a second statement, and a run again on another
+/// connection when its own was closed by the server (every pooled one here).
+#[test]
+fn statements_outside_a_transaction() {
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    let insert = |tx: &dyn Conn, slug: &str| {
+        tx.execute(
+            "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+             VALUES (?1, ?1, ?1, 'r', 'open', 0)",
+            params![slug],
+        )
+    };
+    let count = |tx: &dyn Conn| tx.query_one("SELECT count(*) FROM tenants", params![], |r| r.get::<_, i64>(0));
+    // No common snapshot: the second count sees a write committed between the two.
+    let seen = db
+        .each_blocking(None, |tx| {
+            let before = count(tx)?;
+            db.write_blocking(|w| insert(w, "between"))?;
+            Ok::<_, StoreError>((before, count(tx)?))
+        })
+        .unwrap();
+    assert_eq!(seen, (0, 1), "each statement sees what committed before it");
+    // One statement: it commits by itself. A second is refused before it reaches the server,
+    // but the first has committed by then: the bound catches a bug, it cannot undo it.
+    db.each_blocking(Some(1), |tx| insert(tx, "one")).unwrap();
+    let err = db.each_blocking(Some(1), |tx| insert(tx, "two").and_then(|_| insert(tx, "three"))).unwrap_err();
+    assert!(err.to_string().contains("second statement"), "{err}");
+    // A failing single statement stores nothing.
+    assert!(db.each_blocking(Some(1), |tx| insert(tx, "one")).unwrap_err().is_unique_violation());
+    let slugs = |db: &PgDb| {
+        db.read_blocking(|tx| {
+            tx.query_all("SELECT slug FROM tenants ORDER BY slug", params![], |r| r.get::<_, String>(0))
+        })
+        .unwrap()
+    };
+    assert_eq!(slugs(&db), ["between", "one", "two"]);
+
+    // Every connection of the pool (4) open at once, then closed by the server.
+    let barrier = Barrier::new(4);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| db.read_blocking(|_| Ok::<_, StoreError>(barrier.wait())).unwrap());
+        }
+    });
+    assert_eq!(db.pool_state().connections, 4);
+    let mut admin = admin();
+    let pool = "FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()";
+    admin.query(&format!("SELECT pg_terminate_backend(pid) {pool}"), &[&t.name]).unwrap();
+    while !admin.query(&format!("SELECT pid {pool}"), &[&t.name]).unwrap().is_empty() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The write meets the closed connections, runs again on a new one, and is stored once.
+    db.each_blocking(Some(1), |tx| insert(tx, "after")).unwrap();
+    assert_eq!(slugs(&db), ["after", "between", "one", "two"]);
+    assert_eq!(db.each_blocking(None, count).unwrap(), 4);
+}
