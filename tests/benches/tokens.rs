@@ -15,9 +15,10 @@
 //! and serves until killed (bench/run drives it with wrk beside Latchkey's client credentials).
 //!
 //! With `BENCH_BACKEND=postgres BENCH_NODES=1|2|3` (the `PG*` variables pointing at a server, e.g.
-//! inside `pg_virtualenv`) the client-credentials grants (1 and 4 clients) run instead against
+//! inside `pg_virtualenv`) the client-credentials grants (1 and 4 clients) and code exchanges (1
+//! and 16 clients, each code issued by one node and exchanged at the next) run instead against
 //! that many release `latchkeyd` processes on one new database (see `common/nodes.rs`; run
-//! `cargo build --release --workspace --bins` first), each grant sent to the next node in turn.
+//! `cargo build --release --workspace --bins` first), each request sent to the next node in turn.
 
 #[path = "../e2e/authenticator.rs"]
 mod authenticator;
@@ -314,5 +315,48 @@ fn on_postgres(count: usize, n: usize) {
         .flatten()
         .collect();
         report(&format!("client_credentials, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
+    }
+
+    // Authorization codes from /authorize for a signed-in browser (not timed), each code issued
+    // by one node and exchanged at the next.
+    let web = child::create_app(&socket, "bench", "web", "web");
+    let tenant = |node: usize| child::Tenant {
+        slug: "bench".into(),
+        base: nodes.url(node, "/bench"),
+        origin: nodes.public.clone(),
+    };
+    let email = "ada@bench.test";
+    let invite = child::invite(&socket, "bench", email);
+    let mut soft = Soft::new(&nodes.public);
+    let r = tenant(0).register(&http, &mut soft, email, &invite).expect("register");
+    assert_eq!(r.status, 201, "{}", r.body);
+    let cookie = r.session_cookie().expect("session cookie");
+    for clients in [1usize, 16] {
+        let codes: Vec<Vec<(usize, String, String)>> = (0..clients)
+            .map(|_| {
+                (0..n / clients)
+                    .map(|_| {
+                        let node = nodes.pick();
+                        let (code, verifier) = tenant(node).code(&http, &web, &cookie).expect("code");
+                        (node + 1, code, verifier)
+                    })
+                    .collect()
+            })
+            .collect();
+        let wall = Instant::now();
+        let samples: Vec<Duration> = parallel(clients, |i| {
+            let http = child::Http::new(Duration::from_secs(30));
+            let exchange = |(node, code, verifier): &(usize, String, String)| {
+                let t = Instant::now();
+                let r = tenant(*node).exchange(&http, &web, code, verifier).expect("token");
+                assert_eq!(r.status, 200, "node {}: {}", node % nodes.len() + 1, r.body);
+                t.elapsed()
+            };
+            codes[i].iter().map(exchange).collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        report(&format!("authorization_code exchange, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
     }
 }

@@ -181,6 +181,49 @@ fn a_machine_client_is_refused_as_soon_as_it_is_changed_rotated_or_deleted() {
     assert_eq!(grant(&again).status, 404, "a deleted tenant");
 }
 
+/// A rotated secret is refused at once by code exchanges and refreshes too, and a refused
+/// exchange leaves its code unused, to be redeemed with the new secret.
+#[test]
+fn a_web_client_is_refused_at_the_token_endpoint_as_soon_as_its_secret_is_rotated_or_it_is_deleted() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let r = exchange(&site, &web, &code, &p);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let refresh = r.json()["refresh_token"].as_str().unwrap().to_owned();
+    let fresh_code = || {
+        let r = get(&authorize_url(&site, &web, &p, &[]), Some(&cookie));
+        param(&location_params(&r), "code").unwrap().to_owned()
+    };
+    let code = fresh_code();
+
+    let rotated = d.cli(&["app", "rotate-secret", "--tenant", "acme", &web.client_id, "-o", "json"]).ok().json();
+    let new = App { secret: rotated["client_secret"].as_str().map(str::to_owned), ..web.clone() };
+    let refused = |r: Http, what: &str| {
+        assert_eq!(
+            (r.status, r.json()["error"].as_str().unwrap().to_owned()),
+            (401, "invalid_client".into()),
+            "{what}"
+        );
+    };
+    let unused = || d.sql().i64("SELECT count(*) FROM authorization_codes WHERE used_at IS NULL");
+    let before = unused();
+    refused(exchange(&site, &web, &code, &p), "a code exchange with the old secret");
+    assert_eq!(unused(), before, "the refused exchange left its code unused");
+    refused(token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", &refresh)]), "a refresh");
+    let r = exchange(&site, &new, &code, &p);
+    assert_eq!(r.status, 200, "the same code with the new secret: {}", r.body);
+    let r = token(&site, &new, &[("grant_type", "refresh_token"), ("refresh_token", &refresh)]);
+    assert_eq!(r.status, 200, "the refresh token with the new secret: {}", r.body);
+
+    let code = fresh_code();
+    d.cli(&["app", "delete", "--tenant", "acme", &web.client_id, "--yes"]).ok();
+    refused(exchange(&site, &new, &code, &p), "a deleted app");
+}
+
 #[test]
 fn client_credentials_for_machines() {
     let d = TestDaemon::start();
