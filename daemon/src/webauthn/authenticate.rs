@@ -75,10 +75,9 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
             state
                 .db
                 .read_now(move |tx| -> Result<_, Error> {
-                    match store::users::by_email(tx, t, &u)? {
-                        Some(user) if user.status == UserStatus::Active => {
-                            let creds = store::credentials::for_user(tx, t, user.id)?;
-                            Ok(if creds.is_empty() { None } else { Some((user, creds)) })
+                    match store::users::by_email_with_credentials(tx, t, &u)? {
+                        Some((user, creds)) if user.status == UserStatus::Active && !creds.is_empty() => {
+                            Ok(Some((user, creds)))
                         }
                         _ => Ok(None),
                     }
@@ -136,28 +135,31 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     let (row, user, mut credential) = state
         .db
         .read_now(move |tx| -> Result<_, Error> {
-            // The credential before the challenge: on PostgreSQL these reads share no snapshot,
-            // and a finish that won the challenge deletes it and moves the credential's counter
-            // in one commit. Read in this order, a challenge still there means the counter read
-            // before it is from before that commit, so a concurrent replay fails on the challenge
-            // (its write finds it gone), never on a counter that moved under it.
-            let credential = store::credentials::by_credential_id(tx, t, &id)?;
+            // The credential (with its owner, one statement) before the challenge: on PostgreSQL
+            // these reads share no snapshot, and a finish that won the challenge deletes it and
+            // moves the credential's counter in one commit. Read in this order, a challenge still
+            // there means the counter read before it is from before that commit, so a concurrent
+            // replay fails on the challenge (its write finds it gone), never on a counter that
+            // moved under it.
+            let found = store::credentials::by_credential_id_with_owner(tx, t, &id)?;
             let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
             let row = store::challenges::peek(tx, t, &c, kinds, now)?.ok_or_else(invalid_challenge)?;
-            let user = if row.kind == ChallengeKind::Discoverable {
+            // The credential must belong to the user the sign-in is for: the one whose handle
+            // the authenticator returned (username-less), or the one the challenge was issued
+            // to. Anyone else's reads as unknown.
+            let (credential, user) = if row.kind == ChallengeKind::Discoverable {
                 let handle = handle.as_ref().ok_or_else(|| {
                     Error::invalid(
                         codes::MISSING_USER_HANDLE,
                         "a username-less sign-in needs the credential's user handle",
                     )
                 })?;
-                store::users::by_handle(tx, t, handle.as_ref())?.ok_or_else(unknown)?
+                found.filter(|(_, owner)| owner.user_handle.as_slice() == handle.as_slice())
             } else {
                 let user_id = row.user_id.ok_or_else(unknown)?;
-                store::users::by_id(tx, t, user_id)?.ok_or_else(unknown)?
-            };
-            // Another user's credential reads as unknown.
-            let credential = credential.filter(|c| c.user_id == user.id).ok_or_else(unknown)?;
+                found.filter(|(_, owner)| owner.id == user_id)
+            }
+            .ok_or_else(unknown)?;
             Ok((row, user, credential))
         })
         .await?;
