@@ -1,6 +1,6 @@
 //! `credentials` table: a user's registered passkeys and security keys.
 
-use super::sql::{ConnExt, Row, params};
+use super::sql::{ConnExt, Row, params, qualified};
 
 use std::sync::LazyLock;
 
@@ -99,8 +99,8 @@ pub fn by_credential_id_with_owner(
         format!(
             "SELECT {}, {} FROM credentials c JOIN users u ON u.tenant_id = c.tenant_id AND u.id = c.user_id
              WHERE c.tenant_id = ?1 AND c.credential_id = ?2",
-            users::qualified("c", COLUMNS),
-            users::qualified("u", users::COLUMNS)
+            qualified("c", COLUMNS),
+            qualified("u", users::COLUMNS)
         )
     });
     tx.conn().query_opt(&SQL, params![tenant, id], |r| Ok((from_row_at(r, 0)?, users::from_row_at(r, WIDTH)?)))

@@ -408,8 +408,10 @@ impl Db {
     /// On PostgreSQL the statements run without a transaction around them (two round trips
     /// fewer, [`pg::PgDb::each_blocking`]): each reads the latest committed rows, with no snapshot
     /// common to all of them. Use it only where that is as good: lookups whose result a later
-    /// write checks again anyway (a sign-in's finish consumes its challenge in its write). `f`
-    /// may run twice (a connection found closed), hence `Fn`.
+    /// write checks again anyway (a sign-in's finish consumes its challenge in its write), in an
+    /// order that makes a change between two of them show in the second (the finish reads the
+    /// credential before the challenge). `f` may run twice (a connection found closed), hence
+    /// `Fn`.
     pub async fn read_now<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
@@ -468,8 +470,10 @@ impl Db {
 
     /// Like [`Db::write_unsynced`], for a write of exactly one statement (a ceremony's challenge
     /// insert). On PostgreSQL that statement commits on its own, without `START TRANSACTION` and
-    /// `COMMIT` around it (two of a sign-in's round trips); a second statement fails, so the
-    /// write stays atomic. `f` may run twice (a connection found closed), hence `Fn`.
+    /// `COMMIT` around it (two of a sign-in's round trips). A second statement fails before it
+    /// runs, though the first has committed by then: the bound catches a misuse in the tests, it
+    /// does not make two statements atomic. `f` may run twice (a connection found closed), hence
+    /// `Fn`.
     pub async fn write_one_unsynced<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,

@@ -297,6 +297,12 @@ fn returned_id<C: Conn + ?Sized>(conn: &C, sql: &str, params: &[&dyn ToValue]) -
     Ok(id)
 }
 
+/// A table's column list (`"a, b, c"`) with each column prefixed by the table's alias in a join
+/// (`"u.a, u.b, u.c"`).
+pub fn qualified(alias: &str, columns: &str) -> String {
+    columns.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
+}
+
 /// The usual shapes of a query, on any [`Conn`] (including `&dyn Conn`).
 pub trait ConnExt: Conn {
     /// The first row, if any.

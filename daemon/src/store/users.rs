@@ -1,6 +1,6 @@
 //! `users` table.
 
-use super::sql::{ConnExt, Row, params};
+use super::sql::{ConnExt, Row, params, qualified};
 
 use std::sync::LazyLock;
 
@@ -116,11 +116,6 @@ pub fn by_email_with_credentials(
         Ok(true)
     })?;
     Ok(found)
-}
-
-/// `columns` (as in `COLUMNS`), each prefixed with the table alias `alias`.
-pub(super) fn qualified(alias: &str, columns: &str) -> String {
-    columns.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
 }
 
 pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<UserRow>, StoreError> {

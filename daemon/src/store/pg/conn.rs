@@ -24,7 +24,7 @@ enum Session<'c> {
     /// dropped).
     Tx(Transaction<'c>),
     /// No transaction: each statement commits on its own. `left` is how many statements may
-    /// still run (`None`: any number), so that a write that must be atomic stays one statement.
+    /// still run (`None`: any number): a write meant to be one statement cannot become two.
     Each { client: &'c mut Client, left: Option<u32> },
 }
 

@@ -239,7 +239,7 @@ impl PgDb {
     /// own and sees what was committed before it began, as every statement of a `READ COMMITTED`
     /// transaction does. That saves `START TRANSACTION` and `COMMIT`, two round trips, on hot
     /// paths whose statements need no common snapshot (a sign-in's point lookups) or that write
-    /// one statement (`limit`: a second fails, so such a write stays atomic).
+    /// one statement (`limit`: a statement past it fails before it runs).
     ///
     /// `f` runs again, on another connection, when it failed and its connection turns out closed
     /// (a connection the server closed while it sat in the pool: see [`Self::in_transaction`]),
