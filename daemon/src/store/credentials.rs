@@ -1,9 +1,8 @@
 //! `credentials` table: a user's registered passkeys and security keys.
 
-use super::sql::{ConnExt, Row, params, qualified};
-
 use std::sync::LazyLock;
 
+use super::sql::{ConnExt, Row, params, qualified};
 use super::users::{self, UserId, UserRow};
 use super::{CredentialKind, Reader, StoreError, TenantId, WriteTx};
 use crate::clock::Timestamp;

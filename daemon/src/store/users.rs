@@ -1,10 +1,9 @@
 //! `users` table.
 
-use super::sql::{ConnExt, Row, params, qualified};
-
 use std::sync::LazyLock;
 
 use super::credentials::{self, CredentialRow};
+use super::sql::{ConnExt, Row, params, qualified};
 use super::{Reader, StoreError, TenantId, UserStatus, WriteTx};
 use crate::clock::Timestamp;
 
