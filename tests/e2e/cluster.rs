@@ -724,13 +724,7 @@ fn a_node_whose_pooled_connections_were_all_closed_serves_its_next_requests() {
     }
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
-    let mut soft = Soft::new(&site.origin);
-    let invite = site.invite("ada@acme.test", "Ada");
-    let start = site.register_start("ada@acme.test", "Ada", Some(&invite), None, json!({}));
-    let options = start.json();
-    let credential = soft.create(&options, &Tamper::default());
-    let r = site.post("/register/finish", &json!({"credential": credential, "challenge": options["challenge"]}), None);
-    assert_eq!(r.status, 201, "{}", r.body);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
     // Several pings at once, so that the pool holds more than one connection.
     at_once(6, |_| assert_eq!(d.get("/readyz").status, 200));
     assert_eq!(d.get("/readyz").status, 200);
@@ -747,9 +741,7 @@ fn a_node_whose_pooled_connections_were_all_closed_serves_its_next_requests() {
     // First a sign-in, whose lookups and challenge insert run without a transaction (they meet
     // the closed connections first); then a read (the ping), a write through the admin socket,
     // and the write read back.
-    let options = site.auth_start(Some("ada@acme.test"));
-    let assertion = soft.get(&options, &Tamper::default());
-    let r = site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), None);
+    let r = site.sign_in(&mut soft, Some("ada@acme.test"), &Tamper::default());
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(d.get("/readyz").status, 200);
     d.cli(&["tenant", "create", "beta"]).ok();

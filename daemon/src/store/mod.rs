@@ -200,6 +200,14 @@ struct PostgresDb {
     heard: std::sync::OnceLock<cluster::Heard>,
 }
 
+impl PostgresDb {
+    /// A write, which on PostgreSQL is a commit of its own.
+    fn count_write(&self) {
+        self.stats.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("Db").field(&self.describe()).finish()
@@ -483,8 +491,7 @@ impl Db {
         match &*self.0 {
             Engine::Sqlite(_) => self.queue(f, false).await,
             Engine::Postgres(p) => {
-                p.stats.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                p.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                p.count_write();
                 self.each_spawned(Some(1), move |c| f(&WriteTx(c))).await
             }
         }
@@ -500,8 +507,7 @@ impl Db {
             // No writer thread: PostgreSQL runs concurrent transactions, and its WAL flush
             // groups their commits.
             if let Engine::Postgres(p) = &*self.0 {
-                p.stats.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                p.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                p.count_write();
             }
             return self.write_spawned(f).await;
         };

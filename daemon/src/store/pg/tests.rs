@@ -55,6 +55,15 @@ impl Drop for TestDb {
     }
 }
 
+/// A tenant row with every other column a placeholder.
+fn insert_tenant(tx: &dyn Conn, slug: &str) -> Result<usize, StoreError> {
+    tx.execute(
+        "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
+         VALUES (?1, ?1, ?1, 'r', 'open', 0)",
+        params![slug],
+    )
+}
+
 #[test]
 fn open_migrates_once_and_again_changes_nothing() {
     let Some(t) = test_db() else { return };
@@ -219,21 +228,14 @@ fn two_concurrent_consumers_one_winner() {
 fn a_failed_or_panicking_write_is_rolled_back() {
     let Some(t) = test_db() else { return };
     let db = PgDb::open(&t.settings).unwrap();
-    let insert = |tx: &dyn Conn, slug: &str| {
-        tx.execute(
-            "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
-             VALUES (?1, ?1, ?1, 'r', 'open', 0)",
-            params![slug],
-        )
-    };
     let r: Result<(), StoreError> = db.write_blocking(|tx| {
-        insert(tx, "a")?;
+        insert_tenant(tx, "a")?;
         Err(StoreError::Corrupt("stop".into()))
     });
     assert!(r.is_err());
     let panicked = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let _ = db.write_blocking(|tx| {
-            let _ = insert(tx, "b");
+            let _ = insert_tenant(tx, "b");
             #[allow(clippy::panic)]
             if true {
                 panic!("in the middle of a write");
@@ -242,7 +244,7 @@ fn a_failed_or_panicking_write_is_rolled_back() {
         });
     }));
     assert!(panicked.is_err());
-    db.write_blocking(|tx| insert(tx, "c")).unwrap();
+    db.write_blocking(|tx| insert_tenant(tx, "c")).unwrap();
     let slugs = db.read_blocking(|tx| {
         tx.query_all("SELECT slug FROM tenants ORDER BY slug", params![], |r| r.get::<_, String>(0))
     });
@@ -258,13 +260,7 @@ fn reads_see_one_snapshot_and_cannot_write() {
     let seen = db
         .read_blocking(|tx| {
             let before: i64 = tx.query_one("SELECT count(*) FROM tenants", params![], |r| r.get(0))?;
-            db.write_blocking(|w| {
-                w.execute(
-                    "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
-                     VALUES ('s', 's', 's', 'r', 'open', 0)",
-                    params![],
-                )
-            })?;
+            db.write_blocking(|w| insert_tenant(w, "s"))?;
             let after: i64 = tx.query_one("SELECT count(*) FROM tenants", params![], |r| r.get(0))?;
             Ok::<_, StoreError>((before, after))
         })
@@ -483,30 +479,24 @@ fn a_change_to_applications_keeps_the_cache_unused_until_its_transaction_ends() 
 fn statements_outside_a_transaction() {
     let Some(t) = test_db() else { return };
     let db = PgDb::open(&t.settings).unwrap();
-    let insert = |tx: &dyn Conn, slug: &str| {
-        tx.execute(
-            "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at)
-             VALUES (?1, ?1, ?1, 'r', 'open', 0)",
-            params![slug],
-        )
-    };
     let count = |tx: &dyn Conn| tx.query_one("SELECT count(*) FROM tenants", params![], |r| r.get::<_, i64>(0));
     // No common snapshot: the second count sees a write committed between the two.
     let seen = db
         .each_blocking(None, |tx| {
             let before = count(tx)?;
-            db.write_blocking(|w| insert(w, "between"))?;
+            db.write_blocking(|w| insert_tenant(w, "between"))?;
             Ok::<_, StoreError>((before, count(tx)?))
         })
         .unwrap();
     assert_eq!(seen, (0, 1), "each statement sees what committed before it");
     // One statement: it commits by itself. A second is refused before it reaches the server,
     // but the first has committed by then: the bound catches a bug, it cannot undo it.
-    db.each_blocking(Some(1), |tx| insert(tx, "one")).unwrap();
-    let err = db.each_blocking(Some(1), |tx| insert(tx, "two").and_then(|_| insert(tx, "three"))).unwrap_err();
+    db.each_blocking(Some(1), |tx| insert_tenant(tx, "one")).unwrap();
+    let err =
+        db.each_blocking(Some(1), |tx| insert_tenant(tx, "two").and_then(|_| insert_tenant(tx, "three"))).unwrap_err();
     assert!(err.to_string().contains("second statement"), "{err}");
     // A failing single statement stores nothing.
-    assert!(db.each_blocking(Some(1), |tx| insert(tx, "one")).unwrap_err().is_unique_violation());
+    assert!(db.each_blocking(Some(1), |tx| insert_tenant(tx, "one")).unwrap_err().is_unique_violation());
     let slugs = |db: &PgDb| {
         db.read_blocking(|tx| {
             tx.query_all("SELECT slug FROM tenants ORDER BY slug", params![], |r| r.get::<_, String>(0))
@@ -530,7 +520,7 @@ fn statements_outside_a_transaction() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // The write meets the closed connections, runs again on a new one, and is stored once.
-    db.each_blocking(Some(1), |tx| insert(tx, "after")).unwrap();
+    db.each_blocking(Some(1), |tx| insert_tenant(tx, "after")).unwrap();
     assert_eq!(slugs(&db), ["after", "between", "one", "two"]);
     assert_eq!(db.each_blocking(None, count).unwrap(), 4);
 }
