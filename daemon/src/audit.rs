@@ -67,12 +67,7 @@ impl AuditLog {
                 if !events.is_empty() {
                     let n = events.len();
                     let written = db
-                        .write(move |tx| -> Result<(), StoreError> {
-                            for e in &events {
-                                crate::store::audit::insert(tx, e)?;
-                            }
-                            Ok(())
-                        })
+                        .write(move |tx| -> Result<(), StoreError> { crate::store::audit::insert_all(tx, &events) })
                         .await;
                     if let Err(e) = written {
                         tracing::error!(error = %e, events = n, "audit events could not be written");

@@ -19,6 +19,44 @@ pub struct Issued {
     pub expires_at: Timestamp,
 }
 
+/// A session about to be stored: the cookie value to send once, the hash stored in its place, and
+/// its times. Made before the write that stores it, so that a write which may run twice (see
+/// [`store::Db::write_one`]) stores the same session both times.
+#[derive(Clone)]
+pub struct Pending {
+    token: String,
+    key: Vec<u8>,
+    amr: String,
+    user_id: UserId,
+    created_at: Timestamp,
+    expires_at: Timestamp,
+}
+
+impl Pending {
+    pub fn new(user: UserId, amr: &[&str], now: Timestamp, ttl_seconds: i64) -> Result<Pending, Error> {
+        let (token, key) = token()?;
+        let amr = serde_json::to_string(amr).map_err(Error::internal)?;
+        Ok(Pending { token, key, amr, user_id: user, created_at: now, expires_at: now + ttl_seconds })
+    }
+
+    /// The row to insert.
+    pub fn row(&self) -> NewSession<'_> {
+        NewSession {
+            user_id: self.user_id,
+            token_hash: &self.key,
+            auth_time: self.created_at,
+            amr: &self.amr,
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+        }
+    }
+
+    /// The session once stored as row `id`.
+    pub fn issued(self, id: i64) -> Issued {
+        Issued { id, token: self.token, expires_at: self.expires_at }
+    }
+}
+
 /// Creates a session for `user` in the caller's transaction.
 pub fn create(
     tx: &WriteTx<'_>,
@@ -28,15 +66,9 @@ pub fn create(
     now: Timestamp,
     ttl_seconds: i64,
 ) -> Result<Issued, Error> {
-    let (token, key) = token()?;
-    let expires_at = now + ttl_seconds;
-    let amr = serde_json::to_string(amr).map_err(Error::internal)?;
-    let id = store::sessions::insert(
-        tx,
-        tenant,
-        &NewSession { user_id: user, token_hash: &key, auth_time: now, amr: &amr, created_at: now, expires_at },
-    )?;
-    Ok(Issued { id, token, expires_at })
+    let pending = Pending::new(user, amr, now, ttl_seconds)?;
+    let id = store::sessions::insert(tx, tenant, &pending.row())?;
+    Ok(pending.issued(id))
 }
 
 /// The `Set-Cookie` value for a new session: HttpOnly, SameSite=Lax, scoped to the tenant's path,

@@ -25,6 +25,7 @@ pub mod oidc;
 pub mod pg;
 pub mod roles;
 pub mod sessions;
+pub mod sign_in;
 pub mod social;
 pub mod sql;
 pub mod tenants;
@@ -488,8 +489,33 @@ impl Db {
         E: From<StoreError> + Send + 'static,
         F: Fn(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
     {
+        self.one_statement(f, false).await
+    }
+
+    /// Like [`Db::write`], for a write that PostgreSQL runs as one statement (a data-modifying
+    /// `WITH`: [`sign_in::finish`]), committed on its own without `START TRANSACTION` and `COMMIT`
+    /// (two round trips). SQLite has no such statements: there `f` may run several, in a queued
+    /// durable transaction as with `write`, so `f` picks its SQL by `tx.conn().engine()`. On
+    /// PostgreSQL a second statement fails before it runs, and `f` may run twice (a connection
+    /// found closed), hence `Fn`.
+    pub async fn write_one<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
+        self.one_statement(f, true).await
+    }
+
+    /// [`Db::write_one`] and [`Db::write_one_unsynced`].
+    async fn one_statement<T, E, F>(&self, f: F, synced: bool) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
         match &*self.0 {
-            Engine::Sqlite(_) => self.queue(f, false).await,
+            Engine::Sqlite(_) => self.queue(f, synced).await,
             Engine::Postgres(p) => {
                 p.count_write();
                 self.each_spawned(Some(1), move |c| f(&WriteTx(c))).await

@@ -196,19 +196,26 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     }
 
     // 3. One write: take the challenge (of two concurrent finishes only one still finds it), record
-    // the use, open the session. Nothing is kept if any step fails.
+    // the use, open the session. Nothing is kept if any step fails; on PostgreSQL it is one
+    // statement (store::sign_in).
     let user_id = user.id;
-    let session = state
+    let pending = sessions::Pending::new(user_id, &["hwk", "user"], now, session_ttl)?;
+    let stored = pending.clone();
+    let session_id = state
         .db
-        .write(move |tx| -> Result<Issued, Error> {
-            if !store::challenges::consume(tx, t, &challenge, now)? {
-                return Err(invalid_challenge());
-            }
+        .write_one(move |tx| -> Result<i64, Error> {
             let Verified { sign_count, backup_eligible, backed_up } = verified;
-            store::credentials::record_use(tx, t, &cred_id, sign_count, backup_eligible, backed_up, now)?;
-            sessions::create(tx, t, user_id, &["hwk", "user"], now, session_ttl)
+            let used = store::sign_in::CredentialUse {
+                challenge: &challenge,
+                credential_id: &cred_id,
+                sign_count,
+                backup_eligible,
+                backed_up,
+            };
+            store::sign_in::finish(tx, t, &used, &stored.row(), now)?.ok_or_else(invalid_challenge)
         })
         .await?;
+    let session = pending.issued(session_id);
     Ok(Finished {
         response: FinishResponse {
             user: UserInfo { id: user.public_id, email: user.email, name: user.name },

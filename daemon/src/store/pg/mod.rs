@@ -245,8 +245,8 @@ impl PgDb {
     /// (a connection the server closed while it sat in the pool: see [`Self::in_transaction`]),
     /// hence `Fn`. Reads can always run again. A single write that failed that way almost always
     /// never reached the server; if the server went away after running it, the second run meets
-    /// what the first wrote (the one caller inserts a row under a random key: a unique-key error,
-    /// nothing doubled).
+    /// what the first wrote, and nothing is doubled: a challenge insert (a random key) fails as a
+    /// duplicate, a sign-in's finish finds its challenge taken and answers `invalid_challenge`.
     pub fn each_blocking<T, E>(&self, limit: Option<u32>, f: impl Fn(&dyn Conn) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,

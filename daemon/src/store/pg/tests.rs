@@ -524,3 +524,15 @@ fn statements_outside_a_transaction() {
     assert_eq!(slugs(&db), ["after", "between", "one", "two"]);
     assert_eq!(db.each_blocking(None, count).unwrap(), 4);
 }
+
+#[test]
+fn a_sign_in_finish_is_one_statement_here() {
+    let Some(t) = test_db() else { return };
+    crate::store::sign_in::tests::scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+}
+
+#[test]
+fn audit_batches_are_multi_row_inserts_here_too() {
+    let Some(t) = test_db() else { return };
+    crate::store::audit::tests::batches_round_trip(&crate::store::Db::open_postgres(&t.settings).unwrap());
+}

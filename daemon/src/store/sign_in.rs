@@ -1,0 +1,189 @@
+//! The write that ends a passkey sign-in: take the challenge, record the credential's use, open
+//! the session; all of it or nothing.
+//!
+//! On PostgreSQL it is one statement (a data-modifying `WITH`), committed on its own: one round
+//! trip where a transaction of three statements took five (`START TRANSACTION`, the three,
+//! `COMMIT`). SQLite has no data-modifying `WITH`: there the three statements run in the
+//! caller's transaction, which the writer thread commits with the others of its batch.
+
+use super::sessions::NewSession;
+use super::sql::{ConnExt, Engine, params};
+use super::{Reader, StoreError, TenantId, WriteTx, challenges, credentials, sessions};
+use crate::clock::Timestamp;
+
+/// The verified assertion: its challenge and what it says about the credential.
+pub struct CredentialUse<'a> {
+    pub challenge: &'a str,
+    pub credential_id: &'a [u8],
+    pub sign_count: u32,
+    pub backup_eligible: bool,
+    pub backed_up: bool,
+}
+
+/// Takes the challenge, records the use and inserts the session; the new session's id, or `None`
+/// (and nothing changed) when the challenge was used, expired or never issued. The counter update
+/// keeps [`credentials::record_use`]'s rules: a lower counter than the one stored leaves it.
+pub fn finish(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    used: &CredentialUse<'_>,
+    session: &NewSession<'_>,
+    now: Timestamp,
+) -> Result<Option<i64>, StoreError> {
+    let CredentialUse { challenge, credential_id, sign_count, backup_eligible, backed_up } = *used;
+    if tx.conn().engine() == Engine::Sqlite {
+        if !challenges::consume(tx, tenant, challenge, now)? {
+            return Ok(None);
+        }
+        credentials::record_use(tx, tenant, credential_id, sign_count, backup_eligible, backed_up, now)?;
+        return sessions::insert(tx, tenant, session).map(Some);
+    }
+    // The update and the insert run only if the delete took the challenge (`taken` is empty
+    // otherwise). Of two concurrent finishes, the second's delete waits for the first's commit
+    // and then finds the row gone. The parameters in the insert's select list are cast: a bare
+    // parameter there would be typed as text.
+    tx.conn().query_opt(
+        "WITH taken AS (
+             DELETE FROM challenges WHERE challenge = ?1 AND tenant_id = ?2 AND expires_at > ?3
+             RETURNING tenant_id
+         ), used AS (
+             UPDATE credentials SET sign_count = ?5, backup_eligible = (backup_eligible OR ?6), backed_up = ?7,
+                 last_used_at = ?3
+             WHERE tenant_id = ?2 AND credential_id = ?4 AND sign_count <= ?5 AND EXISTS (SELECT 1 FROM taken)
+         )
+         INSERT INTO sessions (tenant_id, user_id, token_hash, auth_time, amr, created_at, expires_at)
+         SELECT tenant_id, CAST(?8 AS BIGINT), CAST(?9 AS BYTEA), CAST(?10 AS BIGINT), CAST(?11 AS TEXT),
+                CAST(?12 AS BIGINT), CAST(?13 AS BIGINT)
+         FROM taken RETURNING id",
+        params![
+            challenge,
+            tenant,
+            now,
+            credential_id,
+            sign_count,
+            backup_eligible,
+            backed_up,
+            session.user_id,
+            session.token_hash,
+            session.auth_time,
+            session.amr,
+            session.created_at,
+            session.expires_at,
+        ],
+        |r| r.get(0),
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::store::challenges::ChallengeRow;
+    use crate::store::testing::{credential_row, temp_db, tenant, user};
+    use crate::store::users::UserId;
+    use crate::store::{ChallengeKind, Db};
+
+    fn challenge(challenge: &str, user: UserId, expires_at: Timestamp) -> ChallengeRow {
+        ChallengeRow {
+            challenge: challenge.into(),
+            kind: ChallengeKind::Authenticate,
+            user_id: Some(user),
+            state: "{}".into(),
+            context: "{}".into(),
+            expires_at,
+        }
+    }
+
+    /// What a finish may change: the challenges left, the credential's counter, flags and last
+    /// use, and the sessions (user, hash, auth_time, amr, created_at, expires_at).
+    type Seen = (Vec<String>, (i64, bool, bool, Option<i64>), Vec<(i64, Vec<u8>, i64, String, i64, i64)>);
+
+    fn seen(db: &Db) -> Seen {
+        db.read_blocking(|tx| {
+            let c = tx.conn();
+            let challenges =
+                c.query_all("SELECT challenge FROM challenges ORDER BY challenge", params![], |r| r.get(0))?;
+            let credential = c.query_one(
+                "SELECT sign_count, backup_eligible, backed_up, last_used_at FROM credentials",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )?;
+            let sessions = c.query_all(
+                "SELECT user_id, token_hash, auth_time, amr, created_at, expires_at FROM sessions ORDER BY id",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+            )?;
+            Ok::<_, StoreError>((challenges, credential, sessions))
+        })
+        .unwrap()
+    }
+
+    /// The finish on `db` (either engine), through [`Db::write_one`] as the sign-in calls it.
+    pub(crate) fn scenario(db: &Db) {
+        let (a, u) = db
+            .write_blocking(|tx| {
+                let a = tenant(tx, "a");
+                let b = tenant(tx, "b");
+                let u = user(tx, a, "u@example.com");
+                let other = user(tx, b, "o@example.com");
+                credentials::insert(tx, a, &credential_row(u, b"cred"))?;
+                challenges::insert(tx, a, &challenge("c1", u, 100))?;
+                challenges::insert(tx, a, &challenge("c2", u, 100))?;
+                challenges::insert(tx, a, &challenge("expired", u, 50))?;
+                challenges::insert(tx, b, &challenge("b's", other, 100))?;
+                Ok::<_, StoreError>((a, u))
+            })
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let finish = |challenge: &'static str, sign_count: u32, hash: &'static [u8]| {
+            rt.block_on(db.write_one(move |tx| {
+                let used = CredentialUse {
+                    challenge,
+                    credential_id: b"cred",
+                    sign_count,
+                    backup_eligible: true,
+                    backed_up: true,
+                };
+                let session = NewSession {
+                    user_id: u,
+                    token_hash: hash,
+                    auth_time: 50,
+                    amr: r#"["hwk","user"]"#,
+                    created_at: 50,
+                    expires_at: 150,
+                };
+                finish(tx, a, &used, &session, 50)
+            }))
+            .unwrap()
+        };
+        let before = seen(db);
+        assert_eq!(before.1, (0, true, false, None));
+
+        // Taken, recorded, opened.
+        assert!(finish("c1", 7, b"h1").is_some());
+        let session = (u.0, b"h1".to_vec(), 50, r#"["hwk","user"]"#.to_owned(), 50, 150);
+        let after = seen(db);
+        assert_eq!(
+            after,
+            (vec!["b's".into(), "c2".into(), "expired".into()], (7, true, true, Some(50)), vec![session.clone()])
+        );
+
+        // Used, expired, another tenant's: nothing changes.
+        for used in ["c1", "expired", "b's", "never"] {
+            assert_eq!(finish(used, 9, b"h2"), None, "{used}");
+            assert_eq!(seen(db), after, "{used}");
+        }
+
+        // A lower counter opens the session but leaves the stored counter.
+        assert!(finish("c2", 3, b"h3").is_some());
+        let last = seen(db);
+        assert_eq!(last.0, ["b's", "expired"]);
+        assert_eq!(last.1, (7, true, true, Some(50)));
+        assert_eq!(last.2.len(), 2);
+        assert_eq!(last.2[1].1, b"h3");
+    }
+
+    #[test]
+    fn a_finish_takes_the_challenge_records_the_use_and_opens_the_session_or_changes_nothing() {
+        scenario(&temp_db().db);
+    }
+}
