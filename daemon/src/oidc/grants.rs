@@ -17,7 +17,7 @@ use crate::ordered::{self, token_key};
 use crate::params::Params;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{Grants, NewRefresh};
-use crate::store::users::UserRow;
+use crate::store::users::{UserId, UserRow};
 use crate::store::{self, AppType, DeviceStatus, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
@@ -168,6 +168,7 @@ fn issue_user_tokens(
     tenant: &TenantRuntime,
     app: &AppRow,
     user: &UserRow,
+    roles: Vec<String>,
     scope: &str,
     nonce: Option<&str>,
     auth_time: Timestamp,
@@ -179,7 +180,6 @@ fn issue_user_tokens(
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<Unsigned, OAuthError> {
-    let roles = store::roles::for_user(tx, tenant.id, user.id)?;
     let access = AccessClaims {
         iss: tenant.base_url.clone(),
         sub: user.public_id.clone(),
@@ -236,6 +236,15 @@ fn issue_user_tokens(
     Ok(Unsigned { access, id, refresh_token: Some(refresh), expires_in: ttl.access, scope: scope.to_owned() })
 }
 
+/// The grant's user with their roles (one statement), if the account is still active.
+fn active_user(
+    tx: &WriteTx<'_>,
+    tenant: &TenantRuntime,
+    id: UserId,
+) -> Result<Option<(UserRow, Vec<String>)>, OAuthError> {
+    Ok(store::users::by_id_with_roles(tx, tenant.id, id)?.filter(|(u, _)| u.status == UserStatus::Active))
+}
+
 fn authorization_code(
     tx: &WriteTx<'_>,
     tenant: &TenantRuntime,
@@ -280,8 +289,9 @@ fn authorization_code(
     if let Err(why) = pkce_ok(row.code_challenge.as_deref(), verifier) {
         return Ok(Decision::Refused(OAuthError::invalid_grant(why)));
     }
-    let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == UserStatus::Active);
-    let Some(user) = user else { return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in"))) };
+    let Some((user, roles)) = active_user(tx, tenant, row.user_id)? else {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
+    };
     // The access token's id is recorded with the code, so a replay of the code can revoke it.
     let jti = new_jti()?;
     // The family too, so that a replay finds the grant by its index.
@@ -294,6 +304,7 @@ fn authorization_code(
         tenant,
         app,
         &user,
+        roles,
         &row.scope,
         row.nonce.as_deref(),
         row.auth_time,
@@ -350,8 +361,9 @@ fn device_code(
     let (Some(user_id), Some(auth_time), Some(amr)) = (row.user_id, row.auth_time, row.amr.as_deref()) else {
         return Err(OAuthError::server_error("an approved device code without its approval"));
     };
-    let user = store::users::by_id(tx, tenant.id, user_id)?.filter(|u| u.status == UserStatus::Active);
-    let Some(user) = user else { return refused(OAuthCode::InvalidGrant, "the user cannot sign in") };
+    let Some((user, roles)) = active_user(tx, tenant, user_id)? else {
+        return refused(OAuthCode::InvalidGrant, "the user cannot sign in");
+    };
     if !store::device::redeem(tx, tenant.id, row.id, now)? {
         return refused(OAuthCode::InvalidGrant, "the device code was used already");
     }
@@ -360,6 +372,7 @@ fn device_code(
         tenant,
         app,
         &user,
+        roles,
         &row.scope,
         None,
         auth_time,
@@ -402,8 +415,9 @@ fn refresh(
     if row.expires_at <= now {
         return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token has expired")));
     }
-    let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == UserStatus::Active);
-    let Some(user) = user else { return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in"))) };
+    let Some((user, roles)) = active_user(tx, tenant, row.user_id)? else {
+        return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
+    };
     let granted: Vec<&str> = scopes(&row.scope).collect();
     let scope = match narrow(&granted, form.get("scope")?) {
         Ok(s) => s,
@@ -420,6 +434,7 @@ fn refresh(
         tenant,
         app,
         &user,
+        roles,
         &scope,
         None,
         row.auth_time,

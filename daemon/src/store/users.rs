@@ -122,6 +122,38 @@ pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<Us
     tx.conn().query_opt(&sql, params![tenant, id], from_row)
 }
 
+/// The user with their role names in order (one statement where [`by_id`] and
+/// [`super::roles::for_user`] took two): what a token grant puts in its tokens.
+pub fn by_id_with_roles(
+    tx: &impl Reader,
+    tenant: TenantId,
+    id: UserId,
+) -> Result<Option<(UserRow, Vec<String>)>, StoreError> {
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {}, r.name FROM users u
+                 LEFT JOIN user_roles ur ON ur.user_id = u.id
+                 LEFT JOIN roles r ON r.id = ur.role_id AND r.tenant_id = u.tenant_id
+             WHERE u.tenant_id = ?1 AND u.id = ?2 ORDER BY r.name",
+            qualified("u", COLUMNS)
+        )
+    });
+    let mut found: Option<(UserRow, Vec<String>)> = None;
+    tx.conn().query(&SQL, params![tenant, id], &mut |r| {
+        if found.is_none() {
+            found = Some((from_row_at(r, 0)?, Vec::new()));
+        }
+        // A user without roles comes back once, with the role's name NULL.
+        if let Some((_, roles)) = &mut found
+            && let Some(role) = r.get::<_, Option<String>>(WIDTH)?
+        {
+            roles.push(role);
+        }
+        Ok(true)
+    })?;
+    Ok(found)
+}
+
 pub fn by_public_id(tx: &impl Reader, tenant: TenantId, public_id: &str) -> Result<Option<UserRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE tenant_id = ?1 AND public_id = ?2");
     tx.conn().query_opt(&sql, params![tenant, public_id], from_row)
@@ -481,6 +513,37 @@ mod tests {
             // Another tenant sees neither.
             assert!(by_email_with_credentials(tx, b, "ada@example.com").unwrap().is_none());
             assert!(credentials::by_credential_id_with_owner(tx, b, b"newer").unwrap().is_none());
+        });
+    }
+
+    #[test]
+    fn a_user_comes_with_their_role_names_in_order_in_one_tenant() {
+        use crate::store::roles;
+        let t = temp_db();
+        let (a, b, ada, bob) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            (a, b, user_with(tx, a, "ada@example.com", UserStatus::Active), user(tx, a, "bob@example.com"))
+        });
+        let ada_row = t.read(|tx| by_id(tx, a, ada).unwrap().unwrap());
+        let found = t.read(|tx| by_id_with_roles(tx, a, ada).unwrap());
+        assert_eq!(found, Some((ada_row.clone(), vec![])), "no role: the user alone");
+        t.write(|tx| {
+            for name in ["writer", "admin", "reader"] {
+                roles::insert(tx, a, name, "", 1).unwrap();
+            }
+            for name in ["writer", "admin"] {
+                assert!(roles::assign(tx, a, ada, roles::by_name(tx, a, name).unwrap().unwrap().id).unwrap());
+            }
+            assert!(roles::assign(tx, a, bob, roles::by_name(tx, a, "reader").unwrap().unwrap().id).unwrap());
+        });
+        t.read(|tx| {
+            let found = by_id_with_roles(tx, a, ada).unwrap();
+            assert_eq!(found, Some((ada_row.clone(), vec!["admin".to_owned(), "writer".to_owned()])));
+            assert_eq!(by_id_with_roles(tx, a, ada).unwrap().unwrap().1, roles::for_user(tx, a, ada).unwrap());
+            assert_eq!(by_id_with_roles(tx, a, bob).unwrap().unwrap().1, ["reader"]);
+            assert!(by_id_with_roles(tx, b, ada).unwrap().is_none(), "another tenant's user");
+            assert!(by_id_with_roles(tx, a, UserId(ada.0 + 100)).unwrap().is_none());
         });
     }
 
