@@ -347,6 +347,28 @@ pub trait ConnExt: Conn {
         })?;
         Ok(out)
     }
+
+    /// The rows of a one-to-many `LEFT JOIN` folded into the one (read from the first row by
+    /// `one`) and its many (one per row where `many` finds one: `None` when the join matched
+    /// nothing and those columns are NULL). `None` when there is no row at all.
+    fn query_one_with_many<O, M>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToValue],
+        one: impl Fn(&Row<'_>) -> Result<O, StoreError>,
+        many: impl Fn(&Row<'_>) -> Result<Option<M>, StoreError>,
+    ) -> Result<Option<(O, Vec<M>)>, StoreError> {
+        let mut found: Option<(O, Vec<M>)> = None;
+        self.query(sql, params, &mut |row| {
+            let (_, all) = match &mut found {
+                Some(found) => found,
+                None => found.insert((one(row)?, Vec::new())),
+            };
+            all.extend(many(row)?);
+            Ok(true)
+        })?;
+        Ok(found)
+    }
 }
 
 impl<C: Conn + ?Sized> ConnExt for C {}

@@ -101,20 +101,16 @@ pub fn by_email_with_credentials(
             qualified("c", credentials::COLUMNS)
         )
     });
-    let mut found: Option<(UserRow, Vec<CredentialRow>)> = None;
-    tx.conn().query(&SQL, params![tenant, normalise_email(email)], &mut |r| {
-        if found.is_none() {
-            found = Some((from_row_at(r, 0)?, Vec::new()));
-        }
-        // A user without credentials comes back once, with the credential's columns NULL.
-        if let Some((_, creds)) = &mut found
-            && r.get::<_, Option<Vec<u8>>>(WIDTH + 1)?.is_some()
-        {
-            creds.push(credentials::from_row_at(r, WIDTH)?);
-        }
-        Ok(true)
-    })?;
-    Ok(found)
+    // A user without credentials comes back once, with the credential's columns NULL.
+    tx.conn().query_one_with_many(
+        &SQL,
+        params![tenant, normalise_email(email)],
+        |r| from_row_at(r, 0),
+        |r| match r.get::<_, Option<Vec<u8>>>(WIDTH + 1)? {
+            Some(_) => credentials::from_row_at(r, WIDTH).map(Some),
+            None => Ok(None),
+        },
+    )
 }
 
 pub fn by_id(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<UserRow>, StoreError> {
@@ -138,20 +134,8 @@ pub fn by_id_with_roles(
             qualified("u", COLUMNS)
         )
     });
-    let mut found: Option<(UserRow, Vec<String>)> = None;
-    tx.conn().query(&SQL, params![tenant, id], &mut |r| {
-        if found.is_none() {
-            found = Some((from_row_at(r, 0)?, Vec::new()));
-        }
-        // A user without roles comes back once, with the role's name NULL.
-        if let Some((_, roles)) = &mut found
-            && let Some(role) = r.get::<_, Option<String>>(WIDTH)?
-        {
-            roles.push(role);
-        }
-        Ok(true)
-    })?;
-    Ok(found)
+    // A user without roles comes back once, with the role's name NULL.
+    tx.conn().query_one_with_many(&SQL, params![tenant, id], |r| from_row_at(r, 0), |r| r.get(WIDTH))
 }
 
 pub fn by_public_id(tx: &impl Reader, tenant: TenantId, public_id: &str) -> Result<Option<UserRow>, StoreError> {
