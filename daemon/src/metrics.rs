@@ -149,7 +149,7 @@ impl Metrics {
         out.push_str("# TYPE latchkey_db_commits_total counter\n");
         let _ = writeln!(out, "latchkey_db_commits_total {}", db.commits.load(std::sync::atomic::Ordering::Relaxed));
         out.push_str(
-            "# HELP latchkey_db_unsynced_commits_total Commits of the database writer without an fsync (only ceremony challenges in them).\n",
+            "# HELP latchkey_db_unsynced_commits_total Commits of the database writer without an fsync (only ceremony challenges, authorization codes and pending authorization requests in them).\n",
         );
         out.push_str("# TYPE latchkey_db_unsynced_commits_total counter\n");
         let unsynced = db.unsynced_commits.load(std::sync::atomic::Ordering::Relaxed);

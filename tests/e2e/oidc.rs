@@ -146,6 +146,49 @@ fn a_live_session_goes_straight_back_and_prompt_login_asks_again() {
 }
 
 #[test]
+fn an_authorization_code_commits_without_an_fsync_and_its_exchange_with_one() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (_, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let sqlite = backend() == Backend::Sqlite;
+    // PostgreSQL commits every write on its own, each one durable.
+    let unsynced = |quiet: (u64, u64)| if sqlite { (quiet.0 + 1, quiet.1 + 1) } else { (quiet.0 + 1, 0) };
+    // Reading the audit trail writes out what is still queued for it: nothing else writes now.
+    d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok();
+    let quiet = commits(&d);
+    let r = get(&authorize_url(&site, &web, &p, &[]), Some(&cookie));
+    assert_eq!(r.status, 302, "{}", r.body);
+    let code = param(&location_params(&r), "code").expect("code").to_owned();
+    let issued = commits(&d);
+    assert_eq!(issued, unsynced(quiet), "a signed-in browser's code: one commit, without an fsync");
+
+    // The login page's pending request and the code its resumption issues: the same.
+    let page = get(&authorize_url(&site, &web, &p, &[("prompt", "login")]), Some(&cookie));
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(commits(&d), unsynced(issued), "the pending request");
+    let id = request_id(&page);
+    d.clock.advance(5);
+    let fresh = site.sign_in(&mut soft, Some("ada@acme.test"), &Default::default()).session_cookie().unwrap();
+    d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok();
+    let signed_in = commits(&d);
+    let back = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&fresh));
+    assert_eq!(back.status, 302, "{}", back.body);
+    assert_eq!(commits(&d), unsynced(signed_in), "the resumed request's code");
+
+    // The exchange that consumes the code waits for its fsync, which makes the code durable too.
+    let before = commits(&d);
+    let r = exchange(&site, &web, &code, &p);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let after = commits(&d);
+    assert!(after.0 > before.0);
+    assert_eq!(after.1, before.1, "the exchange's commit was synced");
+    assert_eq!(exchange(&site, &web, &code, &p).status, 400, "the code was consumed once");
+}
+
+#[test]
 fn a_machine_client_is_refused_as_soon_as_it_is_changed_rotated_or_deleted() {
     // The grant keeps applications in memory between requests; every change must reach it
     // before the admin command returns.

@@ -309,13 +309,6 @@ fn a_restart_between_start_and_finish_loses_nothing() {
     assert_eq!(r.status, 201, "{}", r.body);
 }
 
-/// The writer's counters from `/metrics`: (commits, commits without an fsync).
-fn commits(d: &TestDaemon) -> (u64, u64) {
-    let body = d.get("/metrics").body;
-    let read = |name: &str| counter(&body, name).unwrap_or_else(|| panic!("no {name} in\n{body}"));
-    (read("latchkey_db_commits_total"), read("latchkey_db_unsynced_commits_total"))
-}
-
 #[test]
 fn a_sign_in_start_commits_its_challenge_without_an_fsync_and_the_finish_with_one() {
     let d = TestDaemon::start();

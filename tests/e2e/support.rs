@@ -362,6 +362,13 @@ impl SqlValue {
     }
 }
 
+/// The writer's counters from `/metrics`: (commits, commits without an fsync).
+pub fn commits(d: &TestDaemon) -> (u64, u64) {
+    let body = d.get("/metrics").body;
+    let read = |name: &str| counter(&body, name).unwrap_or_else(|| panic!("no {name} in\n{body}"));
+    (read("latchkey_db_commits_total"), read("latchkey_db_unsynced_commits_total"))
+}
+
 /// The value of an unlabelled counter in a `/metrics` body (`name value` on a line of its own).
 pub fn counter(metrics: &str, name: &str) -> Option<u64> {
     metrics.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())

@@ -214,9 +214,12 @@ pub async fn authorize(
     let code = new_token()?;
     let code_ttl = state.config.tokens.authorization_code.as_secs() as i64;
     let tenant2 = tenant.clone();
+    // A code (or a pending request) is worth only a retry, as a ceremony's challenge is: lost in
+    // a power cut, the client's exchange fails and the user, still signed in, is sent back here.
+    // Its exchange commits durably, and that fsync makes the code durable with it.
     state
         .db
-        .write(move |tx| -> Result<Outcome, OAuthError> {
+        .write_unsynced(move |tx| -> Result<Outcome, OAuthError> {
             let session = match &session_token {
                 Some(token) => sessions::lookup(tx, t, token, now)?,
                 None => None,
@@ -304,9 +307,10 @@ pub async fn resume(
     let code = new_token()?;
     let code_ttl = state.config.tokens.authorization_code.as_secs() as i64;
     let tenant2 = tenant.clone();
+    // Unsynced, as in `authorize`: the code and the request's deletion are worth only a retry.
     state
         .db
-        .write(move |tx| -> Result<Resumed, OAuthError> {
+        .write_unsynced(move |tx| -> Result<Resumed, OAuthError> {
             let Some((json, created)) = store::oidc::request(tx, t, &request_id, now)? else {
                 return Ok(Resumed::Expired);
             };

@@ -464,10 +464,10 @@ impl Db {
     }
 
     /// Like [`Db::write`], for a row whose loss in a power cut costs only a retry (a ceremony's
-    /// challenge, valid for a minute): on SQLite it is answered once committed, without waiting
+    /// challenge, an authorization code: valid for a minute): on SQLite it is answered once committed, without waiting
     /// for the fsync that `write` waits for. Readers see it at once; the next durable commit
     /// makes it durable too, and so does anything that reads it and then writes (a finish that
-    /// consumes the challenge). On PostgreSQL, the same as `write`.
+    /// consumes the challenge, an exchange that consumes the code). On PostgreSQL, the same as `write`.
     pub async fn write_unsynced<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,

@@ -7,7 +7,7 @@
 //! are answered only after the `COMMIT` has returned, so a caller never sees success for something
 //! that is not durable. If the commit itself fails, every write of the batch gets that error.
 //! The one exception is asked for by name: a batch made only of unsynced writes (ceremony
-//! challenges, whose loss costs a retry) commits without the fsync (`commit_unsynced`).
+//! challenges and authorization codes, whose loss costs a retry) commits without the fsync (`commit_unsynced`).
 //!
 //! No deliberate delay: while one batch is being committed the next requests queue up, so batches
 //! grow with the load by themselves and a lone request pays no wait.
