@@ -234,11 +234,9 @@ fn twenty_parallel_redemptions_of_one_code_on_three_nodes_succeed_once() {
     let tokens = winners[0].2.as_ref().unwrap();
     eprintln!("the code was redeemed at node {}", winners[0].0);
 
-    // The code came back after it was used: what the winner got is revoked, on every node. (The
-    // refresh token is revoked by any loser, since its revocation runs after the winner's commit;
-    // the access token only by a loser that read the code row after that commit, as its id is
-    // recorded there: of 19 losers spread over 3 nodes some do, but a daemon that re-read the row
-    // after its failed claim would not depend on it.)
+    // The code came back after it was used: what the winner got is revoked, on every node. (A
+    // loser whose claim failed reads the code's row again, locked, in the transaction that
+    // revokes: the winner's commit has named the grant's family and access token there by then.)
     let refresh = tokens["refresh_token"].as_str().unwrap();
     let access = tokens["access_token"].as_str().unwrap();
     for s in &nodes {

@@ -16,9 +16,9 @@ use crate::crypto::{b64url, sha256};
 use crate::ordered::{self, token_key};
 use crate::params::Params;
 use crate::store::apps::AppRow;
-use crate::store::oidc::{Grants, NewRefresh};
+use crate::store::oidc::{CodeRow, Grants, NewRefresh};
 use crate::store::users::{UserId, UserRow};
-use crate::store::{self, AppType, DeviceStatus, UserStatus, WriteTx};
+use crate::store::{self, AppType, DeviceStatus, StoreError, TenantId, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Serialize)]
@@ -70,6 +70,7 @@ impl Unsigned {
     }
 }
 
+#[derive(Clone, Copy)]
 struct Ttls {
     access: i64,
     id: i64,
@@ -107,6 +108,9 @@ pub async fn token(
             Decision::Issued(unsigned) => unsigned.sign(&tenant),
             Decision::Refused(e) => Err(e),
         };
+    }
+    if grant == "authorization_code" && state.db.backend() == "postgres" {
+        return authorization_code_now(state, tenant, client, form, now, &ttl).await;
     }
     let t = tenant.clone();
     let (decision, durable) = state
@@ -162,9 +166,45 @@ fn pkce_ok(challenge: Option<&str>, verifier: Option<&str>) -> Result<(), &'stat
     }
 }
 
+/// A refresh token decided and not yet stored: [`NewRefresh`]'s fields, owned, so that the
+/// write can run on another thread (and twice, on a connection found closed).
+struct PendingRefresh {
+    key: Vec<u8>,
+    family: String,
+    client_id: String,
+    user_id: UserId,
+    session_id: Option<i64>,
+    code_hash: Option<Vec<u8>>,
+    scope: String,
+    auth_time: Timestamp,
+    amr: String,
+    expires_at: Timestamp,
+    access_jti: String,
+    access_expires_at: Timestamp,
+}
+
+impl PendingRefresh {
+    fn row(&self) -> NewRefresh<'_> {
+        NewRefresh {
+            hash: &self.key,
+            family: &self.family,
+            client_id: &self.client_id,
+            user_id: self.user_id,
+            session_id: self.session_id,
+            code_hash: self.code_hash.as_deref(),
+            scope: &self.scope,
+            auth_time: self.auth_time,
+            amr: &self.amr,
+            expires_at: self.expires_at,
+            access_jti: &self.access_jti,
+            access_expires_at: self.access_expires_at,
+        }
+    }
+}
+
+/// What a grant to a user issues: the tokens' claims and the refresh token to store with them.
 #[allow(clippy::too_many_arguments)]
-fn issue_user_tokens(
-    tx: &WriteTx<'_>,
+fn user_tokens(
     tenant: &TenantRuntime,
     app: &AppRow,
     user: &UserRow,
@@ -179,7 +219,7 @@ fn issue_user_tokens(
     jti: &str,
     now: Timestamp,
     ttl: &Ttls,
-) -> Result<Unsigned, OAuthError> {
+) -> Result<(Unsigned, PendingRefresh), OAuthError> {
     let access = AccessClaims {
         iss: tenant.base_url.clone(),
         sub: user.public_id.clone(),
@@ -214,26 +254,47 @@ fn issue_user_tokens(
         Some(f) => f.to_owned(),
         None => ordered::uuid_text(&ordered::uuid_v7()?),
     };
-    store::oidc::insert_refresh(
-        tx,
-        tenant.id,
-        &NewRefresh {
-            hash: &refresh_key,
-            family: &family,
-            client_id: &app.client_id,
-            user_id: user.id,
-            session_id,
-            code_hash,
-            scope,
-            auth_time,
-            amr,
-            expires_at: now + ttl.refresh,
-            access_jti: jti,
-            access_expires_at: now + ttl.access,
-        },
-        now,
-    )?;
-    Ok(Unsigned { access, id, refresh_token: Some(refresh), expires_in: ttl.access, scope: scope.to_owned() })
+    let pending = PendingRefresh {
+        key: refresh_key,
+        family,
+        client_id: app.client_id.clone(),
+        user_id: user.id,
+        session_id,
+        code_hash: code_hash.map(<[u8]>::to_vec),
+        scope: scope.to_owned(),
+        auth_time,
+        amr: amr.to_owned(),
+        expires_at: now + ttl.refresh,
+        access_jti: jti.to_owned(),
+        access_expires_at: now + ttl.access,
+    };
+    let unsigned =
+        Unsigned { access, id, refresh_token: Some(refresh), expires_in: ttl.access, scope: scope.to_owned() };
+    Ok((unsigned, pending))
+}
+
+/// [`user_tokens`], with the refresh token stored in `tx`.
+#[allow(clippy::too_many_arguments)]
+fn issue_user_tokens(
+    tx: &WriteTx<'_>,
+    tenant: &TenantRuntime,
+    app: &AppRow,
+    user: &UserRow,
+    roles: Vec<String>,
+    scope: &str,
+    nonce: Option<&str>,
+    auth_time: Timestamp,
+    amr: &str,
+    session_id: Option<i64>,
+    family: Option<&str>,
+    jti: &str,
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<Unsigned, OAuthError> {
+    let (unsigned, pending) =
+        user_tokens(tenant, app, user, roles, scope, nonce, auth_time, amr, session_id, family, None, jti, now, ttl)?;
+    store::oidc::insert_refresh(tx, tenant.id, &pending.row(), now)?;
+    Ok(unsigned)
 }
 
 /// The grant's user with their roles (one statement), if the account is still active.
@@ -243,6 +304,61 @@ fn active_user(
     id: UserId,
 ) -> Result<Option<(UserRow, Vec<String>)>, OAuthError> {
     Ok(store::users::by_id_with_roles(tx, tenant.id, id)?.filter(|(u, _)| u.status == UserStatus::Active))
+}
+
+/// Why a code cannot be redeemed.
+enum Unredeemable {
+    /// Redeemed before: whoever holds it may be an attacker, so what it issued is revoked.
+    Reused,
+    Refused(OAuthError),
+}
+
+/// The checks of a code exchange (RFC 6749 §4.1.3, RFC 7636 §4.6) on the code's row as read.
+fn check_code(
+    row: &CodeRow,
+    app: &AppRow,
+    redirect_uri: &str,
+    verifier: Option<&str>,
+    now: Timestamp,
+) -> Result<(), Unredeemable> {
+    let refused = |d: &str| Err(Unredeemable::Refused(OAuthError::invalid_grant(d)));
+    if row.used_at.is_some() {
+        return Err(Unredeemable::Reused);
+    }
+    if row.client_id != app.client_id {
+        return refused("the code was issued to another client");
+    }
+    if row.expires_at <= now {
+        return refused("the authorization code has expired");
+    }
+    if row.redirect_uri != redirect_uri {
+        return refused("redirect_uri differs from the authorization request");
+    }
+    pkce_ok(row.code_challenge.as_deref(), verifier).or_else(refused)
+}
+
+/// A second redemption of the code `hash`: revokes the refresh tokens and the access token it
+/// issued (as its row in `tx` records them) and refuses.
+fn revoke_reused(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    hash: &[u8],
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<Decision, OAuthError> {
+    if let Some(row) = store::oidc::code_for_use(tx, tenant, hash)? {
+        let grants = match &row.family {
+            Some(family) => Grants::Family(family),
+            None => Grants::Code(hash),
+        };
+        store::oidc::revoke_grants(tx, tenant, grants, now)?;
+        if let Some(jti) = &row.access_jti {
+            store::oidc::revoke_access(tx, tenant, jti, now + ttl.access)?;
+        }
+    }
+    Ok(Decision::Refused(OAuthError::invalid_grant(
+        "authorization code already used; the tokens issued for it are revoked",
+    )))
 }
 
 fn authorization_code(
@@ -260,47 +376,37 @@ fn authorization_code(
     let Some(row) = store::oidc::code_for_use(tx, tenant.id, &hash)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("unknown authorization code")));
     };
-    let reused = || -> Result<Decision, OAuthError> {
-        // A second redemption: whoever holds the code may be an attacker; revoke what it issued.
-        let grants = match &row.family {
-            Some(family) => Grants::Family(family),
-            None => Grants::Code(&hash),
-        };
-        store::oidc::revoke_grants(tx, tenant.id, grants, now)?;
-        if let Some(jti) = &row.access_jti {
-            store::oidc::revoke_access(tx, tenant.id, jti, now + ttl.access)?;
-        }
-        Ok(Decision::Refused(OAuthError::invalid_grant(
-            "authorization code already used; the tokens issued for it are revoked",
-        )))
-    };
-    if row.used_at.is_some() {
-        return reused();
-    }
-    if row.client_id != app.client_id {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("the code was issued to another client")));
-    }
-    if row.expires_at <= now {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("the authorization code has expired")));
-    }
-    if row.redirect_uri != redirect_uri {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("redirect_uri differs from the authorization request")));
-    }
-    if let Err(why) = pkce_ok(row.code_challenge.as_deref(), verifier) {
-        return Ok(Decision::Refused(OAuthError::invalid_grant(why)));
+    match check_code(&row, app, redirect_uri, verifier, now) {
+        Ok(()) => {}
+        Err(Unredeemable::Reused) => return revoke_reused(tx, tenant.id, &hash, now, ttl),
+        Err(Unredeemable::Refused(e)) => return Ok(Decision::Refused(e)),
     }
     let Some((user, roles)) = active_user(tx, tenant, row.user_id)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
     };
-    // The access token's id is recorded with the code, so a replay of the code can revoke it.
-    let jti = new_jti()?;
-    // The family too, so that a replay finds the grant by its index.
-    let family = ordered::uuid_text(&ordered::uuid_v7()?);
-    if !store::oidc::use_code(tx, tenant.id, &hash, &jti, &family, now)? {
-        return reused();
+    let (unsigned, pending) = code_tokens(tenant, app, &row, &hash, user, roles, now, ttl)?;
+    if !store::oidc::redeem_code(tx, tenant.id, &hash, &pending.row(), now)? {
+        return revoke_reused(tx, tenant.id, &hash, now, ttl);
     }
-    let response = issue_user_tokens(
-        tx,
+    Ok(Decision::Issued(Box::new(unsigned)))
+}
+
+/// The tokens a code redeems: the access token's id and the grant's family are recorded with
+/// the code, so that a replay of the code can revoke them.
+#[allow(clippy::too_many_arguments)]
+fn code_tokens(
+    tenant: &TenantRuntime,
+    app: &AppRow,
+    row: &CodeRow,
+    hash: &[u8],
+    user: UserRow,
+    roles: Vec<String>,
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<(Unsigned, PendingRefresh), OAuthError> {
+    let jti = new_jti()?;
+    let family = ordered::uuid_text(&ordered::uuid_v7()?);
+    user_tokens(
         tenant,
         app,
         &user,
@@ -311,12 +417,72 @@ fn authorization_code(
         &row.amr,
         row.session_id,
         Some(&family),
-        Some(&hash),
+        Some(hash),
         &jti,
         now,
         ttl,
-    )?;
-    Ok(Decision::Issued(Box::new(response)))
+    )
+}
+
+/// The code exchange on PostgreSQL, without a transaction: the application from memory when
+/// current, the code and its user read by two statements, the checks, then one statement that
+/// marks the code used and stores the refresh token only if the code was still unused
+/// ([`store::oidc::redeem_code`]). Three round trips where the transaction took seven. What the
+/// reads saw is checked again where it matters: the write's condition catches a concurrent
+/// redemption, which is then treated as a reuse, as in the transaction.
+async fn authorization_code_now(
+    state: &State,
+    tenant: std::sync::Arc<TenantRuntime>,
+    client: Presented,
+    form: Params,
+    now: Timestamp,
+    ttl: &Ttls,
+) -> Result<TokenResponse, OAuthError> {
+    let app = authenticate_for_grant(&state.db, tenant.id, &client).await?;
+    let code = require(&form, "code")?;
+    let redirect_uri = require(&form, "redirect_uri")?;
+    let verifier = form.get("code_verifier")?;
+    let hash = token_key(code);
+    let t = tenant.id;
+    let h = hash.clone();
+    let found = state
+        .db
+        .read_now(move |tx| -> Result<_, StoreError> {
+            let Some(row) = store::oidc::code(tx, t, &h)? else { return Ok(None) };
+            // The user is read only for a code that may still be redeemed.
+            let user = match row.used_at {
+                None => store::users::by_id_with_roles(tx, t, row.user_id)?,
+                Some(_) => None,
+            };
+            Ok(Some((row, user)))
+        })
+        .await?;
+    let Some((row, user)) = found else {
+        return Err(OAuthError::invalid_grant("unknown authorization code"));
+    };
+    let reused = || async {
+        let ttl = *ttl;
+        let hash = hash.clone();
+        match state.db.write(move |tx| revoke_reused(tx, t, &hash, now, &ttl)).await? {
+            Decision::Refused(e) => Err(e),
+            Decision::Issued(_) => Err(OAuthError::server_error("a reused code issued tokens")),
+        }
+    };
+    match check_code(&row, &app, redirect_uri, verifier, now) {
+        Ok(()) => {}
+        Err(Unredeemable::Reused) => return reused().await,
+        Err(Unredeemable::Refused(e)) => return Err(e),
+    }
+    let Some((user, roles)) = user.filter(|(u, _)| u.status == UserStatus::Active) else {
+        return Err(OAuthError::invalid_grant("the user cannot sign in"));
+    };
+    let (unsigned, pending) = code_tokens(&tenant, &app, &row, &hash, user, roles, now, ttl)?;
+    let h = hash.clone();
+    let redeemed = state.db.write_one(move |tx| store::oidc::redeem_code(tx, t, &h, &pending.row(), now)).await?;
+    if !redeemed {
+        return reused().await;
+    }
+    unsigned.sign(&tenant)
 }
 
 /// Device code polling (RFC 8628 §3.4, §3.5). Every answer but the tokens is an error; each poll
@@ -379,7 +545,6 @@ fn device_code(
         amr,
         row.session_id,
         None,
-        None,
         &new_jti()?,
         now,
         ttl,
@@ -441,7 +606,6 @@ fn refresh(
         &row.amr,
         row.session_id,
         Some(&row.family),
-        None,
         &new_jti()?,
         now,
         ttl,

@@ -166,6 +166,60 @@ pub fn use_code(
     Ok(n == 1)
 }
 
+/// Redeems a code: marks it used and stores the refresh token issued for it, both or neither;
+/// false (and nothing changed) when the code was used already (a concurrent redemption won).
+/// On PostgreSQL one statement (a data-modifying `WITH`) that commits on its own through
+/// [`super::Db::write_one`]: the insert runs only if the update took the code, and of two
+/// concurrent redemptions the second's update waits for the first's commit and then finds the
+/// code used. SQLite runs the two statements in the caller's transaction.
+pub fn redeem_code(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    hash: &[u8],
+    r: &NewRefresh<'_>,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    if tx.conn().engine() == Engine::Sqlite {
+        if !use_code(tx, tenant, hash, r.access_jti, r.family, now)? {
+            return Ok(false);
+        }
+        insert_refresh(tx, tenant, r, now)?;
+        return Ok(true);
+    }
+    // The parameters in the insert's select list are cast: bare, they would be typed as text.
+    let id: Option<i64> = tx.conn().query_opt(
+        "WITH used AS (
+             UPDATE authorization_codes SET used_at = ?3, access_jti = ?4, family = ?5
+             WHERE tenant_id = ?1 AND code_hash = ?2 AND used_at IS NULL
+             RETURNING tenant_id, code_hash
+         )
+         INSERT INTO refresh_tokens (tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope,
+             auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
+         SELECT tenant_id, CAST(?6 AS BYTEA), CAST(?5 AS TEXT), CAST(?7 AS TEXT), CAST(?8 AS BIGINT),
+                CAST(?9 AS BIGINT), code_hash, CAST(?10 AS TEXT), CAST(?11 AS BIGINT), CAST(?12 AS TEXT),
+                CAST(?3 AS BIGINT), CAST(?13 AS BIGINT), CAST(?4 AS TEXT), CAST(?14 AS BIGINT)
+         FROM used RETURNING id",
+        params![
+            tenant,
+            hash,
+            now,
+            r.access_jti,
+            r.family,
+            r.hash,
+            r.client_id,
+            r.user_id,
+            r.session_id,
+            r.scope,
+            r.auth_time,
+            r.amr,
+            r.expires_at,
+            r.access_expires_at
+        ],
+        |row| row.get(0),
+    )?;
+    Ok(id.is_some())
+}
+
 #[derive(Debug, Clone)]
 pub struct RefreshRow {
     pub id: i64,
@@ -348,7 +402,7 @@ pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::store::testing::{temp_db, tenant, user};
 
@@ -399,6 +453,114 @@ mod tests {
 
     fn revoked_at(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Option<Timestamp> {
         refresh(tx, tenant, hash).unwrap().unwrap().revoked_at
+    }
+
+    /// What a redemption may change: every code (tenant, hash, used_at, access_jti, family) and
+    /// every refresh token (tenant, hash, family, client, user, session, code, scope, auth_time,
+    /// amr, created_at, expires_at, access_jti, access_expires_at, used_at, revoked_at).
+    type Redeemed = (Vec<(i64, Vec<u8>, Option<i64>, Option<String>, Option<String>)>, Vec<Vec<String>>);
+
+    fn redeemed(db: &crate::store::Db) -> Redeemed {
+        db.read_blocking(|tx| {
+            let c = tx.conn();
+            let codes = c.query_all(
+                "SELECT tenant_id, code_hash, used_at, access_jti, family FROM authorization_codes ORDER BY tenant_id, code_hash",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )?;
+            let refresh = c.query_all(
+                "SELECT tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope, auth_time, amr,
+                        created_at, expires_at, access_jti, access_expires_at, used_at, revoked_at
+                 FROM refresh_tokens ORDER BY id",
+                params![],
+                |r| {
+                    (0..16)
+                        .map(|i| {
+                            Ok(match i {
+                                0 | 4 | 8 | 10 | 11 | 13 => format!("{:?}", r.get::<_, i64>(i)?),
+                                5 | 14 | 15 => format!("{:?}", r.get::<_, Option<i64>>(i)?),
+                                1 => format!("{:?}", r.get::<_, Vec<u8>>(i)?),
+                                6 => format!("{:?}", r.get::<_, Option<Vec<u8>>>(i)?),
+                                _ => format!("{:?}", r.get::<_, String>(i)?),
+                            })
+                        })
+                        .collect()
+                },
+            )?;
+            Ok::<_, StoreError>((codes, refresh))
+        })
+        .unwrap()
+    }
+
+    /// [`redeem_code`] on `db` (either engine), through [`crate::store::Db::write_one`] as the
+    /// PostgreSQL exchange calls it.
+    pub(crate) fn redeem_scenario(db: &crate::store::Db) {
+        let (a, u) = db
+            .write_blocking(|tx| {
+                let a = tenant(tx, "a");
+                let b = tenant(tx, "b");
+                let u = user(tx, a, "ada@example.com");
+                let other = user(tx, b, "bob@example.com");
+                insert_code(tx, a, b"c1", &code_row(u, Some(7), 100), 1)?;
+                insert_code(tx, a, b"c2", &code_row(u, None, 100), 1)?;
+                insert_code(tx, b, b"b's", &code_row(other, None, 100), 1)?;
+                Ok::<_, StoreError>((a, u))
+            })
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let redeem = |code: &'static [u8], token: &'static [u8], family: &'static str| {
+            rt.block_on(db.write_one(move |tx| {
+                let r = NewRefresh { session_id: Some(7), code_hash: Some(code), ..new_refresh(token, family, u) };
+                redeem_code(tx, a, code, &r, 50)
+            }))
+            .unwrap()
+        };
+        let before = redeemed(db);
+        assert!(before.1.is_empty());
+
+        assert!(redeem(b"c1", b"t1", "fam1"));
+        let after = redeemed(db);
+        let c1 = after.0.iter().find(|c| c.1 == b"c1").unwrap();
+        assert_eq!((c1.2, c1.3.as_deref(), c1.4.as_deref()), (Some(50), Some("fam1"), Some("fam1")));
+        let changed: Vec<_> = after.0.iter().filter(|c| c.1 != b"c1").collect();
+        assert_eq!(changed, before.0.iter().filter(|c| c.1 != b"c1").collect::<Vec<_>>(), "the other codes");
+        let row: Vec<String> = [
+            format!("{:?}", a.0),
+            format!("{:?}", b"t1".to_vec()),
+            format!("{:?}", "fam1"),
+            format!("{:?}", "client"),
+            format!("{:?}", u.0),
+            format!("{:?}", Some(7)),
+            format!("{:?}", Some(b"c1".to_vec())),
+            format!("{:?}", "openid offline_access"),
+            format!("{:?}", 5),
+            format!("{:?}", r#"["hwk"]"#),
+            format!("{:?}", 50),
+            format!("{:?}", 1000),
+            format!("{:?}", "fam1"),
+            format!("{:?}", 2000),
+            format!("{:?}", None::<i64>),
+            format!("{:?}", None::<i64>),
+        ]
+        .into();
+        assert_eq!(after.1, vec![row]);
+
+        // Used, another tenant's, never issued: nothing changes.
+        for code in [&b"c1"[..], b"b's", b"never"] {
+            let code: &'static [u8] = code;
+            assert!(!redeem(code, b"t2", "fam2"), "{code:?}");
+            assert_eq!(redeemed(db), after, "{code:?}");
+        }
+
+        assert!(redeem(b"c2", b"t3", "fam3"));
+        let last = redeemed(db);
+        assert_eq!(last.1.len(), 2);
+        assert_eq!(last.1[1][1], format!("{:?}", b"t3".to_vec()));
+    }
+
+    #[test]
+    fn a_redemption_marks_the_code_used_and_stores_its_refresh_token_or_changes_nothing() {
+        redeem_scenario(&temp_db().db);
     }
 
     #[test]
