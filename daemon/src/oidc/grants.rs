@@ -207,24 +207,32 @@ impl PendingRefresh {
     }
 }
 
+/// What a grant to a user is made of: its user, what they agreed to and how they signed in, and
+/// the ids the tokens will carry.
+struct UserGrant<'a> {
+    user: &'a UserRow,
+    roles: Vec<String>,
+    scope: &'a str,
+    nonce: Option<&'a str>,
+    auth_time: Timestamp,
+    amr: &'a str,
+    session_id: Option<i64>,
+    /// The refresh token family it continues; a new one if `None`.
+    family: Option<&'a str>,
+    /// The authorization code it redeems, if any.
+    code_hash: Option<&'a [u8]>,
+    jti: &'a str,
+}
+
 /// What a grant to a user issues: the tokens' claims and the refresh token to store with them.
-#[allow(clippy::too_many_arguments)]
 fn user_tokens(
     tenant: &TenantRuntime,
     app: &AppRow,
-    user: &UserRow,
-    roles: Vec<String>,
-    scope: &str,
-    nonce: Option<&str>,
-    auth_time: Timestamp,
-    amr: &str,
-    session_id: Option<i64>,
-    family: Option<&str>,
-    code_hash: Option<&[u8]>,
-    jti: &str,
+    grant: UserGrant<'_>,
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
+    let UserGrant { user, roles, scope, nonce, auth_time, amr, session_id, family, code_hash, jti } = grant;
     let access = AccessClaims {
         iss: tenant.base_url.clone(),
         sub: user.public_id.clone(),
@@ -279,25 +287,15 @@ fn user_tokens(
 }
 
 /// [`user_tokens`], with the refresh token stored in `tx`.
-#[allow(clippy::too_many_arguments)]
 fn issue_user_tokens(
     tx: &WriteTx<'_>,
     tenant: &TenantRuntime,
     app: &AppRow,
-    user: &UserRow,
-    roles: Vec<String>,
-    scope: &str,
-    nonce: Option<&str>,
-    auth_time: Timestamp,
-    amr: &str,
-    session_id: Option<i64>,
-    family: Option<&str>,
-    jti: &str,
+    grant: UserGrant<'_>,
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<Unsigned, OAuthError> {
-    let (unsigned, pending) =
-        user_tokens(tenant, app, user, roles, scope, nonce, auth_time, amr, session_id, family, None, jti, now, ttl)?;
+    let (unsigned, pending) = user_tokens(tenant, app, grant, now, ttl)?;
     store::oidc::insert_refresh(tx, tenant.id, &pending.row(), now)?;
     Ok(unsigned)
 }
@@ -387,7 +385,7 @@ fn authorization_code(
     let Some((user, roles)) = active_user(tx, tenant, row.user_id)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
     };
-    let (unsigned, pending) = code_tokens(tenant, app, &row, &hash, user, roles, now, ttl)?;
+    let (unsigned, pending) = code_tokens(tenant, app, &row, &hash, (user, roles), now, ttl)?;
     if !store::oidc::redeem_code(tx, tenant.id, &hash, &pending.row(), now)? {
         return revoke_reused(tx, tenant.id, &hash, now, ttl).map(Decision::Refused);
     }
@@ -396,35 +394,30 @@ fn authorization_code(
 
 /// The tokens a code redeems: the access token's id and the grant's family are recorded with
 /// the code, so that a replay of the code can revoke them.
-#[allow(clippy::too_many_arguments)]
 fn code_tokens(
     tenant: &TenantRuntime,
     app: &AppRow,
     row: &CodeRow,
     hash: &[u8],
-    user: UserRow,
-    roles: Vec<String>,
+    (user, roles): (UserRow, Vec<String>),
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
     let jti = new_jti()?;
     let family = ordered::uuid_text(&ordered::uuid_v7()?);
-    user_tokens(
-        tenant,
-        app,
-        &user,
+    let grant = UserGrant {
+        user: &user,
         roles,
-        &row.scope,
-        row.nonce.as_deref(),
-        row.auth_time,
-        &row.amr,
-        row.session_id,
-        Some(&family),
-        Some(hash),
-        &jti,
-        now,
-        ttl,
-    )
+        scope: &row.scope,
+        nonce: row.nonce.as_deref(),
+        auth_time: row.auth_time,
+        amr: &row.amr,
+        session_id: row.session_id,
+        family: Some(&family),
+        code_hash: Some(hash),
+        jti: &jti,
+    };
+    user_tokens(tenant, app, grant, now, ttl)
 }
 
 /// The code exchange on PostgreSQL, without a transaction: the application from memory when
@@ -476,7 +469,7 @@ async fn authorization_code_now(
     let Some((user, roles)) = user.filter(|(u, _)| u.status == UserStatus::Active) else {
         return Err(OAuthError::invalid_grant("the user cannot sign in"));
     };
-    let (unsigned, pending) = code_tokens(&tenant, &app, &row, &hash, user, roles, now, ttl)?;
+    let (unsigned, pending) = code_tokens(&tenant, &app, &row, &hash, (user, roles), now, ttl)?;
     let h = hash.clone();
     let redeemed = state.db.write_one(move |tx| store::oidc::redeem_code(tx, t, &h, &pending.row(), now)).await?;
     if !redeemed {
@@ -533,22 +526,20 @@ fn device_code(
     if !store::device::redeem(tx, tenant.id, row.id, now)? {
         return refused(OAuthCode::InvalidGrant, "the device code was used already");
     }
-    let response = issue_user_tokens(
-        tx,
-        tenant,
-        app,
-        &user,
+    let jti = new_jti()?;
+    let grant = UserGrant {
+        user: &user,
         roles,
-        &row.scope,
-        None,
+        scope: &row.scope,
+        nonce: None,
         auth_time,
         amr,
-        row.session_id,
-        None,
-        &new_jti()?,
-        now,
-        ttl,
-    )?;
+        session_id: row.session_id,
+        family: None,
+        code_hash: None,
+        jti: &jti,
+    };
+    let response = issue_user_tokens(tx, tenant, app, grant, now, ttl)?;
     Ok(Decision::Issued(Box::new(response)))
 }
 
@@ -594,22 +585,20 @@ fn refresh(
             "refresh token reused; all tokens of this grant are revoked",
         )));
     }
-    let response = issue_user_tokens(
-        tx,
-        tenant,
-        app,
-        &user,
+    let jti = new_jti()?;
+    let grant = UserGrant {
+        user: &user,
         roles,
-        &scope,
-        None,
-        row.auth_time,
-        &row.amr,
-        row.session_id,
-        Some(&row.family),
-        &new_jti()?,
-        now,
-        ttl,
-    )?;
+        scope: &scope,
+        nonce: None,
+        auth_time: row.auth_time,
+        amr: &row.amr,
+        session_id: row.session_id,
+        family: Some(&row.family),
+        code_hash: None,
+        jti: &jti,
+    };
+    let response = issue_user_tokens(tx, tenant, app, grant, now, ttl)?;
     Ok(Decision::Issued(Box::new(response)))
 }
 
