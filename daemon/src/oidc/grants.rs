@@ -1,7 +1,7 @@
 //! `POST {base_url}/token`: the `authorization_code`, `refresh_token` and `client_credentials`
 //! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636) and device code polling (RFC 8628 §3.4). Every
 //! grant that consumes something consumes it in one write (a transaction, or a code exchange's
-//! one statement on PostgreSQL, [`authorization_code_now`]) whose condition lets only one of
+//! one statement on PostgreSQL, [`code::exchange_now`]) whose condition lets only one of
 //! concurrent redemptions through, so a code or refresh token is consumed exactly once. On SQLite
 //! the transaction decides the tokens' claims; they are signed beside the writer while its batch
 //! commits (RSA signatures are the costly step and the write queue is single-threaded), and
@@ -10,17 +10,18 @@
 use serde::Serialize;
 
 use super::clients::{Presented, authenticate, authenticate_for_grant};
+use super::code;
 use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_access, sign_id, user_claims};
 use crate::State;
 use crate::clock::Timestamp;
-use crate::crypto::{b64url, sha256};
+use crate::crypto::sha256;
 use crate::ordered::{self, token_key};
 use crate::params::Params;
 use crate::store::apps::AppRow;
-use crate::store::oidc::{CodeRow, Grants, NewRefresh};
+use crate::store::oidc::{Grants, NewRefresh};
 use crate::store::users::{UserId, UserRow};
-use crate::store::{self, AppType, DeviceStatus, StoreError, TenantId, UserStatus, WriteTx};
+use crate::store::{self, AppType, DeviceStatus, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Serialize)]
@@ -36,18 +37,18 @@ pub struct TokenResponse {
 }
 
 /// `name`, which must be present.
-fn require<'a>(form: &'a Params, name: &str) -> Result<&'a str, OAuthError> {
+pub(super) fn require<'a>(form: &'a Params, name: &str) -> Result<&'a str, OAuthError> {
     form.get(name)?.ok_or_else(|| OAuthError::invalid_request(format!("{name} is required")))
 }
 
 /// What a transaction decided; revocations must commit even when the answer is an error.
-enum Decision {
+pub(super) enum Decision {
     Issued(Box<Unsigned>),
     Refused(OAuthError),
 }
 
 /// Tokens whose claims are decided and stored, not yet signed.
-struct Unsigned {
+pub(super) struct Unsigned {
     access: AccessClaims,
     id: Option<IdClaims>,
     refresh_token: Option<String>,
@@ -56,7 +57,7 @@ struct Unsigned {
 }
 
 impl Unsigned {
-    fn sign(self, tenant: &TenantRuntime) -> Result<TokenResponse, OAuthError> {
+    pub(super) fn sign(self, tenant: &TenantRuntime) -> Result<TokenResponse, OAuthError> {
         let id_token = match &self.id {
             Some(claims) => Some(sign_id(tenant, claims)?),
             None => None,
@@ -73,8 +74,8 @@ impl Unsigned {
 }
 
 #[derive(Clone, Copy)]
-struct Ttls {
-    access: i64,
+pub(super) struct Ttls {
+    pub(super) access: i64,
     id: i64,
     refresh: i64,
 }
@@ -115,7 +116,7 @@ pub async fn token(
     // there too (the reads beside the writer, the one write after), the exchange gained nothing
     // measurable and its batches shrank from 4.6 writes per fsync to 3.0 (16 clients, 2026-11-27).
     if grant == "authorization_code" && state.db.backend() == "postgres" {
-        return authorization_code_now(state, tenant, client, form, now, &ttl).await;
+        return code::exchange_now(state, tenant, client, form, now, &ttl).await;
     }
     let t = tenant.clone();
     let (decision, durable) = state
@@ -123,7 +124,7 @@ pub async fn token(
         .write_early(move |tx| -> Result<Decision, OAuthError> {
             let app = authenticate(tx, t.id, &client)?;
             match grant.as_str() {
-                "authorization_code" => authorization_code(tx, &t, &app, &form, now, &ttl),
+                "authorization_code" => code::exchange(tx, &t, &app, &form, now, &ttl),
                 super::device::GRANT_TYPE => device_code(tx, &t, &app, &form, now, &ttl),
                 _ => refresh(tx, &t, &app, &form, now, &ttl),
             }
@@ -153,27 +154,9 @@ fn narrow(granted: &[&str], asked: Option<&str>) -> Result<String, OAuthError> {
     Ok(scopes(asked).collect::<Vec<_>>().join(" "))
 }
 
-/// PKCE (RFC 7636 §4.6): BASE64URL(SHA256(verifier)) == challenge.
-fn pkce_ok(challenge: Option<&str>, verifier: Option<&str>) -> Result<(), &'static str> {
-    match (challenge, verifier) {
-        (None, None) => Ok(()),
-        (None, Some(_)) => Err("code_verifier given for a code issued without a code_challenge"),
-        (Some(_), None) => Err("code_verifier is required"),
-        (Some(c), Some(v)) => {
-            let well_formed = (43..=128).contains(&v.len())
-                && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
-            if well_formed && b64url(&sha256(v.as_bytes())) == c {
-                Ok(())
-            } else {
-                Err("code_verifier does not match the code_challenge")
-            }
-        }
-    }
-}
-
 /// A refresh token decided and not yet stored: [`NewRefresh`]'s fields, owned, so that the
 /// write can run on another thread (and twice, on a connection found closed).
-struct PendingRefresh {
+pub(super) struct PendingRefresh {
     key: Vec<u8>,
     family: String,
     client_id: String,
@@ -189,7 +172,7 @@ struct PendingRefresh {
 }
 
 impl PendingRefresh {
-    fn row(&self) -> NewRefresh<'_> {
+    pub(super) fn row(&self) -> NewRefresh<'_> {
         NewRefresh {
             hash: &self.key,
             family: &self.family,
@@ -209,23 +192,23 @@ impl PendingRefresh {
 
 /// What a grant to a user is made of: its user, what they agreed to and how they signed in, and
 /// the ids the tokens will carry.
-struct UserGrant<'a> {
-    user: &'a UserRow,
-    roles: Vec<String>,
-    scope: &'a str,
-    nonce: Option<&'a str>,
-    auth_time: Timestamp,
-    amr: &'a str,
-    session_id: Option<i64>,
+pub(super) struct UserGrant<'a> {
+    pub(super) user: &'a UserRow,
+    pub(super) roles: Vec<String>,
+    pub(super) scope: &'a str,
+    pub(super) nonce: Option<&'a str>,
+    pub(super) auth_time: Timestamp,
+    pub(super) amr: &'a str,
+    pub(super) session_id: Option<i64>,
     /// The refresh token family it continues; a new one if `None`.
-    family: Option<&'a str>,
+    pub(super) family: Option<&'a str>,
     /// The authorization code it redeems, if any.
-    code_hash: Option<&'a [u8]>,
-    jti: &'a str,
+    pub(super) code_hash: Option<&'a [u8]>,
+    pub(super) jti: &'a str,
 }
 
 /// What a grant to a user issues: the tokens' claims and the refresh token to store with them.
-fn user_tokens(
+pub(super) fn user_tokens(
     tenant: &TenantRuntime,
     app: &AppRow,
     grant: UserGrant<'_>,
@@ -301,181 +284,12 @@ fn issue_user_tokens(
 }
 
 /// The grant's user with their roles (one statement), if the account is still active.
-fn active_user(
+pub(super) fn active_user(
     tx: &WriteTx<'_>,
     tenant: &TenantRuntime,
     id: UserId,
 ) -> Result<Option<(UserRow, Vec<String>)>, OAuthError> {
     Ok(store::users::by_id_with_roles(tx, tenant.id, id)?.filter(|(u, _)| u.status == UserStatus::Active))
-}
-
-/// Why a code cannot be redeemed.
-enum Unredeemable {
-    /// Redeemed before: whoever holds it may be an attacker, so what it issued is revoked.
-    Reused,
-    Refused(OAuthError),
-}
-
-/// The checks of a code exchange (RFC 6749 §4.1.3, RFC 7636 §4.6) on the code's row as read.
-fn check_code(
-    row: &CodeRow,
-    app: &AppRow,
-    redirect_uri: &str,
-    verifier: Option<&str>,
-    now: Timestamp,
-) -> Result<(), Unredeemable> {
-    let refused = |d: &str| Err(Unredeemable::Refused(OAuthError::invalid_grant(d)));
-    if row.used_at.is_some() {
-        return Err(Unredeemable::Reused);
-    }
-    if row.client_id != app.client_id {
-        return refused("the code was issued to another client");
-    }
-    if row.expires_at <= now {
-        return refused("the authorization code has expired");
-    }
-    if row.redirect_uri != redirect_uri {
-        return refused("redirect_uri differs from the authorization request");
-    }
-    pkce_ok(row.code_challenge.as_deref(), verifier).or_else(refused)
-}
-
-/// A second redemption of the code `hash`: revokes the refresh tokens and the access token it
-/// issued (as its row in `tx` records them); the refusal to answer.
-fn revoke_reused(
-    tx: &WriteTx<'_>,
-    tenant: TenantId,
-    hash: &[u8],
-    now: Timestamp,
-    ttl: &Ttls,
-) -> Result<OAuthError, OAuthError> {
-    if let Some(row) = store::oidc::code_for_use(tx, tenant, hash)? {
-        let grants = match &row.family {
-            Some(family) => Grants::Family(family),
-            None => Grants::Code(hash),
-        };
-        store::oidc::revoke_grants(tx, tenant, grants, now)?;
-        if let Some(jti) = &row.access_jti {
-            store::oidc::revoke_access(tx, tenant, jti, now + ttl.access)?;
-        }
-    }
-    Ok(OAuthError::invalid_grant("authorization code already used; the tokens issued for it are revoked"))
-}
-
-fn authorization_code(
-    tx: &WriteTx<'_>,
-    tenant: &TenantRuntime,
-    app: &AppRow,
-    form: &Params,
-    now: Timestamp,
-    ttl: &Ttls,
-) -> Result<Decision, OAuthError> {
-    let code = require(form, "code")?;
-    let redirect_uri = require(form, "redirect_uri")?;
-    let verifier = form.get("code_verifier")?;
-    let hash = token_key(code);
-    let Some(row) = store::oidc::code_for_use(tx, tenant.id, &hash)? else {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("unknown authorization code")));
-    };
-    match check_code(&row, app, redirect_uri, verifier, now) {
-        Ok(()) => {}
-        Err(Unredeemable::Reused) => return revoke_reused(tx, tenant.id, &hash, now, ttl).map(Decision::Refused),
-        Err(Unredeemable::Refused(e)) => return Ok(Decision::Refused(e)),
-    }
-    let Some((user, roles)) = active_user(tx, tenant, row.user_id)? else {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
-    };
-    let (unsigned, pending) = code_tokens(tenant, app, &row, &hash, (user, roles), now, ttl)?;
-    if !store::oidc::redeem_code(tx, tenant.id, &hash, &pending.row(), now)? {
-        return revoke_reused(tx, tenant.id, &hash, now, ttl).map(Decision::Refused);
-    }
-    Ok(Decision::Issued(Box::new(unsigned)))
-}
-
-/// The tokens a code redeems: the access token's id and the grant's family are recorded with
-/// the code, so that a replay of the code can revoke them.
-fn code_tokens(
-    tenant: &TenantRuntime,
-    app: &AppRow,
-    row: &CodeRow,
-    hash: &[u8],
-    (user, roles): (UserRow, Vec<String>),
-    now: Timestamp,
-    ttl: &Ttls,
-) -> Result<(Unsigned, PendingRefresh), OAuthError> {
-    let jti = new_jti()?;
-    let family = ordered::uuid_text(&ordered::uuid_v7()?);
-    let grant = UserGrant {
-        user: &user,
-        roles,
-        scope: &row.scope,
-        nonce: row.nonce.as_deref(),
-        auth_time: row.auth_time,
-        amr: &row.amr,
-        session_id: row.session_id,
-        family: Some(&family),
-        code_hash: Some(hash),
-        jti: &jti,
-    };
-    user_tokens(tenant, app, grant, now, ttl)
-}
-
-/// The code exchange on PostgreSQL, without a transaction: the application from memory when
-/// current, the code and its user read by two statements, the checks, then one statement that
-/// marks the code used and stores the refresh token only if the code was still unused
-/// ([`store::oidc::redeem_code`]). Three round trips where the transaction took seven. What the
-/// reads saw is checked again where it matters: the write's condition catches a concurrent
-/// redemption, which is then treated as a reuse, as in the transaction.
-async fn authorization_code_now(
-    state: &State,
-    tenant: std::sync::Arc<TenantRuntime>,
-    client: Presented,
-    form: Params,
-    now: Timestamp,
-    ttl: &Ttls,
-) -> Result<TokenResponse, OAuthError> {
-    let app = authenticate_for_grant(&state.db, tenant.id, &client).await?;
-    let code = require(&form, "code")?;
-    let redirect_uri = require(&form, "redirect_uri")?;
-    let verifier = form.get("code_verifier")?;
-    let hash = token_key(code);
-    let t = tenant.id;
-    let h = hash.clone();
-    let found = state
-        .db
-        .read_now(move |tx| -> Result<_, StoreError> {
-            let Some(row) = store::oidc::code(tx, t, &h)? else { return Ok(None) };
-            // The user is read only for a code that may still be redeemed.
-            let user = match row.used_at {
-                None => store::users::by_id_with_roles(tx, t, row.user_id)?,
-                Some(_) => None,
-            };
-            Ok(Some((row, user)))
-        })
-        .await?;
-    let Some((row, user)) = found else {
-        return Err(OAuthError::invalid_grant("unknown authorization code"));
-    };
-    let reused = || async {
-        let ttl = *ttl;
-        let hash = hash.clone();
-        Err(state.db.write(move |tx| revoke_reused(tx, t, &hash, now, &ttl)).await?)
-    };
-    match check_code(&row, &app, redirect_uri, verifier, now) {
-        Ok(()) => {}
-        Err(Unredeemable::Reused) => return reused().await,
-        Err(Unredeemable::Refused(e)) => return Err(e),
-    }
-    let Some((user, roles)) = user.filter(|(u, _)| u.status == UserStatus::Active) else {
-        return Err(OAuthError::invalid_grant("the user cannot sign in"));
-    };
-    let (unsigned, pending) = code_tokens(&tenant, &app, &row, &hash, (user, roles), now, ttl)?;
-    let h = hash.clone();
-    let redeemed = state.db.write_one(move |tx| store::oidc::redeem_code(tx, t, &h, &pending.row(), now)).await?;
-    if !redeemed {
-        return reused().await;
-    }
-    unsigned.sign(&tenant)
 }
 
 /// Device code polling (RFC 8628 §3.4, §3.5). Every answer but the tokens is an error; each poll
@@ -633,20 +447,4 @@ fn client_credentials(
         roles: vec![],
     };
     Ok(Decision::Issued(Box::new(Unsigned { access, id: None, refresh_token: None, expires_in: ttl.access, scope })))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pkce_ok;
-
-    #[test]
-    fn pkce_rfc7636_appendix_b() {
-        let v = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-        let c = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-        assert!(pkce_ok(Some(c), Some(v)).is_ok());
-        assert!(pkce_ok(Some(c), Some("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX")).is_err());
-        assert!(pkce_ok(Some(c), None).is_err());
-        assert!(pkce_ok(None, Some(v)).is_err());
-        assert!(pkce_ok(None, None).is_ok());
-    }
 }

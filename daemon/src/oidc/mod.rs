@@ -2,6 +2,7 @@
 
 pub mod authorize;
 pub mod clients;
+mod code;
 pub mod device;
 pub mod discovery;
 pub mod error;
