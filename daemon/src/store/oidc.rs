@@ -171,7 +171,9 @@ pub fn use_code(
 /// On PostgreSQL one statement (a data-modifying `WITH`) that commits on its own through
 /// [`super::Db::write_one`]: the insert runs only if the update took the code, and of two
 /// concurrent redemptions the second's update waits for the first's commit and then finds the
-/// code used. SQLite runs the two statements in the caller's transaction.
+/// code used. SQLite runs the two statements in the caller's transaction. `r.code_hash` must be
+/// `hash` (PostgreSQL takes it from the code's row), and `r.family` and `r.access_jti` are
+/// recorded with the code, so that a replay of the code can revoke them.
 pub fn redeem_code(
     tx: &WriteTx<'_>,
     tenant: TenantId,
