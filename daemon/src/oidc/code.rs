@@ -16,8 +16,23 @@ use crate::params::Params;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{CodeRow, Grants};
 use crate::store::users::UserRow;
-use crate::store::{self, StoreError, TenantId, UserStatus, WriteTx};
+use crate::store::{self, TenantId, WriteTx};
 use crate::tenants::TenantRuntime;
+
+/// What a code exchange's form names: the code (by its key), the redirect URI and the PKCE
+/// verifier.
+struct CodeForm<'a> {
+    hash: Vec<u8>,
+    redirect_uri: &'a str,
+    verifier: Option<&'a str>,
+}
+
+impl<'a> CodeForm<'a> {
+    fn read(form: &'a Params) -> Result<Self, OAuthError> {
+        let hash = token_key(require(form, "code")?);
+        Ok(CodeForm { hash, redirect_uri: require(form, "redirect_uri")?, verifier: form.get("code_verifier")? })
+    }
+}
 
 /// Why a code cannot be redeemed.
 enum Unredeemable {
@@ -27,13 +42,7 @@ enum Unredeemable {
 }
 
 /// The checks of a code exchange (RFC 6749 §4.1.3, RFC 7636 §4.6) on the code's row as read.
-fn check_code(
-    row: &CodeRow,
-    app: &AppRow,
-    redirect_uri: &str,
-    verifier: Option<&str>,
-    now: Timestamp,
-) -> Result<(), Unredeemable> {
+fn check_code(row: &CodeRow, app: &AppRow, form: &CodeForm<'_>, now: Timestamp) -> Result<(), Unredeemable> {
     let refused = |d: &str| Err(Unredeemable::Refused(OAuthError::invalid_grant(d)));
     if row.used_at.is_some() {
         return Err(Unredeemable::Reused);
@@ -44,10 +53,10 @@ fn check_code(
     if row.expires_at <= now {
         return refused("the authorization code has expired");
     }
-    if row.redirect_uri != redirect_uri {
+    if row.redirect_uri != form.redirect_uri {
         return refused("redirect_uri differs from the authorization request");
     }
-    pkce_ok(row.code_challenge.as_deref(), verifier).or_else(refused)
+    pkce_ok(row.code_challenge.as_deref(), form.verifier).or_else(refused)
 }
 
 /// A second redemption of the code `hash`: revokes the refresh tokens and the access token it
@@ -80,24 +89,22 @@ pub(super) fn exchange(
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<Decision, OAuthError> {
-    let code = require(form, "code")?;
-    let redirect_uri = require(form, "redirect_uri")?;
-    let verifier = form.get("code_verifier")?;
-    let hash = token_key(code);
-    let Some(row) = store::oidc::code_for_use(tx, tenant.id, &hash)? else {
+    let form = CodeForm::read(form)?;
+    let hash = &form.hash;
+    let Some(row) = store::oidc::code_for_use(tx, tenant.id, hash)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("unknown authorization code")));
     };
-    match check_code(&row, app, redirect_uri, verifier, now) {
+    match check_code(&row, app, &form, now) {
         Ok(()) => {}
-        Err(Unredeemable::Reused) => return revoke_reused(tx, tenant.id, &hash, now, ttl).map(Decision::Refused),
+        Err(Unredeemable::Reused) => return revoke_reused(tx, tenant.id, hash, now, ttl).map(Decision::Refused),
         Err(Unredeemable::Refused(e)) => return Ok(Decision::Refused(e)),
     }
-    let Some((user, roles)) = active_user(tx, tenant, row.user_id)? else {
+    let Some((user, roles)) = active_user(tx, tenant.id, row.user_id)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
     };
-    let (unsigned, pending) = code_tokens(tenant, app, &row, &hash, (user, roles), now, ttl)?;
-    if !store::oidc::redeem_code(tx, tenant.id, &hash, &pending.row(), now)? {
-        return revoke_reused(tx, tenant.id, &hash, now, ttl).map(Decision::Refused);
+    let (unsigned, pending) = code_tokens(tenant, app, &row, hash, (user, roles), now, ttl)?;
+    if !store::oidc::redeem_code(tx, tenant.id, hash, &pending.row(), now)? {
+        return revoke_reused(tx, tenant.id, hash, now, ttl).map(Decision::Refused);
     }
     Ok(Decision::Issued(Box::new(unsigned)))
 }
@@ -145,19 +152,17 @@ pub(super) async fn exchange_now(
     ttl: &Ttls,
 ) -> Result<TokenResponse, OAuthError> {
     let app = authenticate_for_grant(&state.db, tenant.id, &client).await?;
-    let code = require(&form, "code")?;
-    let redirect_uri = require(&form, "redirect_uri")?;
-    let verifier = form.get("code_verifier")?;
-    let hash = token_key(code);
+    let form = CodeForm::read(&form)?;
+    let hash = form.hash.clone();
     let t = tenant.id;
     let h = hash.clone();
     let found = state
         .db
-        .read_now(move |tx| -> Result<_, StoreError> {
+        .read_now(move |tx| -> Result<_, OAuthError> {
             let Some(row) = store::oidc::code(tx, t, &h)? else { return Ok(None) };
             // The user is read only for a code that may still be redeemed.
             let user = match row.used_at {
-                None => store::users::by_id_with_roles(tx, t, row.user_id)?,
+                None => active_user(tx, t, row.user_id)?,
                 Some(_) => None,
             };
             Ok(Some((row, user)))
@@ -171,12 +176,12 @@ pub(super) async fn exchange_now(
         let hash = hash.clone();
         Err(state.db.write(move |tx| revoke_reused(tx, t, &hash, now, &ttl)).await?)
     };
-    match check_code(&row, &app, redirect_uri, verifier, now) {
+    match check_code(&row, &app, &form, now) {
         Ok(()) => {}
         Err(Unredeemable::Reused) => return reused().await,
         Err(Unredeemable::Refused(e)) => return Err(e),
     }
-    let Some((user, roles)) = user.filter(|(u, _)| u.status == UserStatus::Active) else {
+    let Some((user, roles)) = user else {
         return Err(OAuthError::invalid_grant("the user cannot sign in"));
     };
     let (unsigned, pending) = code_tokens(&tenant, &app, &row, &hash, (user, roles), now, ttl)?;

@@ -21,7 +21,7 @@ use crate::params::Params;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{Grants, NewRefresh};
 use crate::store::users::{UserId, UserRow};
-use crate::store::{self, AppType, DeviceStatus, UserStatus, WriteTx};
+use crate::store::{self, AppType, DeviceStatus, Reader, TenantId, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Serialize)]
@@ -285,11 +285,11 @@ fn issue_user_tokens(
 
 /// The grant's user with their roles (one statement), if the account is still active.
 pub(super) fn active_user(
-    tx: &WriteTx<'_>,
-    tenant: &TenantRuntime,
+    tx: &impl Reader,
+    tenant: TenantId,
     id: UserId,
 ) -> Result<Option<(UserRow, Vec<String>)>, OAuthError> {
-    Ok(store::users::by_id_with_roles(tx, tenant.id, id)?.filter(|(u, _)| u.status == UserStatus::Active))
+    Ok(store::users::by_id_with_roles(tx, tenant, id)?.filter(|(u, _)| u.status == UserStatus::Active))
 }
 
 /// Device code polling (RFC 8628 §3.4, §3.5). Every answer but the tokens is an error; each poll
@@ -334,7 +334,7 @@ fn device_code(
     let (Some(user_id), Some(auth_time), Some(amr)) = (row.user_id, row.auth_time, row.amr.as_deref()) else {
         return Err(OAuthError::server_error("an approved device code without its approval"));
     };
-    let Some((user, roles)) = active_user(tx, tenant, user_id)? else {
+    let Some((user, roles)) = active_user(tx, tenant.id, user_id)? else {
         return refused(OAuthCode::InvalidGrant, "the user cannot sign in");
     };
     if !store::device::redeem(tx, tenant.id, row.id, now)? {
@@ -385,7 +385,7 @@ fn refresh(
     if row.expires_at <= now {
         return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token has expired")));
     }
-    let Some((user, roles)) = active_user(tx, tenant, row.user_id)? else {
+    let Some((user, roles)) = active_user(tx, tenant.id, row.user_id)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
     };
     let granted: Vec<&str> = scopes(&row.scope).collect();
