@@ -354,19 +354,36 @@ fn on_postgres(count: usize, n: usize) {
             })
             .collect();
         let wall = Instant::now();
-        let samples: Vec<Duration> = parallel(clients, |i| {
+        let done: Vec<Vec<(Duration, usize, String)>> = parallel(clients, |i| {
             let http = child::Http::new(Duration::from_secs(30));
             let exchange = |(node, code, verifier): &(usize, String, String)| {
                 let t = Instant::now();
                 let r = tenant(*node).exchange(&http, &web, code, verifier).expect("token");
+                let took = t.elapsed();
+                assert_eq!(r.status, 200, "node {}: {}", node % nodes.len() + 1, r.body);
+                let refresh = r.json()["refresh_token"].as_str().expect("a refresh token").to_owned();
+                (took, node + 1, refresh)
+            };
+            codes[i].iter().map(exchange).collect::<Vec<_>>()
+        });
+        let samples: Vec<Duration> = done.iter().flatten().map(|(took, ..)| *took).collect();
+        report(&format!("authorization_code exchange, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
+
+        // Each refresh token rotated once, at the node after the one that issued it.
+        let wall = Instant::now();
+        let samples: Vec<Duration> = parallel(clients, |i| {
+            let http = child::Http::new(Duration::from_secs(30));
+            let rotate = |(_, node, token): &(Duration, usize, String)| {
+                let t = Instant::now();
+                let r = tenant(*node).refresh(&http, &web, token).expect("token");
                 assert_eq!(r.status, 200, "node {}: {}", node % nodes.len() + 1, r.body);
                 t.elapsed()
             };
-            codes[i].iter().map(exchange).collect::<Vec<_>>()
+            done[i].iter().map(rotate).collect::<Vec<_>>()
         })
         .into_iter()
         .flatten()
         .collect();
-        report(&format!("authorization_code exchange, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
+        report(&format!("refresh_token grant, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
     }
 }

@@ -1,7 +1,8 @@
 //! `POST {base_url}/token`: the `authorization_code`, `refresh_token` and `client_credentials`
 //! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636) and device code polling (RFC 8628 §3.4). Every
-//! grant that consumes something consumes it in one write (a transaction, or a code exchange's
-//! one statement on PostgreSQL, [`code::exchange_now`]) whose condition lets only one of
+//! grant that consumes something consumes it in one write (a transaction, or on PostgreSQL a code
+//! exchange's or a refresh rotation's one statement, [`code::exchange_now`],
+//! [`refresh::rotate_now`]) whose condition lets only one of
 //! concurrent redemptions through, so a code or refresh token is consumed exactly once. On SQLite
 //! the transaction decides the tokens' claims; they are signed beside the writer while its batch
 //! commits (RSA signatures are the costly step and the write queue is single-threaded), and
@@ -10,16 +11,16 @@
 use serde::Serialize;
 
 use super::clients::{Presented, authenticate, authenticate_for_grant};
-use super::code;
 use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_access, sign_id, user_claims};
+use super::{code, refresh};
 use crate::State;
 use crate::clock::Timestamp;
 use crate::crypto::sha256;
-use crate::ordered::{self, token_key};
+use crate::ordered;
 use crate::params::Params;
 use crate::store::apps::AppRow;
-use crate::store::oidc::{Grants, NewRefresh};
+use crate::store::oidc::NewRefresh;
 use crate::store::users::{UserId, UserRow};
 use crate::store::{self, AppType, DeviceStatus, Reader, TenantId, UserStatus, WriteTx};
 use crate::tenants::TenantRuntime;
@@ -113,10 +114,15 @@ pub async fn token(
         };
     }
     // On PostgreSQL a transaction costs round trips; SQLite's queued transaction does not. Run
-    // there too (the reads beside the writer, the one write after), the exchange gained nothing
-    // measurable and its batches shrank from 4.6 writes per fsync to 3.0 (16 clients, 2026-11-27).
-    if grant == "authorization_code" && state.db.backend() == "postgres" {
-        return code::exchange_now(state, tenant, client, form, now, &ttl).await;
+    // there too (the reads beside the writer, the one write after), the code exchange gained
+    // nothing measurable and its batches shrank from 4.6 writes per fsync to 3.0 (16 clients,
+    // 2026-11-27). Device codes are polled every few seconds, not worth a second path.
+    if state.db.backend() == "postgres" {
+        match grant.as_str() {
+            "authorization_code" => return code::exchange_now(state, tenant, client, form, now, &ttl).await,
+            "refresh_token" => return refresh::rotate_now(state, tenant, client, form, now, &ttl).await,
+            _ => {}
+        }
     }
     let t = tenant.clone();
     let (decision, durable) = state
@@ -126,7 +132,7 @@ pub async fn token(
             match grant.as_str() {
                 "authorization_code" => code::exchange(tx, &t, &app, &form, now, &ttl),
                 super::device::GRANT_TYPE => device_code(tx, &t, &app, &form, now, &ttl),
-                _ => refresh(tx, &t, &app, &form, now, &ttl),
+                _ => refresh::rotate(tx, &t, &app, &form, now, &ttl),
             }
         })
         .await?;
@@ -146,7 +152,7 @@ fn unsupported(d: &str) -> OAuthError {
 }
 
 /// The scope of a new token: all of `granted` by default, or the asked subset of it.
-fn narrow(granted: &[&str], asked: Option<&str>) -> Result<String, OAuthError> {
+pub(super) fn narrow(granted: &[&str], asked: Option<&str>) -> Result<String, OAuthError> {
     let Some(asked) = asked else { return Ok(granted.join(" ")) };
     if let Some(extra) = scopes(asked).find(|s| !granted.contains(s)) {
         return Err(OAuthError::invalid_scope(format!("scope {extra:?} is not granted")));
@@ -350,65 +356,6 @@ fn device_code(
         amr,
         session_id: row.session_id,
         family: None,
-        code_hash: None,
-        jti: &jti,
-    };
-    let response = issue_user_tokens(tx, tenant, app, grant, now, ttl)?;
-    Ok(Decision::Issued(Box::new(response)))
-}
-
-fn refresh(
-    tx: &WriteTx<'_>,
-    tenant: &TenantRuntime,
-    app: &AppRow,
-    form: &Params,
-    now: Timestamp,
-    ttl: &Ttls,
-) -> Result<Decision, OAuthError> {
-    let token = require(form, "refresh_token")?;
-    let Some(row) = store::oidc::refresh_for_use(tx, tenant.id, &token_key(token))? else {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("unknown refresh token")));
-    };
-    if row.client_id != app.client_id {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token was issued to another client")));
-    }
-    if row.revoked_at.is_some() {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token was revoked")));
-    }
-    if row.used_at.is_some() {
-        // A rotated token came back: it has leaked. End the whole family.
-        store::oidc::revoke_grants(tx, tenant.id, Grants::Family(&row.family), now)?;
-        return Ok(Decision::Refused(OAuthError::invalid_grant(
-            "refresh token reused; all tokens of this grant are revoked",
-        )));
-    }
-    if row.expires_at <= now {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("the refresh token has expired")));
-    }
-    let Some((user, roles)) = active_user(tx, tenant.id, row.user_id)? else {
-        return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
-    };
-    let granted: Vec<&str> = scopes(&row.scope).collect();
-    let scope = match narrow(&granted, form.get("scope")?) {
-        Ok(s) => s,
-        Err(e) => return Ok(Decision::Refused(e)),
-    };
-    if !store::oidc::use_refresh(tx, tenant.id, row.id, now)? {
-        store::oidc::revoke_grants(tx, tenant.id, Grants::Family(&row.family), now)?;
-        return Ok(Decision::Refused(OAuthError::invalid_grant(
-            "refresh token reused; all tokens of this grant are revoked",
-        )));
-    }
-    let jti = new_jti()?;
-    let grant = UserGrant {
-        user: &user,
-        roles,
-        scope: &scope,
-        nonce: None,
-        auth_time: row.auth_time,
-        amr: &row.amr,
-        session_id: row.session_id,
-        family: Some(&row.family),
         code_hash: None,
         jti: &jti,
     };

@@ -10,6 +10,7 @@ pub mod grants;
 pub mod introspection;
 pub mod jwt;
 pub mod keys;
+mod refresh;
 pub mod rotation;
 pub mod spare;
 pub mod spare_file;

@@ -319,6 +319,62 @@ pub fn use_refresh(tx: &WriteTx<'_>, tenant: TenantId, id: i64, now: Timestamp) 
     Ok(n == 1)
 }
 
+/// Rotates the refresh token `id`: marks it used and stores its successor `r`, both or neither;
+/// false (and nothing changed) when it was used or revoked already (a concurrent rotation or
+/// revocation won). On PostgreSQL one statement (a data-modifying `WITH`) that commits on its own
+/// through [`super::Db::write_one`]: the insert runs only if the update took the token, and of
+/// two concurrent rotations the second's update waits for the first's commit and then finds the
+/// token used. SQLite runs the two statements in the caller's transaction. `r.family` must be the
+/// rotated token's.
+pub fn rotate_refresh(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    id: i64,
+    r: &NewRefresh<'_>,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    if tx.conn().engine() == Engine::Sqlite {
+        if !use_refresh(tx, tenant, id, now)? {
+            return Ok(false);
+        }
+        insert_refresh(tx, tenant, r, now)?;
+        return Ok(true);
+    }
+    // The parameters in the insert's select list are cast: bare, they would be typed as text.
+    let new: Option<i64> = tx.conn().query_opt(
+        "WITH used AS (
+             UPDATE refresh_tokens SET used_at = ?3
+             WHERE tenant_id = ?1 AND id = ?2 AND used_at IS NULL AND revoked_at IS NULL
+             RETURNING tenant_id
+         )
+         INSERT INTO refresh_tokens (tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope,
+             auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
+         SELECT tenant_id, CAST(?4 AS BYTEA), CAST(?5 AS TEXT), CAST(?6 AS TEXT), CAST(?7 AS BIGINT),
+                CAST(?8 AS BIGINT), CAST(?9 AS BYTEA), CAST(?10 AS TEXT), CAST(?11 AS BIGINT), CAST(?12 AS TEXT),
+                CAST(?3 AS BIGINT), CAST(?13 AS BIGINT), CAST(?14 AS TEXT), CAST(?15 AS BIGINT)
+         FROM used RETURNING id",
+        params![
+            tenant,
+            id,
+            now,
+            r.hash,
+            r.family,
+            r.client_id,
+            r.user_id,
+            r.session_id,
+            r.code_hash,
+            r.scope,
+            r.auth_time,
+            r.amr,
+            r.expires_at,
+            r.access_jti,
+            r.access_expires_at
+        ],
+        |row| row.get(0),
+    )?;
+    Ok(new.is_some())
+}
+
 /// Which grants to revoke.
 #[derive(Debug, Clone, Copy)]
 pub enum Grants<'a> {
@@ -558,6 +614,81 @@ pub(crate) mod tests {
         let last = redeemed(db);
         assert_eq!(last.1.len(), 2);
         assert_eq!(last.1[1][1], format!("{:?}", b"t3".to_vec()));
+    }
+
+    /// [`rotate_refresh`] on `db` (either engine), through [`crate::store::Db::write_one`] as the
+    /// PostgreSQL rotation calls it.
+    pub(crate) fn rotate_scenario(db: &crate::store::Db) {
+        let (a, b, u, ids) = db
+            .write_blocking(|tx| {
+                let a = tenant(tx, "a");
+                let b = tenant(tx, "b");
+                let u = user(tx, a, "ada@example.com");
+                let other = user(tx, b, "bob@example.com");
+                insert_refresh(tx, a, &NewRefresh { session_id: Some(7), ..new_refresh(b"r1", "fam1", u) }, 1)?;
+                insert_refresh(tx, a, &new_refresh(b"revoked", "fam2", u), 1)?;
+                revoke_grants(tx, a, Grants::Family("fam2"), 2)?;
+                insert_refresh(tx, a, &new_refresh(b"r3", "fam3", u), 1)?;
+                insert_refresh(tx, b, &new_refresh(b"b's", "famb", other), 1)?;
+                let id = |t, hash| refresh(tx, t, hash).map(|r| r.map(|r| r.id).unwrap_or_default());
+                let ids = [id(a, b"r1")?, id(a, b"revoked")?, id(a, b"r3")?, id(b, b"b's")?];
+                Ok::<_, StoreError>((a, b, u, ids))
+            })
+            .unwrap();
+        let [r1, revoked, r3, bs] = ids;
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rotate = |t: TenantId, id: i64, token: &'static [u8], family: &'static str| {
+            rt.block_on(db.write_one(move |tx| {
+                let r = NewRefresh { session_id: Some(7), ..new_refresh(token, family, u) };
+                rotate_refresh(tx, t, id, &r, 50)
+            }))
+            .unwrap()
+        };
+        let before = redeemed(db);
+
+        assert!(rotate(a, r1, b"t1", "fam1"));
+        let after = redeemed(db);
+        assert_eq!(after.1.len(), before.1.len() + 1);
+        // The rotated token is marked used at `now`; nothing else of it or of the others changes.
+        let mut expected = before.1.clone();
+        expected[0][14] = format!("{:?}", Some(50));
+        assert_eq!(after.1[..before.1.len()], expected[..]);
+        let successor: Vec<String> = [
+            format!("{:?}", a.0),
+            format!("{:?}", b"t1".to_vec()),
+            format!("{:?}", "fam1"),
+            format!("{:?}", "client"),
+            format!("{:?}", u.0),
+            format!("{:?}", Some(7)),
+            format!("{:?}", None::<Vec<u8>>),
+            format!("{:?}", "openid offline_access"),
+            format!("{:?}", 5),
+            format!("{:?}", r#"["hwk"]"#),
+            format!("{:?}", 50),
+            format!("{:?}", 1000),
+            format!("{:?}", "fam1"),
+            format!("{:?}", 2000),
+            format!("{:?}", None::<i64>),
+            format!("{:?}", None::<i64>),
+        ]
+        .into();
+        assert_eq!(after.1.last(), Some(&successor));
+
+        // Used, revoked, another tenant's (either way round), never issued: nothing changes.
+        for (t, id) in [(a, r1), (a, revoked), (a, bs), (b, r3), (a, 9_999)] {
+            assert!(!rotate(t, id, b"t2", "fam2"), "{t:?} {id}");
+            assert_eq!(redeemed(db), after, "{t:?} {id}");
+        }
+
+        assert!(rotate(a, r3, b"t3", "fam3"));
+        let last = redeemed(db);
+        assert_eq!(last.1.len(), after.1.len() + 1);
+        assert_eq!(last.1.last().map(|r| r[1].clone()), Some(format!("{:?}", b"t3".to_vec())));
+    }
+
+    #[test]
+    fn a_rotation_marks_the_token_used_and_stores_its_successor_or_changes_nothing() {
+        rotate_scenario(&temp_db().db);
     }
 
     #[test]

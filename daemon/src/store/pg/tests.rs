@@ -538,6 +538,12 @@ fn a_code_redemption_is_one_statement_here() {
 }
 
 #[test]
+fn a_refresh_rotation_is_one_statement_here() {
+    let Some(t) = test_db() else { return };
+    crate::store::oidc::tests::rotate_scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+}
+
+#[test]
 fn audit_batches_are_multi_row_inserts_here_too() {
     let Some(t) = test_db() else { return };
     crate::store::audit::tests::batches_round_trip(&crate::store::Db::open_postgres(&t.settings).unwrap());
