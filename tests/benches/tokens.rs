@@ -1,7 +1,8 @@
 //! Benchmark: token endpoint throughput against an in-process daemon built with the release
 //! profile, over real HTTP on loopback, with a real SQLite file: client-credentials grants (one
 //! RS256 signature, no database write) and authorization-code exchanges (ID + access token
-//! signatures, code consumed and refresh token stored in one durable commit). Prints the machine's
+//! signatures, code consumed and refresh token stored in one durable commit), then refreshes (16
+//! clients, each refresh token rotated once: the same signatures and commit). Prints the machine's
 //! single-core RSA-2048 signing rate from `openssl speed` in the same run, as the ceiling.
 //!
 //! Run: `cargo bench -p latchkey-tests --bench tokens`. With
@@ -15,8 +16,9 @@
 //! and serves until killed (bench/run drives it with wrk beside Latchkey's client credentials).
 //!
 //! With `BENCH_BACKEND=postgres BENCH_NODES=1|2|3` (the `PG*` variables pointing at a server, e.g.
-//! inside `pg_virtualenv`) the client-credentials grants (1 and 4 clients) and code exchanges (1
-//! and 16 clients, each code issued by one node and exchanged at the next) run instead against
+//! inside `pg_virtualenv`) the client-credentials grants (1 and 4 clients), code exchanges and
+//! refreshes (1 and 16 clients, each code issued by one node and exchanged at the next, and each
+//! refresh token rotated at the node after the one that issued it) run instead against
 //! that many release `latchkeyd` processes on one new database (see `common/nodes.rs`; run
 //! `cargo build --release --workspace --bins` first), each request sent to the next node in turn.
 
@@ -88,32 +90,48 @@ fn parallel<T: Send>(clients: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T>
 /// the bare server and the peer); each answer must be 200 and contain `expect`. Every exchange's
 /// duration.
 fn exchanges(base: &str, app: &App, verifier: &str, codes: Vec<Vec<String>>, expect: &'static str) -> Vec<Duration> {
+    let bodies = codes.iter().map(|c| c.iter().map(|code| exchange_form(app, verifier, code)).collect()).collect();
+    posts(base, app, bodies, expect, false).into_iter().flatten().map(|(took, _)| took).collect()
+}
+
+fn exchange_form(app: &App, verifier: &str, code: &str) -> String {
+    oidc_support::query(&[
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", app.redirect.as_str()),
+        ("code_verifier", verifier),
+    ])
+}
+
+/// Each client's form bodies sent to `{base}/token` one after another on one connection (the
+/// clients on one event-loop thread); every answer must be a 200 holding `expect`. The time of
+/// each, and its body where `keep`.
+fn posts(
+    base: &str,
+    app: &App,
+    bodies: Vec<Vec<String>>,
+    expect: &'static str,
+    keep: bool,
+) -> Vec<Vec<(Duration, Option<String>)>> {
     let (authority, path) = lean::split(base);
     let path = format!("{path}/token");
     let basic = oidc_support::basic_auth(&app.client_id, app.secret.as_deref().unwrap_or_default());
-    let per_client = lean_async::clients(&authority, codes, |mine, mut http| {
+    lean_async::clients(&authority, bodies, |mine, mut http| {
         let (path, basic) = (path.clone(), basic.clone());
-        let (redirect, verifier) = (app.redirect.clone(), verifier.to_owned());
         async move {
             let mut samples = Vec::with_capacity(mine.len());
-            for code in &mine {
+            for body in &mine {
                 let t = Instant::now();
-                let form = [
-                    ("grant_type", "authorization_code"),
-                    ("code", code.as_str()),
-                    ("redirect_uri", redirect.as_str()),
-                    ("code_verifier", verifier.as_str()),
-                ];
-                let body = oidc_support::query(&form);
                 let form = "application/x-www-form-urlencoded";
                 let r = http.post(&path, form, body.as_bytes(), &[("Authorization", &basic)]).await;
-                samples.push(t.elapsed());
-                assert!(r.status == 200 && r.text().contains(expect), "{}", r.text());
+                let took = t.elapsed();
+                let text = r.text();
+                assert!(r.status == 200 && text.contains(expect), "{text}");
+                samples.push((took, keep.then_some(text)));
             }
             samples
         }
-    });
-    per_client.into_iter().flatten().collect()
+    })
 }
 
 fn openssl_rsa2048() -> String {
@@ -243,6 +261,29 @@ fn main() {
         }
     }
     bare_exchanges(&d, &web, &p.verifier, n, latchkey16);
+
+    // Refreshes from 16 clients: each refresh token (from exchanges not timed) rotated once.
+    let clients = 16;
+    let forms = (0..clients).map(|_| (0..n / clients).map(|_| exchange_form(&web, &p.verifier, &code())).collect());
+    let issued = posts(&site.base, &web, forms.collect(), "refresh_token", true);
+    let forms = issued
+        .into_iter()
+        .map(|mine| {
+            let refresh = |body: Option<String>| {
+                let v: serde_json::Value = serde_json::from_str(&body.unwrap_or_default()).unwrap();
+                let token = v["refresh_token"].as_str().unwrap().to_owned();
+                oidc_support::query(&[("grant_type", "refresh_token"), ("refresh_token", token.as_str())])
+            };
+            mine.into_iter().map(|(_, body)| refresh(body)).collect()
+        })
+        .collect();
+    let meter = meter::Meter::read(&d);
+    let wall = Instant::now();
+    let samples: Vec<Duration> =
+        posts(&site.base, &web, forms, "refresh_token", false).into_iter().flatten().map(|(took, _)| took).collect();
+    let requests = samples.len();
+    report(&format!("refresh_token grant, {clients} client(s)"), requests, wall.elapsed(), samples);
+    meter.report_since(&d, requests);
 
     if let Ok(peer) = std::env::var("BENCH_PEER_OIDC") {
         let site = Site { d: &d, slug: String::new(), base: peer.clone(), origin: peer.clone() };
