@@ -166,14 +166,51 @@ pub fn use_code(
     Ok(n == 1)
 }
 
+/// PostgreSQL's redemption and rotation in one statement: `WITH used AS (<the update>)`, the
+/// update an `UPDATE … RETURNING tenant_id` of the tenant `?1` and the row `?15`, then the refresh
+/// token inserted only if the update changed a row. The insert's parameters, which the update may
+/// use too: `?2` the family, `?11` now, `?13` the access token's id (see [`insert_refresh_if`]).
+/// They are cast in the select list: bare, they would be typed as text.
+macro_rules! refresh_if {
+    ($used:literal) => {
+        concat!(
+            "WITH used AS (",
+            $used,
+            ")
+             INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash,
+                 scope, auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
+             SELECT tenant_id, CAST(?2 AS TEXT), CAST(?3 AS BYTEA), CAST(?4 AS TEXT), CAST(?5 AS BIGINT),
+                    CAST(?6 AS BIGINT), CAST(?7 AS BYTEA), CAST(?8 AS TEXT), CAST(?9 AS BIGINT), CAST(?10 AS TEXT),
+                    CAST(?11 AS BIGINT), CAST(?12 AS BIGINT), CAST(?13 AS TEXT), CAST(?14 AS BIGINT)
+             FROM used RETURNING id"
+        )
+    };
+}
+
+/// Runs a [`refresh_if`] statement for the refresh token `r` and the updated row `key`; whether
+/// it inserted `r`. A data-modifying `WITH` commits on its own through [`super::Db::write_one`].
+fn insert_refresh_if(
+    tx: &WriteTx<'_>,
+    sql: &str,
+    tenant: TenantId,
+    key: &dyn ToValue,
+    r: &NewRefresh<'_>,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let mut params = refresh_values(&tenant, r, &now).to_vec();
+    params.push(key);
+    let id: Option<i64> = tx.conn().query_opt(sql, &params, |row| row.get(0))?;
+    Ok(id.is_some())
+}
+
 /// Redeems a code: marks it used and stores the refresh token issued for it, both or neither;
 /// false (and nothing changed) when the code was used already (a concurrent redemption won).
 /// On PostgreSQL one statement (a data-modifying `WITH`) that commits on its own through
 /// [`super::Db::write_one`]: the insert runs only if the update took the code, and of two
 /// concurrent redemptions the second's update waits for the first's commit and then finds the
 /// code used. SQLite runs the two statements in the caller's transaction. `r.code_hash` must be
-/// `hash` (PostgreSQL takes it from the code's row), and `r.family` and `r.access_jti` are
-/// recorded with the code, so that a replay of the code can revoke them.
+/// `hash`, and `r.family` and `r.access_jti` are recorded with the code, so that a replay of the
+/// code can revoke them.
 pub fn redeem_code(
     tx: &WriteTx<'_>,
     tenant: TenantId,
@@ -188,38 +225,11 @@ pub fn redeem_code(
         insert_refresh(tx, tenant, r, now)?;
         return Ok(true);
     }
-    // The parameters in the insert's select list are cast: bare, they would be typed as text.
-    let id: Option<i64> = tx.conn().query_opt(
-        "WITH used AS (
-             UPDATE authorization_codes SET used_at = ?3, access_jti = ?4, family = ?5
-             WHERE tenant_id = ?1 AND code_hash = ?2 AND used_at IS NULL
-             RETURNING tenant_id, code_hash
-         )
-         INSERT INTO refresh_tokens (tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope,
-             auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
-         SELECT tenant_id, CAST(?6 AS BYTEA), CAST(?5 AS TEXT), CAST(?7 AS TEXT), CAST(?8 AS BIGINT),
-                CAST(?9 AS BIGINT), code_hash, CAST(?10 AS TEXT), CAST(?11 AS BIGINT), CAST(?12 AS TEXT),
-                CAST(?3 AS BIGINT), CAST(?13 AS BIGINT), CAST(?4 AS TEXT), CAST(?14 AS BIGINT)
-         FROM used RETURNING id",
-        params![
-            tenant,
-            hash,
-            now,
-            r.access_jti,
-            r.family,
-            r.hash,
-            r.client_id,
-            r.user_id,
-            r.session_id,
-            r.scope,
-            r.auth_time,
-            r.amr,
-            r.expires_at,
-            r.access_expires_at
-        ],
-        |row| row.get(0),
-    )?;
-    Ok(id.is_some())
+    let sql = refresh_if!(
+        "UPDATE authorization_codes SET used_at = ?11, access_jti = ?13, family = ?2
+         WHERE tenant_id = ?1 AND code_hash = ?15 AND used_at IS NULL RETURNING tenant_id"
+    );
+    insert_refresh_if(tx, sql, tenant, &hash, r, now)
 }
 
 #[derive(Debug, Clone)]
@@ -260,27 +270,32 @@ pub fn insert_refresh(
     now: Timestamp,
 ) -> Result<(), StoreError> {
     tx.conn().execute(
-        "INSERT INTO refresh_tokens (tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope, auth_time,
-           amr, created_at, expires_at, access_jti, access_expires_at)
+        "INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash, scope,
+             auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-        params![
-            tenant,
-            r.hash,
-            r.family,
-            r.client_id,
-            r.user_id,
-            r.session_id,
-            r.code_hash,
-            r.scope,
-            r.auth_time,
-            r.amr,
-            now,
-            r.expires_at,
-            r.access_jti,
-            r.access_expires_at
-        ],
+        &refresh_values(&tenant, r, &now),
     )?;
     Ok(())
+}
+
+/// A new refresh token's columns, in the order of [`insert_refresh`]'s and [`refresh_if`]'s.
+fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Timestamp) -> [&'a dyn ToValue; 14] {
+    [
+        tenant,
+        &r.family,
+        &r.hash,
+        &r.client_id,
+        &r.user_id,
+        &r.session_id,
+        &r.code_hash,
+        &r.scope,
+        &r.auth_time,
+        &r.amr,
+        now,
+        &r.expires_at,
+        &r.access_jti,
+        &r.access_expires_at,
+    ]
 }
 
 pub fn refresh(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option<RefreshRow>, StoreError> {
@@ -340,39 +355,11 @@ pub fn rotate_refresh(
         insert_refresh(tx, tenant, r, now)?;
         return Ok(true);
     }
-    // The parameters in the insert's select list are cast: bare, they would be typed as text.
-    let new: Option<i64> = tx.conn().query_opt(
-        "WITH used AS (
-             UPDATE refresh_tokens SET used_at = ?3
-             WHERE tenant_id = ?1 AND id = ?2 AND used_at IS NULL AND revoked_at IS NULL
-             RETURNING tenant_id
-         )
-         INSERT INTO refresh_tokens (tenant_id, token_hash, family, client_id, user_id, session_id, code_hash, scope,
-             auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
-         SELECT tenant_id, CAST(?4 AS BYTEA), CAST(?5 AS TEXT), CAST(?6 AS TEXT), CAST(?7 AS BIGINT),
-                CAST(?8 AS BIGINT), CAST(?9 AS BYTEA), CAST(?10 AS TEXT), CAST(?11 AS BIGINT), CAST(?12 AS TEXT),
-                CAST(?3 AS BIGINT), CAST(?13 AS BIGINT), CAST(?14 AS TEXT), CAST(?15 AS BIGINT)
-         FROM used RETURNING id",
-        params![
-            tenant,
-            id,
-            now,
-            r.hash,
-            r.family,
-            r.client_id,
-            r.user_id,
-            r.session_id,
-            r.code_hash,
-            r.scope,
-            r.auth_time,
-            r.amr,
-            r.expires_at,
-            r.access_jti,
-            r.access_expires_at
-        ],
-        |row| row.get(0),
-    )?;
-    Ok(new.is_some())
+    let sql = refresh_if!(
+        "UPDATE refresh_tokens SET used_at = ?11
+         WHERE tenant_id = ?1 AND id = ?15 AND used_at IS NULL AND revoked_at IS NULL RETURNING tenant_id"
+    );
+    insert_refresh_if(tx, sql, tenant, &id, r, now)
 }
 
 /// Which grants to revoke.
@@ -550,6 +537,30 @@ pub(crate) mod tests {
         .unwrap()
     }
 
+    /// The columns [`redeemed`] reads of a refresh token stored by a redemption or rotation at 50
+    /// from [`new_refresh`]`(token, family, user)` with session 7 and `code`, neither used nor
+    /// revoked.
+    fn stored(t: TenantId, token: &[u8], family: &str, user: UserId, code: Option<&[u8]>) -> Vec<String> {
+        vec![
+            format!("{:?}", t.0),
+            format!("{:?}", token.to_vec()),
+            format!("{family:?}"),
+            format!("{:?}", "client"),
+            format!("{:?}", user.0),
+            format!("{:?}", Some(7)),
+            format!("{:?}", code.map(<[u8]>::to_vec)),
+            format!("{:?}", "openid offline_access"),
+            format!("{:?}", 5),
+            format!("{:?}", r#"["hwk"]"#),
+            format!("{:?}", 50),
+            format!("{:?}", 1000),
+            format!("{family:?}"),
+            format!("{:?}", 2000),
+            format!("{:?}", None::<i64>),
+            format!("{:?}", None::<i64>),
+        ]
+    }
+
     /// [`redeem_code`] on `db` (either engine), through [`crate::store::Db::write_one`] as the
     /// PostgreSQL exchange calls it.
     pub(crate) fn redeem_scenario(db: &crate::store::Db) {
@@ -582,25 +593,7 @@ pub(crate) mod tests {
         assert_eq!((c1.2, c1.3.as_deref(), c1.4.as_deref()), (Some(50), Some("fam1"), Some("fam1")));
         let changed: Vec<_> = after.0.iter().filter(|c| c.1 != b"c1").collect();
         assert_eq!(changed, before.0.iter().filter(|c| c.1 != b"c1").collect::<Vec<_>>(), "the other codes");
-        let row: Vec<String> = [
-            format!("{:?}", a.0),
-            format!("{:?}", b"t1".to_vec()),
-            format!("{:?}", "fam1"),
-            format!("{:?}", "client"),
-            format!("{:?}", u.0),
-            format!("{:?}", Some(7)),
-            format!("{:?}", Some(b"c1".to_vec())),
-            format!("{:?}", "openid offline_access"),
-            format!("{:?}", 5),
-            format!("{:?}", r#"["hwk"]"#),
-            format!("{:?}", 50),
-            format!("{:?}", 1000),
-            format!("{:?}", "fam1"),
-            format!("{:?}", 2000),
-            format!("{:?}", None::<i64>),
-            format!("{:?}", None::<i64>),
-        ]
-        .into();
+        let row = stored(a, b"t1", "fam1", u, Some(b"c1"));
         assert_eq!(after.1, vec![row]);
 
         // Used, another tenant's, never issued: nothing changes.
@@ -653,25 +646,7 @@ pub(crate) mod tests {
         let mut expected = before.1.clone();
         expected[0][14] = format!("{:?}", Some(50));
         assert_eq!(after.1[..before.1.len()], expected[..]);
-        let successor: Vec<String> = [
-            format!("{:?}", a.0),
-            format!("{:?}", b"t1".to_vec()),
-            format!("{:?}", "fam1"),
-            format!("{:?}", "client"),
-            format!("{:?}", u.0),
-            format!("{:?}", Some(7)),
-            format!("{:?}", None::<Vec<u8>>),
-            format!("{:?}", "openid offline_access"),
-            format!("{:?}", 5),
-            format!("{:?}", r#"["hwk"]"#),
-            format!("{:?}", 50),
-            format!("{:?}", 1000),
-            format!("{:?}", "fam1"),
-            format!("{:?}", 2000),
-            format!("{:?}", None::<i64>),
-            format!("{:?}", None::<i64>),
-        ]
-        .into();
+        let successor = stored(a, b"t1", "fam1", u, None);
         assert_eq!(after.1.last(), Some(&successor));
 
         // Used, revoked, another tenant's (either way round), never issued: nothing changes.
