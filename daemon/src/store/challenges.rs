@@ -52,32 +52,6 @@ pub fn take(
     )
 }
 
-/// The challenge, read without taking it: the same conditions as [`take`]. A finish reads its
-/// challenge, verifies the assertion outside the write queue, then [`consume`]s it with its writes.
-pub fn peek(
-    tx: &impl Reader,
-    tenant: TenantId,
-    challenge: &str,
-    (kind, other_kind): (ChallengeKind, ChallengeKind),
-    now: Timestamp,
-) -> Result<Option<ChallengeRow>, StoreError> {
-    tx.conn().query_opt(
-        "SELECT challenge, kind, user_id, state, context, expires_at FROM challenges
-             WHERE challenge = ?1 AND tenant_id = ?2 AND expires_at > ?3 AND kind IN (?4, ?5)",
-        params![challenge, tenant, now, kind, other_kind],
-        |r| {
-            Ok(ChallengeRow {
-                challenge: r.get(0)?,
-                kind: r.get(1)?,
-                user_id: r.get(2)?,
-                state: r.get(3)?,
-                context: r.get(4)?,
-                expires_at: r.get(5)?,
-            })
-        },
-    )
-}
-
 /// Deletes the challenge if it is still there and unexpired; `false` when another request took it
 /// first (or it expired meanwhile): exactly one of two concurrent finishes gets `true`.
 pub fn consume(tx: &WriteTx<'_>, tenant: TenantId, challenge: &str, now: Timestamp) -> Result<bool, StoreError> {

@@ -1,9 +1,7 @@
 //! `credentials` table: a user's registered passkeys and security keys.
 
-use std::sync::LazyLock;
-
-use super::sql::{ConnExt, Row, params, qualified};
-use super::users::{self, UserId, UserRow};
+use super::sql::{ConnExt, Row, params};
+use super::users::UserId;
 use super::{CredentialKind, Reader, StoreError, TenantId, WriteTx};
 use crate::clock::Timestamp;
 
@@ -27,7 +25,7 @@ pub struct CredentialRow {
 pub(super) const COLUMNS: &str = "user_id, credential_id, passkey, kind, aaguid, device, name, backup_eligible, \
                                   backed_up, sign_count, created_at, last_used_at";
 /// How many columns [`COLUMNS`] names: a joined row's next table starts there.
-const WIDTH: usize = 12;
+pub(super) const WIDTH: usize = 12;
 
 fn from_row(r: &Row<'_>) -> Result<CredentialRow, StoreError> {
     from_row_at(r, 0)
@@ -85,24 +83,6 @@ pub fn for_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<
 pub fn by_credential_id(tx: &impl Reader, tenant: TenantId, id: &[u8]) -> Result<Option<CredentialRow>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM credentials WHERE tenant_id = ?1 AND credential_id = ?2");
     tx.conn().query_opt(&sql, params![tenant, id], from_row)
-}
-
-/// The credential with this id and the user it belongs to, in one statement (a sign-in's
-/// finish: one round trip on PostgreSQL instead of two).
-pub fn by_credential_id_with_owner(
-    tx: &impl Reader,
-    tenant: TenantId,
-    id: &[u8],
-) -> Result<Option<(CredentialRow, UserRow)>, StoreError> {
-    static SQL: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "SELECT {}, {} FROM credentials c JOIN users u ON u.tenant_id = c.tenant_id AND u.id = c.user_id
-             WHERE c.tenant_id = ?1 AND c.credential_id = ?2",
-            qualified("c", COLUMNS),
-            qualified("u", users::COLUMNS)
-        )
-    });
-    tx.conn().query_opt(&SQL, params![tenant, id], |r| Ok((from_row_at(r, 0)?, users::from_row_at(r, WIDTH)?)))
 }
 
 /// Records a verified sign-in: the counter and backup flags it reported (these columns, not the

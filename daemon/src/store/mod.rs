@@ -418,9 +418,10 @@ impl Db {
     /// fewer, [`pg::PgDb::each_blocking`]): each reads the latest committed rows, with no snapshot
     /// common to all of them. Use it only where that is as good: lookups whose result a later
     /// write checks again anyway (a sign-in's finish consumes its challenge in its write), in an
-    /// order that makes a change between two of them show in the second (the finish reads the
-    /// credential before the challenge). `f` may run twice (a connection found closed), hence
-    /// `Fn`.
+    /// order that makes a change between two of them show in the second (a code exchange reads
+    /// the code before its user), or in one statement (a sign-in's finish reads its challenge and
+    /// its credential together, [`sign_in::lookup`]). `f` may run twice (a connection found
+    /// closed), hence `Fn`.
     pub async fn read_now<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,

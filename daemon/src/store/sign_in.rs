@@ -6,10 +6,68 @@
 //! `COMMIT`). SQLite has no data-modifying `WITH`: there the three statements run in the
 //! caller's transaction, which the writer thread commits with the others of its batch.
 
+use std::sync::LazyLock;
+
+use super::challenges::ChallengeRow;
+use super::credentials::CredentialRow;
 use super::sessions::NewSession;
-use super::sql::{ConnExt, Engine, params};
-use super::{Reader, StoreError, TenantId, WriteTx, challenges, credentials, sessions};
+use super::sql::{ConnExt, Engine, params, qualified};
+use super::users::{self, UserRow};
+use super::{ChallengeKind, Reader, StoreError, TenantId, WriteTx, challenges, credentials, sessions};
 use crate::clock::Timestamp;
+
+/// What a finish reads before it verifies the assertion: its challenge (unexpired, of one of
+/// `kinds`, not taken: [`challenges::consume`] takes it in the finish's write), and the credential
+/// with its owner, in one statement. One round trip on
+/// PostgreSQL, and one snapshot for both on either engine: a concurrent finish that took the
+/// challenge and moved the counter in one commit shows as the challenge gone or not at all, so a
+/// replay fails on the challenge (its write finds it gone), never on a counter that moved under it.
+#[allow(clippy::type_complexity)]
+pub fn lookup(
+    tx: &impl Reader,
+    tenant: TenantId,
+    challenge: &str,
+    (kind, other_kind): (ChallengeKind, ChallengeKind),
+    credential_id: &[u8],
+    now: Timestamp,
+) -> Result<(Option<ChallengeRow>, Option<(CredentialRow, UserRow)>), StoreError> {
+    // One row always: the challenge's columns and the credential's and owner's, NULL where absent.
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT ch.challenge, ch.kind, ch.user_id, ch.state, ch.context, ch.expires_at, {}, {}
+             FROM (SELECT 1 AS one) AS one
+             LEFT JOIN challenges ch
+                 ON ch.challenge = ?1 AND ch.tenant_id = ?2 AND ch.expires_at > ?3 AND ch.kind IN (?4, ?5)
+             LEFT JOIN (credentials c JOIN users u ON u.tenant_id = c.tenant_id AND u.id = c.user_id)
+                 ON c.tenant_id = ?2 AND c.credential_id = ?6",
+            qualified("c", credentials::COLUMNS),
+            qualified("u", users::COLUMNS)
+        )
+    });
+    const CREDENTIAL: usize = 6;
+    tx.conn().query_one(&SQL, params![challenge, tenant, now, kind, other_kind, credential_id], |r| {
+        let challenge = match r.get::<_, Option<String>>(0)? {
+            Some(challenge) => Some(ChallengeRow {
+                challenge,
+                kind: r.get(1)?,
+                user_id: r.get(2)?,
+                state: r.get(3)?,
+                context: r.get(4)?,
+                expires_at: r.get(5)?,
+            }),
+            None => None,
+        };
+        // `credential_id`, the second of the credential's columns, is never NULL in a stored row.
+        let credential = match r.get::<_, Option<Vec<u8>>>(CREDENTIAL + 1)? {
+            Some(_) => Some((
+                credentials::from_row_at(r, CREDENTIAL)?,
+                users::from_row_at(r, CREDENTIAL + credentials::WIDTH)?,
+            )),
+            None => None,
+        };
+        Ok((challenge, credential))
+    })
+}
 
 /// The verified assertion: its challenge and what it says about the credential.
 pub struct CredentialUse<'a> {
@@ -180,6 +238,52 @@ pub(crate) mod tests {
         assert_eq!(last.1, (7, true, true, Some(50)));
         assert_eq!(last.2.len(), 2);
         assert_eq!(last.2[1].1, b"h3");
+    }
+
+    /// [`lookup`] on `db` (either engine): each half found or not on its own conditions.
+    pub(crate) fn lookup_scenario(db: &Db) {
+        let (a, b, u, other) = db
+            .write_blocking(|tx| {
+                let a = tenant(tx, "a");
+                let b = tenant(tx, "b");
+                let u = user(tx, a, "u@example.com");
+                let other = user(tx, b, "o@example.com");
+                credentials::insert(tx, a, &credential_row(u, b"cred"))?;
+                credentials::insert(tx, b, &credential_row(other, b"theirs"))?;
+                challenges::insert(tx, a, &challenge("c1", u, 100))?;
+                challenges::insert(tx, a, &challenge("expired", u, 50))?;
+                challenges::insert(tx, a, &ChallengeRow { kind: ChallengeKind::Register, ..challenge("reg", u, 100) })?;
+                challenges::insert(tx, b, &challenge("b's", other, 100))?;
+                Ok::<_, StoreError>((a, b, u, other))
+            })
+            .unwrap();
+        let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
+        let look = |t: TenantId, c: &'static str, id: &'static [u8]| {
+            let (challenge, credential) = db.read_blocking(move |tx| lookup(tx, t, c, kinds, id, 50)).unwrap();
+            let challenge = challenge.map(|c| (c.challenge, c.kind, c.user_id, c.expires_at));
+            (challenge, credential.map(|(c, owner)| (c.credential_id, c.user_id, owner.id, owner.email)))
+        };
+        let c1 = Some(("c1".to_owned(), ChallengeKind::Authenticate, Some(u), 100));
+        let cred = Some((b"cred".to_vec(), u, u, "u@example.com".to_owned()));
+
+        assert_eq!(look(a, "c1", b"cred"), (c1.clone(), cred.clone()));
+        assert_eq!(look(a, "c1", b"none"), (c1.clone(), None));
+        // Another tenant's credential is not found; nor is another tenant's challenge.
+        assert_eq!(look(a, "c1", b"theirs"), (c1, None));
+        // Expired (at `now`, 50), of another kind, another tenant's, never issued: no challenge.
+        for missing in ["expired", "reg", "b's", "never"] {
+            assert_eq!(look(a, missing, b"cred"), (None, cred.clone()), "{missing}");
+        }
+        let theirs = Some((b"theirs".to_vec(), other, other, "o@example.com".to_owned()));
+        let bs = Some(("b's".to_owned(), ChallengeKind::Authenticate, Some(other), 100));
+        assert_eq!(look(b, "b's", b"theirs"), (bs.clone(), theirs));
+        assert_eq!(look(b, "b's", b"cred"), (bs, None));
+        assert_eq!(look(b, "never", b"none"), (None, None));
+    }
+
+    #[test]
+    fn a_finish_reads_its_challenge_and_its_credential_with_the_owner_each_on_its_own_conditions() {
+        lookup_scenario(&temp_db().db);
     }
 
     #[test]

@@ -468,6 +468,7 @@ mod tests {
 
     #[test]
     fn a_user_comes_with_their_credentials_and_a_credential_with_its_owner_in_one_tenant() {
+        use crate::store::ChallengeKind::{Authenticate, Discoverable};
         let t = temp_db();
         let (a, b, ada) = t.write(|tx| {
             let a = tenant(tx, "a");
@@ -490,13 +491,15 @@ mod tests {
             let ids: Vec<&[u8]> = creds.iter().map(|c| c.credential_id.as_slice()).collect();
             assert_eq!(ids, [b"older".as_slice(), b"newer"], "the user's own, oldest first");
             assert_eq!(creds[0].created_at, 3);
-            let (cred, owner) = credentials::by_credential_id_with_owner(tx, a, b"newer").unwrap().unwrap();
+            let owned =
+                |t, id| crate::store::sign_in::lookup(tx, t, "none", (Authenticate, Discoverable), id, 0).unwrap().1;
+            let (cred, owner) = owned(a, b"newer").unwrap();
             assert_eq!((cred.credential_id.as_slice(), owner), (b"newer".as_slice(), ada_row.clone()));
             assert!(by_email_with_credentials(tx, a, "eve@example.com").unwrap().is_none());
-            assert!(credentials::by_credential_id_with_owner(tx, a, b"none").unwrap().is_none());
+            assert!(owned(a, b"none").is_none());
             // Another tenant sees neither.
             assert!(by_email_with_credentials(tx, b, "ada@example.com").unwrap().is_none());
-            assert!(credentials::by_credential_id_with_owner(tx, b, b"newer").unwrap().is_none());
+            assert!(owned(b, b"newer").is_none());
         });
     }
 

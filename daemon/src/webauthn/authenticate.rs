@@ -129,21 +129,16 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     let cred_id = assertion.raw_id.to_vec();
     let unknown = || denied(codes::UNKNOWN_CREDENTIAL, "this credential is not registered here");
 
-    // 1. Read the challenge (without taking it), the user and the credential beside the writer.
+    // 1. Read the challenge (without taking it), the user and the credential beside the writer,
+    // in one statement (store::sign_in::lookup).
     let handle = assertion.response.user_handle.clone();
     let (c, id) = (challenge.clone(), cred_id.clone());
     let (row, user, mut credential) = state
         .db
         .read_now(move |tx| -> Result<_, Error> {
-            // The credential (with its owner, one statement) before the challenge: on PostgreSQL
-            // these reads share no snapshot, and a finish that won the challenge deletes it and
-            // moves the credential's counter in one commit. Read in this order, a challenge still
-            // there means the counter read before it is from before that commit, so a concurrent
-            // replay fails on the challenge (its write finds it gone), never on a counter that
-            // moved under it.
-            let found = store::credentials::by_credential_id_with_owner(tx, t, &id)?;
             let kinds = (ChallengeKind::Authenticate, ChallengeKind::Discoverable);
-            let row = store::challenges::peek(tx, t, &c, kinds, now)?.ok_or_else(invalid_challenge)?;
+            let (row, found) = store::sign_in::lookup(tx, t, &c, kinds, &id, now)?;
+            let row = row.ok_or_else(invalid_challenge)?;
             // The credential must belong to the user the sign-in is for: the one whose handle
             // the authenticator returned (username-less), or the one the challenge was issued
             // to. Anyone else's reads as unknown.

@@ -532,6 +532,12 @@ fn a_sign_in_finish_is_one_statement_here() {
 }
 
 #[test]
+fn a_sign_in_finish_reads_its_challenge_and_its_credential_here() {
+    let Some(t) = test_db() else { return };
+    crate::store::sign_in::tests::lookup_scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+}
+
+#[test]
 fn a_code_redemption_is_one_statement_here() {
     let Some(t) = test_db() else { return };
     crate::store::oidc::tests::redeem_scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
