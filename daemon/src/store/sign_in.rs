@@ -31,15 +31,17 @@ pub fn lookup(
     credential_id: &[u8],
     now: Timestamp,
 ) -> Result<(Option<ChallengeRow>, Option<(CredentialRow, UserRow)>), StoreError> {
-    // One row always: the challenge's columns and the credential's and owner's, NULL where absent.
+    // One row always: the challenge's columns and the credential's and owner's, NULL where absent
+    // (a credential always has its owner). Flat joins, each a search by key: SQLite materialises
+    // a parenthesised join first.
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
             "SELECT ch.challenge, ch.kind, ch.user_id, ch.state, ch.context, ch.expires_at, {}, {}
              FROM (SELECT 1 AS one) AS one
              LEFT JOIN challenges ch
                  ON ch.challenge = ?1 AND ch.tenant_id = ?2 AND ch.expires_at > ?3 AND ch.kind IN (?4, ?5)
-             LEFT JOIN (credentials c JOIN users u ON u.tenant_id = c.tenant_id AND u.id = c.user_id)
-                 ON c.tenant_id = ?2 AND c.credential_id = ?6",
+             LEFT JOIN credentials c ON c.tenant_id = ?2 AND c.credential_id = ?6
+             LEFT JOIN users u ON u.tenant_id = c.tenant_id AND u.id = c.user_id",
             qualified("c", credentials::COLUMNS),
             qualified("u", users::COLUMNS)
         )
