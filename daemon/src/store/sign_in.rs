@@ -18,10 +18,10 @@ use crate::clock::Timestamp;
 
 /// What a finish reads before it verifies the assertion: its challenge (unexpired, of one of
 /// `kinds`, not taken: [`challenges::consume`] takes it in the finish's write), and the credential
-/// with its owner, in one statement. One round trip on
-/// PostgreSQL, and one snapshot for both on either engine: a concurrent finish that took the
-/// challenge and moved the counter in one commit shows as the challenge gone or not at all, so a
-/// replay fails on the challenge (its write finds it gone), never on a counter that moved under it.
+/// with its owner, in one statement. One round trip on PostgreSQL, and one snapshot for both on
+/// either engine: a concurrent finish that took the challenge and moved the counter in one commit
+/// shows as the challenge gone or not at all, so a replay fails on the challenge (its write finds
+/// it gone), never on a counter that moved under it.
 #[allow(clippy::type_complexity)]
 pub fn lookup(
     tx: &impl Reader,
