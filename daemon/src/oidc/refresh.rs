@@ -49,9 +49,9 @@ fn check_refresh(row: &RefreshRow, app: &AppRow, now: Timestamp) -> Result<(), U
 }
 
 /// The scope of the successor: all that was granted by default, or the asked subset of it.
-fn scope(row: &RefreshRow, form: &Params) -> Result<Result<String, OAuthError>, OAuthError> {
+fn scope(row: &RefreshRow, form: &Params) -> Result<String, OAuthError> {
     let granted: Vec<&str> = scopes(&row.scope).collect();
-    Ok(narrow(&granted, form.get("scope")?))
+    narrow(&granted, form.get("scope")?)
 }
 
 /// The successor's tokens, in the rotated token's family.
@@ -101,10 +101,8 @@ pub(super) fn rotate(
     let Some(user) = active_user(tx, tenant.id, row.user_id)? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("the user cannot sign in")));
     };
-    let scope = match scope(&row, form)? {
-        Ok(s) => s,
-        Err(e) => return Ok(Decision::Refused(e)),
-    };
+    // Nothing is written before this point: a refusal needs no commit.
+    let scope = scope(&row, form)?;
     let (unsigned, pending) = successor(tenant, app, &row, user, &scope, now, ttl)?;
     if !store::oidc::rotate_refresh(tx, tenant.id, row.id, &pending.row(), now)? {
         return revoke_family(tx, tenant.id, &row.family, now).map(Decision::Refused);
@@ -161,7 +159,7 @@ pub(super) async fn rotate_now(
     let Some(user) = user else {
         return Err(OAuthError::invalid_grant("the user cannot sign in"));
     };
-    let scope = scope(&row, &form)??;
+    let scope = scope(&row, &form)?;
     let (unsigned, pending) = successor(&tenant, &app, &row, user, &scope, now, ttl)?;
     let id = row.id;
     let rotated = state.db.write_one(move |tx| store::oidc::rotate_refresh(tx, t, id, &pending.row(), now)).await?;
