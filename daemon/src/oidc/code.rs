@@ -142,7 +142,9 @@ fn code_tokens(
 /// marks the code used and stores the refresh token only if the code was still unused
 /// ([`store::oidc::redeem_code`]). Three round trips where the transaction took seven. What the
 /// reads saw is checked again where it matters: the write's condition catches a concurrent
-/// redemption, which is then treated as a reuse, as in the transaction.
+/// redemption, which is then treated as a reuse, as in the transaction. The tokens are signed
+/// while that statement's round trip is under way ([`crate::store::Db::write_one_begun`]) and
+/// leave only once it has redeemed the code.
 pub(super) async fn exchange_now(
     state: &State,
     tenant: std::sync::Arc<TenantRuntime>,
@@ -186,11 +188,13 @@ pub(super) async fn exchange_now(
     };
     let (unsigned, pending) = code_tokens(&tenant, &app, &row, &hash, (user, roles), now, ttl)?;
     let h = hash.clone();
-    let redeemed = state.db.write_one(move |tx| store::oidc::redeem_code(tx, t, &h, &pending.row(), now)).await?;
-    if !redeemed {
+    let redeeming = state.db.write_one_begun(move |tx| store::oidc::redeem_code(tx, t, &h, &pending.row(), now));
+    // Signed while the write is under way; thrown away unless it redeemed the code durably.
+    let answer = unsigned.sign(&tenant);
+    if !redeeming.await? {
         return reused().await;
     }
-    unsigned.sign(&tenant)
+    answer
 }
 
 /// PKCE (RFC 7636 §4.6): BASE64URL(SHA256(verifier)) == challenge.

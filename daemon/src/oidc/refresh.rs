@@ -122,7 +122,9 @@ fn revoke_family(tx: &WriteTx<'_>, tenant: TenantId, family: &str, now: Timestam
 /// token used and stores its successor only if it was neither used nor revoked
 /// ([`store::oidc::rotate_refresh`]). Three round trips where the transaction took seven. A
 /// rotation that loses to a concurrent one (or to a revocation) is refused as a reuse, as in the
-/// transaction: the family is revoked.
+/// transaction: the family is revoked. The tokens are signed while that statement's round trip
+/// is under way ([`crate::store::Db::write_one_begun`]) and leave only once it has rotated the
+/// token.
 pub(super) async fn rotate_now(
     state: &State,
     tenant: std::sync::Arc<TenantRuntime>,
@@ -162,9 +164,11 @@ pub(super) async fn rotate_now(
     let scope = scope(&row, &form)?;
     let (unsigned, pending) = successor(&tenant, &app, &row, user, &scope, now, ttl)?;
     let id = row.id;
-    let rotated = state.db.write_one(move |tx| store::oidc::rotate_refresh(tx, t, id, &pending.row(), now)).await?;
-    if !rotated {
+    let rotating = state.db.write_one_begun(move |tx| store::oidc::rotate_refresh(tx, t, id, &pending.row(), now));
+    // Signed while the write is under way; thrown away unless it rotated the token durably.
+    let answer = unsigned.sign(&tenant);
+    if !rotating.await? {
         return revoke(row.family).await;
     }
-    unsigned.sign(&tenant)
+    answer
 }

@@ -141,6 +141,12 @@ fn dropped_write() -> StoreError {
     StoreError::Task("the database writer dropped a write".into())
 }
 
+/// A write of [`Db::write_one_begun`] under way.
+enum Begun<T, E> {
+    Queued(tokio::sync::oneshot::Receiver<Result<T, E>>),
+    Spawned(tokio::task::JoinHandle<Result<T, E>>),
+}
+
 /// Whether the batch of a [`Db::write_early`] has committed.
 #[must_use = "the write is not durable until `wait` says so"]
 pub struct Durable(Option<tokio::sync::oneshot::Receiver<Result<(), StoreError>>>);
@@ -506,6 +512,45 @@ impl Db {
         F: Fn(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
     {
         self.one_statement(f, true).await
+    }
+
+    /// [`Db::write_one`], begun at once rather than when first polled: on SQLite the write is
+    /// queued to the writer thread before this returns, on PostgreSQL its statement is handed to
+    /// a blocking thread. The caller can then spend the write's whole wait (the queue, the batch,
+    /// the fsync or the round trip) on CPU work of its own, such as signing the tokens the write
+    /// will let out, and await the answer after. Nothing derived from the write may leave before
+    /// the answer says `Ok`: it comes only once the write is durable, as with `write_one`. Call it
+    /// from within the Tokio runtime (on PostgreSQL it starts a blocking task).
+    pub fn write_one_begun<T, E, F>(&self, f: F) -> impl Future<Output = Result<T, E>> + Send + 'static
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+    {
+        let begun: Begun<T, E> = match &*self.0 {
+            Engine::Sqlite(sqlite) => {
+                let (answer, answered) = tokio::sync::oneshot::channel();
+                let reply = move |r| {
+                    let _ = answer.send(r);
+                };
+                sqlite.writer.submit(Box::new(writer::Typed::new(f, reply)));
+                Begun::Queued(answered)
+            }
+            Engine::Postgres(p) => {
+                p.count_write();
+                let db = self.clone();
+                Begun::Spawned(tokio::task::spawn_blocking(move || match &*db.0 {
+                    Engine::Postgres(p) => p.db.each_blocking(Some(1), |c| f(&WriteTx(c))),
+                    Engine::Sqlite(_) => Err(E::from(StoreError::Task("unreachable engine".into()))),
+                }))
+            }
+        };
+        async move {
+            match begun {
+                Begun::Queued(answered) => answered.await.map_err(|_| E::from(dropped_write()))?,
+                Begun::Spawned(task) => task.await.map_err(|e| E::from(StoreError::Task(e.to_string())))?,
+            }
+        }
     }
 
     /// [`Db::write_one`] and [`Db::write_one_unsynced`].
@@ -899,7 +944,7 @@ pub(crate) mod testing {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::testing::temp_db;
     use super::*;
 
@@ -1034,6 +1079,49 @@ mod tests {
             .unwrap();
         assert_eq!(mode, "wal");
         assert_eq!(sync, 2);
+    }
+
+    /// [`Db::write_one_begun`] on `db`: the write is under way before its answer is awaited (it
+    /// commits while nothing polls it), the answer is its value once stored, and a failing write
+    /// answers its error and stores nothing. Run on PostgreSQL too (`store::pg::tests`).
+    pub(crate) fn begun_scenario(db: &Db) {
+        let slugs = || {
+            db.read_blocking(|tx| {
+                tx.conn().query_all("SELECT slug FROM tenants ORDER BY slug", sql::params![], |r| r.get::<_, String>(0))
+            })
+            .unwrap()
+        };
+        let insert = |slug: &'static str| {
+            move |tx: &WriteTx<'_>| -> Result<&'static str, StoreError> {
+                tx.conn().execute(
+                    "INSERT INTO tenants (slug, name, base_url, rp_id, registration, created_at) \
+                     VALUES (?1, ?1, 'u', 'r', 'open', 0)",
+                    sql::params![slug],
+                )?;
+                Ok(slug)
+            }
+        };
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // Begun in the runtime's context, and not polled until the row is seen.
+        let begun = {
+            let _in_runtime = rt.enter();
+            db.write_one_begun(insert("begun"))
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while slugs().is_empty() {
+            assert!(std::time::Instant::now() < deadline, "the write did not run before it was awaited");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(rt.block_on(begun).unwrap(), "begun");
+        // The same slug again: the unique constraint refuses it, and the answer says so.
+        let err = rt.block_on(async { db.write_one_begun(insert("begun")).await }).unwrap_err();
+        assert!(err.is_unique_violation(), "{err}");
+        assert_eq!(slugs(), ["begun"]);
+    }
+
+    #[test]
+    fn a_begun_write_is_under_way_before_it_is_awaited() {
+        begun_scenario(&temp_db().db);
     }
 
     #[test]

@@ -526,6 +526,12 @@ fn statements_outside_a_transaction() {
 }
 
 #[test]
+fn a_begun_write_is_under_way_before_it_is_awaited_here() {
+    let Some(t) = test_db() else { return };
+    crate::store::tests::begun_scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+}
+
+#[test]
 fn a_sign_in_finish_is_one_statement_here() {
     let Some(t) = test_db() else { return };
     crate::store::sign_in::tests::scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
