@@ -83,6 +83,46 @@ fn code_flow_tokens_userinfo_refresh() {
     assert_eq!(r.status, 400, "reuse of a rotated token revoked the family: {}", r.body);
 }
 
+/// RFC 6749 §6: a refresh may ask for less than was granted, never more. A wider ask is
+/// refused with `invalid_scope`, stores nothing and leaves the token usable; a narrower one is
+/// granted as asked.
+#[test]
+fn a_refresh_may_narrow_the_scope_but_never_widen_it() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let t = exchange(&site, &web, &code, &p).json();
+    assert_eq!(t["scope"], "openid profile email");
+    let refresh = t["refresh_token"].as_str().unwrap().to_owned();
+    let ask = |scope: &str| {
+        token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("scope", scope)])
+    };
+
+    let before = d.snapshot();
+    for wider in ["openid profile email offline_access", "openid credentials", "openid root"] {
+        let r = ask(wider);
+        assert_eq!((r.status, r.json()["error"].clone()), (400, json!("invalid_scope")), "{wider}: {}", r.body);
+        assert_eq!(d.snapshot(), before, "{wider}: nothing stored, the token not used");
+    }
+
+    let r = ask("openid email");
+    assert_eq!(r.status, 200, "the token is still usable: {}", r.body);
+    let t2 = r.json();
+    assert_eq!(t2["scope"], "openid email");
+    let (_, at) = jwt_parts(t2["access_token"].as_str().unwrap());
+    assert_eq!(at["scope"], "openid email");
+    let (_, id) = jwt_parts(t2["id_token"].as_str().unwrap());
+    assert!(id.get("name").is_none() && id["email"] == "ada@acme.test", "profile left out: {id}");
+    // Its successor carries the narrower scope: asking back for `profile` is now wider.
+    let next = t2["refresh_token"].as_str().unwrap();
+    let r =
+        token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", next), ("scope", "openid profile")]);
+    assert_eq!((r.status, r.json()["error"].clone()), (400, json!("invalid_scope")), "{}", r.body);
+}
+
 #[test]
 fn codes_and_refresh_tokens_begin_with_the_time_and_earlier_refresh_tokens_still_work() {
     let d = TestDaemon::start();
