@@ -1,6 +1,8 @@
 //! `challenges` table: WebAuthn ceremony state between a start call and its finish call.
 
-use super::sql::{ConnExt, params};
+use std::sync::LazyLock;
+
+use super::sql::{ConnExt, Row, params};
 
 use super::users::UserId;
 use super::{ChallengeKind, Reader, StoreError, TenantId, WriteTx};
@@ -14,6 +16,23 @@ pub struct ChallengeRow {
     pub state: String,
     pub context: String,
     pub expires_at: Timestamp,
+}
+
+/// A challenge's columns, in the order [`from_row_at`] reads them.
+pub(super) const COLUMNS: &str = "challenge, kind, user_id, state, context, expires_at";
+/// How many columns [`COLUMNS`] names: a joined row's next table starts there.
+pub(super) const WIDTH: usize = 6;
+
+/// The challenge whose [`COLUMNS`] begin at column `at`.
+pub(super) fn from_row_at(r: &Row<'_>, at: usize) -> Result<ChallengeRow, StoreError> {
+    Ok(ChallengeRow {
+        challenge: r.get(at)?,
+        kind: r.get(at + 1)?,
+        user_id: r.get(at + 2)?,
+        state: r.get(at + 3)?,
+        context: r.get(at + 4)?,
+        expires_at: r.get(at + 5)?,
+    })
 }
 
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, c: &ChallengeRow) -> Result<(), StoreError> {
@@ -34,22 +53,14 @@ pub fn take(
     (kind, other_kind): (ChallengeKind, ChallengeKind),
     now: Timestamp,
 ) -> Result<Option<ChallengeRow>, StoreError> {
-    tx.conn().query_opt(
-        "DELETE FROM challenges WHERE challenge = ?1 AND tenant_id = ?2 AND expires_at > ?3
-               AND kind IN (?4, ?5)
-             RETURNING challenge, kind, user_id, state, context, expires_at",
-        params![challenge, tenant, now, kind, other_kind],
-        |r| {
-            Ok(ChallengeRow {
-                challenge: r.get(0)?,
-                kind: r.get(1)?,
-                user_id: r.get(2)?,
-                state: r.get(3)?,
-                context: r.get(4)?,
-                expires_at: r.get(5)?,
-            })
-        },
-    )
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "DELETE FROM challenges WHERE challenge = ?1 AND tenant_id = ?2 AND expires_at > ?3
+                   AND kind IN (?4, ?5)
+                 RETURNING {COLUMNS}"
+        )
+    });
+    tx.conn().query_opt(&SQL, params![challenge, tenant, now, kind, other_kind], |r| from_row_at(r, 0))
 }
 
 /// Deletes the challenge if it is still there and unexpired; `false` when another request took it

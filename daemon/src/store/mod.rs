@@ -141,6 +141,25 @@ fn dropped_write() -> StoreError {
     StoreError::Task("the database writer dropped a write".into())
 }
 
+/// Queues `f` to SQLite's writer thread now; where its answer will come.
+fn submit<T, E, F>(sqlite: &SqliteDb, f: F, synced: bool) -> tokio::sync::oneshot::Receiver<Result<T, E>>
+where
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+    F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
+{
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    let reply = move |r| {
+        let _ = answer.send(r);
+    };
+    sqlite.writer.submit(if synced {
+        Box::new(writer::Typed::new(f, reply))
+    } else {
+        Box::new(writer::Typed::unsynced(f, reply))
+    });
+    answered
+}
+
 /// A write of [`Db::write_one_begun`] under way.
 enum Begun<T, E> {
     Queued(tokio::sync::oneshot::Receiver<Result<T, E>>),
@@ -447,6 +466,16 @@ impl Db {
         E: From<StoreError> + Send + 'static,
         F: Fn(&dyn sql::Conn) -> Result<T, E> + Send + 'static,
     {
+        self.each_spawn(limit, f).await.map_err(|e| E::from(StoreError::Task(e.to_string())))?
+    }
+
+    /// [`pg::PgDb::each_blocking`] handed to a blocking thread now; its handle to await.
+    fn each_spawn<T, E, F>(&self, limit: Option<u32>, f: F) -> tokio::task::JoinHandle<Result<T, E>>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&dyn sql::Conn) -> Result<T, E> + Send + 'static,
+    {
         let db = self.clone();
         tokio::task::spawn_blocking(move || match &*db.0 {
             Engine::Postgres(p) => p.db.each_blocking(limit, f),
@@ -454,8 +483,6 @@ impl Db {
                 Err(E::from(StoreError::Task("statements without a transaction are PostgreSQL's".into())))
             }
         })
-        .await
-        .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
     /// Runs `f` on the writer thread in a write transaction shared with other queued writes;
@@ -528,21 +555,10 @@ impl Db {
         F: Fn(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
     {
         let begun: Begun<T, E> = match &*self.0 {
-            Engine::Sqlite(sqlite) => {
-                let (answer, answered) = tokio::sync::oneshot::channel();
-                let reply = move |r| {
-                    let _ = answer.send(r);
-                };
-                sqlite.writer.submit(Box::new(writer::Typed::new(f, reply)));
-                Begun::Queued(answered)
-            }
+            Engine::Sqlite(sqlite) => Begun::Queued(submit(sqlite, f, true)),
             Engine::Postgres(p) => {
                 p.count_write();
-                let db = self.clone();
-                Begun::Spawned(tokio::task::spawn_blocking(move || match &*db.0 {
-                    Engine::Postgres(p) => p.db.each_blocking(Some(1), |c| f(&WriteTx(c))),
-                    Engine::Sqlite(_) => Err(E::from(StoreError::Task("unreachable engine".into()))),
-                }))
+                Begun::Spawned(self.each_spawn(Some(1), move |c| f(&WriteTx(c))))
             }
         };
         async move {
@@ -583,16 +599,7 @@ impl Db {
             }
             return self.write_spawned(f).await;
         };
-        let (answer, answered) = tokio::sync::oneshot::channel();
-        let reply = move |r| {
-            let _ = answer.send(r);
-        };
-        sqlite.writer.submit(if synced {
-            Box::new(writer::Typed::new(f, reply))
-        } else {
-            Box::new(writer::Typed::unsynced(f, reply))
-        });
-        answered.await.map_err(|_| E::from(dropped_write()))?
+        submit(sqlite, f, synced).await.map_err(|_| E::from(dropped_write()))?
     }
 
     /// Like [`Db::write`], but answers as soon as the writer has run `f` and kept its changes,

@@ -36,27 +36,21 @@ pub fn lookup(
     // a parenthesised join first.
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
-            "SELECT ch.challenge, ch.kind, ch.user_id, ch.state, ch.context, ch.expires_at, {}, {}
+            "SELECT {}, {}, {}
              FROM (SELECT 1 AS one) AS one
              LEFT JOIN challenges ch
                  ON ch.challenge = ?1 AND ch.tenant_id = ?2 AND ch.expires_at > ?3 AND ch.kind IN (?4, ?5)
              LEFT JOIN credentials c ON c.tenant_id = ?2 AND c.credential_id = ?6
              LEFT JOIN users u ON u.tenant_id = c.tenant_id AND u.id = c.user_id",
+            qualified("ch", challenges::COLUMNS),
             qualified("c", credentials::COLUMNS),
             qualified("u", users::COLUMNS)
         )
     });
-    const CREDENTIAL: usize = 6;
+    const CREDENTIAL: usize = challenges::WIDTH;
     tx.conn().query_one(&SQL, params![challenge, tenant, now, kind, other_kind, credential_id], |r| {
         let challenge = match r.get::<_, Option<String>>(0)? {
-            Some(challenge) => Some(ChallengeRow {
-                challenge,
-                kind: r.get(1)?,
-                user_id: r.get(2)?,
-                state: r.get(3)?,
-                context: r.get(4)?,
-                expires_at: r.get(5)?,
-            }),
+            Some(_) => Some(challenges::from_row_at(r, 0)?),
             None => None,
         };
         // `credential_id`, the second of the credential's columns, is never NULL in a stored row.
