@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use super::clients::{Presented, authenticate, authenticate_for_grant};
+use super::clients::{Presented, authenticate_for_grant};
 use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_access, sign_id, user_claims};
 use super::{code, refresh};
@@ -129,11 +129,13 @@ pub async fn token(
             _ => {}
         }
     }
+    // The client from the in-memory copy when current, as for client credentials: the writer
+    // thread, which every write waits for, then neither reads nor decodes the application.
+    let app = authenticate_for_grant(&state.db, tenant.id, &client).await?;
     let t = tenant.clone();
     let (decision, durable) = state
         .db
         .write_early(move |tx| -> Result<Decision, OAuthError> {
-            let app = authenticate(tx, t.id, &client)?;
             match grant.as_str() {
                 "authorization_code" => code::exchange(tx, &t, &app, &form, now, &ttl),
                 super::device::GRANT_TYPE => device_code(tx, &t, &app, &form, now, &ttl),
