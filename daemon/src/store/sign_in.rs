@@ -49,17 +49,12 @@ pub fn lookup(
     });
     const CREDENTIAL: usize = challenges::WIDTH;
     tx.conn().query_one(&SQL, params![challenge, tenant, now, kind, other_kind, credential_id], |r| {
-        let challenge = match r.get::<_, Option<String>>(0)? {
-            Some(_) => Some(challenges::from_row_at(r, 0)?),
-            None => None,
-        };
+        let challenge = if r.is_null(0)? { None } else { Some(challenges::from_row_at(r, 0)?) };
         // `credential_id`, the second of the credential's columns, is never NULL in a stored row.
-        let credential = match r.get::<_, Option<Vec<u8>>>(CREDENTIAL + 1)? {
-            Some(_) => Some((
-                credentials::from_row_at(r, CREDENTIAL)?,
-                users::from_row_at(r, CREDENTIAL + credentials::WIDTH)?,
-            )),
-            None => None,
+        let credential = if r.is_null(CREDENTIAL + 1)? {
+            None
+        } else {
+            Some((credentials::from_row_at(r, CREDENTIAL)?, users::from_row_at(r, CREDENTIAL + credentials::WIDTH)?))
         };
         Ok((challenge, credential))
     })

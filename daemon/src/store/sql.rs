@@ -258,6 +258,12 @@ impl<'r> Row<'r> {
             other => other,
         })
     }
+
+    /// Whether column `i` is NULL, without converting (or copying) its value: how a joined row
+    /// tells a missing side of a `LEFT JOIN` from a present one.
+    pub fn is_null<I: RowIndex>(&self, i: I) -> Result<bool, StoreError> {
+        Ok(matches!(self.0.value(i.index())?, ValueRef::Null))
+    }
 }
 
 /// An open transaction on either engine. SQL texts use `?1, ?2 …` placeholders; each engine

@@ -106,10 +106,7 @@ pub fn by_email_with_credentials(
         &SQL,
         params![tenant, normalise_email(email)],
         |r| from_row_at(r, 0),
-        |r| match r.get::<_, Option<Vec<u8>>>(WIDTH + 1)? {
-            Some(_) => credentials::from_row_at(r, WIDTH).map(Some),
-            None => Ok(None),
-        },
+        |r| if r.is_null(WIDTH + 1)? { Ok(None) } else { credentials::from_row_at(r, WIDTH).map(Some) },
     )
 }
 
