@@ -117,6 +117,81 @@ fn logout_without_an_id_token_hint_asks_first() {
 }
 
 #[test]
+fn only_the_signed_in_users_own_unexpired_id_token_skips_the_logout_question() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut ada, _) = site.user_with_passkey("ada@acme.test");
+    let (mut bob, _) = site.user_with_passkey("bob@acme.test");
+    let web = app(&site, "web", &["--post-logout-redirect-uri", "https://app.example.com/bye"]);
+    let other = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, cookie) = code_flow(&site, &mut ada, "ada@acme.test", &web, &p, &[]);
+    let ada_tokens = exchange(&site, &web, &code, &p).json();
+    let (code, _) = code_flow(&site, &mut bob, "bob@acme.test", &web, &p, &[]);
+    let bob_tokens = exchange(&site, &web, &code, &p).json();
+    let logout = |hint: &str, client: Option<&str>| {
+        let mut q = vec![("id_token_hint", hint), ("post_logout_redirect_uri", "https://app.example.com/bye")];
+        if let Some(c) = client {
+            q.push(("client_id", c));
+        }
+        get(&format!("{}/logout?{}", site.base, query(&q)), Some(&cookie))
+    };
+    let sessions = d.snapshot_of(&["sessions"]);
+    let asked = |r: &Http, why: &str| {
+        assert_eq!(r.status, 200, "{why}");
+        assert!(r.body.contains("Sign out?"), "{why}: {}", r.body);
+        assert!(r.header("location").is_none() && r.set_cookie().is_none(), "{why}");
+    };
+    // Another user's ID token (a link anyone with an account could make), an access token, and
+    // an ID token of another client than the one named: each only asks.
+    asked(&logout(bob_tokens["id_token"].as_str().unwrap(), None), "another user's ID token");
+    asked(&logout(ada_tokens["access_token"].as_str().unwrap(), None), "an access token");
+    asked(&logout(ada_tokens["id_token"].as_str().unwrap(), Some(&other.client_id)), "another client's");
+    // The user's own ID token, once expired (1 h; the session lasts 8 h): asked too.
+    d.clock.advance(2 * 3600);
+    asked(&logout(ada_tokens["id_token"].as_str().unwrap(), None), "an expired ID token");
+    assert_eq!(d.snapshot_of(&["sessions"]), sessions, "no session ended");
+    assert_eq!(site.api("GET", "/api/credentials", None, &cookie, None).status, 200);
+
+    // A fresh ID token of the user signed in here: signed out and sent back at once.
+    let (code, cookie) = code_flow(&site, &mut ada, "ada@acme.test", &web, &p, &[]);
+    let fresh = exchange(&site, &web, &code, &p).json();
+    let out = get(
+        &format!(
+            "{}/logout?{}",
+            site.base,
+            query(&[
+                ("id_token_hint", fresh["id_token"].as_str().unwrap()),
+                ("client_id", &web.client_id),
+                ("post_logout_redirect_uri", "https://app.example.com/bye"),
+            ])
+        ),
+        Some(&cookie),
+    );
+    assert_eq!(out.status, 302);
+    assert_eq!(out.header("location"), Some("https://app.example.com/bye"));
+    assert_eq!(site.api("GET", "/api/credentials", None, &cookie, None).status, 401, "the session ended");
+
+    // Confirmed on the page with a hint that did not check out: signed out, and sent back only
+    // to a place registered for the app the request names.
+    let (_, cookie) = code_flow(&site, &mut ada, "ada@acme.test", &web, &p, &[]);
+    let form = query(&[
+        ("id_token_hint", bob_tokens["id_token"].as_str().unwrap()),
+        ("client_id", &web.client_id),
+        ("post_logout_redirect_uri", "https://app.example.com/bye"),
+    ]);
+    let out = send_raw(
+        "POST",
+        &format!("{}/logout", site.base),
+        Some("application/x-www-form-urlencoded"),
+        form.into_bytes(),
+        &[("Cookie", &cookie)],
+    );
+    assert_eq!((out.status, out.header("location")), (302, Some("https://app.example.com/bye")));
+    assert_eq!(site.api("GET", "/api/credentials", None, &cookie, None).status, 401);
+}
+
+#[test]
 fn token_errors_are_sentences_and_clients_cannot_be_probed() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);

@@ -8,12 +8,13 @@ use serde_json::{Value, json};
 
 use super::clients::{Presented, authenticate};
 use super::error::OAuthError;
-use super::tokens::{AccessClaims, UserClaims, user_claims, verify_access, verify_id_hint};
+use super::tokens::{AccessClaims, IdTokenHint, UserClaims, user_claims, verify_access, verify_id_hint};
 use crate::State;
 use crate::ordered::token_key;
 use crate::store::oidc::Grants;
 use crate::store::users::UserRow;
-use crate::store::{self, Reader, UserStatus};
+use crate::clock::Timestamp;
+use crate::store::{self, Reader, StoreError, UserStatus};
 use crate::tenants::TenantRuntime;
 
 /// A valid access token of this tenant: signature, issuer, expiry, not revoked, and for user
@@ -140,6 +141,28 @@ pub async fn introspect(
         .await
 }
 
+/// Whether `hint` vouches for ending this session without asking: an ID token of the very user
+/// signed in here. Anyone's own ID token (or another user's) must not sign a user out through a
+/// link (logout CSRF).
+async fn hint_is_the_sessions(
+    state: &State,
+    tenant: &TenantRuntime,
+    req: &LogoutRequest,
+    hint: &Option<IdTokenHint>,
+    now: Timestamp,
+) -> Result<bool, OAuthError> {
+    let (Some(hint), Some(token)) = (hint, &req.session_token) else { return Ok(false) };
+    let (t, hash, sub) = (tenant.id, token_key(token), hint.sub.clone());
+    let same = state
+        .db
+        .read(move |tx| -> Result<bool, StoreError> {
+            let Some(session) = store::sessions::valid(tx, t, &hash, now)? else { return Ok(false) };
+            Ok(store::users::by_id(tx, t, session.user_id)?.is_some_and(|u| u.public_id == sub))
+        })
+        .await?;
+    Ok(same)
+}
+
 pub struct LogoutRequest {
     /// The user confirmed on our own page (a POST: the session cookie, SameSite=Lax, is not sent
     /// with a cross-site POST, so only our page can end the session this way).
@@ -168,8 +191,10 @@ pub async fn logout(
     req: LogoutRequest,
 ) -> Result<LogoutOutcome, OAuthError> {
     let now = state.clock.now();
-    let hint = req.id_token_hint.as_deref().map(|h| verify_id_hint(&tenant, h));
-    if !req.confirmed && !matches!(hint, Some(Ok(_))) && req.session_token.is_some() {
+    // A hint that does not check out counts as none: the user is asked, and only a registered
+    // place of the `client_id` parameter's app can be returned to.
+    let hint = req.id_token_hint.as_deref().and_then(|h| verify_id_hint(&tenant, h, now, req.client_id.as_deref()).ok());
+    if !req.confirmed && req.session_token.is_some() && !hint_is_the_sessions(state, &tenant, &req, &hint, now).await? {
         return Ok(LogoutOutcome::Confirm);
     }
     state
@@ -182,12 +207,7 @@ pub async fn logout(
                 }
                 store::sessions::delete(tx, tenant.id, &hash)?;
             }
-            let client_id = match (&hint, &req.client_id) {
-                (Some(Ok(h)), _) => Some(h.aud.clone()),
-                (Some(Err(_)), _) => return Ok(LogoutOutcome::SignedOut(None)),
-                (None, Some(c)) => Some(c.clone()),
-                (None, None) => None,
-            };
+            let client_id = hint.map(|h| h.aud).or(req.client_id);
             let (Some(client_id), Some(uri)) = (client_id, req.post_logout_redirect_uri) else {
                 return Ok(LogoutOutcome::SignedOut(None));
             };

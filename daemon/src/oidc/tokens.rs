@@ -151,7 +151,8 @@ fn verify<T: serde::de::DeserializeOwned>(
     if let Some(want) = typ
         && header.typ.as_deref() != Some(want)
     {
-        return Err(refused("the token is not an access token", format!("typ {:?}", header.typ)));
+        let what = if want == "JWT" { "the token is not an ID token" } else { "the token is not an access token" };
+        return Err(refused(what, format!("typ {:?}", header.typ)));
     }
     let kid = header.kid.ok_or_else(|| refused("the token is not signed by this service", "no kid"))?;
     let hot = tenant.hot().map_err(|e| refused("the token cannot be checked now", e.to_string()))?;
@@ -183,9 +184,26 @@ pub fn verify_access(tenant: &TenantRuntime, token: &str, now: Timestamp) -> Res
 pub struct IdTokenHint {
     pub sub: String,
     pub aud: String,
+    pub exp: Timestamp,
 }
 
-/// An `id_token_hint`: ours, signed, for some client; it may have expired (OIDC RP-initiated logout).
-pub fn verify_id_hint(tenant: &TenantRuntime, token: &str) -> Result<IdTokenHint, Refused> {
-    verify(tenant, token, None)
+/// An `id_token_hint` accepted as every token is: an ID token (`typ: JWT`, not an access token)
+/// of this tenant, signed, not expired, and issued to `client_id` when the request names one
+/// (OIDC RP-Initiated Logout §2). Whose it is, the caller compares with the session.
+pub fn verify_id_hint(
+    tenant: &TenantRuntime,
+    token: &str,
+    now: Timestamp,
+    client_id: Option<&str>,
+) -> Result<IdTokenHint, Refused> {
+    let hint: IdTokenHint = verify(tenant, token, Some("JWT"))?;
+    if hint.exp <= now {
+        return Err(refused("the ID token has expired", format!("exp {}", hint.exp)));
+    }
+    if let Some(client) = client_id
+        && client != hint.aud
+    {
+        return Err(refused("the ID token was issued to another client", format!("aud {:?}", hint.aud)));
+    }
+    Ok(hint)
 }

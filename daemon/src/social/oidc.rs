@@ -221,10 +221,13 @@ pub async fn exchange(up: &Upstream, cache: &Cache, x: &Exchange<'_>) -> Result<
         return Err(refused("token_refused", format!("HTTP {status}: {answer}")));
     }
     let id_token = answer["id_token"].as_str().ok_or_else(|| refused("no_id_token", "the answer has no id_token"))?;
-    verify(up, cache, x, id_token).await
+    verify(up, cache, x, &d.issuer, id_token).await
 }
 
-async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, token: &str) -> Result<Claims, Refused> {
+/// `issuer` is the discovery document's own spelling of the issuer (it matched the configured
+/// one, trailing slash aside, when fetched): `iss` must equal it exactly, and providers differ on
+/// the slash (Auth0's issuers end with one, Google's and Keycloak's do not).
+async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, issuer: &str, token: &str) -> Result<Claims, Refused> {
     let header = jsonwebtoken::decode_header(token).map_err(|e| refused("invalid_id_token", e))?;
     if !ALLOWED.contains(&header.alg) {
         return Err(refused("invalid_id_token", format!("algorithm {:?} is not accepted", header.alg)));
@@ -237,7 +240,6 @@ async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, token: &str) -> 
     v.validate_exp = false;
     v.required_spec_claims = ["sub", "iss", "aud", "exp"].iter().map(|s| s.to_string()).collect();
     let claims: RawClaims = jsonwebtoken::decode(token, &key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
-    let issuer = x.issuer.trim_end_matches('/');
     // Google may send its issuer without the scheme (`accounts.google.com`).
     let without_scheme = issuer.split_once("://").map_or(issuer, |(_, rest)| rest);
     let iss_ok = claims.iss == issuer || (x.google && claims.iss == without_scheme);
