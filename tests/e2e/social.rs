@@ -292,6 +292,17 @@ fn google_and_any_oidc_provider_with_key_rotation() {
     assert!(app_sign_in(&site, &web, "work-sso").is_ok());
     let after = sso.log().iter().filter(|l| l.as_str() == "GET /jwks").count();
     assert_eq!(after, before + 1, "the key set was fetched again: {:?}", sso.log());
+
+    // An issuer that ends with a slash (Auth0's do): `iss` is compared as discovery spells it.
+    let slash = OidcStandin::start("op-client", "upstream-secret");
+    slash.set_knobs(OidcKnobs { issuer_trailing_slash: true, ..Default::default() });
+    let issuer = format!("{}/", slash.issuer);
+    enable(&d, &["oidc", "--client-id", "op-client", "--issuer", &issuer, "--name", "Slash SSO"]);
+    let t = app_sign_in(&site, &web, "slash-sso").unwrap_or_else(|r| panic!("{}", r.body));
+    assert_eq!(
+        verified_claims(&site, t["id_token"].as_str().unwrap(), &web.client_id)["amr"],
+        serde_json::json!(["fed", "slash-sso"])
+    );
 }
 
 /// Runs a flow expected to fail: the page's status and text, the audit's failure code, and no

@@ -143,6 +143,8 @@ pub struct OidcKnobs {
     pub iss_without_scheme: bool,
     /// The user declines at the provider.
     pub deny: bool,
+    /// The issuer ends with a slash, in discovery and in `iss` (as Auth0's do).
+    pub issuer_trailing_slash: bool,
 }
 
 struct Code {
@@ -195,11 +197,12 @@ impl OidcStandin {
             let issuer = issuer_in.lock().unwrap().clone();
             let mut s = state.lock().unwrap();
             s.log.push(format!("{} {}", req.method, req.path));
+            let named = if s.knobs.issuer_trailing_slash { format!("{issuer}/") } else { issuer.clone() };
             match (req.method.as_str(), req.path.as_str()) {
                 ("GET", "/.well-known/openid-configuration") => Reply::Json(
                     200,
                     json!({
-                        "issuer": issuer,
+                        "issuer": named,
                         "authorization_endpoint": format!("{issuer}/authorize"),
                         "token_endpoint": format!("{issuer}/token"),
                         "jwks_uri": format!("{issuer}/jwks"),
@@ -259,7 +262,7 @@ impl OidcStandin {
                     } else if k.iss_without_scheme {
                         issuer.trim_start_matches("http://").trim_start_matches("https://").to_owned()
                     } else {
-                        issuer.clone()
+                        named
                     };
                     let mut claims = json!({
                         "iss": iss,
