@@ -498,4 +498,21 @@ fn a_signed_in_user_links_and_unlinks_on_the_account_page() {
     let only = cb.session_cookie().unwrap();
     let r = beta.api("DELETE", "/api/social/github", None, &only, Some(&origin));
     assert_eq!((r.status, r.json()["error"].as_str()), (409, Some("last_credential")));
+
+    // The tenant closes its registration: the provider creates no one any more, though it was
+    // enabled with --create-users. Its linked user still signs in.
+    let file = dir.path().join("beta.toml");
+    std::fs::write(&file, "[[tenant]]\nslug = \"beta\"\nregistration = \"invite\"\n").unwrap();
+    d.cli(&["apply", "-f", file.to_str().unwrap()]).ok();
+    gh.set_emails(vec![GithubEmail { email: "newer@beta.test".into(), primary: true, verified: true }]);
+    gh.set_id(4343);
+    let users = d.snapshot_of(&["users", "social_links"]);
+    let id = request_id(&get(&authorize_url(&beta, &web, &p, &[]), None));
+    let cb = through_provider(&beta, "github", &format!("request={id}"), None);
+    assert_eq!(cb.status, 403, "{}", cb.body);
+    assert!(cb.body.contains("There is no account for newer@beta.test"), "{}", cb.body);
+    assert_eq!(d.snapshot_of(&["users", "social_links"]), users, "no user created, nothing linked");
+    gh.set_id(4242);
+    let id = request_id(&get(&authorize_url(&beta, &web, &p, &[]), None));
+    assert_eq!(through_provider(&beta, "github", &format!("request={id}"), None).status, 302);
 }

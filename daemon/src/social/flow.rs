@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use latchkey::admin::Registration;
 use latchkey::codes;
 
 use super::client::Upstream;
@@ -403,6 +404,10 @@ fn settle(
     Ok(Finished { redirect, session: Some(session), email: user.email, purpose: flow.purpose })
 }
 
+fn open_registration(tx: &WriteTx<'_>, t: store::TenantId) -> Result<bool, Error> {
+    Ok(store::tenants::by_id(tx, t)?.is_some_and(|row| row.registration == Registration::Open))
+}
+
 /// First use of an upstream identity: the invited or active user with the provider's verified
 /// e-mail (an invited user becomes active), or a new user where the provider may create them.
 fn first_use(
@@ -439,7 +444,9 @@ fn first_use(
             }
             u
         }
-        None if p.create_users => {
+        // Only while the tenant's registration is open: it may have been closed since the
+        // provider was enabled with `--create-users`, and the tenant's word is the last.
+        None if p.create_users && open_registration(tx, t)? => {
             let handle = crate::users::ids::user_handle()?;
             let public_id = crate::users::ids::public_id()?;
             let name = id.name.clone().filter(|n| crate::webauthn::valid_name(n)).unwrap_or_else(|| email.clone());
