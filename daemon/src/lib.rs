@@ -267,9 +267,8 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         tracing::warn!("public_url is https but latchkeyd serves plain HTTP: put a TLS-terminating proxy in front");
     }
     let postgres = config.storage_backend == config::StorageBackend::Postgres;
-    // Before anything is created or opened: a second daemon on this SQLite file changes nothing.
-    // (On PostgreSQL several nodes are the point.)
-    let _lock = if postgres { None } else { Some(lockfile::acquire(&config.storage_path).map_err(StartError::Setup)?) };
+    // A database without its key-encryption key is refused before anything is created, not even
+    // the lock file.
     let kek_missing = !config.kek_file.exists();
     if kek_missing && !postgres && database_exists(&config.storage_path) {
         return Err(StartError::Setup(format!(
@@ -279,6 +278,9 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
             config.kek_file.display()
         )));
     }
+    // Before anything is created or opened: a second daemon on this SQLite file changes nothing.
+    // (On PostgreSQL several nodes are the point.)
+    let _lock = if postgres { None } else { Some(lockfile::acquire(&config.storage_path).map_err(StartError::Setup)?) };
     let db = Db::open_config(&config)?;
     if kek_missing && postgres && db.read(|tx| store::keys::any(tx)).await? {
         return Err(StartError::Setup(format!(

@@ -16,11 +16,25 @@ pub struct DataLock {
     pub path: PathBuf,
 }
 
-/// The lock file of a database file.
+/// The lock file of a database file: beside the file itself, symbolic links and `..` resolved,
+/// so that two spellings of one database (a link, a relative path) share one lock.
 pub fn path_for(database: &Path) -> PathBuf {
+    let database = real_path(database);
     let mut name = database.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "latchkey.db".into());
     name.push(".lock");
     database.with_file_name(name)
+}
+
+/// `path` with its links resolved: the file's own when it exists, else its directory's (a first
+/// start), else as given (its directory is created by [`acquire`]).
+fn real_path(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent().filter(|d| !d.as_os_str().is_empty()), path.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir).map_or_else(|_| path.to_owned(), |d| d.join(name)),
+        _ => path.to_owned(),
+    }
 }
 
 /// Takes the lock of `database` (creating its directory if needed), or says who holds it.
@@ -124,6 +138,24 @@ mod tests {
         assert!(err.contains(&format!("PID {}", std::process::id())), "{err}");
         drop(first);
         assert!(acquire(&db).is_ok(), "released when dropped");
+    }
+
+    #[test]
+    fn a_link_to_the_database_or_another_spelling_of_it_shares_its_lock() {
+        let dir = std::env::temp_dir().join(format!("lk-lock-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("other")).unwrap();
+        let db = dir.join("latchkey.db");
+        std::fs::write(&db, b"").unwrap();
+        let link = dir.join("other").join("renamed.db");
+        std::os::unix::fs::symlink(&db, &link).unwrap();
+        let first = acquire(&db).unwrap();
+        for other in [link, dir.join("other").join("..").join("latchkey.db")] {
+            let err = acquire(&other).unwrap_err();
+            assert!(err.contains(&format!("PID {}", std::process::id())), "{}: {err}", other.display());
+        }
+        drop(first);
+        let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -239,12 +239,25 @@ fn an_existing_database_without_its_key_encryption_key_is_refused_and_nothing_cr
     p.child.wait().unwrap();
     let kek = p.dir.path().join("kek");
     std::fs::rename(&kek, p.dir.path().join("kek.bak")).unwrap();
+    // The lock file the first daemon left (kept on purpose) goes too: the refused start must not
+    // create one either.
+    let listing = |dir: &std::path::Path| {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
+    for name in listing(p.dir.path()).iter().filter(|n| n.ends_with(".lock")) {
+        std::fs::remove_file(p.dir.path().join(name)).unwrap();
+    }
+    let before = listing(p.dir.path());
 
     let out: Run =
         Command::new(bin("latchkeyd")).arg("--config").arg(p.dir.path().join("config.toml")).output().unwrap().into();
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("key-encryption key") && out.stderr.contains("Restore"), "{}", out.stderr);
     assert!(!kek.exists(), "no new, wrong key file");
+    assert_eq!(listing(p.dir.path()), before, "nothing created, not even a lock file");
 
     let check: Run = Command::new(bin("latchkeyd"))
         .args(["check-config", "--config"])
