@@ -48,6 +48,7 @@ fn code_flow_tokens_userinfo_refresh() {
     assert_eq!(at["client_id"], web.client_id.as_str());
     assert_eq!(at["scope"], "openid profile email");
     assert!(at["jti"].is_string());
+    assert_eq!(at["roles"], json!([]), "the access token always carries roles, empty here");
 
     let avatar = get(id["picture"].as_str().unwrap(), None);
     assert_eq!(avatar.status, 200);
@@ -320,6 +321,7 @@ fn client_credentials_for_machines() {
     assert_eq!(at["sub"], m2m.client_id.as_str());
     assert_eq!(at["aud"], m2m.client_id.as_str());
     assert_eq!(at["scope"], "users:invite");
+    assert_eq!(at["roles"], json!([]));
     let r = token(&site, &m2m, &[("grant_type", "client_credentials"), ("scope", "credentials")]);
     assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (400, "invalid_scope"));
     // A client token has no user for userinfo.

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use url::{Host, Url};
 
 use super::error::OAuthError;
 use crate::crypto::{constant_time_eq, sha256};
@@ -14,7 +13,9 @@ use crate::store::apps::AppRow;
 use crate::store::{self, AppType, Db, Reader, TenantId};
 
 /// `redirect_uri` equals a registered Login Redirect URL character for character. The one
-/// exception (RFC 8252 §7.3): a native app's loopback redirect may use any port.
+/// exception (RFC 8252 §7.3): a native app's loopback redirect may use any port. Only the port:
+/// the rest is compared as written, not as a URL parser would normalise it (`http://127.1`,
+/// `HTTP://`, `/x/../cb` are other strings, so refused).
 pub fn redirect_allowed(app: &AppRow, uri: &str) -> bool {
     if app.redirect_uris.iter().any(|r| r == uri) {
         return true;
@@ -22,16 +23,27 @@ pub fn redirect_allowed(app: &AppRow, uri: &str) -> bool {
     if app.app_type != AppType::Native {
         return false;
     }
-    let Ok(asked) = Url::parse(uri) else { return false };
-    let loopback_ip = matches!(asked.host(), Some(Host::Ipv4(ip)) if ip.is_loopback())
-        || matches!(asked.host(), Some(Host::Ipv6(ip)) if ip.is_loopback());
-    if asked.scheme() != "http" || !loopback_ip || asked.fragment().is_some() {
-        return false;
+    let Some(asked) = loopback_without_port(uri) else { return false };
+    app.redirect_uris.iter().any(|r| loopback_without_port(r) == Some(asked))
+}
+
+/// A loopback redirect URI (`http://127.0.0.1` or `http://[::1]`, then an optional port, then a
+/// path or query, no fragment) split around its port: (scheme and host, the rest).
+fn loopback_without_port(uri: &str) -> Option<(&str, &str)> {
+    if uri.contains('#') {
+        return None;
     }
-    app.redirect_uris.iter().filter_map(|r| Url::parse(r).ok()).any(|mut registered| {
-        let _ = registered.set_port(asked.port());
-        registered.as_str() == asked.as_str()
-    })
+    let host = ["http://127.0.0.1", "http://[::1]"].into_iter().find(|h| uri.starts_with(h))?;
+    let after = &uri[host.len()..];
+    let rest = match after.strip_prefix(':') {
+        Some(port_and_rest) => {
+            let digits = port_and_rest.bytes().take_while(u8::is_ascii_digit).count();
+            port_and_rest[..digits].parse::<u16>().ok()?;
+            &port_and_rest[digits..]
+        }
+        None => after,
+    };
+    (rest.is_empty() || rest.starts_with('/') || rest.starts_with('?')).then_some((host, rest))
 }
 
 /// How the client presented itself at the token, revocation or introspection endpoint.
@@ -51,7 +63,12 @@ fn form_decode(s: &str) -> String {
 pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented, OAuthError> {
     let client_id = form.owned("client_id")?;
     let client_secret = form.owned("client_secret")?;
-    match authorization.and_then(|v| v.strip_prefix("Basic ")) {
+    // The scheme's name is case-insensitive (RFC 7235 §2.1): `basic` is Basic too.
+    let basic = authorization
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
+        .map(|(_, credentials)| credentials);
+    match basic {
         Some(b64) => {
             if client_secret.is_some() {
                 return Err(OAuthError::invalid_request("use one client authentication method, not two"));
@@ -141,11 +158,44 @@ mod tests {
     }
 
     #[test]
+    fn the_basic_scheme_is_matched_in_any_case() {
+        let form = Params::parse(b"grant_type=client_credentials");
+        for scheme in ["Basic", "basic", "BASIC"] {
+            // "id:secret"
+            let p = presented(Some(&format!("{scheme} aWQ6c2VjcmV0")), &form).unwrap();
+            assert_eq!((p.client_id.as_str(), p.secret.as_deref(), p.basic), ("id", Some("secret"), true), "{scheme}");
+        }
+        assert!(presented(Some("Bearer aWQ6c2VjcmV0"), &form).is_err(), "another scheme is no client authentication");
+    }
+
+    #[test]
     fn native_loopback_port_is_free() {
         let a = app(AppType::Native, &["http://127.0.0.1/callback"]);
         assert!(redirect_allowed(&a, "http://127.0.0.1:51234/callback"));
         assert!(!redirect_allowed(&a, "http://127.0.0.1:51234/other"));
         assert!(!redirect_allowed(&a, "http://localhost:51234/callback"));
+        // Only the port may differ: no spelling of the host, scheme or path a parser would
+        // normalise to the registered one.
+        for other in [
+            "http://127.1:5555/callback",
+            "http://0x7f.0.0.1:5555/callback",
+            "HTTP://127.0.0.1:5555/callback",
+            "http://127.0.0.1:5555/x/../callback",
+            "http://127.0.0.1:5555/./callback",
+            "http://127.0.0.1:5555/callback#f",
+            "http://127.0.0.1:99999/callback",
+            "http://127.0.0.1:/callback",
+            "http://127.0.0.1.evil.example:5555/callback",
+            "http://127.0.0.2:5555/callback",
+        ] {
+            assert!(!redirect_allowed(&a, other), "{other}");
+        }
+        assert!(redirect_allowed(&a, "http://127.0.0.1/callback"), "the registered one, without a port");
+        let v6 = app(AppType::Native, &["http://[::1]:8080/cb?x=1"]);
+        assert!(redirect_allowed(&v6, "http://[::1]:1234/cb?x=1"));
+        assert!(redirect_allowed(&v6, "http://[::1]/cb?x=1"));
+        assert!(!redirect_allowed(&v6, "http://[0:0:0:0:0:0:0:1]:1234/cb?x=1"));
+        assert!(!redirect_allowed(&v6, "http://[::1]:1234/cb?x=2"));
         let w = app(AppType::Web, &["http://127.0.0.1/callback"]);
         assert!(!redirect_allowed(&w, "http://127.0.0.1:51234/callback"));
     }

@@ -23,7 +23,9 @@ pub struct AccessClaims {
     pub jti: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_time: Option<Timestamp>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Always present (an empty array for a user without roles and for client tokens): a
+    /// resource server reads the claim without first asking whether it is there.
+    #[serde(default)]
     pub roles: Vec<String>,
 }
 
