@@ -19,10 +19,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
         latchkey tenant list -o json | jq -r '.[].issuer'\n\n\
         Exit codes:\n  \
         0  done\n  \
-        1  the daemon refused (its message on stderr), or answered something this CLI does not understand\n  \
-        2  usage error (nothing was sent)\n  \
-        3  the daemon cannot be reached (socket missing, permission denied) or went away before answering\n  \
-        4  a local file could not be read or written (the input file, --links-out, a backup file)"
+        1  the daemon refused (its message on stderr), answered something this CLI does not understand,\n     \
+           or writing a file failed after the daemon acted\n  \
+        2  usage error, or a file named on the command line cannot be used (nothing was sent)\n  \
+        3  the daemon cannot be reached (socket missing, permission denied) or went away before answering"
 )]
 pub struct Cli {
     /// Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else
@@ -519,14 +519,16 @@ pub enum SocialCmd {
         #[command(flatten)]
         tenant: TenantArg,
     },
-    /// Disable a provider: its button disappears at once; users' links are kept.
+    /// Disable a provider: its button disappears at once; users' links are kept, the stored
+    /// client secret is deleted (`social enable` again with the secret file brings it back).
     Disable {
         #[command(flatten)]
         tenant: TenantArg,
         /// google, github, or the key of an oidc provider (see `social list`).
         provider: String,
-        /// Confirm: the stored client secret is deleted.
-        #[arg(long)]
+        /// Accepted and not needed: disabling asks no confirmation (nothing is lost that
+        /// `social enable` cannot restore).
+        #[arg(long, hide = true)]
         yes: bool,
     },
 }

@@ -129,9 +129,14 @@ impl Client {
     pub fn download(&self, path: &str, dest: &Path) -> Result<u64, CliError> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        let local = |e: std::io::Error| CliError::File(format!("{}: {e}", dest.display()));
-        let mut file =
-            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(dest).map_err(local)?;
+        let local =
+            |e: std::io::Error| CliError::LocalWrite(format!("{}: {e} (the partial file is removed)", dest.display()));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(dest)
+            .map_err(|e| CliError::File(format!("{}: {e} (nothing was sent)", dest.display())))?;
         let result = self.runtime.block_on(async {
             let (_, mut body) = self.request(Method::POST, path, None, vec![]).await?;
             let mut written = 0u64;

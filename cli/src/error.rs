@@ -1,4 +1,4 @@
-//! CLI errors and their exit codes (SPEC §1.3, plus 4 for local files).
+//! CLI errors and their exit codes: 0, 1, 2 and 3 only (SPEC §1.3).
 
 use std::path::PathBuf;
 
@@ -21,9 +21,14 @@ pub enum CliError {
     /// Exit 1: the daemon answered something we do not understand.
     #[error("{0}")]
     Protocol(String),
-    /// Exit 4: a local file (input, --links-out, a backup) could not be read or written.
+    /// Exit 2, like a usage error: a file the command line names (an input, a secret file,
+    /// --links-out, a backup) cannot be used, found before anything is sent.
     #[error("{0}")]
     File(String),
+    /// Exit 1: writing locally failed after the daemon had acted (--links-out, a backup,
+    /// standard output); the message says what was done.
+    #[error("{0}")]
+    LocalWrite(String),
     /// Exit 0, silently: standard output was closed by its reader (`latchkey user list | head -1`),
     /// as coreutils behave.
     #[error("standard output was closed")]
@@ -36,10 +41,9 @@ pub enum CliError {
 impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Refused { .. } | CliError::Protocol(_) | CliError::Internal(_) => 1,
-            CliError::Usage(_) => 2,
+            CliError::Refused { .. } | CliError::Protocol(_) | CliError::Internal(_) | CliError::LocalWrite(_) => 1,
+            CliError::Usage(_) | CliError::File(_) => 2,
             CliError::Unreachable { .. } => 3,
-            CliError::File(_) => 4,
             CliError::ClosedPipe => 0,
         }
     }

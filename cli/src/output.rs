@@ -99,7 +99,7 @@ pub fn print_out(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}").and_then(|()| out.flush()).map_err(|e| match e.kind() {
         std::io::ErrorKind::BrokenPipe => CliError::ClosedPipe,
-        _ => CliError::File(format!("writing to standard output: {e}")),
+        _ => CliError::LocalWrite(format!("writing to standard output: {e}")),
     })
 }
 

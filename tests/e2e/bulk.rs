@@ -202,7 +202,7 @@ fn import_links_out_is_private_never_overwritten_and_unsaved_links_are_warned_ab
     std::fs::set_permissions(&links, std::fs::Permissions::from_mode(0o644)).unwrap();
     let before = d.snapshot();
     let r = d.cli(&["user", "import", "--tenant", "acme", csv_arg, "--links-out", links.to_str().unwrap()]);
-    assert_eq!(r.code, 4, "a local file problem: {}", r.stderr);
+    assert_eq!(r.code, 2, "a local file problem, nothing sent: {}", r.stderr);
     assert!(r.stderr.contains("already exists") && r.stderr.contains("--force"), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(&links).unwrap(), "precious\n");
     assert_eq!(d.snapshot(), before, "nothing was invited");
@@ -310,7 +310,7 @@ fn reinvite_replaces_the_links_of_invited_users_and_skips_the_others() {
     let links = dir.path().join("links.csv");
     std::fs::write(&links, "keep\n").unwrap();
     let r = d.cli(&["user", "reinvite", "--tenant", "acme", "--all-pending", "--links-out", links.to_str().unwrap()]);
-    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--force"), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(&links).unwrap(), "keep\n");
     assert_eq!(d.snapshot(), before, "nothing was reinvited");

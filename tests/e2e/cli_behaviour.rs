@@ -81,7 +81,7 @@ fn a_daemon_that_goes_away_mid_call_exits_3_naming_the_socket() {
 }
 
 #[test]
-fn local_file_problems_exit_4_and_send_nothing() {
+fn local_file_problems_exit_2_and_send_nothing() {
     let d = TestDaemon::start();
     Site::new(&d, "acme", &[]);
     let dir = tempfile::tempdir().unwrap();
@@ -89,11 +89,11 @@ fn local_file_problems_exit_4_and_send_nothing() {
 
     let missing = dir.path().join("missing.csv");
     let r = d.cli(&["user", "import", "--tenant", "acme", missing.to_str().unwrap()]);
-    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("missing.csv"), "{}", r.stderr);
 
     let r = d.cli(&["apply", "-f", dir.path().join("missing.toml").to_str().unwrap()]);
-    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 
     let secret = dir.path().join("no-secret");
     let r = d.cli(&[
@@ -107,17 +107,22 @@ fn local_file_problems_exit_4_and_send_nothing() {
         "--client-secret-file",
         secret.to_str().unwrap(),
     ]);
-    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 
     let existing = dir.path().join("backup.db");
     std::fs::write(&existing, b"keep me").unwrap();
     let r = d.cli(&["backup", existing.to_str().unwrap()]);
-    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(std::fs::read(&existing).unwrap(), b"keep me", "an existing file is not overwritten");
     assert_eq!(d.snapshot(), before, "nothing changed");
 
     let help = d.cli(&["--help"]).ok();
-    assert!(help.stdout.contains("4  a local file could not be read or written"), "{}", help.stdout);
+    assert!(
+        help.stdout.contains("2  usage error, or a file named on the command line cannot be used"),
+        "{}",
+        help.stdout
+    );
+    assert!(!help.stdout.contains("\n  4  "), "exit codes are 0-3 only: {}", help.stdout);
 }
 
 #[test]

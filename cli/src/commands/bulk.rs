@@ -60,7 +60,7 @@ impl Links {
     }
 
     fn error(path: &Path, e: &dyn std::fmt::Display) -> CliError {
-        CliError::File(format!("writing {}: {e}", path.display()))
+        CliError::LocalWrite(format!("writing {}: {e}", path.display()))
     }
 
     pub fn add(&mut self, invited: &[InvitedRow]) -> Result<(), CliError> {

@@ -4,7 +4,7 @@ use std::path::Path;
 use latchkey::admin::{Confirm, EnableSocial, SocialProvider};
 use latchkey::codes;
 
-use super::{require_yes, seg};
+use super::seg;
 use crate::args::SocialCmd;
 use crate::client::Client;
 use crate::error::CliError;
@@ -42,7 +42,7 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
             if kind == "facebook" || kind == "twitter" {
                 return Err(CliError::Refused {
                     code: codes::PROVIDER_NOT_AVAILABLE.into(),
-                    message: format!("{kind} login is coming soon, not available yet; use google, github or oidc"),
+                    message: format!("{kind} login is coming soon and not available; use google, github or oidc"),
                 });
             }
             let client_id = client_id.ok_or_else(|| CliError::Usage("--client-id is required".into()))?;
@@ -82,8 +82,9 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
             }
             Ok(Output::new(&list)?.table(t))
         }
-        SocialCmd::Disable { tenant, provider, yes } => {
-            require_yes(yes, &format!("social provider {provider:?} and its client secret"))?;
+        // No --yes (SPEC's `social disable --tenant T PROVIDER`): users' links stay, and the
+        // operator holds the secret file that `social enable` takes again.
+        SocialCmd::Disable { tenant, provider, yes: _ } => {
             client.delete(
                 &format!("/tenants/{}/social/{}", seg(&tenant.tenant)?, seg(&provider)?),
                 &Confirm { confirm: true },

@@ -10,10 +10,10 @@ use super::clients::{Presented, authenticate};
 use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdTokenHint, UserClaims, user_claims, verify_access, verify_id_hint};
 use crate::State;
+use crate::clock::Timestamp;
 use crate::ordered::token_key;
 use crate::store::oidc::Grants;
 use crate::store::users::UserRow;
-use crate::clock::Timestamp;
 use crate::store::{self, Reader, StoreError, UserStatus};
 use crate::tenants::TenantRuntime;
 
@@ -193,7 +193,8 @@ pub async fn logout(
     let now = state.clock.now();
     // A hint that does not check out counts as none: the user is asked, and only a registered
     // place of the `client_id` parameter's app can be returned to.
-    let hint = req.id_token_hint.as_deref().and_then(|h| verify_id_hint(&tenant, h, now, req.client_id.as_deref()).ok());
+    let hint =
+        req.id_token_hint.as_deref().and_then(|h| verify_id_hint(&tenant, h, now, req.client_id.as_deref()).ok());
     if !req.confirmed && req.session_token.is_some() && !hint_is_the_sessions(state, &tenant, &req, &hint, now).await? {
         return Ok(LogoutOutcome::Confirm);
     }

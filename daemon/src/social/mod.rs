@@ -90,7 +90,7 @@ pub fn validate(req: &EnableSocial, registration: Registration) -> Result<(Provi
         "facebook" | "twitter" => {
             return Err(Error::invalid(
                 codes::PROVIDER_NOT_AVAILABLE,
-                format!("{} login is coming soon, not available yet; use google, github or oidc", req.kind),
+                format!("{} login is coming soon and not available; use google, github or oidc", req.kind),
             ));
         }
         other => {
