@@ -320,6 +320,15 @@ fn refused(d: &TestDaemon, site: &Site, web: &App, provider: &str, status: u16, 
     assert_eq!(last, ("social.login".to_owned(), format!("failure: {code}")), "{code}");
 }
 
+/// The detail of the last social event in the audit: the provider, and for a refusal by the
+/// provider's answer which check failed.
+fn last_social_detail(d: &TestDaemon) -> String {
+    let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
+    let social =
+        events.as_array().unwrap().iter().filter(|e| e["action"].as_str().unwrap_or("").starts_with("social."));
+    social.last().unwrap()["detail"].as_str().unwrap_or("").to_owned()
+}
+
 #[test]
 fn every_oidc_refusal_ends_on_a_page_with_nothing_stored() {
     let d = TestDaemon::start();
@@ -337,17 +346,20 @@ fn every_oidc_refusal_ends_on_a_page_with_nothing_stored() {
     op.set_user(user(false));
     refused(&d, &site, &web, "work-sso", 403, "email_not_verified");
     op.set_user(user(true));
-    for knobs in [
-        OidcKnobs { wrong_aud: true, ..Default::default() },
-        OidcKnobs { wrong_nonce: true, ..Default::default() },
-        OidcKnobs { wrong_iss: true, ..Default::default() },
-        OidcKnobs { expired: true, ..Default::default() },
-        OidcKnobs { unknown_key: true, ..Default::default() },
-        OidcKnobs { token_error: true, ..Default::default() },
-        OidcKnobs { deny: true, ..Default::default() },
+    // Each refusal is audited with its reason (SPEC: "with failure reason").
+    for (knobs, reason) in [
+        (OidcKnobs { wrong_aud: true, ..Default::default() }, "invalid_id_token"),
+        (OidcKnobs { wrong_nonce: true, ..Default::default() }, "nonce"),
+        (OidcKnobs { wrong_iss: true, ..Default::default() }, "iss \"https://evil.example\""),
+        (OidcKnobs { expired: true, ..Default::default() }, "expired"),
+        (OidcKnobs { unknown_key: true, ..Default::default() }, "unknown_key"),
+        (OidcKnobs { token_error: true, ..Default::default() }, "token_refused"),
+        (OidcKnobs { deny: true, ..Default::default() }, "access_denied"),
     ] {
         op.set_knobs(knobs);
         refused(&d, &site, &web, "work-sso", 403, "upstream_refused");
+        let detail = last_social_detail(&d);
+        assert!(detail.starts_with("work-sso: ") && detail.contains(reason), "{reason}: {detail}");
     }
     op.set_knobs(OidcKnobs::default());
     assert!(app_sign_in(&site, &web, "work-sso").is_ok(), "with every knob off it works");

@@ -84,6 +84,16 @@ pub async fn callback(cx: &Cx<'_>, req: Req, provider: String) -> Result<Respons
     };
     let mut e = cx.event("anonymous", action, &crate::audit::outcome(&result, |e| e.code.to_owned()));
     e.detail = Some(provider.clone());
+    if let Err(err) = &result
+        && err.code == codes::UPSTREAM_REFUSED
+    {
+        // Which of the provider's answers failed which check (an issuer that differs, a refused
+        // client secret, an unreachable provider…): the operator's to see, in the audit and the
+        // log, not the user's. Bounded: part of it is the provider's own words.
+        let why: String = err.cause.as_deref().unwrap_or("no detail").chars().take(300).collect();
+        tracing::warn!(tenant = %cx.tenant.slug, provider = %provider, cause = %why, "social sign-in refused");
+        e.detail = Some(format!("{provider}: {why}"));
+    }
     if let Ok(f) = &result {
         e.actor = f.email.clone();
         e.subject = Some(f.email.clone());

@@ -236,7 +236,8 @@ pub async fn finish(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, cb: 
             Kind::Forbidden,
             codes::UPSTREAM_REFUSED,
             format!("{} did not sign you in ({error}).", provider.label),
-        ));
+        )
+        .caused_by(format!("callback_error: the provider answered error={error:?}")));
     }
     let code = cb.code.as_deref().ok_or_else(invalid_state)?;
     let secret = client_secret(&state.kek, t, &provider)?;
