@@ -716,4 +716,12 @@ pub struct SocialProvider {
     pub create_users: bool,
     /// The redirect URI to register at the provider.
     pub callback_url: String,
+    /// `social enable` only: links removed because the provider's issuer or GitHub API URL
+    /// changed (their subjects belonged to the old one; users link again at their next sign-in).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub links_removed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

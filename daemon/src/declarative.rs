@@ -447,7 +447,8 @@ fn execute(
                         cur.secret_sealed
                     }
                 };
-                store::social::upsert_provider(tx, tid, &row)?;
+                let removed = store::social::upsert_provider(tx, tid, &row)?;
+                crate::social::links_removed(&slug, &row, removed);
             }
         }
     }

@@ -260,6 +260,41 @@ fn an_invited_user_signs_in_to_an_app_with_github() {
     let again = app_sign_in(&site, &web, "github").unwrap_or_else(|r| panic!("{}", r.body));
     assert_eq!(verified_claims(&site, again["id_token"].as_str().unwrap(), &web.client_id)["email"], "ada@acme.test");
     assert!(audit_outcomes(&d).iter().any(|(a, o)| a == "social.login" && o == "success"));
+
+    // The tenant moves to GitHub Enterprise Server, where the same numeric id is someone else:
+    // Ada's link (made at github.com) goes, and that user does not sign in as Ada.
+    let ghes = GithubStandin::start("gh-client", "upstream-secret");
+    ghes.set_emails(vec![GithubEmail { email: "mallory@acme.test".into(), primary: true, verified: true }]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = secret_file(dir.path(), "upstream-secret");
+    let moved = d
+        .cli(&[
+            "social",
+            "enable",
+            "--tenant",
+            "acme",
+            "github",
+            "--client-id",
+            "gh-client",
+            "--github-url",
+            &ghes.web_url,
+            "--github-api-url",
+            &ghes.api_url,
+            "--client-secret-file",
+            &file,
+        ])
+        .ok();
+    assert!(moved.stderr.contains("1 link(s) made at the old one were removed"), "{}", moved.stderr);
+    let refused = app_sign_in(&site, &web, "github").expect_err("not signed in as Ada");
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(refused.body.contains("There is no account for mallory@acme.test"), "{}", refused.body);
+    // Ada's own account there (verified address) links again on first use.
+    ghes.set_emails(vec![GithubEmail { email: "ada@acme.test".into(), primary: true, verified: true }]);
+    let relinked = app_sign_in(&site, &web, "github").unwrap_or_else(|r| panic!("{}", r.body));
+    assert_eq!(
+        verified_claims(&site, relinked["id_token"].as_str().unwrap(), &web.client_id)["email"],
+        "ada@acme.test"
+    );
 }
 
 #[test]
@@ -324,9 +359,9 @@ fn refused(d: &TestDaemon, site: &Site, web: &App, provider: &str, status: u16, 
 /// provider's answer which check failed.
 fn last_social_detail(d: &TestDaemon) -> String {
     let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
-    let social =
+    let mut social =
         events.as_array().unwrap().iter().filter(|e| e["action"].as_str().unwrap_or("").starts_with("social."));
-    social.last().unwrap()["detail"].as_str().unwrap_or("").to_owned()
+    social.next_back().unwrap()["detail"].as_str().unwrap_or("").to_owned()
 }
 
 #[test]

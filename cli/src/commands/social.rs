@@ -62,9 +62,17 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
                 create_users,
             };
             let p: SocialProvider = client.post(&format!("/tenants/{}/social", seg(&tenant.tenant)?), &req)?;
-            Ok(Output::new(&p)?
+            let mut out = Output::new(&p)?
                 .text(format!("Enabled {} sign-in (/login/{}).", p.label, p.provider))
-                .note(format!("register this redirect URI at the provider: {}", p.callback_url)))
+                .note(format!("register this redirect URI at the provider: {}", p.callback_url));
+            if p.links_removed > 0 {
+                out = out.note(format!(
+                    "the provider's issuer or API URL changed: {} link(s) made at the old one were removed; \
+                     users link again by verified e-mail at their next sign-in with it",
+                    p.links_removed
+                ));
+            }
+            Ok(out)
         }
         SocialCmd::List { tenant } => {
             let list: Vec<SocialProvider> = client.get(&format!("/tenants/{}/social", seg(&tenant.tenant)?))?;

@@ -368,7 +368,7 @@ fn settle(
             created_at: now,
         };
         // A concurrent link of the same account on another node (PostgreSQL) meets the unique key.
-        store::social::insert_link(tx, t, &row)
+        store::social::insert_link(tx, t, &row, p.authority())
             .map_err(|e| if e.is_unique_violation() { already_linked(&p.label) } else { Error::from(e) })?;
         Ok(())
     };

@@ -187,6 +187,21 @@ pub fn to_wire(base_url: &str, p: &ProviderRow) -> SocialProvider {
         allowed_orgs: p.allowed_orgs.clone(),
         create_users: p.create_users,
         callback_url: format!("{base_url}/login/{}/callback", p.slug),
+        links_removed: 0,
+    }
+}
+
+/// Says so when enabling a provider at a new issuer or GitHub API URL removed the links made at
+/// the old one.
+pub fn links_removed(tenant: &str, p: &ProviderRow, removed: u64) {
+    if removed > 0 {
+        tracing::info!(
+            tenant,
+            provider = %p.slug,
+            authority = %p.authority(),
+            removed,
+            "links made at the provider's previous issuer or API URL removed"
+        );
     }
 }
 
@@ -202,8 +217,9 @@ pub async fn enable(state: &State, slug: String, req: EnableSocial) -> Result<So
             let (mut row, secret) = validate(&req, tenant.registration)?;
             row.secret_sealed = seal_secret(&kek, tenant.id, &row.slug, &secret)?;
             row.created_at = now;
-            store::social::upsert_provider(tx, tenant.id, &row)?;
-            Ok(to_wire(&tenant.base_url, &row))
+            let removed = store::social::upsert_provider(tx, tenant.id, &row)?;
+            links_removed(&slug, &row, removed);
+            Ok(SocialProvider { links_removed: removed, ..to_wire(&tenant.base_url, &row) })
         })
         .await
 }

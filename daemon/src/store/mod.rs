@@ -60,6 +60,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0008-device-grant/up.sql")),
     M::up(include_str!("../../../migrations/0009-code-family/up.sql")),
     M::up(include_str!("../../../migrations/0010-challenges-by-key/up.sql")),
+    M::up(include_str!("../../../migrations/0011-link-authority/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

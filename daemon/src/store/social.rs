@@ -52,8 +52,22 @@ fn provider_row(r: &Row<'_>) -> Result<ProviderRow, StoreError> {
     })
 }
 
-/// Adds the provider, or replaces every setting of the tenant's provider with this slug.
-pub fn upsert_provider(tx: &WriteTx<'_>, tenant: TenantId, p: &ProviderRow) -> Result<(), StoreError> {
+impl ProviderRow {
+    /// Where the provider's subjects come from: its issuer (Google, OpenID Connect) or its
+    /// GitHub API. A subject is linked together with it.
+    pub fn authority(&self) -> &str {
+        match self.kind {
+            SocialKind::Github => self.github_api_url.as_deref().unwrap_or(crate::social::GITHUB_API_URL),
+            SocialKind::Google => self.issuer.as_deref().unwrap_or(crate::social::GOOGLE_ISSUER),
+            SocialKind::Oidc => self.issuer.as_deref().unwrap_or_default(),
+        }
+    }
+}
+
+/// Adds the provider, or replaces every setting of the tenant's provider with this slug. Links
+/// made at another authority (the issuer or GitHub API URL changed, now or while the provider
+/// was disabled) are removed: their subjects name other people here. Returns how many.
+pub fn upsert_provider(tx: &WriteTx<'_>, tenant: TenantId, p: &ProviderRow) -> Result<u64, StoreError> {
     tx.conn().execute(
         "INSERT INTO social_providers (tenant_id, slug, kind, label, client_id, secret_sealed, issuer, github_url,
            github_api_url, allowed_domains, allowed_orgs, create_users, created_at)
@@ -79,7 +93,16 @@ pub fn upsert_provider(tx: &WriteTx<'_>, tenant: TenantId, p: &ProviderRow) -> R
             p.created_at
         ],
     )?;
-    Ok(())
+    // Links from before the authority was recorded (migration 0011, provider disabled then).
+    tx.conn().execute(
+        "UPDATE social_links SET authority = ?3 WHERE tenant_id = ?1 AND provider = ?2 AND authority IS NULL",
+        params![tenant, p.slug, p.authority()],
+    )?;
+    let removed = tx.conn().execute(
+        "DELETE FROM social_links WHERE tenant_id = ?1 AND provider = ?2 AND authority <> ?3",
+        params![tenant, p.slug, p.authority()],
+    )?;
+    Ok(removed as u64)
 }
 
 pub fn provider(tx: &impl Reader, tenant: TenantId, slug: &str) -> Result<Option<ProviderRow>, StoreError> {
@@ -153,10 +176,12 @@ pub fn links_of_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result
     Ok(rows)
 }
 
-pub fn insert_link(tx: &WriteTx<'_>, tenant: TenantId, link: &LinkRow) -> Result<(), StoreError> {
+/// Links a subject of the provider at `authority` ([`ProviderRow::authority`]).
+pub fn insert_link(tx: &WriteTx<'_>, tenant: TenantId, link: &LinkRow, authority: &str) -> Result<(), StoreError> {
     tx.conn().execute(
-        "INSERT INTO social_links (tenant_id, provider, subject, user_id, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![tenant, link.provider, link.subject, link.user_id, link.email, link.created_at],
+        "INSERT INTO social_links (tenant_id, provider, subject, user_id, email, created_at, authority)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![tenant, link.provider, link.subject, link.user_id, link.email, link.created_at, authority],
     )?;
     Ok(())
 }
@@ -313,9 +338,16 @@ mod tests {
             created_at: 1,
         };
         t.write(|tx| {
-            insert_link(tx, a, &link(ada, "42")).unwrap();
-            assert!(insert_link(tx, a, &link(bob, "42")).unwrap_err().is_unique_violation(), "one user per subject");
-            assert!(insert_link(tx, a, &link(ada, "43")).unwrap_err().is_unique_violation(), "one subject per user");
+            let gh = crate::social::GITHUB_API_URL;
+            insert_link(tx, a, &link(ada, "42"), gh).unwrap();
+            assert!(
+                insert_link(tx, a, &link(bob, "42"), gh).unwrap_err().is_unique_violation(),
+                "one user per subject"
+            );
+            assert!(
+                insert_link(tx, a, &link(ada, "43"), gh).unwrap_err().is_unique_violation(),
+                "one subject per user"
+            );
             assert_eq!(link_by_subject(tx, a, "github", "42").unwrap().unwrap().user_id, ada);
             assert_eq!(link_of_user(tx, a, "github", ada).unwrap().unwrap().subject, "42");
             assert_eq!(links_of_user(tx, a, ada).unwrap().len(), 1);
@@ -325,6 +357,50 @@ mod tests {
             assert!(link_of_user(tx, a, "github", ada).unwrap().is_some());
             assert!(delete_link(tx, a, "github", ada).unwrap());
             assert!(link_by_subject(tx, a, "github", "42").unwrap().is_none());
+        });
+    }
+
+    #[test]
+    fn a_provider_moved_to_another_issuer_or_api_loses_the_links_made_at_the_old_one() {
+        let t = temp_db();
+        let (a, ada, bob) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            (a, user(tx, a, "ada@example.com"), user(tx, a, "bob@example.com"))
+        });
+        let link = |provider: &str, user_id| LinkRow {
+            provider: provider.into(),
+            subject: "42".into(),
+            user_id,
+            email: "x@example.com".into(),
+            created_at: 1,
+        };
+        let mut gh = google("github");
+        gh.kind = SocialKind::Github;
+        gh.issuer = None;
+        t.write(|tx| {
+            assert_eq!(upsert_provider(tx, a, &gh).unwrap(), 0);
+            assert_eq!(gh.authority(), crate::social::GITHUB_API_URL, "the default API");
+            insert_link(tx, a, &link("github", ada), gh.authority()).unwrap();
+            insert_link(tx, a, &link("google", bob), crate::social::GOOGLE_ISSUER).unwrap();
+            // Other settings change: the link stays.
+            gh.client_id = "other".into();
+            assert_eq!(upsert_provider(tx, a, &gh).unwrap(), 0);
+            assert!(link_by_subject(tx, a, "github", "42").unwrap().is_some());
+            // Disabled, then enabled at GitHub Enterprise Server: user 42 there is someone else.
+            assert!(delete_provider(tx, a, "github").unwrap());
+            assert!(link_by_subject(tx, a, "github", "42").unwrap().is_some(), "disabling keeps links");
+            gh.github_api_url = Some("https://ghe.example.com/api/v3".into());
+            assert_eq!(upsert_provider(tx, a, &gh).unwrap(), 1);
+            assert!(link_by_subject(tx, a, "github", "42").unwrap().is_none());
+            assert!(link_by_subject(tx, a, "google", "42").unwrap().is_some(), "another provider's link stays");
+            // A link from before authorities were recorded takes the provider's at its next enable.
+            tx.conn().execute("UPDATE social_links SET authority = NULL", params![]).unwrap();
+            assert_eq!(upsert_provider(tx, a, &google("google")).unwrap(), 0);
+            let kept: String = tx
+                .conn()
+                .query_one("SELECT authority FROM social_links WHERE provider = 'google'", params![], |r| r.get(0))
+                .unwrap();
+            assert_eq!(kept, google("google").authority());
         });
     }
 
