@@ -30,6 +30,23 @@ impl Output {
         Ok(Output { json, table: None, notes: vec![], text: None, secrets: vec![], problems: vec![], exit_code: 0 })
     }
 
+    /// Adds a field to the JSON object (or to each object of a JSON array, from `value_of`):
+    /// a column the table shows that the daemon's answer does not carry, so that the JSON has
+    /// every column of the table (SPEC: its field names are the table's columns, in snake_case).
+    pub fn with_field(mut self, key: &str, value_of: impl Fn(&serde_json::Value) -> serde_json::Value) -> Output {
+        let set = |o: &mut serde_json::Value| {
+            let v = value_of(o);
+            if let Some(map) = o.as_object_mut() {
+                map.insert(key.to_owned(), v);
+            }
+        };
+        match &mut self.json {
+            serde_json::Value::Array(items) => items.iter_mut().for_each(set),
+            one => set(one),
+        }
+        self
+    }
+
     pub fn table(mut self, table: Table) -> Output {
         self.table = Some(table);
         self

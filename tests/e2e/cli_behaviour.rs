@@ -176,6 +176,8 @@ fn the_socket_is_found_through_latchkey_config_and_the_hint_says_how_it_was_chos
     std::fs::write(&config, format!("[admin]\nsocket = {:?}\n", d.socket.to_str().unwrap())).unwrap();
     let status = cli_in(cwd.path(), Some(&config), &["status", "-o", "json"]).ok().json();
     assert_eq!(status["admin_socket"], d.socket.to_str().unwrap());
+    assert_eq!(status["status"], "running", "the table's columns are fields: {status}");
+    assert!(status["uptime"].as_str().unwrap().ends_with('s') && status["uptime_seconds"].is_u64(), "{status}");
 
     // A config naming a socket nobody listens on: exit 3, naming the path and where it came from.
     let gone = cwd.path().join("gone.sock");

@@ -74,6 +74,10 @@ fn providers_are_enabled_listed_and_disabled_with_sealed_secrets() {
     let keys: Vec<String> =
         list.json().as_array().unwrap().iter().map(|p| p["provider"].as_str().unwrap().into()).collect();
     assert_eq!(keys, ["github", "work-sso"]);
+    // The table's RESTRICTED TO and REDIRECT URI columns are fields too.
+    let github = &list.json()[0];
+    assert_eq!(github["restricted_to"], serde_json::json!(["acme"]));
+    assert_eq!(github["redirect_uri"], format!("{}/acme/login/github/callback", d.base));
 
     // Sealed at rest: neither secret appears in the database file's column.
     let sealed: Vec<Vec<u8>> =

@@ -15,6 +15,8 @@ fn create_show_list_delete() {
 
     let shown = d.cli(&["tenant", "show", "acme", "-o", "json"]).ok().json();
     assert_eq!(shown, t);
+    // Every column of the table, the discovery URL included.
+    assert_eq!(shown["discovery"], format!("{}/acme/.well-known/openid-configuration", d.base));
     let listed = d.cli(&["tenant", "list", "-o", "json"]).ok().json();
     assert_eq!(listed.as_array().unwrap().len(), 1);
 

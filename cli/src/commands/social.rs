@@ -88,7 +88,17 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
                     p.callback_url.clone(),
                 ]);
             }
-            Ok(Output::new(&list)?.table(t))
+            // The table's RESTRICTED TO and REDIRECT URI columns, in the JSON too.
+            let restricted = |p: &serde_json::Value| {
+                let all = ["allowed_domains", "allowed_orgs"]
+                    .iter()
+                    .flat_map(|k| p[k].as_array().cloned().unwrap_or_default());
+                serde_json::Value::Array(all.collect())
+            };
+            Ok(Output::new(&list)?
+                .with_field("restricted_to", restricted)
+                .with_field("redirect_uri", |p| p["callback_url"].clone())
+                .table(t))
         }
         // No --yes (SPEC's `social disable --tenant T PROVIDER`): users' links stay, and the
         // operator holds the secret file that `social enable` takes again.

@@ -16,5 +16,9 @@ pub fn run(client: &Client) -> Result<Output, CliError> {
         ("admin socket", s.admin_socket.clone()),
         ("tenants", s.tenants.to_string()),
     ]);
-    Ok(Output::new(&s)?.table(table))
+    let uptime = format!("{}s", s.uptime_seconds);
+    Ok(Output::new(&s)?
+        .with_field("status", |_| "running".into())
+        .with_field("uptime", |_| uptime.clone().into())
+        .table(table))
 }

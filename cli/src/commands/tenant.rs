@@ -6,12 +6,22 @@ use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, fields, table};
 
+fn discovery(t: &Tenant) -> String {
+    format!("{}/.well-known/openid-configuration", t.issuer)
+}
+
+/// One tenant, as a table and as JSON with the table's `discovery` too.
+fn shown(t: &Tenant) -> Result<Output, CliError> {
+    let url = discovery(t);
+    Ok(Output::new(t)?.with_field("discovery", |_| url.clone().into()).table(show(t)))
+}
+
 fn show(t: &Tenant) -> comfy_table::Table {
     fields(&[
         ("slug", t.slug.clone()),
         ("name", t.name.clone()),
         ("issuer", t.issuer.clone()),
-        ("discovery", format!("{}/.well-known/openid-configuration", t.issuer)),
+        ("discovery", discovery(t)),
         ("rp id", t.rp_id.clone()),
         ("registration", t.registration.as_str().to_owned()),
         ("created", t.created.clone()),
@@ -33,7 +43,7 @@ pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
             };
             let t: Tenant = client.post("/tenants", &req)?;
             let slug = t.slug.clone();
-            Ok(Output::new(&t)?.text(format!("Created tenant {slug}.")).table(show(&t)).note(format!(
+            Ok(shown(&t)?.text(format!("Created tenant {slug}.")).note(format!(
                 "next: latchkey app create --tenant {slug} --name \"My App\" --type web --redirect-uri https://app.example.com/oidc-callback"
             )))
         }
@@ -48,7 +58,7 @@ pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
         }
         TenantCmd::Show { slug } => {
             let t: Tenant = client.get(&format!("/tenants/{}", seg(&slug)?))?;
-            Ok(Output::new(&t)?.table(show(&t)))
+            shown(&t)
         }
         TenantCmd::Delete { slug, yes } => {
             require_yes(yes, &format!("tenant {slug:?} and everything it owns"))?;
