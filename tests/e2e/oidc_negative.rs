@@ -294,3 +294,39 @@ fn cors_only_for_configured_origins() {
         send_raw("GET", &format!("{}/authorize", site.base), None, vec![], &[("Origin", "https://app.example.com")]);
     assert!(authz.header("access-control-allow-origin").is_none(), "no CORS on /authorize");
 }
+
+#[test]
+fn the_authorization_endpoint_takes_a_form_post_as_it_takes_a_get() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let post = |url: &str, cookie: Option<&str>| {
+        let (_, form) = url.split_once('?').unwrap();
+        let headers: Vec<(&str, &str)> = cookie.map(|c| ("Cookie", c)).into_iter().collect();
+        send_raw(
+            "POST",
+            &format!("{}/authorize", site.base),
+            Some("application/x-www-form-urlencoded"),
+            form.as_bytes().to_vec(),
+            &headers,
+        )
+    };
+    // Without a session (a cross-site POST carries no Lax cookie): the login page.
+    let page = post(&authorize_url(&site, &web, &p, &[]), None);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(!request_id(&page).is_empty());
+    // With one: straight back with a code, which redeems.
+    let (_, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let back = post(&authorize_url(&site, &web, &p, &[]), Some(&cookie));
+    assert_eq!(back.status, 302, "{}", back.body);
+    let params = location_params(&back);
+    assert_eq!(param(&params, "state"), Some("st-123"));
+    let code = param(&params, "code").expect("code").to_owned();
+    assert_eq!(exchange(&site, &web, &code, &p).status, 200);
+    // The same rules: a redirect URI not registered is an error page, never a redirect.
+    let bad = post(&authorize_url(&site, &web, &p, &[("redirect_uri", "https://evil.example/cb")]), Some(&cookie));
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(bad.header("location").is_none());
+}

@@ -71,8 +71,10 @@ pub(super) async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Presented, Par
 
 /// `GET /authorize`.
 pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
-    let params = request::query(&req);
     let session = session_token(req.headers());
+    // A POST's parameters are its form (its query is not read); a cross-site POST carries no
+    // session cookie (SameSite=Lax), so it shows the login page rather than answering at once.
+    let params = read_form_or_query(req, limit(cx)).await?;
     Ok(match authorize::authorize(cx.state, &cx.tenant, params, session).await? {
         Outcome::InvalidRedirect(why) => pages::invalid_redirect(&cx.tenant, &why),
         Outcome::Redirect(to) => redirect(&to),
