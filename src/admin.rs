@@ -17,18 +17,21 @@
 //! | `POST /admin/v1/tenants/{slug}/keys/rotate` | – | 201 [`Key`] |
 //! | `POST /admin/v1/tenants/{slug}/keys/{kid}/retire` | [`Confirm`] | `[Key]` (what is left) |
 //!
-//! Every error is an [`ErrorBody`] with a stable `code` from [`crate::codes`].
+//! Every error is an [`ErrorBody`]: `{"error": <a stable code from [`crate::codes`]>,
+//! "error_description": <a sentence>}`, as on every JSON endpoint of the daemon.
 
 use serde::{Deserialize, Serialize};
 
 /// Path prefix of every admin call.
 pub const PREFIX: &str = "/admin/v1";
 
-/// The body of every admin error response.
+/// The body of every admin error response, the shape of every JSON error of the daemon.
+/// (`code` and `message` are read too: what daemons before 2026-11-27 sent.)
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
 pub struct ErrorBody {
+    #[serde(rename = "error", alias = "code")]
     pub code: String,
+    #[serde(rename = "error_description", alias = "message")]
     pub message: String,
 }
 
@@ -278,6 +281,17 @@ pub struct Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_are_written_as_error_and_error_description_and_read_in_both_shapes() {
+        let e = ErrorBody { code: "tenant_not_found".into(), message: "no tenant \"x\"".into() };
+        let text = serde_json::to_string(&e).unwrap();
+        assert_eq!(text, r#"{"error":"tenant_not_found","error_description":"no tenant \"x\""}"#);
+        assert_eq!(serde_json::from_str::<ErrorBody>(&text).unwrap(), e);
+        let older: ErrorBody =
+            serde_json::from_str(r#"{"code":"tenant_not_found","message":"no tenant \"x\""}"#).unwrap();
+        assert_eq!(older, e, "what daemons before 2026-11-27 sent");
+    }
 
     #[test]
     fn app_created_flattens_the_app() {

@@ -134,8 +134,8 @@ fn bad_admin_requests_name_the_problem_and_store_nothing() {
         let (got, body) = d.admin_raw(&req);
         let head = String::from_utf8_lossy(&req[..40.min(req.len())]).into_owned();
         assert_eq!(got, status, "{head}: {body}");
-        assert_eq!(body["code"], code, "{head}: {body}");
-        assert!(body["message"].as_str().unwrap().len() > 10, "{head}: a message that names the problem");
+        assert_eq!(body["error"], code, "{head}: {body}");
+        assert!(body["error_description"].as_str().unwrap().len() > 10, "{head}: a message that names the problem");
     }
     assert_eq!(d.snapshot(), before);
 }

@@ -269,7 +269,7 @@ fn app_names_are_unique_per_tenant() {
         Some("application/json"),
         br#"{"name":" Importer ","type":"m2m"}"#,
     ));
-    assert_eq!((status, body["code"].as_str()), (409, Some("app_name_taken")), "names are compared trimmed: {body}");
+    assert_eq!((status, body["error"].as_str()), (409, Some("app_name_taken")), "names are compared trimmed: {body}");
     assert_eq!(d.snapshot(), before);
     // Another tenant may use the name.
     d.cli(&["app", "create", "--tenant", "beta", "--name", "Importer", "--type", "m2m"]).ok();

@@ -85,7 +85,7 @@ fn rotation_and_retirement_as_a_relying_party_sees_them() {
     assert!(r.stderr.contains("key_not_found"), "{}", r.stderr);
     let (status, body) =
         d.admin_raw(&admin_request("POST", &format!("/admin/v1/tenants/acme/keys/{old_kid}/retire"), None, b""));
-    assert_eq!((status, body["code"].as_str()), (400, Some("confirmation_required")), "{body}");
+    assert_eq!((status, body["error"].as_str()), (400, Some("confirmation_required")), "{body}");
     assert_eq!(d.snapshot(), before);
     assert_eq!(kids(&d).len(), 2);
 

@@ -5,7 +5,7 @@
 //! | [`api`] | `{error, error_description}` JSON | ceremonies, credentials, bulk invites, routing |
 //! | [`oauth`] | RFC 6749 §5.2 JSON, `no-store`, `WWW-Authenticate` | `/token`, `/userinfo`, `/revoke`, `/introspect`, `/logout` |
 //! | [`page`] | an HTML page | invite, recovery, account, authorize pages |
-//! | [`admin`] | `{code, message}` JSON | the admin socket |
+//! | [`admin`] | `{error, error_description}` JSON | the admin socket |
 //!
 //! The HTTP status of a failure is chosen once, from its [`Kind`], by [`status`]. The internal
 //! cause is logged (at ERROR only when it is ours to fix), never sent.
@@ -77,7 +77,7 @@ pub fn api(e: &Error) -> Response<Body> {
     decorate(r, e.kind)
 }
 
-/// The admin socket's error: `{code, message}`.
+/// The admin socket's error: `{error, error_description}`, as the public JSON API.
 pub fn admin(e: &Error) -> Response<Body> {
     log(e.kind, e.code, e.cause.as_deref());
     let body = latchkey::ErrorBody { code: e.code.to_owned(), message: e.message.clone() };
