@@ -479,7 +479,9 @@ pub struct DeclaredTenant {
 
 /// A social provider in the declarative format (`[[tenant.social]]`). The file names where the
 /// client secret is (`client_secret_file`); the CLI reads it and sends `client_secret` instead.
-/// `export` writes neither: a provider that exists keeps its secret when the entry has none.
+/// `export` names a file (`TENANT-PROVIDER.secret`) and never writes the secret. A provider that
+/// exists keeps its stored secret when the entry has none, or names a file that does not exist
+/// (the CLI then sends the name alone, for the daemon to say which file a new provider lacks).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct DeclaredSocial {

@@ -229,10 +229,18 @@ fn plan_social(
     };
     let Some(cur) = current else {
         if secret.as_deref().is_none_or(str::is_empty) {
-            return Err(bad(format!(
-                "tenant {slug}, social {}: a new provider needs client_secret_file (the file with its client secret)",
-                row.slug
-            )));
+            return Err(bad(match &d.client_secret_file {
+                Some(file) => format!(
+                    "tenant {slug}, social {}: a new provider needs its client secret, and {file} does not exist \
+                     (write the secret there, next to the configuration file)",
+                    row.slug
+                ),
+                None => format!(
+                    "tenant {slug}, social {}: a new provider needs client_secret_file (the file with its client \
+                     secret)",
+                    row.slug
+                ),
+            }));
         }
         return Ok(Some(Step::PutSocial { slug: slug.to_owned(), row, secret, fields: None }));
     };
@@ -535,15 +543,16 @@ pub async fn export(state: &State, slug: String) -> Result<Declared, Error> {
                     device_flow: a.device_flow,
                 })
                 .collect();
-            // Providers without their secrets: an entry without client_secret_file keeps the
-            // stored secret when applied back.
+            // Providers without their secrets, each naming the file its secret would be read
+            // from: applied back here (no such file) the stored secret is kept; on a new
+            // install the operator writes the file first.
             let social = store::social::providers(tx, t.id)?
                 .into_iter()
                 .map(|p| DeclaredSocial {
                     kind: p.kind.as_str().to_owned(),
                     name: Some(p.label),
                     client_id: p.client_id,
-                    client_secret_file: None,
+                    client_secret_file: Some(format!("{}-{}.secret", t.slug, p.slug)),
                     client_secret: None,
                     issuer: p.issuer,
                     github_url: p.github_url,

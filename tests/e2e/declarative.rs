@@ -132,7 +132,8 @@ fn apply_is_idempotent_and_export_round_trips() {
 
     // Export, then apply to an empty daemon: the same configuration.
     let exported = d.cli(&["export", "--tenant", "acme"]).ok().stdout;
-    assert!(exported.contains("[[tenant.app]]") && !exported.contains("secret"), "{exported}");
+    let body: String = exported.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    assert!(body.contains("[[tenant.app]]") && !body.contains("secret"), "no secret, no social provider: {exported}");
     let other = TestDaemon::start();
     let copy = dir.path().join("acme.toml");
     std::fs::write(&copy, &exported).unwrap();
@@ -220,16 +221,31 @@ fn social_providers_as_code_without_their_secrets() {
     d.cli(&["apply", "-f", f]).ok();
     assert!(d.cli(&["apply", "-f", f]).ok().stdout.contains("No changes"));
 
-    // Export: no secret, no secret file; applied back it changes nothing (stored secrets kept).
+    // Export: no secret, but the file each secret is to be read from. Applied back here (no such
+    // file) it changes nothing: the stored secrets are kept, and the CLI says so.
     let export = d.cli(&["export", "--tenant", "acme"]).ok().stdout;
     assert!(export.contains("[[tenant.social]]") && export.contains("Work SSO"), "{export}");
-    assert!(
-        !export.contains("secret-1") && !export.contains("secret-2") && !export.contains("client_secret"),
-        "{export}"
-    );
+    assert!(!export.contains("secret-1") && !export.contains("secret-2"), "{export}");
+    assert!(export.contains("client_secret_file = \"acme-github.secret\""), "{export}");
+    assert!(export.contains("client_secret_file = \"acme-work-sso.secret\""), "{export}");
     let exported = dir.path().join("export.toml");
     std::fs::write(&exported, &export).unwrap();
-    assert!(d.cli(&["apply", "-f", exported.to_str().unwrap()]).ok().stdout.contains("No changes"));
+    let back = d.cli(&["apply", "-f", exported.to_str().unwrap()]).ok();
+    assert!(back.stdout.contains("No changes"), "{}", back.stdout);
+    assert!(back.stderr.contains("acme-github.secret does not exist: an existing provider keeps"), "{}", back.stderr);
+
+    // On a new install the export applies once each named file holds its secret.
+    let fresh = TestDaemon::start();
+    let refused = fresh.cli(&["apply", "-f", exported.to_str().unwrap()]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("acme-github.secret does not exist"), "{}", refused.stderr);
+    std::fs::write(dir.path().join("acme-github.secret"), "gh-secret-1\n").unwrap();
+    std::fs::write(dir.path().join("acme-work-sso.secret"), "sso-secret-2\n").unwrap();
+    fresh.cli(&["apply", "-f", exported.to_str().unwrap()]).ok();
+    assert_eq!(
+        fresh.cli(&["social", "list", "--tenant", "acme", "-o", "json"]).ok().json().as_array().unwrap().len(),
+        2
+    );
 
     // Sealed at rest.
     let sealed: Vec<Vec<u8>> =
@@ -251,7 +267,10 @@ fn bad_social_entries_refuse_the_whole_file() {
     for (body, said) in [
         ("kind = \"facebook\"\nclient_id = \"x\"\nclient_secret_file = \"s.secret\"", "coming soon"),
         ("kind = \"github\"\nclient_id = \"x\"", "needs client_secret_file"),
-        ("kind = \"github\"\nclient_id = \"x\"\nclient_secret_file = \"missing.secret\"", "missing.secret"),
+        (
+            "kind = \"github\"\nclient_id = \"x\"\nclient_secret_file = \"missing.secret\"",
+            "missing.secret does not exist",
+        ),
         ("kind = \"github\"\nclient_id = \"x\"\nclient_secret = \"inline\"", "do not write the secret"),
         (
             "kind = \"google\"\nclient_id = \"x\"\nclient_secret_file = \"s.secret\"\ncreate_users = true",

@@ -10,9 +10,12 @@ use crate::error::CliError;
 use crate::output::{Output, table};
 
 /// Replaces each provider's `client_secret_file` by the secret it holds (relative paths are
-/// relative to the configuration file). The secret itself may not be written in the file.
-fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<(), CliError> {
+/// relative to the configuration file). The secret itself may not be written in the file. A file
+/// that does not exist (as an export names one) is sent by name: a provider that exists keeps
+/// its stored secret, a new one is refused naming the file. Returns a note per such file.
+fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<Vec<String>, CliError> {
     let dir = file.parent().unwrap_or(Path::new("."));
+    let mut missing = vec![];
     for t in &mut declared.tenants {
         for s in &mut t.social {
             let entry = format!("{}: tenant {}, social {}", file.display(), t.slug, s.kind);
@@ -21,15 +24,23 @@ fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<(), CliEr
                     "{entry}: do not write the secret in the file; put it in a file named by client_secret_file"
                 )));
             }
-            if let Some(path) = s.client_secret_file.take() {
-                let path = dir.join(path);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| CliError::File(format!("{entry}: cannot read {}: {e}", path.display())))?;
-                s.client_secret = Some(text.trim_end_matches(['\r', '\n']).to_owned());
+            if let Some(name) = s.client_secret_file.take() {
+                let path = dir.join(&name);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => s.client_secret = Some(text.trim_end_matches(['\r', '\n']).to_owned()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        missing.push(format!(
+                            "{} does not exist: an existing provider keeps its stored secret",
+                            path.display()
+                        ));
+                        s.client_secret_file = Some(path.display().to_string());
+                    }
+                    Err(e) => return Err(CliError::File(format!("{entry}: cannot read {}: {e}", path.display()))),
+                }
             }
         }
     }
-    Ok(())
+    Ok(missing)
 }
 
 /// `old → new` of one field; a list also says what it gains (+) and loses (−).
@@ -60,7 +71,7 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
         std::fs::read_to_string(file).map_err(|e| CliError::File(format!("cannot read {}: {e}", file.display())))?;
     let mut declared: Declared = toml::from_str(&text)
         .map_err(|e| CliError::Usage(format!("{}: {}", file.display(), e.to_string().trim_end())))?;
-    read_social_secrets(file, &mut declared)?;
+    let missing = read_social_secrets(file, &mut declared)?;
     let r: ApplyResult = client.post("/apply", &ApplyRequest { declared, dry_run })?;
     let headline = match (r.changes.is_empty(), r.dry_run) {
         (true, _) => "No changes: the daemon already matches the file.".to_owned(),
@@ -107,6 +118,9 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
         }
         out = out.note(t.to_string()).note("New client secrets are shown this once: keep them now.");
     }
+    for note in missing {
+        out = out.note(note);
+    }
     Ok(out)
 }
 
@@ -114,7 +128,9 @@ pub fn export(client: &Client, tenant: &str) -> Result<Output, CliError> {
     let d: Declared = client.get(&format!("/tenants/{}/export", seg(tenant)?))?;
     let text = toml::to_string(&d).map_err(|e| CliError::Internal(e.to_string()))?;
     Ok(Output::new(&d)?.text(format!(
-        "# latchkey export --tenant {tenant}\n# Secrets are not exported; apply creates new ones.\n{}",
+        "# latchkey export --tenant {tenant}\n# Secrets are not exported. Applied here, this changes nothing; on another install, apply\n\
+         # creates new application secrets, and each social provider needs its client secret in the\n\
+         # file its client_secret_file names (next to this file).\n{}",
         text.trim_end()
     )))
 }
