@@ -138,6 +138,7 @@ mod tests {
         assert!(err.contains(&format!("PID {}", std::process::id())), "{err}");
         drop(first);
         assert!(acquire(&db).is_ok(), "released when dropped");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -155,7 +156,6 @@ mod tests {
             assert!(err.contains(&format!("PID {}", std::process::id())), "{}: {err}", other.display());
         }
         drop(first);
-        let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

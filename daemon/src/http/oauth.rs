@@ -69,7 +69,7 @@ pub(super) async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Presented, Par
     Ok((presented(authorization.as_deref(), &form)?, form))
 }
 
-/// `GET /authorize`.
+/// `GET|POST /authorize`.
 pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let session = session_token(req.headers());
     // A POST's parameters are its form (its query is not read); a cross-site POST carries no
