@@ -1081,6 +1081,47 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn migration_11_records_each_links_provider_authority() {
+        let t = temp_db();
+        // Links of an enabled GitHub (default API), an enabled OIDC provider, and a provider
+        // disabled at the upgrade (its row gone, its links kept).
+        let (dir, old) = database_at(
+            &t,
+            10,
+            "INSERT INTO tenants (id, slug, name, base_url, rp_id, registration, created_at)
+               VALUES (1, 'a', 'A', 'https://a.test', 'a.test', 'invite', 1);
+             INSERT INTO users (id, tenant_id, public_id, user_handle, email, email_norm, name, status, created_at)
+               VALUES (1, 1, 'u1', x'01', 'a@a.test', 'a@a.test', 'A', 'active', 1);
+             INSERT INTO social_providers (tenant_id, slug, kind, label, client_id, secret_sealed, created_at)
+               VALUES (1, 'github', 'github', 'GitHub', 'c', x'00', 1);
+             INSERT INTO social_providers (tenant_id, slug, kind, label, client_id, secret_sealed, issuer, created_at)
+               VALUES (1, 'sso', 'oidc', 'SSO', 'c', x'00', 'https://sso.a.test', 1);
+             INSERT INTO social_links (tenant_id, provider, subject, user_id, email, created_at)
+               VALUES (1, 'github', '42', 1, 'a@a.test', 1), (1, 'sso', 's', 1, 'a@a.test', 1),
+                      (1, 'google', 'g', 1, 'a@a.test', 1);",
+        );
+        let db = Db::open(&old).unwrap();
+        let rows: Vec<(String, Option<String>)> = db
+            .read_blocking(|tx| {
+                tx.conn().query_all(
+                    "SELECT provider, authority FROM social_links ORDER BY provider",
+                    sql::params![],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+            })
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                ("github".to_owned(), Some("https://api.github.com".to_owned())),
+                ("google".to_owned(), None),
+                ("sso".to_owned(), Some("https://sso.a.test".to_owned())),
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn wal_and_full_sync() {
         let t = temp_db();
         let (mode, sync): (String, i64) =
