@@ -52,8 +52,11 @@ pub struct TenantRuntime {
 #[derive(Debug)]
 pub struct Hot {
     pub signer: SigningKey,
-    /// The tenant's relying party (RP id and origin).
-    pub webauthn: webauthn_rs::prelude::Webauthn,
+    /// The tenant's relying party (RP id and origin), or why there is none: an RP ID that is an
+    /// IP address (a tenant at `http://127.0.0.1/...`), which WebAuthn does not allow. Such a
+    /// tenant serves everything else (discovery, tokens, social login); its passkey ceremonies
+    /// answer `invalid_rp_id` ([`Hot::relying_party`]).
+    webauthn: Result<webauthn_rs::prelude::Webauthn, String>,
     /// Every published key by kid, parsed for verifying this tenant's own tokens.
     pub decoding: HashMap<String, jsonwebtoken::DecodingKey>,
     pub jwks_json: Bytes,
@@ -61,6 +64,11 @@ pub struct Hot {
 }
 
 impl Hot {
+    /// The relying party for a ceremony; `invalid_rp_id` for a tenant whose RP ID is an IP address.
+    pub fn relying_party(&self) -> Result<&webauthn_rs::prelude::Webauthn, Error> {
+        self.webauthn.as_ref().map_err(|why| Error::invalid(codes::INVALID_RP_ID, why.clone()))
+    }
+
     fn build(row: &TenantRow, origin: &str, keys: Vec<SigningKey>) -> Result<Hot, Error> {
         let mut keys = keys.into_iter();
         let signer = keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?;
@@ -74,7 +82,14 @@ impl Hot {
             .map_err(Error::internal)?;
         let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(Error::internal)?;
         let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(Error::internal)?;
-        let webauthn = crate::webauthn::relying_party(&row.rp_id, origin, &row.name).map_err(Error::internal)?;
+        let webauthn = match crate::webauthn::relying_party(&row.rp_id, origin, &row.name) {
+            Err(_) if row.rp_id.parse::<std::net::IpAddr>().is_ok() => Err(format!(
+                "tenant {:?} has the RP ID {:?}, an IP address, and WebAuthn needs a domain name: passkeys cannot be \
+                 used here. Create the tenant at http://localhost:PORT/... (or a domain) instead",
+                row.slug, row.rp_id
+            )),
+            other => Ok(other.map_err(Error::internal)?),
+        };
         Ok(Hot {
             signer,
             webauthn,
@@ -387,6 +402,16 @@ pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Err
             rp
         }
     };
+    // What WebAuthn refuses is refused here, before anything is stored; an IP address is kept
+    // (the tenant serves all but passkeys: see `Hot::relying_party`).
+    if rp_id.parse::<std::net::IpAddr>().is_err()
+        && let Err(why) = crate::webauthn::relying_party(&rp_id, &base.origin().ascii_serialization(), &name)
+    {
+        return Err(Error::invalid(
+            codes::INVALID_RP_ID,
+            format!("rp_id {rp_id:?} cannot be used for passkeys: {why}"),
+        ));
+    }
     Ok(ValidTenant {
         slug: req.slug.clone(),
         name,

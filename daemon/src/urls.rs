@@ -3,11 +3,12 @@
 
 use url::{Host, Url};
 
-/// `localhost`, `127.0.0.0/8` or `[::1]`: the hosts on which plain http is tolerated.
+/// `localhost`, `127.0.0.1` or `[::1]`: the hosts on which plain http is tolerated (those three,
+/// as documented; not the rest of 127.0.0.0/8).
 pub fn is_loopback_host(url: &Url) -> bool {
     match url.host() {
         Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(Host::Ipv4(ip)) => ip == std::net::Ipv4Addr::LOCALHOST,
         Some(Host::Ipv6(ip)) => ip.is_loopback(),
         None => false,
     }

@@ -51,6 +51,7 @@ fn bad_tenant_input_is_refused_and_nothing_stored() {
         (vec!["tenant", "create", "metrics"], "reserved_slug"),
         (vec!["tenant", "create", "acme"], "tenant_exists"),
         (vec!["tenant", "create", "ext", "--base-url", "http://login.example.com"], "invalid_base_url"),
+        (vec!["tenant", "create", "ext", "--base-url", "http://127.0.0.2/ext"], "invalid_base_url"),
         (vec!["tenant", "create", "ext", "--base-url", "https://login.example.com?x=1"], "invalid_base_url"),
         (vec!["tenant", "create", "ext", "--base-url", &format!("{}/acme", d.base)], "base_url_taken"),
         (
@@ -64,6 +65,28 @@ fn bad_tenant_input_is_refused_and_nothing_stored() {
         assert!(r.stdout.is_empty(), "{args:?}");
     }
     assert_eq!(d.snapshot(), before, "a refused request must not change the database");
+}
+
+#[test]
+fn a_tenant_at_an_ip_address_serves_all_but_passkeys() {
+    let d = TestDaemon::start();
+    let port = d.base.rsplit(':').next().unwrap().to_owned();
+    let base = format!("http://127.0.0.1:{port}/lo");
+    // Created (nothing half-stored), routed and served: discovery and client credentials.
+    let t = d.cli(&["tenant", "create", "lo", "--base-url", &base, "--registration", "open", "-o", "json"]).ok().json();
+    assert_eq!((t["issuer"].as_str(), t["rp_id"].as_str()), (Some(base.as_str()), Some("127.0.0.1")));
+    let doc = send_raw("GET", &format!("{base}/.well-known/openid-configuration"), None, vec![], &[]);
+    assert_eq!(doc.status, 200, "{}", doc.body);
+    let site = Site { d: &d, slug: "lo".into(), base: base.clone(), origin: format!("http://127.0.0.1:{port}") };
+    let m2m = crate::oidc_support::app(&site, "m2m", &[]);
+    let grant = crate::oidc_support::token(&site, &m2m, &[("grant_type", "client_credentials")]);
+    assert_eq!(grant.status, 200, "{}", grant.body);
+    // WebAuthn takes no IP address as RP ID: a passkey ceremony says so.
+    let before = d.snapshot();
+    let r = site.post("/register/start", &serde_json::json!({"username": "ada@lo.test", "display_name": "Ada"}), None);
+    assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("invalid_rp_id")), "{}", r.body);
+    assert!(r.json()["error_description"].as_str().unwrap().contains("localhost"), "{}", r.body);
+    assert_eq!(d.snapshot(), before);
 }
 
 #[test]

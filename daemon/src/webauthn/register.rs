@@ -169,7 +169,7 @@ pub async fn start(
             let exclude = excluded;
             let (ccr, reg_state) = tenant
                 .hot()?
-                .webauthn
+                .relying_party()?
                 .start_passkey_registration(uuid, &username, &display_name, Some(exclude))
                 .map_err(Error::internal)?;
             let challenge = b64url(&ccr.public_key.challenge);
@@ -251,7 +251,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             let ctx: Context = serde_json::from_str(&row.context).map_err(Error::internal)?;
             let passkey = tenant
                 .hot()?
-                .webauthn
+                .relying_party()?
                 .finish_passkey_registration(&reg, &reg_state)
                 .map_err(|e| super::verification_error(e, false))?;
             // The options offered alg -7 only; hold the authenticator to it.
