@@ -109,9 +109,14 @@ pub struct Tamper {
     pub key: Option<KeyKind>,
     pub aaguid: Option<[u8; 16]>,
     pub attachment: Option<&'static str>,
-    /// Use this credential id (another user's, an unknown one) in the assertion.
+    /// Use this credential id (another user's, an unknown one) in the assertion, or as the new
+    /// credential's (one registered already, an empty one) in a registration.
     pub credential_id: Option<Vec<u8>>,
     pub fmt_packed_self: bool,
+    /// The ceremony ran in a frame of this other site (`crossOrigin: true`, `topOrigin`).
+    pub framed_by: Option<&'static str>,
+    /// A registration whose `id`/`rawId` name another credential than the one attested.
+    pub claimed_id: Option<Vec<u8>>,
 }
 
 pub struct SoftCredential {
@@ -135,12 +140,16 @@ impl Soft {
     }
 
     fn client_data(&self, kind: &str, challenge: &str, t: &Tamper) -> Vec<u8> {
-        let c = json!({
+        let mut c = json!({
             "type": t.client_data_type.clone().unwrap_or_else(|| kind.to_owned()),
             "challenge": t.challenge.clone().unwrap_or_else(|| challenge.to_owned()),
             "origin": t.origin.clone().unwrap_or_else(|| self.origin.clone()),
             "crossOrigin": false,
         });
+        if let Some(top) = t.framed_by {
+            c["crossOrigin"] = json!(true);
+            c["topOrigin"] = json!(top);
+        }
         serde_json::to_vec(&c).unwrap()
     }
 
@@ -153,6 +162,9 @@ impl Soft {
         let key = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_ASN1_SIGNING).unwrap();
         let mut id = vec![0u8; 16];
         aws_lc_rs::rand::SecureRandom::fill(&rng, &mut id).unwrap();
+        if let Some(chosen) = &t.credential_id {
+            id = chosen.clone();
+        }
 
         let cose = match t.key.unwrap_or(KeyKind::Es256) {
             KeyKind::Es256 => {
@@ -207,9 +219,10 @@ impl Soft {
             rp_id,
             counter: t.counter.unwrap_or(0),
         });
+        let shown = t.claimed_id.clone().unwrap_or_else(|| id.clone());
         json!({
-            "id": b64(&id),
-            "rawId": b64(&id),
+            "id": b64(&shown),
+            "rawId": b64(&shown),
             "type": "public-key",
             "authenticatorAttachment": t.attachment.unwrap_or("platform"),
             "response": {

@@ -10,8 +10,11 @@ use crate::support::*;
 /// Registers with `tamper` and expects a refusal that stores nothing.
 #[track_caller]
 fn refused_registration(site: &Site, tamper: Tamper, status: u16, code: &str) {
-    let token = site.invite(&format!("{code}@acme.test"), "Tester");
-    let start = site.register_start(&format!("{code}@acme.test"), "Tester", Some(&token), None, json!({}));
+    // Each refusal registers a new invitee: the same code may be expected more than once.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let email = format!("{code}-{}@acme.test", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let token = site.invite(&email, "Tester");
+    let start = site.register_start(&email, "Tester", Some(&token), None, json!({}));
     let options = start.json();
     let before = site.d.snapshot();
     let mut soft = Soft::new(&site.origin);
@@ -52,6 +55,20 @@ fn registration_verification_steps() {
         400,
         "origin_mismatch",
     );
+    refused_registration(
+        &site,
+        Tamper { framed_by: Some("https://evil.example"), ..Tamper::default() },
+        400,
+        "origin_mismatch",
+    );
+    // The credential id: the one attested must be the one named (rawId), not empty, not taken.
+    let claimed = Tamper { claimed_id: Some(vec![7; 16]), ..Tamper::default() };
+    refused_registration(&site, claimed, 400, "malformed_credential");
+    let empty = Tamper { credential_id: Some(vec![]), ..Tamper::default() };
+    refused_registration(&site, empty, 400, "malformed_credential");
+    let (ada, _) = site.user_with_passkey("ada@acme.test");
+    let taken = Tamper { credential_id: Some(ada.credentials[0].id.clone()), ..Tamper::default() };
+    refused_registration(&site, taken, 409, "credential_exists");
     refused_registration(
         &site,
         Tamper { rp_id: Some("evil.example".into()), ..Tamper::default() },
@@ -209,6 +226,9 @@ fn sign_in_verification_steps() {
     d.cli(&["tenant", "create", "other", "--base-url", "https://login.other.test"]).ok();
     let other_origin = Tamper { origin: Some("https://login.other.test".into()), ..Tamper::default() };
     refused_sign_in(&site, &mut ada, ada_user, other_origin, 401, "origin_mismatch");
+    // The tenant's origin, but in a frame of another site (its pages are never framed).
+    let framed = Tamper { framed_by: Some("https://evil.example"), ..Tamper::default() };
+    refused_sign_in(&site, &mut ada, ada_user, framed, 401, "origin_mismatch");
     refused_sign_in(
         &site,
         &mut ada,

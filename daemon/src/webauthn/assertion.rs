@@ -167,7 +167,12 @@ mod tests {
     const OK: u8 = FLAG_UP | FLAG_UV;
 
     fn client(kind: &str, challenge: &str) -> ClientData {
-        ClientData { kind: kind.into(), challenge: challenge.into(), origin: "https://a.test".into() }
+        ClientData {
+            kind: kind.into(),
+            challenge: challenge.into(),
+            origin: "https://a.test".into(),
+            cross_origin: false,
+        }
     }
 
     #[test]

@@ -143,6 +143,11 @@ pub struct ClientData {
     pub kind: String,
     pub challenge: String,
     pub origin: String,
+    /// True when the ceremony ran in a frame of another origin (WebAuthn §5.8.1; `topOrigin`
+    /// names it). The tenant's pages are never framed (`frame-ancestors 'none'`), so a ceremony
+    /// that says so was not theirs: refused, as webauthn-rs refuses it at registration.
+    #[serde(default, rename = "crossOrigin")]
+    pub cross_origin: bool,
 }
 
 /// Parses `clientDataJSON`; the parser's words go to the log.
@@ -158,10 +163,14 @@ pub fn check_origin(client_data_json: &[u8], tenant_origin: &str, signing_in: bo
 
 /// [`check_origin`] on client data already parsed.
 pub fn origin_is(data: &ClientData, tenant_origin: &str, signing_in: bool) -> Result<(), Error> {
-    if data.origin == tenant_origin {
+    if data.origin == tenant_origin && !data.cross_origin {
         return Ok(());
     }
     let kind = if signing_in { Kind::Unauthenticated } else { Kind::Invalid };
+    if data.cross_origin {
+        return Err(fail(kind, codes::ORIGIN_MISMATCH, "the ceremony ran in a frame of another site")
+            .caused_by(format!("clientDataJSON crossOrigin true, origin {:?}", data.origin)));
+    }
     Err(fail(kind, codes::ORIGIN_MISMATCH, "the credential was made for another origin than this tenant's")
         .caused_by(format!("clientDataJSON origin {:?}", data.origin)))
 }

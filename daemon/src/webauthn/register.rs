@@ -249,6 +249,11 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             .ok_or_else(invalid_challenge)?;
             let reg_state: PasskeyRegistration = serde_json::from_str(&row.state).map_err(Error::internal)?;
             let ctx: Context = serde_json::from_str(&row.context).map_err(Error::internal)?;
+            // Before the library, which answers a credential of the user's own exclude list
+            // with an "altered algorithm" error: an authenticator registered already is a 409.
+            if store::credentials::by_credential_id(tx, t, reg.raw_id.as_ref())?.is_some() {
+                return Err(Error::conflict(codes::CREDENTIAL_EXISTS, "this credential is already registered"));
+            }
             let passkey = tenant
                 .hot()?
                 .relying_party()?
@@ -261,7 +266,16 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     "only ES256 (alg -7) credentials are accepted",
                 ));
             }
+            // WebAuthn §7.1: the credential id the authenticator attested is the one the response
+            // names (rawId), and at most 1,023 bytes; an empty one could never be managed.
             let cred_id: Vec<u8> = passkey.cred_id().to_vec();
+            let raw_id: &[u8] = reg.raw_id.as_ref();
+            if cred_id.as_slice() != raw_id || cred_id.is_empty() || cred_id.len() > 1023 {
+                return Err(malformed(
+                    "credential",
+                    format!("attested credential id of {} bytes differs from rawId or is out of range", cred_id.len()),
+                ));
+            }
             if store::credentials::by_credential_id(tx, t, &cred_id)?.is_some() {
                 return Err(Error::conflict(codes::CREDENTIAL_EXISTS, "this credential is already registered"));
             }
