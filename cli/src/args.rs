@@ -372,7 +372,7 @@ pub enum UserCmd {
     },
     /// Invite everyone in a CSV file (header email,name[,roles]; roles separated by ';').
     /// Bad rows are rejected one by one and reported; the others are invited. Re-running skips
-    /// users who are already present. Exit code 1 when any row was rejected; 4 when the file
+    /// users who are already present. Exit code 1 when any row was rejected; 2 when the file
     /// cannot be read or the --links-out file exists (without --force): then nothing is sent.
     #[command(after_help = "Examples:\n  latchkey user import --tenant acme staff.csv --dry-run\n  \
         latchkey user import --tenant acme staff.csv --links-out links.csv")]
