@@ -252,7 +252,9 @@ impl Registry {
             return None;
         }
         if let Some(h) = host {
+            // Stored authorities leave default ports out; a client may still name one.
             let h = h.to_ascii_lowercase();
+            let h = h.strip_suffix(":443").or_else(|| h.strip_suffix(":80")).unwrap_or(&h);
             for (prefix, rest) in prefixes(path, snap.depth) {
                 if let Some(t) = snap.by_address.get(&format!("{h}{prefix}")) {
                     return Some((t.clone(), rest));
@@ -599,6 +601,9 @@ mod tests {
         assert_eq!(at("internal:8080", "/nobody/token"), None);
         assert_eq!(at("id.example.com", "/t42x/token"), None);
         assert_eq!(at("login.whole.test", "/anything"), Some(("whole".into(), "/anything".into())));
+        // A default port named in Host is the same authority.
+        assert_eq!(at("login.whole.test:443", "/anything"), Some(("whole".into(), "/anything".into())));
+        assert_eq!(at("login.whole.test:8443", "/anything"), None);
         assert_eq!(at("login.deep.test", "/a/b/token"), Some(("deep".into(), "/token".into())));
         assert_eq!(at("login.deep.test", "/a/token"), Some(("shallow".into(), "/token".into())));
         // Custom domains are only routed by their own host.
