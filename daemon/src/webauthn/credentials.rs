@@ -37,10 +37,10 @@ pub async fn list(state: &State, tenant: Arc<TenantRuntime>, user: UserId) -> Re
         .await
 }
 
-/// 1–64 printable characters.
+/// 1–64 printable characters (see [`super::unprintable`]).
 fn valid_label(name: &str) -> bool {
     let n = name.trim().chars().count();
-    (1..=64).contains(&n) && !name.chars().any(char::is_control)
+    (1..=64).contains(&n) && !name.chars().any(super::unprintable)
 }
 
 pub async fn rename(

@@ -214,7 +214,14 @@ pub fn valid_email(s: &str) -> bool {
 /// A display name: 1–64 printable characters.
 pub fn valid_name(s: &str) -> bool {
     let n = s.trim().chars().count();
-    (1..=64).contains(&n) && !s.chars().any(char::is_control)
+    (1..=64).contains(&n) && !s.chars().any(unprintable)
+}
+
+/// Control characters, and the invisible ones that change how the text around them reads:
+/// zero-width characters and the bidirectional overrides (a name shown reversed, `U+202E`).
+pub fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}')
 }
 
 #[cfg(test)]
@@ -257,6 +264,9 @@ mod tests {
         assert!(!valid_name("   "));
         assert!(!valid_name(&"x".repeat(65)));
         assert!(!valid_name("a\nb"));
+        assert!(!valid_name("a\u{200b}b"), "zero-width space");
+        assert!(!valid_name("evil\u{202e}gpj.exe"), "right-to-left override");
+        assert!(valid_name("Zoë Ångström 李"), "letters of any script");
     }
 
     #[test]
