@@ -153,13 +153,13 @@ use crate::upstream::{GithubEmail, GithubKnobs, GithubStandin, OidcKnobs, OidcSt
 
 const PEOPLE: &[&str] = &["users", "social_links", "sessions", "invites", "credentials"];
 
-fn enable(d: &TestDaemon, args: &[&str]) {
+fn enable(d: &TestDaemon, args: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let file = secret_file(dir.path(), "upstream-secret");
     let mut all = vec!["social", "enable", "--tenant", "acme"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--client-secret-file", &file]);
-    d.cli(&all).ok();
+    d.cli(&all).ok()
 }
 
 fn github(d: &TestDaemon, extra: &[&str]) -> GithubStandin {
@@ -269,25 +269,10 @@ fn an_invited_user_signs_in_to_an_app_with_github() {
     // Ada's link (made at github.com) goes, and that user does not sign in as Ada.
     let ghes = GithubStandin::start("gh-client", "upstream-secret");
     ghes.set_emails(vec![GithubEmail { email: "mallory@acme.test".into(), primary: true, verified: true }]);
-    let dir = tempfile::tempdir().unwrap();
-    let file = secret_file(dir.path(), "upstream-secret");
-    let moved = d
-        .cli(&[
-            "social",
-            "enable",
-            "--tenant",
-            "acme",
-            "github",
-            "--client-id",
-            "gh-client",
-            "--github-url",
-            &ghes.web_url,
-            "--github-api-url",
-            &ghes.api_url,
-            "--client-secret-file",
-            &file,
-        ])
-        .ok();
+    let moved = enable(
+        &d,
+        &["github", "--client-id", "gh-client", "--github-url", &ghes.web_url, "--github-api-url", &ghes.api_url],
+    );
     assert!(moved.stderr.contains("1 link(s) made at the old one were removed"), "{}", moved.stderr);
     let refused = app_sign_in(&site, &web, "github").expect_err("not signed in as Ada");
     assert_eq!(refused.status, 403, "{}", refused.body);
