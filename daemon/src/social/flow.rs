@@ -592,6 +592,11 @@ mod tests {
         let t = temp_db();
         let a = t.write(|tx| tenant(tx, "a"));
         let login = flow(SocialPurpose::Login, None, None);
+        // Only while the tenant's registration is open, whatever the provider says.
+        let closed = settle_in(&t, a, &github(true), &login, &who("9", Some("new@example.com")));
+        assert_eq!(closed.err().map(|e| e.code), Some(codes::NO_ACCOUNT));
+        assert!(t.read(|tx| store::users::by_email(tx, a, "new@example.com").unwrap()).is_none(), "nobody created");
+        t.write(|tx| store::tenants::update(tx, a, "a", Registration::Open).unwrap());
         let done = settle_in(&t, a, &github(true), &login, &who("9", Some("new@example.com"))).unwrap();
         let user = t.read(|tx| store::users::by_email(tx, a, "new@example.com").unwrap().unwrap());
         assert_eq!((user.status, done.email.as_str()), (UserStatus::Active, "new@example.com"));
