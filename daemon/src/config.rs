@@ -282,6 +282,18 @@ pub struct Overrides {
 }
 
 impl Config {
+    /// Where uploads are spilled while they are checked (bulk imports): beside the SQLite
+    /// database, whose disk holds the data anyway; on PostgreSQL, where a node keeps no files,
+    /// the system's temporary directory (`TMPDIR`).
+    pub fn spill_dir(&self) -> std::path::PathBuf {
+        match self.storage_backend {
+            StorageBackend::Postgres => std::env::temp_dir(),
+            StorageBackend::Sqlite => {
+                self.storage_path.parent().map(std::path::Path::to_path_buf).unwrap_or_else(std::env::temp_dir)
+            }
+        }
+    }
+
     /// Loads file (unless `--dev` without `--config`), applies `env` overrides and flags.
     pub fn load(flags: &Overrides, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
         let explicit = flags.config.clone();

@@ -281,16 +281,21 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     // Before anything is created or opened: a second daemon on this SQLite file changes nothing.
     // (On PostgreSQL several nodes are the point.)
     let _lock = if postgres { None } else { Some(lockfile::acquire(&config.storage_path).map_err(StartError::Setup)?) };
-    let db = Db::open_config(&config)?;
-    if kek_missing && postgres && db.read(|tx| store::keys::any(tx)).await? {
+    // On PostgreSQL too, read (not migrated) first: a node refused for its missing key changes
+    // nothing, not even the schema of a database other nodes may still run on.
+    if kek_missing
+        && let Some(settings) = config.postgres.as_ref().filter(|_| postgres)
+        && store::pg::holds_signing_keys(settings)?
+    {
         return Err(StartError::Setup(format!(
             "the database {} holds signing keys but the key-encryption key {} does not exist: a new key could \
              not decrypt them. Restore the key file from your backup or copy it from a running node (every node \
              needs the same file), then start again",
-            db.describe(),
+            settings.resolve().map(|t| t.describe()).unwrap_or_else(|_| "(postgres)".into()),
             config.kek_file.display()
         )));
     }
+    let db = Db::open_config(&config)?;
     let kek = Arc::new(Kek::load_or_create(&config.kek_file)?);
     // Ready before the tenants load (on SQLite, the spare the previous run kept at shutdown),
     // else generated on an otherwise idle core meanwhile: the first tenant created (or key

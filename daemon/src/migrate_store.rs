@@ -154,6 +154,10 @@ fn copy(plan: &Plan, out: &mut dyn Write, progress: &mut dyn Write) -> Result<Co
     }
     let where_to = target.describe();
     let mut client = connect(&target)?;
+    // Refused before the schema is touched: a database in use (perhaps by nodes of an older
+    // release) must not be migrated by a copy that then writes nothing. Checked again below,
+    // under the migration lock, against a node starting meanwhile.
+    refuse_unless_empty(&mut client, &where_to)?;
     migrate::migrate(&mut client)
         .map_err(|e| format!("cannot prepare the schema of the PostgreSQL database {where_to}: {e}"))?;
     let pg_err =
@@ -265,8 +269,17 @@ fn connect(target: &PgTarget) -> Result<postgres::Client, String> {
 }
 
 /// Refuses a database that holds data, or that a node is running on. Nothing is written.
-fn refuse_unless_empty(tx: &mut postgres::Transaction<'_>, where_to: &str) -> Result<(), String> {
+fn refuse_unless_empty(tx: &mut impl postgres::GenericClient, where_to: &str) -> Result<(), String> {
+    // A table the schema does not have yet (a new database, before its migration) holds nothing.
+    let present = |tx: &mut _, table: &str| -> Result<bool, String> {
+        postgres::GenericClient::query_one(tx, "SELECT to_regclass($1) IS NOT NULL", &[&table])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| format!("cannot read the schema of {where_to}: {}", error_text(&e)))
+    };
     for &table in TABLES.iter().chain(CLUSTER_TABLES) {
+        if !present(tx, table)? {
+            continue;
+        }
         let rows: bool = tx
             .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
             .and_then(|r| r.try_get(0))
@@ -278,6 +291,9 @@ fn refuse_unless_empty(tx: &mut postgres::Transaction<'_>, where_to: &str) -> Re
                  latchkey`), or drop this one and create it again. Nothing was written"
             ));
         }
+    }
+    if !present(tx, "cluster_nodes")? {
+        return Ok(());
     }
     let live = tx
         .query(

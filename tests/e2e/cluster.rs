@@ -675,6 +675,7 @@ fn a_node_whose_change_listener_is_cut_off_is_not_ready() {
         return;
     }
     let d = TestDaemon::start();
+    d.tenant("acme");
     assert_eq!(d.get("/readyz").status, 200);
     let TestStore::Postgres { db, .. } = &d.store else { unreachable!("postgres run") };
     let mut admin = pg_config("postgres").connect(postgres::NoTls).expect("admin connection");
@@ -702,12 +703,16 @@ fn a_node_whose_change_listener_is_cut_off_is_not_ready() {
     assert_eq!(not_ready.json()["error"], "unavailable");
     assert!(not_ready.body.contains("other nodes' changes"), "{}", not_ready.body);
     assert!(d.get("/metrics").body.lines().any(|l| l.starts_with("latchkey_cluster_listener_age_seconds ")));
+    // Nor does it serve its tenants meanwhile: a key rotated out elsewhere must not verify here.
+    let stale = d.get("/acme/.well-known/jwks.json");
+    assert_eq!((stale.status, stale.json()["error"].as_str()), (503, Some("unavailable")), "{}", stale.body);
     admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true")).unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while d.get("/readyz").status != 200 {
         assert!(Instant::now() < deadline, "not ready again after the listener could reconnect");
         std::thread::sleep(Duration::from_millis(100));
     }
+    assert_eq!(d.get("/acme/.well-known/jwks.json").status, 200, "serving again once caught up");
 }
 
 /// The pool hands out connections without testing them first (that test was a round trip before

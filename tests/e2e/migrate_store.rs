@@ -193,7 +193,10 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("SELECT setval(pg_get_serial_sequence('audit', 'id'), (SELECT max(id) FROM audit))");
     assert!(pg_sql.i64("SELECT generation FROM cluster_state") >= 1);
 
-    // A second run into the now non-empty database is refused and changes nothing.
+    // A second run into the now non-empty database is refused and changes nothing, not even
+    // the schema of a database an older release runs on (made so here: back to version 10).
+    pg_sql.exec("ALTER TABLE social_links DROP COLUMN authority");
+    pg_sql.exec("DELETE FROM latchkey_schema WHERE version > 10");
     let snapshot = pg.store().snapshot(None);
     let audit_rows = pg_sql.i64("SELECT count(*) FROM audit");
     let second = migrate_store(&config, &["--from", sqlite_path.to_str().unwrap()]);
@@ -203,6 +206,7 @@ fn sqlite_installation_moves_to_postgres() {
     assert!(stderr.contains("Nothing was written"), "{stderr}");
     assert_eq!(pg.store().snapshot(None), snapshot);
     assert_eq!(pg_sql.i64("SELECT count(*) FROM audit"), audit_rows);
+    assert_eq!(pg_sql.i64("SELECT max(version)::bigint FROM latchkey_schema"), 10, "not migrated");
     assert_eq!(sha256(&sqlite_path), before, "the SQLite file is still unchanged");
     drop(pg_sql);
     drop(d);

@@ -44,7 +44,7 @@ pub async fn import(
     actor: String,
 ) -> Result<Response<crate::http::Body>, Error> {
     let max = state.config.limits.invite_file_max;
-    let dir = state.config.storage_path.parent().map(std::path::Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    let dir = state.config.spill_dir();
     let mut file = crate::http::spill::spill_body(req, max, &dir).await?;
     let s = slug.clone();
     let (tenant_id, base_url, tenant_name, known) = state

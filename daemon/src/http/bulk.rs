@@ -73,7 +73,7 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let stream = req.into_body().into_data_stream().map(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
     let limits = multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(envelope).per_field(max));
     let mut multipart = multer::Multipart::with_constraints(stream, boundary, limits);
-    let dir = state.config.storage_path.parent().map(std::path::Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    let dir = state.config.spill_dir();
     let mut file: Option<std::fs::File> = None;
     loop {
         let field = match multipart.next_field().await {

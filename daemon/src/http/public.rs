@@ -136,6 +136,12 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         }
         Route::Tenant(tenant, route) => (tenant, route),
     };
+    // A node that has lost step with the others (its change listener cannot read their
+    // changes) could serve a rotated-out key or a deleted tenant: it refuses instead, as its
+    // /readyz already says, until it has caught up.
+    if let Some(age) = state.db.out_of_step() {
+        return errors::api(&out_of_step(age));
+    }
     state.metrics.tenant_request(&tenant.slug);
     // Keys load on a tenant's first request (see tenants.rs); the documents are ready bytes.
     let (discovery_json, jwks_json) = match tenant.load(state).await {
@@ -180,18 +186,22 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
     }
 }
 
+fn out_of_step(age: std::time::Duration) -> Error {
+    Error::new(
+        Kind::Unavailable,
+        codes::UNAVAILABLE,
+        format!(
+            "this node has not read the other nodes' changes for {} s (its change listener cannot reach the \
+             database): it answers no tenant request until it has, so as not to serve stale tenants or keys",
+            age.as_secs()
+        ),
+    )
+}
+
 async fn readyz(state: &State) -> Response<Body> {
     let health = state.db.health().await;
     if let Some(age) = health.listener_age.filter(|a| *a > crate::store::cluster::READY_LAG) {
-        return errors::api(&Error::new(
-            Kind::Unavailable,
-            codes::UNAVAILABLE,
-            format!(
-                "this node has not read the other nodes' changes for {} s (its change listener cannot reach the \
-                 database): it may serve stale tenants or keys",
-                age.as_secs()
-            ),
-        ));
+        return errors::api(&out_of_step(age));
     }
     match health.up {
         None => bytes(

@@ -1,7 +1,8 @@
 //! Large uploads (CSV imports) go to a temporary file as they arrive instead of into memory: the
 //! daemon's memory stays flat whatever the file's size, and the file can be read twice (a checking
-//! pass, then a storing pass). The file is created beside the database, mode 0600, and unlinked
-//! at once, so nothing is left behind even if the daemon is killed.
+//! pass, then a storing pass). The file is created beside the SQLite database (on PostgreSQL in
+//! `TMPDIR`), mode 0600, and unlinked at once, so nothing is left behind even if the daemon is
+//! killed.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};

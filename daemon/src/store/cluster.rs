@@ -305,7 +305,7 @@ fn listen(
         match session(&mut client, &node, &mut applied, &mut registered, &batches, &stop, &heard) {
             Ok(()) => break,
             Err(e) => {
-                tracing::warn!(error = %e, "change listener lost the database; reconnecting in 1 s");
+                tracing::warn!(error = %super::pg::error_text(&e), "change listener lost the database; reconnecting in 1 s");
                 std::thread::sleep(Duration::from_secs(1));
             }
         }

@@ -370,6 +370,16 @@ impl Db {
 
     /// Records this node's id and its listener's clock once the change listener runs (see
     /// [`Db::wait_published`] and [`Db::health`]).
+    /// PostgreSQL: how long this node's change listener has gone without reading the other
+    /// nodes' changes, when that is past [`cluster::READY_LAG`]; `None` while it keeps up (and
+    /// on SQLite, and before the listener starts).
+    pub fn out_of_step(&self) -> Option<Duration> {
+        match &*self.0 {
+            Engine::Postgres(p) => p.heard.get().map(cluster::Heard::age).filter(|age| *age > cluster::READY_LAG),
+            Engine::Sqlite(_) => None,
+        }
+    }
+
     pub fn set_listener(&self, id: String, heard: cluster::Heard) {
         if let Engine::Postgres(p) = &*self.0 {
             let _ = p.node.set(id);

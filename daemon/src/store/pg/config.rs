@@ -160,6 +160,15 @@ impl PgSettings {
         };
         let split = split_libpq_params(text.trim()).map_err(fail)?;
         let mut config = postgres::Config::from_str(&split.rest).map_err(|e| fail(with_causes(&e)))?;
+        // An `@` left unencoded in the password splits it: the rest would be taken for the host,
+        // and every message naming the database would quote part of the password.
+        if config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(name) if name.contains('@'))) {
+            return Err(fail(
+                "the URL has an @ in its user name or password: write it as %40 (the URL is not shown, as it \
+                 holds the password)"
+                    .into(),
+            ));
+        }
 
         if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
             if let Some(hosts) = env("PGHOST") {
@@ -442,6 +451,17 @@ mod tests {
         assert!(t.warnings.is_empty(), "{:?}", t.warnings);
         assert!(!format!("{t:?}").contains("secret"));
         let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn an_unencoded_at_sign_in_the_password_is_refused_without_quoting_it() {
+        let (path, s) = file("postgres://app:S3c@retXYZ@localhost:5432/lk\n", 0o600);
+        let e = s.resolve_with(env(&[])).unwrap_err().to_string();
+        assert!(e.contains("%40") && !e.contains("retXYZ") && !e.contains("S3c"), "{e}");
+        let (encoded, s) = file("postgres://app:S3c%40retXYZ@localhost:5432/lk\n", 0o600);
+        assert_eq!(s.resolve_with(env(&[])).unwrap().describe(), "postgres://app@localhost:5432/lk");
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(encoded);
     }
 
     #[test]

@@ -123,7 +123,7 @@ pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {
 fn connect_once(settings: &PgSettings) -> Result<(PgTarget, PgManager, postgres::Client), StoreError> {
     let target = settings.resolve()?;
     let manager = manager(&target)?;
-    let client = manager.connect_plain().map_err(|e| unavailable(&target, e))?;
+    let client = manager.connect_plain().map_err(|e| unavailable(&target, error_text(&e)))?;
     Ok((target, manager, client))
 }
 
