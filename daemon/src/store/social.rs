@@ -93,14 +93,15 @@ pub fn upsert_provider(tx: &WriteTx<'_>, tenant: TenantId, p: &ProviderRow) -> R
             p.created_at
         ],
     )?;
+    let authority = p.authority();
     // Links from before the authority was recorded (migration 0011, provider disabled then).
     tx.conn().execute(
         "UPDATE social_links SET authority = ?3 WHERE tenant_id = ?1 AND provider = ?2 AND authority IS NULL",
-        params![tenant, p.slug, p.authority()],
+        params![tenant, p.slug, authority],
     )?;
     let removed = tx.conn().execute(
         "DELETE FROM social_links WHERE tenant_id = ?1 AND provider = ?2 AND authority <> ?3",
-        params![tenant, p.slug, p.authority()],
+        params![tenant, p.slug, authority],
     )?;
     Ok(removed as u64)
 }

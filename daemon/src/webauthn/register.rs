@@ -276,9 +276,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     format!("attested credential id of {} bytes differs from rawId or is out of range", cred_id.len()),
                 ));
             }
-            if store::credentials::by_credential_id(tx, t, &cred_id)?.is_some() {
-                return Err(Error::conflict(codes::CREDENTIAL_EXISTS, "this credential is already registered"));
-            }
+            // (Not registered already: checked above for rawId, which it equals, in this
+            // transaction.)
 
             // Who gets the credential; consume the invite in this same transaction.
             let via = match &ctx.who {
