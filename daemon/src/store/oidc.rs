@@ -171,24 +171,36 @@ pub fn use_code(
 /// token inserted only if the update changed a row. The insert's parameters, which the update may
 /// use too: `?2` the family, `?11` now, `?13` the access token's id (see [`insert_refresh_if`]).
 /// They are cast in the select list: bare, they would be typed as text.
+///
+/// The statement also answers with the refresh token `?3` when it is stored already: the same
+/// statement run again after its first run committed and only the reply was lost (the pool runs
+/// it again when its connection turns out closed). Nothing else stores that token, which is
+/// random and made for this request, so it is this redemption's own, not a reuse to punish. The
+/// two halves never both answer: the lookup reads the statement's snapshot, which does not see
+/// the row the insert adds.
 macro_rules! refresh_if {
     ($used:literal) => {
         concat!(
             "WITH used AS (",
             $used,
-            ")
+            "), made AS (
              INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash,
                  scope, auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
              SELECT tenant_id, CAST(?2 AS TEXT), CAST(?3 AS BYTEA), CAST(?4 AS TEXT), CAST(?5 AS BIGINT),
                     CAST(?6 AS BIGINT), CAST(?7 AS BYTEA), CAST(?8 AS TEXT), CAST(?9 AS BIGINT), CAST(?10 AS TEXT),
                     CAST(?11 AS BIGINT), CAST(?12 AS BIGINT), CAST(?13 AS TEXT), CAST(?14 AS BIGINT)
-             FROM used RETURNING id"
+             FROM used RETURNING id)
+             SELECT id FROM made
+             UNION ALL
+             SELECT id FROM refresh_tokens
+             WHERE tenant_id = ?1 AND token_hash = CAST(?3 AS BYTEA) AND family = CAST(?2 AS TEXT)"
         )
     };
 }
 
 /// Runs a [`refresh_if`] statement for the refresh token `r` and the updated row `key`; whether
-/// it inserted `r`. A data-modifying `WITH` commits on its own through [`super::Db::write_one`].
+/// `r` is stored (inserted now, or by this statement's earlier run). A data-modifying `WITH`
+/// commits on its own through [`super::Db::write_one`].
 fn insert_refresh_if(
     tx: &WriteTx<'_>,
     sql: &str,
@@ -203,8 +215,22 @@ fn insert_refresh_if(
     Ok(id.is_some())
 }
 
+/// Whether the refresh token `r` is stored: on SQLite, what [`refresh_if`]'s lookup answers on
+/// PostgreSQL, asked only once the update found its row taken (the writer thread never runs a
+/// write twice, so it answers false there; kept alike so both engines keep one contract).
+fn stored_already(tx: &WriteTx<'_>, tenant: TenantId, r: &NewRefresh<'_>) -> Result<bool, StoreError> {
+    let id: Option<i64> = tx.conn().query_opt(
+        "SELECT id FROM refresh_tokens WHERE tenant_id = ?1 AND token_hash = ?2 AND family = ?3",
+        params![tenant, r.hash, r.family],
+        |row| row.get(0),
+    )?;
+    Ok(id.is_some())
+}
+
 /// Redeems a code: marks it used and stores the refresh token issued for it, both or neither;
 /// false (and nothing changed) when the code was used already (a concurrent redemption won).
+/// True, changing nothing, when this very redemption (`r`) is stored already: a retry of a
+/// statement whose first run committed (see [`refresh_if`]), never a reuse.
 /// On PostgreSQL one statement (a data-modifying `WITH`) that commits on its own through
 /// [`super::Db::write_one`]: the insert runs only if the update took the code, and of two
 /// concurrent redemptions the second's update waits for the first's commit and then finds the
@@ -220,7 +246,7 @@ pub fn redeem_code(
 ) -> Result<bool, StoreError> {
     if tx.conn().engine() == Engine::Sqlite {
         if !use_code(tx, tenant, hash, r.access_jti, r.family, now)? {
-            return Ok(false);
+            return stored_already(tx, tenant, r);
         }
         insert_refresh(tx, tenant, r, now)?;
         return Ok(true);
@@ -336,7 +362,8 @@ pub fn use_refresh(tx: &WriteTx<'_>, tenant: TenantId, id: i64, now: Timestamp) 
 
 /// Rotates the refresh token `id`: marks it used and stores its successor `r`, both or neither;
 /// false (and nothing changed) when it was used or revoked already (a concurrent rotation or
-/// revocation won). On PostgreSQL one statement (a data-modifying `WITH`) that commits on its own
+/// revocation won). True, changing nothing, when this very rotation (`r`) is stored already, as
+/// for [`redeem_code`]. On PostgreSQL one statement (a data-modifying `WITH`) that commits on its own
 /// through [`super::Db::write_one`]: the insert runs only if the update took the token, and of
 /// two concurrent rotations the second's update waits for the first's commit and then finds the
 /// token used. SQLite runs the two statements in the caller's transaction. `r.family` must be the
@@ -350,7 +377,7 @@ pub fn rotate_refresh(
 ) -> Result<bool, StoreError> {
     if tx.conn().engine() == Engine::Sqlite {
         if !use_refresh(tx, tenant, id, now)? {
-            return Ok(false);
+            return stored_already(tx, tenant, r);
         }
         insert_refresh(tx, tenant, r, now)?;
         return Ok(true);
@@ -595,6 +622,10 @@ pub(crate) mod tests {
         assert_eq!(changed, before.0.iter().filter(|c| c.1 != b"c1").collect::<Vec<_>>(), "the other codes");
         let row = stored(a, b"t1", "fam1", u, Some(b"c1"));
         assert_eq!(after.1, vec![row]);
+        // The same redemption again (its first run committed, the reply was lost): its own
+        // refresh token is found, nothing changes, and it is not taken for a reuse.
+        assert!(redeem(b"c1", b"t1", "fam1"), "a retry of the same statement");
+        assert_eq!(redeemed(db), after);
 
         // Used, another tenant's, never issued: nothing changes.
         for code in [&b"c1"[..], b"b's", b"never"] {
@@ -648,6 +679,12 @@ pub(crate) mod tests {
         assert_eq!(after.1[..before.1.len()], expected[..]);
         let successor = stored(a, b"t1", "fam1", u, None);
         assert_eq!(after.1.last(), Some(&successor));
+        // The same rotation again (a retry after a lost reply): its own successor is found.
+        assert!(rotate(a, r1, b"t1", "fam1"), "a retry of the same statement");
+        assert_eq!(redeemed(db), after);
+        // Not from another tenant.
+        assert!(!rotate(b, r1, b"t1", "fam1"));
+        assert_eq!(redeemed(db), after);
 
         // Used, revoked, another tenant's (either way round), never issued: nothing changes.
         for (t, id) in [(a, r1), (a, revoked), (a, bs), (b, r3), (a, 9_999)] {

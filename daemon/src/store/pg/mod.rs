@@ -246,7 +246,9 @@ impl PgDb {
     /// hence `Fn`. Reads can always run again. A single write that failed that way almost always
     /// never reached the server; if the server went away after running it, the second run meets
     /// what the first wrote, and nothing is doubled: a challenge insert (a random key) fails as a
-    /// duplicate, a sign-in's finish finds its challenge taken and answers `invalid_challenge`.
+    /// duplicate, a sign-in's finish finds its challenge taken and answers `invalid_challenge`,
+    /// and a code's redemption or a refresh token's rotation finds the refresh token it stored and
+    /// succeeds, as its first run did (taken for a reuse, it would revoke the grant it made).
     pub fn each_blocking<T, E>(&self, limit: Option<u32>, f: impl Fn(&dyn Conn) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
