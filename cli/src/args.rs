@@ -165,7 +165,8 @@ pub enum TenantCmd {
         /// Issuer URL (default: {public_url}/{slug}); https, or http on localhost.
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
-        /// WebAuthn relying-party id (default: the base URL's host).
+        /// WebAuthn relying-party id (default: the base URL's host). A parent domain shares
+        /// passkeys across its subdomains; it may not be a public suffix such as co.uk.
         #[arg(long, value_name = "ID")]
         rp_id: Option<String>,
         /// Who may register a passkey.

@@ -61,7 +61,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and not __fish_seen_subcommand_from create list show delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l name -d 'Display name (default: the slug)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l base-url -d 'Issuer URL (default: {public_url}/{slug}); https, or http on localhost' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l rp-id -d 'WebAuthn relying-party id (default: the base URL\'s host)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l rp-id -d 'WebAuthn relying-party id (default: the base URL\'s host). A parent domain shares passkeys across its subdomains; it may not be a public suffix such as co.uk' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l registration -d 'Who may register a passkey' -r -f -a "invite\t'Only invited users may register a passkey'
 open\t'Anyone may register a free username'"
 complete -c latchkey -n "__fish_latchkey_using_subcommand tenant; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F

@@ -401,6 +401,21 @@ pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Err
                     format!("rp_id {rp:?} must be the base URL's host {host:?} or a parent domain of it"),
                 ));
             }
+            // Nor may a parent domain be a public suffix (`co.uk`, `github.io`), or lie within
+            // the host's (`amazonaws.com` for `x.s3.amazonaws.com`): browsers refuse such an RP ID
+            // (HTML's "registrable domain suffix"), so it would fail at the first ceremony.
+            let within_public_suffix = |s: &str| s == rp || s.ends_with(&format!(".{rp}"));
+            if rp != host
+                && (psl::domain_str(&rp).is_none() || psl::suffix_str(&host).is_some_and(within_public_suffix))
+            {
+                return Err(Error::invalid(
+                    codes::INVALID_RP_ID,
+                    format!(
+                        "rp_id {rp:?} is a public suffix, which browsers refuse as an RP ID; use a domain \
+                         registered under it, such as the base URL's host {host:?}"
+                    ),
+                ));
+            }
             rp
         }
     };
@@ -634,6 +649,31 @@ mod tests {
         assert_eq!(v.rp_id, "acme.com");
         r.rp_id = Some("evil.com".into());
         assert_eq!(validate(&r, "https://id.example.com").err().map(|e| e.code), Some(codes::INVALID_RP_ID));
+    }
+
+    #[test]
+    fn a_parent_domain_rp_id_must_be_registrable() {
+        let rp_id = |base: &str, rp: &str| {
+            let mut r = req("acme");
+            r.base_url = Some(base.into());
+            r.rp_id = Some(rp.into());
+            validate(&r, "https://id.example.com").map(|v| v.rp_id).map_err(|e| e.code)
+        };
+        let refused = Err(codes::INVALID_RP_ID);
+        assert_eq!(rp_id("https://login.acme.co.uk", "acme.co.uk"), Ok("acme.co.uk".into()));
+        assert_eq!(rp_id("https://login.acme.co.uk", "co.uk"), refused);
+        assert_eq!(rp_id("https://login.acme.co.uk", "uk"), refused);
+        assert_eq!(rp_id("https://login.corp.test", "corp.test"), Ok("corp.test".into()));
+        assert_eq!(rp_id("https://login.corp.test", "test"), refused);
+        // Private suffixes too: one site on github.io may not claim them all.
+        assert_eq!(rp_id("https://acme.github.io", "github.io"), refused);
+        assert_eq!(rp_id("https://login.acme.github.io", "acme.github.io"), Ok("acme.github.io".into()));
+        // Within the host's public suffix (s3.amazonaws.com), though not one itself.
+        assert_eq!(rp_id("https://acme.s3.amazonaws.com", "amazonaws.com"), refused);
+        // The host itself is always its own RP ID, public suffix or not (as browsers allow).
+        assert_eq!(rp_id("https://github.io", "github.io"), Ok("github.io".into()));
+        assert_eq!(rp_id("http://localhost:8080", "localhost"), Ok("localhost".into()));
+        assert_eq!(rp_id("https://app.localhost", "localhost"), refused);
     }
 
     #[test]

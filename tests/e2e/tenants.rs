@@ -58,6 +58,11 @@ fn bad_tenant_input_is_refused_and_nothing_stored() {
             vec!["tenant", "create", "ext", "--base-url", "https://login.example.com", "--rp-id", "evil.com"],
             "invalid_rp_id",
         ),
+        // A public suffix, which browsers refuse as an RP ID.
+        (
+            vec!["tenant", "create", "ext", "--base-url", "https://login.acme.co.uk", "--rp-id", "co.uk"],
+            "invalid_rp_id",
+        ),
     ] {
         let r = d.cli(&args);
         assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
