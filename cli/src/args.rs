@@ -66,7 +66,7 @@ pub enum Command {
     /// List, rotate and retire a tenant's token-signing keys.
     #[command(subcommand)]
     Key(KeyCmd),
-    /// Invite users and issue recovery links.
+    /// Invite and import users, list them, disable, enable or delete them, and issue recovery links.
     #[command(subcommand)]
     User(UserCmd),
     /// List and revoke a user's passkeys and security keys.

@@ -162,13 +162,26 @@ async fn wait_for_signals(flags: &Overrides, reload: mpsc::Sender<Config>) {
     }
 }
 
+/// `filter` with webauthn-rs's own log lines turned off, unless it names them. That library logs
+/// a refused registration at `error` ("Authenticator ignored requested algorithm set", an RP ID
+/// that is an IP address), and a client's mistake is never an error here; the daemon logs each
+/// refusal itself, with its cause. `log_level = "info,webauthn_rs_core=debug"` brings them back.
+fn quiet_libraries(filter: &str) -> String {
+    const QUIET: &str = "webauthn_rs=off,webauthn_rs_core=off";
+    match filter.trim() {
+        f if f.contains("webauthn") => f.to_owned(),
+        "" => format!("info,{QUIET}"),
+        f => format!("{f},{QUIET}"),
+    }
+}
+
 /// Logs to stderr through a filter that SIGHUP can replace; returns the function that replaces it.
 fn init_logging(format: LogFormat, filter: &str) -> LogFilterSetter {
     use tracing_subscriber::EnvFilter;
     use tracing_subscriber::prelude::*;
 
     // The filter was validated with the configuration; `info` is only a fallback.
-    let initial = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    let initial = EnvFilter::try_new(quiet_libraries(filter)).unwrap_or_else(|_| EnvFilter::new("info"));
     let (filter_layer, handle) = tracing_subscriber::reload::Layer::new(initial);
     // Colour only for a person at a terminal; journald and log files get plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -182,7 +195,7 @@ fn init_logging(format: LogFormat, filter: &str) -> LogFilterSetter {
             .init(),
     }
     Box::new(move |text: &str| {
-        let filter = EnvFilter::try_new(text).map_err(|e| e.to_string())?;
+        let filter = EnvFilter::try_new(quiet_libraries(text)).map_err(|e| e.to_string())?;
         handle.reload(filter).map_err(|e| e.to_string())
     })
 }
@@ -218,4 +231,19 @@ fn print_dev_banner(ready: &latchkeyd::Ready, data_dir: Option<&Path>) {
     println!("  {cli} key list --tenant acme");
     println!();
     println!("Stop with Ctrl-C.");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quiet_libraries;
+
+    #[test]
+    fn webauthn_rs_is_quiet_unless_named() {
+        assert_eq!(quiet_libraries("info"), "info,webauthn_rs=off,webauthn_rs_core=off");
+        assert_eq!(quiet_libraries(" "), "info,webauthn_rs=off,webauthn_rs_core=off");
+        assert_eq!(quiet_libraries("debug,webauthn_rs_core=debug"), "debug,webauthn_rs_core=debug");
+        for f in ["info", "debug,latchkeyd::http=trace", ""] {
+            assert!(tracing_subscriber::EnvFilter::try_new(quiet_libraries(f)).is_ok(), "{f:?}");
+        }
+    }
 }

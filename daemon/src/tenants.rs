@@ -82,13 +82,16 @@ impl Hot {
             .map_err(Error::internal)?;
         let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(Error::internal)?;
         let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(Error::internal)?;
-        let webauthn = match crate::webauthn::relying_party(&row.rp_id, origin, &row.name) {
-            Err(_) if row.rp_id.parse::<std::net::IpAddr>().is_ok() => Err(format!(
+        // An IP address is told apart before webauthn-rs is asked, which would refuse it too,
+        // but with an error-level log line of its own.
+        let webauthn = if row.rp_id.parse::<std::net::IpAddr>().is_ok() {
+            Err(format!(
                 "tenant {:?} has the RP ID {:?}, an IP address, and WebAuthn needs a domain name: passkeys cannot be \
                  used here. Create the tenant at http://localhost:PORT/... (or a domain) instead",
                 row.slug, row.rp_id
-            )),
-            other => Ok(other.map_err(Error::internal)?),
+            ))
+        } else {
+            Ok(crate::webauthn::relying_party(&row.rp_id, origin, &row.name).map_err(Error::internal)?)
         };
         Ok(Hot {
             signer,

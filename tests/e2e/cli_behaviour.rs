@@ -1,4 +1,4 @@
-//! The CLI as a Unix tool: exit codes (SPEC §1.3, 4 for local files), a daemon that goes away
+//! The CLI as a Unix tool: exit codes 0-3 (docs/cli.md), a daemon that goes away
 //! mid-call, closed pipes, `-q`, and where it looks for the admin socket.
 
 use std::io::{Read, Write};
@@ -280,4 +280,61 @@ fn quiet_prints_only_what_is_shown_once_and_errors() {
 fn base64_pair(id: &str, secret: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
+}
+
+/// The labels of a table the CLI printed: a record's first column, or a list's header row.
+fn table_labels(out: &str) -> Vec<String> {
+    let cells = |line: &str| -> Vec<String> {
+        line.trim().trim_matches('│').split('┆').map(|c| c.trim().to_owned()).collect::<Vec<_>>()
+    };
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with('│')).collect();
+    if out.contains('╞') {
+        rows.first().map(|header| cells(header)).unwrap_or_default()
+    } else {
+        rows.iter().map(|r| cells(r)[0].clone()).filter(|label| !label.is_empty()).collect()
+    }
+}
+
+/// `snake_case` of a table's label, as `-o json` names the field.
+fn snake(label: &str) -> String {
+    let lower = label.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    words.join("_")
+}
+
+#[test]
+fn every_table_label_is_a_field_of_the_json_output() {
+    let d = TestDaemon::start();
+    let _acme = Site::new(&d, "acme", &[]);
+    let made = d.cli(&["app", "create", "--tenant", "acme", "--name", "Portal", "--type", "m2m", "-o", "json"]);
+    let client_id = made.ok().json()["client_id"].as_str().unwrap().to_owned();
+    d.cli(&["user", "invite", "--tenant", "acme", "--email", "ada@acme.test", "--name", "Ada"]).ok();
+    d.cli(&["role", "create", "--tenant", "acme", "admin"]).ok();
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secret.path(), "s3cret\n").unwrap();
+    let file = secret.path().to_str().unwrap();
+    let enable = ["social", "enable", "--tenant", "acme", "github", "--client-id", "gh", "--client-secret-file", file];
+    d.cli(&enable).ok();
+    for args in [
+        vec!["status"],
+        vec!["tenant", "show", "acme"],
+        vec!["tenant", "list"],
+        vec!["app", "show", "--tenant", "acme", &client_id],
+        vec!["app", "list", "--tenant", "acme"],
+        vec!["key", "list", "--tenant", "acme"],
+        vec!["user", "show", "--tenant", "acme", "ada@acme.test"],
+        vec!["user", "list", "--tenant", "acme"],
+        vec!["role", "list", "--tenant", "acme"],
+        vec!["social", "list", "--tenant", "acme"],
+    ] {
+        let table = d.cli(&args).ok().stdout;
+        let labels = table_labels(&table);
+        assert!(!labels.is_empty(), "{args:?}: no table in {table}");
+        let json = d.cli(&[args.clone(), vec!["-o", "json"]].concat()).ok().json();
+        let record = if json.is_array() { json[0].clone() } else { json };
+        for label in labels {
+            let field = snake(&label);
+            assert!(record.get(&field).is_some(), "{args:?}: the column {label:?} has no field {field:?} in {record}");
+        }
+    }
 }

@@ -487,6 +487,9 @@ fn credentials_api_accepts_a_bearer_token_with_the_credentials_scope() {
     let t = exchange(&site, &spa, &code, &p).json();
     let r = bearer(t["access_token"].as_str().unwrap(), "GET", "/api/credentials");
     assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (403, "insufficient_scope"));
+    // RFC 6750 §3: the resource server says so in its challenge too.
+    let challenge = r.header("www-authenticate").unwrap_or_default();
+    assert!(challenge.starts_with("Bearer error=\"insufficient_scope\""), "{challenge:?}");
     let r = bearer("garbage", "GET", "/api/credentials");
     assert_eq!(r.status, 401);
 }

@@ -91,6 +91,11 @@ fn a_tenant_at_an_ip_address_serves_all_but_passkeys() {
     let r = site.post("/register/start", &serde_json::json!({"username": "ada@lo.test", "display_name": "Ada"}), None);
     assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("invalid_rp_id")), "{}", r.body);
     assert!(r.json()["error_description"].as_str().unwrap().contains("localhost"), "{}", r.body);
+    // A sign-in too, with or without a username, before any challenge is stored.
+    for body in [serde_json::json!({"username": "ada@lo.test"}), serde_json::json!({})] {
+        let r = site.post("/auth/start", &body, None);
+        assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("invalid_rp_id")), "{}", r.body);
+    }
     assert_eq!(d.snapshot(), before);
 }
 

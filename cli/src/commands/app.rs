@@ -13,7 +13,7 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("type", a.app_type.as_str().to_owned()),
         ("confidential", if a.confidential { "yes".into() } else { "no (public client, PKCE)".into() }),
         ("redirect uris", lines(&a.redirect_uris)),
-        ("post-logout uris", lines(&a.post_logout_redirect_uris)),
+        ("post-logout redirect uris", lines(&a.post_logout_redirect_uris)),
         ("cors origins", lines(&a.cors_origins)),
         ("scopes", lines(&a.scopes)),
         ("device flow", if a.device_flow { "yes".into() } else { "no".into() }),

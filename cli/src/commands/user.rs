@@ -14,7 +14,7 @@ fn user_fields(u: &User) -> comfy_table::Table {
         ("status", u.status.clone()),
         ("roles", if u.roles.is_empty() { "-".into() } else { u.roles.join(", ") }),
         ("credentials", u.credentials.to_string()),
-        ("id (sub)", u.id.clone()),
+        ("id", u.id.clone()),
         ("created", u.created.clone()),
     ])
 }

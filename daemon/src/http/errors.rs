@@ -64,12 +64,18 @@ fn decorate(mut r: Response<Body>, kind: Kind) -> Response<Body> {
 }
 
 /// The JSON error of the public API: `{error, error_description}`. A refused Bearer token adds
-/// its RFC 6750 challenge.
+/// its RFC 6750 challenge: `invalid_token` (401), or `insufficient_scope` (403) for a valid token
+/// without the scope the endpoint needs (its description names the scope).
 pub fn api(e: &Error) -> Response<Body> {
     log(e.kind, e.code, e.cause.as_deref());
     let mut r = json(status(e.kind), &PublicError { error: e.code, error_description: &e.message });
-    if e.kind == Kind::Unauthenticated && e.code == latchkey::codes::INVALID_TOKEN {
-        let challenge = format!("Bearer error=\"invalid_token\", error_description=\"{}\"", quoted(&e.message));
+    let bearer_error = match (e.kind, e.code) {
+        (Kind::Unauthenticated, latchkey::codes::INVALID_TOKEN) => Some(e.code),
+        (Kind::Forbidden, latchkey::codes::INSUFFICIENT_SCOPE) => Some(e.code),
+        _ => None,
+    };
+    if let Some(code) = bearer_error {
+        let challenge = format!("Bearer error=\"{code}\", error_description=\"{}\"", quoted(&e.message));
         if let Ok(v) = HeaderValue::from_str(&challenge) {
             r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
@@ -153,5 +159,12 @@ mod tests {
         let r = oauth(&OAuthError::insufficient_scope("needs openid", "openid"));
         assert_eq!(r.status(), 403);
         assert!(r.headers()["www-authenticate"].to_str().unwrap().contains("scope=\"openid\""));
+        // The JSON API's resource endpoints (credentials, bulk invitations) say the same.
+        let r = api(&Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the credentials scope"));
+        assert_eq!(r.status(), 403);
+        let challenge = r.headers()["www-authenticate"].to_str().unwrap().to_owned();
+        assert!(challenge.starts_with("Bearer error=\"insufficient_scope\""), "{challenge}");
+        let r = api(&Error::forbidden(codes::INVALID_ORIGIN_HEADER, "not from here"));
+        assert!(r.headers().get("www-authenticate").is_none());
     }
 }

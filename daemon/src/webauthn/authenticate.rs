@@ -65,6 +65,8 @@ fn denied(code: &'static str, message: &str) -> Error {
 }
 
 pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest) -> Result<Value, Error> {
+    // A tenant without passkeys (an IP address as RP ID) says so, as a registration does.
+    tenant.hot()?.relying_party()?;
     let now = state.clock.now();
     let expires_at = now + state.config.challenge_ttl.as_secs() as i64;
     let username = req.username.map(|u| normalise_email(&u)).filter(|u| !u.is_empty());
@@ -120,6 +122,7 @@ fn passkey(row: &CredentialRow) -> Result<Passkey, Error> {
 }
 
 pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishRequest) -> Result<Finished, Error> {
+    tenant.hot()?.relying_party()?;
     let assertion: PublicKeyCredential =
         serde_json::from_str(req.assertion.get()).map_err(|e| malformed("assertion", e))?;
     super::check_credential_id(&assertion.id, assertion.raw_id.as_ref())?;
