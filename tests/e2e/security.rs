@@ -455,3 +455,66 @@ fn send_all_then_read_body(addr: &str, head: &str) -> Option<String> {
     s.read_to_string(&mut answer).ok()?;
     Some(answer)
 }
+
+/// Reads what the daemon sends on `s` until it closes the connection (or 40 s pass): the bytes,
+/// and how long after `since` it closed.
+fn until_closed(mut s: TcpStream, since: std::time::Instant) -> (Vec<u8>, Duration) {
+    s.set_read_timeout(Some(Duration::from_secs(40))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return (got, since.elapsed()),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[test]
+fn connections_that_send_nothing_or_stop_sending_their_body_are_closed() {
+    let d = TestDaemon::start_with(|f| f.server.max_connections = Some(8));
+    let site = Site::new(&d, "acme", &[]);
+    let addr = d.base.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    let path = url::Url::parse(&site.base).unwrap().path().trim_end_matches('/').to_owned();
+    let started = std::time::Instant::now();
+    // Nothing at all; an HTTP/2 preface and nothing more; a request whose declared body never
+    // comes; one whose body comes a byte at a time, every five seconds.
+    let silent = TcpStream::connect(&addr).unwrap();
+    let mut h2 = TcpStream::connect(&addr).unwrap();
+    h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00").unwrap();
+    let head = format!(
+        "POST {path}/auth/start HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+    );
+    let mut bodiless = TcpStream::connect(&addr).unwrap();
+    bodiless.write_all(head.as_bytes()).unwrap();
+    let mut drip = TcpStream::connect(&addr).unwrap();
+    drip.write_all(head.as_bytes()).unwrap();
+    let dripping = std::thread::spawn(move || {
+        let mut writer = drip.try_clone().unwrap();
+        std::thread::spawn(move || {
+            for _ in 0..12 {
+                if writer.write_all(b" ").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_secs(5));
+            }
+        });
+        until_closed(drip, started)
+    });
+    let waits: Vec<_> =
+        [silent, h2, bodiless].into_iter().map(|s| std::thread::spawn(move || until_closed(s, started))).collect();
+    let mut closed: Vec<(Vec<u8>, Duration)> = waits.into_iter().map(|w| w.join().unwrap()).collect();
+    closed.push(dripping.join().unwrap());
+    for (i, (answer, after)) in closed.iter().enumerate() {
+        // Closed after 10-20 s of nothing (the drip: after its body's first 10 s gap at most 60 s).
+        assert!(*after >= Duration::from_secs(9) && *after < Duration::from_secs(35), "connection {i}: {after:?}");
+        let text = String::from_utf8_lossy(answer);
+        if i == 2 {
+            // The request whose body never came is answered, saying why.
+            assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+            assert!(text.contains("stopped arriving"), "{text}");
+        }
+    }
+    // Meanwhile and after, everyone else is served.
+    assert_eq!(d.get("/healthz").status, 200);
+}

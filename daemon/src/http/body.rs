@@ -17,6 +17,11 @@ use crate::params::Params;
 
 /// How long an unread body is read and discarded after an early answer.
 const DRAIN_FOR: Duration = Duration::from_secs(10);
+/// How long a body may stop arriving (nothing for this long, 1-2×) before it is given up.
+pub const BODY_GAP: Duration = Duration::from_secs(10);
+/// After its first [`BODY_GAP`], a body must have come at this many bytes per second on average:
+/// a byte now and then is not a body arriving.
+const BODY_MIN_RATE: u64 = 1024;
 
 /// A request as handlers see it: its body is a [`RequestBody`].
 pub type Req = Request<RequestBody>;
@@ -25,25 +30,70 @@ pub type Req = Request<RequestBody>;
 /// drops it, the rest is read and discarded in the background, up to `drain_max` bytes: a client
 /// that sends its whole body before reading (Node's fetch, curl) then gets the answer instead of
 /// a connection reset, which is what closing a socket with unread data would give it.
+///
+/// A body that stops arriving for [`BODY_GAP`] (1-2×), or comes slower than [`BODY_MIN_RATE`]
+/// after its first [`BODY_GAP`], fails with [`BodyError::Stalled`]: a client that declares a
+/// length and then sends nothing, or a byte now and then, would otherwise hold its request and
+/// its connection for as long as it liked. The timer starts only when the body is waited for, so
+/// one that came with its headers costs none, and it is looked at only when it fires.
 pub struct RequestBody {
     inner: Option<Incoming>,
     drain_max: u64,
+    /// Since when the body has been waited for, and the timer of its next check.
+    stall: Option<(tokio::time::Instant, Pin<Box<tokio::time::Sleep>>)>,
+    /// A frame arrived since the stall timer was set.
+    progressed: bool,
+    /// Bytes received so far.
+    received: u64,
+}
+
+/// Why a request body could not be read to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    #[error(transparent)]
+    Read(#[from] hyper::Error),
+    #[error("it stopped for {} s, or came slower than {BODY_MIN_RATE} bytes a second", BODY_GAP.as_secs())]
+    Stalled,
 }
 
 impl RequestBody {
     pub fn new(inner: Incoming, drain_max: u64) -> RequestBody {
-        RequestBody { inner: Some(inner), drain_max }
+        RequestBody { inner: Some(inner), drain_max, stall: None, progressed: false, received: 0 }
+    }
+
+    /// Called while the body is waited for: whether nothing has come for too long, or too little.
+    fn stalled(&mut self, cx: &mut Context<'_>) -> bool {
+        let (began, timer) =
+            self.stall.get_or_insert_with(|| (tokio::time::Instant::now(), Box::pin(tokio::time::sleep(BODY_GAP))));
+        loop {
+            if timer.as_mut().poll(cx).is_pending() {
+                return false;
+            }
+            let allowed = BODY_GAP + Duration::from_secs(self.received / BODY_MIN_RATE);
+            if !std::mem::take(&mut self.progressed) || began.elapsed() > allowed {
+                return true;
+            }
+            timer.as_mut().reset(tokio::time::Instant::now() + BODY_GAP);
+        }
     }
 }
 
 impl hyper::body::Body for RequestBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BodyError;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
-        match self.inner.as_mut() {
-            Some(body) => Pin::new(body).poll_frame(cx),
-            None => Poll::Ready(None),
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let Some(body) = self.inner.as_mut() else { return Poll::Ready(None) };
+        match Pin::new(body).poll_frame(cx) {
+            Poll::Pending if self.stalled(cx) => Poll::Ready(Some(Err(BodyError::Stalled))),
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(frame))) => {
+                self.progressed = true;
+                self.received += frame.data_ref().map_or(0, |d| d.len() as u64);
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(BodyError::Read(e)))),
+            Poll::Ready(None) => Poll::Ready(None),
         }
     }
 
@@ -106,9 +156,19 @@ pub async fn read_bounded(req: Req, limit: u64) -> Result<Bytes, Error> {
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
             Err(too_large(limit, "request body"))
         }
-        Err(e) => {
-            Err(Error::invalid(codes::INVALID_INPUT, "the request body could not be read to its end").caused_by(e))
-        }
+        Err(e) => Err(unreadable(&*e)),
+    }
+}
+
+/// The refusal of a body that could not be read to its end: it stopped arriving, or the
+/// connection broke.
+pub fn unreadable(e: &(dyn std::error::Error + 'static)) -> Error {
+    match e.downcast_ref::<BodyError>() {
+        Some(stalled @ BodyError::Stalled) => Error::invalid(
+            codes::INVALID_INPUT,
+            format!("the request body stopped arriving: {stalled}; send it whole and promptly"),
+        ),
+        _ => Error::invalid(codes::INVALID_INPUT, "the request body could not be read to its end").caused_by(e),
     }
 }
 

@@ -70,7 +70,7 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     if declared_length(&req).is_some_and(|n| n > envelope) {
         return Err(file_too_large(max));
     }
-    let stream = req.into_body().into_data_stream().map(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
+    let stream = req.into_body().into_data_stream().map(|r| r.map_err(std::io::Error::other));
     let limits = multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(envelope).per_field(max));
     let mut multipart = multer::Multipart::with_constraints(stream, boundary, limits);
     let dir = state.config.spill_dir();
@@ -296,9 +296,22 @@ fn read_back<T: DeserializeOwned + Send + 'static>(rows: BufWriter<File>) -> mps
     rx
 }
 
+/// The body's own error inside the stream error that multer reports.
+fn body_error<'a>(
+    read: &'a (dyn std::error::Error + Send + Sync + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    let io = read.downcast_ref::<std::io::Error>()?;
+    let inner = io.get_ref()?;
+    inner.downcast_ref::<super::body::BodyError>().map(|b| b as &(dyn std::error::Error + 'static))
+}
+
 fn multipart_error(e: multer::Error, max: u64) -> Error {
     match e {
         multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => file_too_large(max),
+        // The body itself failed (it stopped arriving): not a multipart mistake.
+        multer::Error::StreamReadFailed(read) if body_error(&*read).is_some() => {
+            super::body::unreadable(body_error(&*read).unwrap_or(&*read))
+        }
         other => Error::invalid(
             codes::INVALID_INPUT,
             "the body is not well-formed multipart/form-data; send the CSV as a file field named file",

@@ -11,6 +11,7 @@ pub mod ceremony;
 pub mod device;
 pub mod errors;
 pub mod html;
+pub mod idle;
 pub mod oauth;
 pub mod pages;
 pub mod public;
@@ -125,9 +126,14 @@ pub async fn serve<A, H, F>(
                     continue;
                 };
                 let handler = handler.clone();
+                // A connection that does nothing while none of its requests is being answered is
+                // closed: it would hold its slot for ever (see `idle`).
+                let activity = Arc::new(idle::Activity::default());
+                let io = idle::IdleIo::new(io, activity.clone());
                 let service = service_fn(move |req| {
+                    let busy = activity.begin();
                     let fut = handler(req, peer.clone());
-                    async move { Ok::<_, Infallible>(fut.await) }
+                    async move { Ok::<_, Infallible>(fut.await.map(|body| idle::answered_with(body, busy))) }
                 });
                 let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
                 let watched = graceful.watch(conn.into_owned());

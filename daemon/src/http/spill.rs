@@ -10,7 +10,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use bytes::Bytes;
-use latchkey::codes;
 
 use super::body::too_large;
 use crate::crypto::random_token;
@@ -69,9 +68,7 @@ pub async fn spill_body(req: super::body::Req, limit: u64, dir: &Path) -> Result
     let mut spill = Spill::new(dir, limit)?;
     let mut body = req.into_body();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            Error::invalid(codes::INVALID_INPUT, "the request body could not be read to its end").caused_by(e)
-        })?;
+        let frame = frame.map_err(|e| super::body::unreadable(&e))?;
         if let Ok(data) = frame.into_data() {
             spill.add(&data)?;
         }
