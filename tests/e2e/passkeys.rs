@@ -259,6 +259,15 @@ fn who_may_register() {
     let mut soft = Soft::new(&open.origin);
     let r = open.register(&mut soft, "new@public.test", None, None, &Tamper::default());
     assert_eq!(r.status, 201, "{}", r.body);
+    // The same kind of id (`sub`) as an invited user's: a UUID in text form.
+    let id = r.json()["user"]["id"].as_str().unwrap().to_owned();
+    d.cli(&["user", "invite", "--tenant", "public", "--email", "inv@public.test", "--name", "Inv"]).ok();
+    let invited = d.cli(&["user", "show", "--tenant", "public", "inv@public.test", "-o", "json"]).ok().json();
+    let invited_id = invited["id"].as_str().unwrap().to_owned();
+    for id in [&id, &invited_id] {
+        let groups: Vec<usize> = id.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{id}");
+    }
     let r = open.register_start("new@public.test", "Again", None, None, json!({}));
     assert_eq!(r.status, 403);
     // Tenants do not share users: the same e-mail is free in another tenant.
@@ -281,6 +290,28 @@ fn recovery_link_registers_a_new_passkey_and_ends_other_sessions() {
     assert_eq!(creds.as_array().unwrap().len(), 2);
     let r = site.register_start("ada@acme.test", "Ada", Some(&token), None, json!({}));
     assert_eq!(r.status, 403, "a recovery link works once");
+}
+
+#[test]
+fn a_registration_begun_in_a_session_that_has_ended_adds_nothing() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (_, stolen_cookie) = site.user_with_passkey("ada@acme.test");
+    // Someone with the session's cookie begins adding their own passkey ...
+    let start = site.register_start("ada@acme.test", "Ada", None, Some(&stolen_cookie), json!({}));
+    assert_eq!(start.status, 200, "{}", start.body);
+    let options = start.json();
+    // ... the user recovers the account meanwhile, which ends every other session ...
+    let token = site.recover("ada@acme.test");
+    let r = site.register(&mut Soft::new(&site.origin), "ada@acme.test", Some(&token), None, &Tamper::default());
+    assert_eq!(r.status, 201, "{}", r.body);
+    // ... and the finish in the ended session is refused, storing nothing.
+    let before = d.snapshot();
+    let credential = Soft::new(&site.origin).create(&options, &Tamper::default());
+    let body = json!({"credential": credential, "challenge": options["challenge"]});
+    let r = site.post("/register/finish", &body, Some(&stolen_cookie));
+    assert_eq!((r.status, r.json()["error"].as_str()), (401, Some("login_required")), "{}", r.body);
+    assert_eq!(d.snapshot(), before);
 }
 
 #[test]

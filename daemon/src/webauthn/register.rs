@@ -15,7 +15,7 @@ use webauthn_rs::prelude::{COSEAlgorithm, PasskeyRegistration, RegisterPublicKey
 
 use super::{CredentialInfo, UserInfo, authdata, device, invalid_challenge, malformed, valid_email, valid_name};
 use crate::State;
-use crate::crypto::{b64url, b64url_decode, random_bytes};
+use crate::crypto::{b64url, b64url_decode};
 use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
 use crate::store::challenges::ChallengeRow;
@@ -72,9 +72,24 @@ pub struct FinishResponse {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 enum Who {
-    Invite { user_id: UserId, invite_id: InviteId, recovery: bool },
-    Session { user_id: UserId, session_id: i64 },
-    Open { handle: String, public_id: String },
+    Invite {
+        user_id: UserId,
+        invite_id: InviteId,
+        recovery: bool,
+    },
+    /// `session_key`: the session cookie's stored key, to find the very same session at the
+    /// finish (an id alone may be given to a new session once the old one is deleted). Absent
+    /// in a challenge of an earlier release: its finish asks to sign in again.
+    Session {
+        user_id: UserId,
+        session_id: i64,
+        #[serde(default)]
+        session_key: Option<String>,
+    },
+    Open {
+        handle: String,
+        public_id: String,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -115,8 +130,9 @@ pub async fn start(
     let invite_hash = req.invite.as_deref().map(crate::users::ids::token_key);
     let attachment = req.authenticator.unwrap_or_default();
     let conveyance = req.attestation.unwrap_or_default();
-    let fresh_handle = random_bytes::<16>()?;
-    let fresh_public_id = b64url(&random_bytes::<16>()?);
+    // The same kinds of identifiers as invited and imported users get (UUIDv7s).
+    let fresh_handle = crate::users::ids::user_handle()?;
+    let fresh_public_id = crate::users::ids::public_id()?;
 
     // Only the challenge is written (the rest is read): a challenge lost in a power cut only
     // means the user starts again, so there is no fsync to wait for.
@@ -150,7 +166,12 @@ pub async fn start(
                     return Err(not_allowed("you are signed in as another user"));
                 }
                 let excluded = credential_ids(tx, t, user.id)?;
-                (Who::Session { user_id: user.id, session_id: session.id }, user.user_handle, Some(user.id), excluded)
+                let who = Who::Session {
+                    user_id: user.id,
+                    session_id: session.id,
+                    session_key: caller.session_token.as_deref().map(|t| b64url(&crate::users::ids::token_key(t))),
+                };
+                (who, user.user_handle, Some(user.id), excluded)
             } else if tenant.registration == Registration::Open {
                 if store::users::by_email(tx, t, &username)?.is_some() {
                     return Err(not_allowed(
@@ -304,7 +325,23 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     }
                     (user, true)
                 }
-                Who::Session { user_id, session_id: _ } => (existing_user(tx, t, *user_id)?, false),
+                Who::Session { user_id, session_id, session_key } => {
+                    // The session that began the registration must still be live: one ended
+                    // meanwhile (signed out, or by the user's recovery, which ends every other
+                    // session) adds no passkey, whoever holds its cookie.
+                    let live = match session_key.as_deref().and_then(b64url_decode) {
+                        Some(key) => store::sessions::valid(tx, t, &key, now)?
+                            .is_some_and(|s| s.user_id == *user_id && s.id == *session_id),
+                        None => false,
+                    };
+                    if !live {
+                        return Err(Error::unauthenticated(
+                            codes::LOGIN_REQUIRED,
+                            "the session that began this registration has ended: sign in again",
+                        ));
+                    }
+                    (existing_user(tx, t, *user_id)?, false)
+                }
                 Who::Open { handle, public_id } => {
                     if store::users::by_email(tx, t, &ctx.username)?.is_some() {
                         return Err(not_allowed("this username was taken meanwhile"));
