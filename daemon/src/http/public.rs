@@ -46,7 +46,10 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
     state.metrics.observe(name, status, elapsed);
-    // The query string is left out on purpose: it may carry codes and tokens.
+    // The query string is left out on purpose: it may carry codes and tokens; so is the token
+    // that an invitation or recovery link carries in its path (whoever reads the log could
+    // otherwise register a passkey on the account).
+    let path = logged_path(name, &path);
     // Numbers stay numbers (JSON logs); probes and scrapes every few seconds only at debug level.
     let ms = (elapsed.as_secs_f64() * 1e6).round() / 1e3;
     if matches!(name, "healthz" | "readyz" | "metrics") {
@@ -55,6 +58,14 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
         tracing::info!(target: "latchkeyd::http", %peer, %method, %path, route = name, status, ms);
     }
     response
+}
+
+/// The path as logged: an invitation or recovery page's token replaced by `…`.
+fn logged_path<'a>(route: &str, path: &'a str) -> std::borrow::Cow<'a, str> {
+    match (route, path.rsplit_once('/')) {
+        ("invite_page" | "recover_page", Some((page, _token))) => format!("{page}/…").into(),
+        _ => path.into(),
+    }
 }
 
 /// The route of a request: a daemon-wide one, or one below the tenant served at its host and path.
@@ -245,4 +256,16 @@ fn document_preflight() -> Response<Body> {
 fn public_document(r: Response<Body>) -> Response<Body> {
     let r = with_header(r, header::ACCESS_CONTROL_ALLOW_ORIGIN, "*");
     with_header(r, header::CACHE_CONTROL, "public, max-age=300")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::logged_path;
+
+    #[test]
+    fn link_tokens_stay_out_of_the_log() {
+        assert_eq!(logged_path("recover_page", "/acme/recover/AaIdu7OXQRaPQrqCZycB2F"), "/acme/recover/…");
+        assert_eq!(logged_path("invite_page", "/invite/AaIdu7OXQRaPQrqCZycB2F"), "/invite/…");
+        assert_eq!(logged_path("auth_start", "/acme/auth/start"), "/acme/auth/start");
+    }
 }
