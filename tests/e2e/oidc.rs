@@ -179,7 +179,10 @@ fn a_live_session_goes_straight_back_and_prompt_login_asks_again() {
     let fresh = site.sign_in(&mut soft, Some("ada@acme.test"), &Default::default()).session_cookie().unwrap();
     let done = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&fresh));
     assert_eq!(done.status, 302);
-    // max_age=0 needs a sign-in now; prompt=none without a session answers login_required.
+    // max_age=0 needs a sign-in now, even in a session begun this very second; prompt=none
+    // without a session answers login_required.
+    let zero = get(&authorize_url(&site, &web, &p, &[("max_age", "0")]), Some(&fresh));
+    assert_eq!(zero.status, 200, "max_age=0 shows the login page: {}", zero.body);
     let none = get(&authorize_url(&site, &web, &p, &[("prompt", "none")]), None);
     let params = location_params(&none);
     assert_eq!(param(&params, "error"), Some("login_required"));

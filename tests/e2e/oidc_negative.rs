@@ -68,6 +68,14 @@ fn authorize_errors_go_back_with_error_and_state() {
         (vec![("max_age", "-1")], "invalid_request"),
         (vec![("prompt", "none login")], "invalid_request"),
         (vec![("prompt", "none")], "login_required"),
+        // What discovery says is unsupported is refused, not ignored.
+        (vec![("response_mode", "fragment")], "invalid_request"),
+        (vec![("response_mode", "form_post")], "invalid_request"),
+        (vec![("request", "eyJhbGciOiJub25lIn0.e30.")], "request_not_supported"),
+        (vec![("request_uri", "https://app.example.com/r/1")], "request_uri_not_supported"),
+        // Bounded, since a pending request keeps them.
+        (vec![("nonce", &"n".repeat(2049))], "invalid_request"),
+        (vec![("login_hint", &format!("{}@x.test", "a".repeat(320)))], "invalid_request"),
     ] {
         let r = get(&authorize_url(&site, &spa, &p, &extra), None);
         assert_eq!(r.status, 302, "{extra:?}: {}", r.body);
@@ -75,9 +83,15 @@ fn authorize_errors_go_back_with_error_and_state() {
         assert_eq!(param(&params, "error"), Some(error), "{extra:?}");
         assert_eq!(param(&params, "state"), Some("st-123"), "{extra:?}");
     }
+    let long_state = "s".repeat(2049);
+    let r = get(&authorize_url(&site, &spa, &p, &[("state", &long_state)]), None);
+    assert_eq!(param(&location_params(&r), "error"), Some("invalid_request"));
     let m2m = App { redirect: "https://app.example.com/oidc-callback".into(), ..app(&site, "m2m", &[]) };
     let _ = m2m;
     assert_eq!(d.snapshot_of(OIDC_TABLES), before);
+    // response_mode=query, the default, said outright.
+    let r = get(&authorize_url(&site, &spa, &p, &[("response_mode", "query")]), None);
+    assert_eq!(r.status, 200, "the login page: {}", r.body);
 }
 
 #[test]

@@ -403,4 +403,18 @@ fn ceremonies_are_rate_limited_per_address() {
     assert_eq!(r.header("retry-after"), Some("60"));
     d.clock.advance(60);
     site.auth_start(None);
+
+    // /authorize stores a pending request for each caller without a session: the same limit,
+    // counted apart from the ceremonies (a sign-in through an app makes both).
+    let web = crate::oidc_support::app(&site, "web", &[]);
+    let p = crate::oidc_support::pkce();
+    let url = crate::oidc_support::authorize_url(&site, &web, &p, &[]);
+    for _ in 0..3 {
+        assert_eq!(crate::oidc_support::get(&url, None).status, 200);
+    }
+    let before = d.snapshot();
+    let r = crate::oidc_support::get(&url, None);
+    assert_eq!((r.status, r.json()["error"].as_str()), (429, Some("rate_limited")), "{}", r.body);
+    assert_eq!(d.snapshot(), before, "nothing stored past the limit");
+    site.auth_start(None);
 }

@@ -101,6 +101,11 @@ fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> 
             _,
             TenantRoute::RegisterStart | TenantRoute::RegisterFinish | TenantRoute::AuthStart | TenantRoute::AuthFinish,
         ) => ("ceremony", live.ceremony_rate_per_minute),
+        // Each stores what a sign-in needs for its ten minutes (a pending request, a social
+        // login's state), and asks nothing of the caller: the ceremonies' limit, counted apart.
+        Route::Tenant(_, TenantRoute::Authorize | TenantRoute::AuthorizeResume | TenantRoute::SocialStart(_)) => {
+            ("authorize", live.ceremony_rate_per_minute)
+        }
         Route::Tenant(
             _,
             TenantRoute::Token | TenantRoute::Revoke | TenantRoute::Introspect | TenantRoute::DeviceAuthorization,

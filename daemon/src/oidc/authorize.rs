@@ -166,6 +166,28 @@ pub async fn authorize(
         None => return fail(OAuthCode::InvalidRequest, "response_type is required"),
         Some(_) => return fail(OAuthCode::UnsupportedResponseType, "only response_type=code is supported"),
     }
+    // What discovery says is not supported is refused, not ignored: a client that asked for the
+    // code in a fragment or a form post, or sent its parameters in a request object, would
+    // otherwise look for an answer where none comes.
+    match params.get("response_mode") {
+        Ok(None | Some("query")) => {}
+        Ok(Some(_)) => return fail(OAuthCode::InvalidRequest, "response_mode must be query (the only one supported)"),
+        Err(_) => return fail(OAuthCode::InvalidRequest, "response_mode is repeated"),
+    }
+    if !matches!(params.get("request"), Ok(None)) {
+        return fail(OAuthCode::RequestNotSupported, "request objects are not supported; send the parameters as such");
+    }
+    if !matches!(params.get("request_uri"), Ok(None)) {
+        return fail(OAuthCode::RequestUriNotSupported, "request_uri is not supported; send the parameters as such");
+    }
+    // Bounded, since a pending request keeps them for the ten minutes of a sign-in.
+    for (name, value, max) in
+        [("state", state_param.as_deref(), 2048), ("nonce", nonce, 2048), ("login_hint", login_hint, 320)]
+    {
+        if value.is_some_and(|v| v.len() > max) {
+            return fail(OAuthCode::InvalidRequest, &format!("{name} is longer than {max} bytes"));
+        }
+    }
     let scopes = match user_scopes(&app, scope) {
         Ok(s) => s,
         Err(why) => return fail(OAuthCode::InvalidScope, &why),
@@ -225,7 +247,9 @@ pub async fn authorize(
                 None => None,
             };
             let (prompt_login, max_age) = (request.prompt_login, request.max_age);
-            let fresh = |s: &SessionRow| !prompt_login && max_age.is_none_or(|m| now - s.auth_time <= m);
+            // max_age=0 asks for a sign-in now, whatever the session's age (in whole seconds,
+            // a session begun this second would otherwise count as 0 seconds old).
+            let fresh = |s: &SessionRow| !prompt_login && max_age.is_none_or(|m| m > 0 && now - s.auth_time <= m);
             let mut request = request;
             if request.prompt_login {
                 request.stale_session = session.as_ref().map(|(s, _)| s.id);

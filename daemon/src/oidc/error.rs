@@ -26,6 +26,10 @@ pub enum OAuthCode {
     UnsupportedResponseType,
     /// `prompt=none` without a usable session (OIDC Core §3.1.2.6).
     LoginRequired,
+    /// A request object (`request`) or its URI (`request_uri`), which discovery says are not
+    /// supported (OIDC Core §6).
+    RequestNotSupported,
+    RequestUriNotSupported,
     /// Device grant (RFC 8628 §3.5): the user has not decided yet.
     AuthorizationPending,
     /// Device grant: polled faster than the interval, which grows by 5 seconds.
@@ -51,6 +55,8 @@ impl OAuthCode {
             OAuthCode::TemporarilyUnavailable => "temporarily_unavailable",
             OAuthCode::UnsupportedResponseType => "unsupported_response_type",
             OAuthCode::LoginRequired => "login_required",
+            OAuthCode::RequestNotSupported => "request_not_supported",
+            OAuthCode::RequestUriNotSupported => "request_uri_not_supported",
             OAuthCode::AuthorizationPending => "authorization_pending",
             OAuthCode::SlowDown => "slow_down",
             OAuthCode::AccessDenied => "access_denied",
@@ -73,6 +79,8 @@ impl OAuthCode {
             | OAuthCode::InvalidScope
             | OAuthCode::UnsupportedResponseType
             | OAuthCode::LoginRequired
+            | OAuthCode::RequestNotSupported
+            | OAuthCode::RequestUriNotSupported
             | OAuthCode::AuthorizationPending
             | OAuthCode::SlowDown
             | OAuthCode::AccessDenied
