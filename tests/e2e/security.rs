@@ -106,6 +106,23 @@ fn logout_without_an_id_token_hint_asks_first() {
     assert_eq!(page.status, 200);
     assert!(page.body.contains("Sign out?") && page.body.contains("method=\"post\""), "{}", page.body);
     assert!(page.body.contains("name=\"state\" value=\"s1\""), "parameters travel with the form");
+    // The form leads only to this site; to a registered place of the app too when it names one
+    // (browsers hold the redirect after the form to `form-action`), never to anywhere else.
+    let csp = page.header("content-security-policy").unwrap_or_default().to_owned();
+    assert!(csp.contains("form-action 'self';"), "{csp}");
+    let web = app(&site, "web", &["--post-logout-redirect-uri", "https://app.example.com/bye"]);
+    for (uri, source) in
+        [("https://app.example.com/bye", Some("https://app.example.com")), ("https://evil.example/", None)]
+    {
+        let url = format!("{}/logout?client_id={}&post_logout_redirect_uri={uri}", site.base, web.client_id);
+        let page = get(&url, Some(&cookie));
+        assert_eq!(page.status, 200);
+        let csp = page.header("content-security-policy").unwrap_or_default().to_owned();
+        match source {
+            Some(source) => assert!(csp.contains(&format!("form-action 'self' {source};")), "{csp}"),
+            None => assert!(csp.contains("form-action 'self';"), "{csp}"),
+        }
+    }
     assert!(page.set_cookie().is_none(), "the cookie is kept");
     assert_eq!(d.snapshot_of(&["sessions"]), sessions, "the session is still there");
     assert_eq!(site.api("GET", "/api/credentials", None, &cookie, None).status, 200);

@@ -166,7 +166,9 @@ pub async fn logout(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
     .filter_map(|(k, v)| v.clone().map(|v| (k, v)))
     .collect();
     let r = match introspection::logout(cx.state, cx.tenant.clone(), request).await? {
-        LogoutOutcome::Confirm => return Ok(pages::confirm_sign_out(&cx.tenant, &echo)),
+        LogoutOutcome::Confirm { returns_to } => {
+            return Ok(pages::confirm_sign_out(&cx.tenant, &echo, returns_to.as_deref()));
+        }
         LogoutOutcome::SignedOut(Some(to)) => redirect(&to),
         LogoutOutcome::SignedOut(None) => pages::signed_out(&cx.tenant),
     };

@@ -154,7 +154,9 @@ pub fn sign_in_expired(tenant: &TenantRuntime) -> Response<Body> {
 /// `/logout` reached without proof that an application sent the user (no valid
 /// `id_token_hint`): ask before ending the session. The form posts back to `/logout` with the
 /// same parameters; the session cookie (SameSite=Lax) only travels with a POST from our own page.
-pub fn confirm_sign_out(tenant: &TenantRuntime, params: &[(&str, String)]) -> Response<Body> {
+/// `returns_to` (a registered post-logout place, as a CSP source) joins the page's `form-action`:
+/// browsers hold the redirect that answers the form to it too, and would stop there.
+pub fn confirm_sign_out(tenant: &TenantRuntime, params: &[(&str, String)], returns_to: Option<&str>) -> Response<Body> {
     let hidden: String =
         params.iter().map(|(k, v)| format!("<input type=\"hidden\" name=\"{k}\" value=\"{}\">\n", escape(v))).collect();
     let main = format!(
@@ -164,7 +166,14 @@ pub fn confirm_sign_out(tenant: &TenantRuntime, params: &[(&str, String)]) -> Re
         name = escape(&tenant.name),
         prefix = escape(&tenant.path_prefix),
     );
-    html(StatusCode::OK, render(tenant, "Sign out", "confirm-sign-out", &[], &main))
+    let page = html(StatusCode::OK, render(tenant, "Sign out", "confirm-sign-out", &[], &main));
+    match returns_to {
+        Some(source) => {
+            let csp = super::html::CSP.replace("form-action 'self'", &format!("form-action 'self' {source}"));
+            super::response::with_header_value(page, header::CONTENT_SECURITY_POLICY, &csp)
+        }
+        None => page,
+    }
 }
 
 /// After `/logout` without a registered place to return to.

@@ -178,10 +178,22 @@ pub struct LogoutRequest {
 #[derive(Debug, PartialEq, Eq)]
 pub enum LogoutOutcome {
     /// Nothing yet: without a valid `id_token_hint` the user is asked to confirm, so that another
-    /// site cannot sign them out by linking here.
-    Confirm,
+    /// site cannot sign them out by linking here. `returns_to`: where the confirmed sign-out
+    /// will send the browser, when that place is registered for the client (its origin, or its
+    /// scheme for a native app's), which the question page's form may then lead to.
+    Confirm { returns_to: Option<String> },
     /// Signed out; send the browser there when the place is registered for the client.
     SignedOut(Option<String>),
+}
+
+/// A Content-Security-Policy source for a registered redirect: its origin, or for a native app's
+/// custom scheme (an opaque origin) the scheme.
+fn form_target(uri: &str) -> Option<String> {
+    let url = url::Url::parse(uri).ok()?;
+    match url.origin() {
+        url::Origin::Tuple(..) => Some(url.origin().ascii_serialization()),
+        url::Origin::Opaque(_) => Some(format!("{}:", url.scheme())),
+    }
 }
 
 /// Ends the session (and every grant made within it, refresh and access tokens alike).
@@ -196,7 +208,16 @@ pub async fn logout(
     let hint =
         req.id_token_hint.as_deref().and_then(|h| verify_id_hint(&tenant, h, now, req.client_id.as_deref()).ok());
     if !req.confirmed && req.session_token.is_some() && !hint_is_the_sessions(state, &tenant, &req, &hint, now).await? {
-        return Ok(LogoutOutcome::Confirm);
+        let client_id = hint.as_ref().map(|h| h.aud.clone()).or_else(|| req.client_id.clone());
+        let returns_to = match (client_id, req.post_logout_redirect_uri.clone()) {
+            (Some(client_id), Some(uri)) => {
+                let t = tenant.id;
+                let app = state.db.read(move |tx| store::apps::get(tx, t, &client_id)).await?;
+                app.filter(|a| a.post_logout_redirect_uris.contains(&uri)).and_then(|_| form_target(&uri))
+            }
+            _ => None,
+        };
+        return Ok(LogoutOutcome::Confirm { returns_to });
     }
     state
         .db
