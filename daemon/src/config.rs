@@ -281,6 +281,27 @@ pub struct Overrides {
     pub data_dir: Option<PathBuf>,
 }
 
+/// `d` in days, hours, minutes, seconds and milliseconds, largest first, zero parts left out:
+/// `90d`, `1h30m`, `0s`; under two minutes in seconds (`60s`, as the defaults are written).
+/// What [`duration`] reads back.
+pub fn compact_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms % 1000 == 0 && ms < 120_000 {
+        return format!("{}s", ms / 1000);
+    }
+    let parts = [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)];
+    let mut left = ms;
+    let mut out = String::new();
+    for (unit, size) in parts {
+        let n = left / size;
+        left %= size;
+        if n > 0 {
+            out.push_str(&format!("{n}{unit}"));
+        }
+    }
+    if out.is_empty() { "0s".to_owned() } else { out }
+}
+
 impl Config {
     /// Where uploads are spilled while they are checked (bulk imports): beside the SQLite
     /// database, whose disk holds the data anyway; on PostgreSQL, where a node keeps no files,
@@ -460,8 +481,11 @@ impl Config {
     }
 
     /// The effective configuration in the file's own format (what `check-config` prints).
+    ///
+    /// Durations are written as the file would write them (`90d`, `1h30m`); humantime's own
+    /// format counts months of 30.44 days (`2months 29days 2h 52m 48s` for 90 days).
     pub fn to_toml(&self) -> String {
-        let fmt = |d: Duration| humantime::format_duration(d).to_string();
+        let fmt = compact_duration;
         let file = FileConfig {
             server: ServerSection {
                 listen: Some(self.listen.to_string()),
@@ -714,6 +738,18 @@ mod tests {
 
     fn dev() -> Overrides {
         Overrides { dev: true, ..Overrides::default() }
+    }
+
+    #[test]
+    fn durations_are_written_as_the_file_writes_them_and_read_back() {
+        for (secs, text) in [(90 * 86_400, "90d"), (30 * 86_400, "30d"), (60, "60s"), (300, "5m"), (5400, "1h30m"), (8 * 3600, "8h")] {
+            let d = Duration::from_secs(secs);
+            assert_eq!(compact_duration(d), text);
+            assert_eq!(humantime::parse_duration(text).unwrap(), d, "{text}");
+        }
+        assert_eq!(compact_duration(Duration::from_millis(1500)), "1s500ms");
+        assert_eq!(humantime::parse_duration("1s500ms").unwrap(), Duration::from_millis(1500));
+        assert_eq!(compact_duration(Duration::ZERO), "0s");
     }
 
     #[test]
