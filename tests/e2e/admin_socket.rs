@@ -98,6 +98,17 @@ fn bad_admin_requests_name_the_problem_and_store_nothing() {
             415,
             "unsupported_media_type",
         ),
+        // A CSV import is text/csv (or untyped), not JSON.
+        (
+            admin_request(
+                "POST",
+                "/admin/v1/tenants/acme/users/import",
+                Some("application/json"),
+                b"email,name\nada@acme.test,Ada\n",
+            ),
+            415,
+            "unsupported_media_type",
+        ),
         (
             admin_request(
                 "POST",

@@ -43,6 +43,16 @@ pub async fn import(
     req: Req,
     actor: String,
 ) -> Result<Response<crate::http::Body>, Error> {
+    // The body is the CSV file itself: `text/csv` (what the CLI sends), or no type at all.
+    if req.headers().contains_key(hyper::header::CONTENT_TYPE)
+        && !crate::http::request::content_type_is(req.headers(), "text/csv")
+    {
+        return Err(Error::new(
+            crate::error::Kind::UnsupportedMediaType,
+            latchkey::codes::UNSUPPORTED_MEDIA_TYPE,
+            "send the CSV file as the body with Content-Type: text/csv",
+        ));
+    }
     let max = state.config.limits.invite_file_max;
     let dir = state.config.spill_dir();
     let mut file = crate::http::spill::spill_body(req, max, &dir).await?;
