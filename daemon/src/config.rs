@@ -286,7 +286,7 @@ pub struct Overrides {
 /// What [`duration`] reads back.
 pub fn compact_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 && ms < 120_000 {
+    if ms.is_multiple_of(1000) && ms < 120_000 {
         return format!("{}s", ms / 1000);
     }
     let parts = [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)];
