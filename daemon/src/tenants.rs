@@ -172,6 +172,10 @@ struct Maps {
     /// `path_prefix` → tenant, for tenants under the daemon's public URL (routed by path alone
     /// when a proxy rewrites `Host`).
     by_prefix: HashMap<String, Arc<TenantRuntime>>,
+    /// Hosts (authorities) of tenants on a domain of their own, with how many tenants each: a
+    /// request to one of them is never routed by path alone, so that the tenants under the
+    /// public URL do not appear on a customer's domain (same-origin with its pages).
+    custom_hosts: HashMap<String, usize>,
     /// The most path segments any tenant's prefix has had: how many prefixes of a path to try.
     depth: usize,
 }
@@ -182,6 +186,8 @@ impl Maps {
         self.by_address.insert(format!("{}{}", t.authority, t.path_prefix), t.clone());
         if t.under_public_url {
             self.by_prefix.insert(t.path_prefix.clone(), t.clone());
+        } else {
+            *self.custom_hosts.entry(t.authority.clone()).or_default() += 1;
         }
         self.depth = self.depth.max(t.path_prefix.matches('/').count());
         self.by_slug.insert(t.slug.clone(), t);
@@ -192,6 +198,11 @@ impl Maps {
             self.by_address.remove(&format!("{}{}", old.authority, old.path_prefix));
             if old.under_public_url {
                 self.by_prefix.remove(&old.path_prefix);
+            } else if let Some(n) = self.custom_hosts.get_mut(&old.authority) {
+                *n -= 1;
+                if *n == 0 {
+                    self.custom_hosts.remove(&old.authority);
+                }
             }
         }
     }
@@ -262,6 +273,9 @@ impl Registry {
                 if let Some(t) = snap.by_address.get(&format!("{h}{prefix}")) {
                     return Some((t.clone(), rest));
                 }
+            }
+            if snap.custom_hosts.contains_key(h) {
+                return None;
             }
         }
         prefixes(path, snap.depth).find_map(|(prefix, rest)| snap.by_prefix.get(prefix).map(|t| (t.clone(), rest)))
@@ -624,6 +638,11 @@ mod tests {
         assert_eq!(at("login.whole.test:8443", "/anything"), None);
         assert_eq!(at("login.deep.test", "/a/b/token"), Some(("deep".into(), "/token".into())));
         assert_eq!(at("login.deep.test", "/a/token"), Some(("shallow".into(), "/token".into())));
+        // A tenant under the public URL is not served on another tenant's own domain, where it
+        // would share that tenant's origin; on any other host (a proxy rewriting Host) it is.
+        assert_eq!(at("login.deep.test", "/t42/token"), None);
+        assert_eq!(at("login.whole.test:443", "/t42/token").map(|(s, _)| s), Some("whole".into()));
+        assert_eq!(at("other.proxy:8080", "/t42/token").map(|(s, _)| s), Some("t42".into()));
         // Custom domains are only routed by their own host.
         assert_eq!(at("id.example.com", "/a/b/token"), None);
         assert_eq!(registry.len(), 10_003);
