@@ -742,7 +742,9 @@ mod tests {
 
     #[test]
     fn durations_are_written_as_the_file_writes_them_and_read_back() {
-        for (secs, text) in [(90 * 86_400, "90d"), (30 * 86_400, "30d"), (60, "60s"), (300, "5m"), (5400, "1h30m"), (8 * 3600, "8h")] {
+        for (secs, text) in
+            [(90 * 86_400, "90d"), (30 * 86_400, "30d"), (60, "60s"), (300, "5m"), (5400, "1h30m"), (8 * 3600, "8h")]
+        {
             let d = Duration::from_secs(secs);
             assert_eq!(compact_duration(d), text);
             assert_eq!(humantime::parse_duration(text).unwrap(), d, "{text}");

@@ -258,6 +258,13 @@ impl Registry {
     /// Finds the tenant for a request: first by `Host` and path prefix; then, for tenants under
     /// the daemon's own public URL, by path prefix alone (a reverse proxy may rewrite `Host`).
     /// Returns the tenant and the path below its prefix (always starting with `/`).
+    /// Whether `host` (a `Host` header) is the domain of a tenant of its own (not the public URL).
+    pub fn is_own_domain(&self, host: &str) -> bool {
+        let h = host.to_ascii_lowercase();
+        let h = h.strip_suffix(":443").or_else(|| h.strip_suffix(":80")).unwrap_or(&h);
+        self.read().custom_hosts.contains_key(h)
+    }
+
     pub fn resolve(&self, host: Option<&str>, path: &str) -> Option<(Arc<TenantRuntime>, String)> {
         // Hash lookups of the path's prefixes, longest first: the cost follows the path's depth,
         // not the number of tenants.
@@ -641,6 +648,8 @@ mod tests {
         // A tenant under the public URL is not served on another tenant's own domain, where it
         // would share that tenant's origin; on any other host (a proxy rewriting Host) it is.
         assert_eq!(at("login.deep.test", "/t42/token"), None);
+        assert!(registry.is_own_domain("login.deep.test") && registry.is_own_domain("LOGIN.whole.test:443"));
+        assert!(!registry.is_own_domain("id.example.com") && !registry.is_own_domain("login.whole.test:8443"));
         assert_eq!(at("login.whole.test:443", "/t42/token").map(|(s, _)| s), Some("whole".into()));
         assert_eq!(at("other.proxy:8080", "/t42/token").map(|(s, _)| s), Some("t42".into()));
         // Custom domains are only routed by their own host.

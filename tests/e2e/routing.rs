@@ -54,6 +54,16 @@ fn custom_domain_tenant_is_routed_by_host() {
     assert_eq!(r.json()["token_endpoint"], "https://login.corp.test/token");
     // Without its host, a custom-domain tenant is not reachable.
     assert_eq!(http_get(&url, None).status, 404);
+    // Its host serves neither the tenants under the public URL nor the metrics, which name
+    // every tenant; health checks answer everywhere.
+    d.tenant("acme");
+    let base = format!("http://127.0.0.1:{port}");
+    let acme = http_get(&format!("{base}/acme/.well-known/openid-configuration"), Some("login.corp.test"));
+    assert_eq!(acme.status, 404, "{}", acme.body);
+    assert_eq!(http_get(&format!("{base}/metrics"), Some("login.corp.test")).status, 404);
+    assert_eq!(http_get(&format!("{base}/metrics"), None).status, 200);
+    assert_eq!(http_get(&format!("{base}/healthz"), Some("login.corp.test")).status, 200);
+    assert_eq!(http_get(&format!("{base}/acme/.well-known/openid-configuration"), Some("other.internal")).status, 200);
 }
 
 #[test]

@@ -71,10 +71,14 @@ fn logged_path<'a>(route: &str, path: &'a str) -> std::borrow::Cow<'a, str> {
 /// The route of a request: a daemon-wide one, or one below the tenant served at its host and path.
 fn find(state: &State, req: &Req) -> Result<Route, Unrouted> {
     let path = req.uri().path();
+    let host = request::host(req);
     if let Some(global) = route::global(req.method(), path) {
+        // The metrics name every tenant: not on a customer's own domain.
+        if matches!(global, Ok(Route::Metrics)) && host.as_deref().is_some_and(|h| state.registry.is_own_domain(h)) {
+            return Err(Unrouted::NoSuchPath);
+        }
         return global;
     }
-    let host = request::host(req);
     let (tenant, rest) = state.registry.resolve(host.as_deref(), path).ok_or(Unrouted::UnknownTenant)?;
     Ok(Route::Tenant(tenant, route::tenant(req.method(), &rest)?))
 }
