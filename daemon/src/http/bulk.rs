@@ -309,13 +309,18 @@ fn multipart_error(e: multer::Error, max: u64) -> Error {
     match e {
         multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => file_too_large(max),
         // The body itself failed (it stopped arriving): not a multipart mistake.
-        multer::Error::StreamReadFailed(read) if body_error(&*read).is_some() => {
-            super::body::unreadable(body_error(&*read).unwrap_or(&*read))
-        }
-        other => Error::invalid(
-            codes::INVALID_INPUT,
-            "the body is not well-formed multipart/form-data; send the CSV as a file field named file",
-        )
-        .caused_by(other),
+        multer::Error::StreamReadFailed(read) => match body_error(&*read) {
+            Some(body) => super::body::unreadable(body),
+            None => not_multipart(read),
+        },
+        other => not_multipart(other),
     }
+}
+
+fn not_multipart(cause: impl std::fmt::Display) -> Error {
+    Error::invalid(
+        codes::INVALID_INPUT,
+        "the body is not well-formed multipart/form-data; send the CSV as a file field named file",
+    )
+    .caused_by(cause)
 }
