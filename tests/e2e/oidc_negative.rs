@@ -302,6 +302,8 @@ fn cors_only_for_configured_origins() {
     let ok = pre("https://app.example.com");
     assert_eq!(ok.status, 204);
     assert_eq!(ok.header("access-control-allow-origin"), Some("https://app.example.com"));
+    // The methods the endpoint takes: the token endpoint is POST only.
+    assert_eq!(ok.header("access-control-allow-methods"), Some("POST, OPTIONS"));
     let no = pre("https://evil.example");
     assert!(no.header("access-control-allow-origin").is_none());
     let authz =

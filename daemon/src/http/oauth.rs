@@ -32,13 +32,13 @@ fn with_allowed_origin(mut response: Response<Body>, allowed: Option<String>) ->
     response
 }
 
-/// `OPTIONS` on `/token`, `/userinfo`, `/revoke`.
-pub async fn preflight(cx: &Cx<'_>, origin: Option<String>) -> Response<Body> {
+/// `OPTIONS` on `/token`, `/userinfo`, `/revoke`: `methods` are the ones the endpoint takes.
+pub async fn preflight(cx: &Cx<'_>, origin: Option<String>, methods: &'static str) -> Response<Body> {
     let allowed = allowed(cx, origin).await;
     let mut r = empty(if allowed.is_some() { StatusCode::NO_CONTENT } else { StatusCode::FORBIDDEN });
     if allowed.is_some() {
         let h = r.headers_mut();
-        h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
+        h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(methods));
         h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Authorization, Content-Type"));
         h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
     }

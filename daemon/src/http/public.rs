@@ -192,7 +192,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::Token => oauth::cors(&cx, origin, oauth(oauth::token(&cx, req).await)).await,
         R::Userinfo => oauth::cors(&cx, origin, oauth(oauth::userinfo(&cx, req).await)).await,
         R::Revoke => oauth::cors(&cx, origin, oauth(oauth::revoke(&cx, req).await)).await,
-        R::OAuthPreflight => oauth::preflight(&cx, origin).await,
+        R::OAuthPreflight(methods) => oauth::preflight(&cx, origin, methods).await,
         R::Introspect => oauth(oauth::introspect(&cx, req).await),
         R::DeviceAuthorization => oauth(device::authorization(&cx, req).await),
         R::DevicePage => page(&cx, device::page(&cx, req).await),

@@ -46,8 +46,9 @@ pub enum TenantRoute {
     Userinfo,
     Revoke,
     Introspect,
-    /// `OPTIONS` on `/token`, `/userinfo`, `/revoke`: CORS for the tenant's applications.
-    OAuthPreflight,
+    /// `OPTIONS` on `/token`, `/userinfo`, `/revoke`: CORS for the tenant's applications, with
+    /// the methods the endpoint takes.
+    OAuthPreflight(&'static str),
     /// `POST /device_authorization` (RFC 8628 §3.1).
     DeviceAuthorization,
     /// `GET /device`: enter the user code, sign in, approve or deny.
@@ -109,7 +110,7 @@ impl Route {
                 TenantRoute::Userinfo => "userinfo",
                 TenantRoute::Revoke => "revoke",
                 TenantRoute::Introspect => "introspect",
-                TenantRoute::OAuthPreflight => "oauth_preflight",
+                TenantRoute::OAuthPreflight(_) => "oauth_preflight",
                 TenantRoute::DeviceAuthorization => "device_authorization",
                 TenantRoute::DevicePage => "device_page",
                 TenantRoute::DeviceLookup => "device_lookup",
@@ -201,9 +202,12 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
         // OIDC Core §3.1.2.1: the authorization endpoint takes GET and a form POST alike.
         ["authorize"] => one(R::Authorize, &[Method::GET, Method::POST]),
         ["authorize", "resume"] => one(R::AuthorizeResume, GET),
-        ["token"] => pick(method, &[(POST, R::Token), (OPTIONS, R::OAuthPreflight)]),
-        ["userinfo"] => pick(method, &[(&[Method::GET, Method::POST], R::Userinfo), (OPTIONS, R::OAuthPreflight)]),
-        ["revoke"] => pick(method, &[(POST, R::Revoke), (OPTIONS, R::OAuthPreflight)]),
+        ["token"] => pick(method, &[(POST, R::Token), (OPTIONS, R::OAuthPreflight("POST, OPTIONS"))]),
+        ["userinfo"] => pick(
+            method,
+            &[(&[Method::GET, Method::POST], R::Userinfo), (OPTIONS, R::OAuthPreflight("GET, POST, OPTIONS"))],
+        ),
+        ["revoke"] => pick(method, &[(POST, R::Revoke), (OPTIONS, R::OAuthPreflight("POST, OPTIONS"))]),
         ["introspect"] => one(R::Introspect, POST),
         ["device_authorization"] => one(R::DeviceAuthorization, POST),
         ["device"] => one(R::DevicePage, READ),
@@ -258,11 +262,11 @@ mod tests {
             ("PUT", "/authorize", wrong("GET, POST")),
             ("GET", "/authorize/resume", Ok(R::AuthorizeResume)),
             ("POST", "/token", Ok(R::Token)),
-            ("OPTIONS", "/token", Ok(R::OAuthPreflight)),
+            ("OPTIONS", "/token", Ok(R::OAuthPreflight("POST, OPTIONS"))),
             ("GET", "/token", wrong("POST, OPTIONS")),
             ("GET", "/userinfo", Ok(R::Userinfo)),
             ("POST", "/userinfo", Ok(R::Userinfo)),
-            ("OPTIONS", "/userinfo", Ok(R::OAuthPreflight)),
+            ("OPTIONS", "/userinfo", Ok(R::OAuthPreflight("GET, POST, OPTIONS"))),
             ("POST", "/revoke", Ok(R::Revoke)),
             ("POST", "/introspect", Ok(R::Introspect)),
             ("OPTIONS", "/introspect", wrong("POST")),
