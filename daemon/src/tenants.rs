@@ -44,6 +44,8 @@ pub struct TenantRuntime {
     pub path_prefix: String,
     /// The tenant lives under the daemon's public URL (not a custom domain).
     under_public_url: bool,
+    /// On a host other than the public URL's: the tenant's own domain.
+    own_domain: bool,
     /// Built on the tenant's first request ([`TenantRuntime::load`]), or at once after a change.
     hot: OnceLock<Arc<Hot>>,
 }
@@ -127,6 +129,7 @@ impl TenantRuntime {
             authority: urls::authority(&base),
             path_prefix: base.path().trim_end_matches('/').to_owned(),
             under_public_url: row.base_url.starts_with(&format!("{public_url}/")),
+            own_domain: Url::parse(public_url).map(|p| urls::authority(&p)).ok() != Some(urls::authority(&base)),
             base,
             hot: OnceLock::new(),
         })
@@ -172,9 +175,10 @@ struct Maps {
     /// `path_prefix` → tenant, for tenants under the daemon's public URL (routed by path alone
     /// when a proxy rewrites `Host`).
     by_prefix: HashMap<String, Arc<TenantRuntime>>,
-    /// Hosts (authorities) of tenants on a domain of their own, with how many tenants each: a
-    /// request to one of them is never routed by path alone, so that the tenants under the
-    /// public URL do not appear on a customer's domain (same-origin with its pages).
+    /// Hosts (authorities) of tenants on a domain of their own (not the public URL's host), with
+    /// how many tenants each: a request to one of them is never routed by path alone, so that
+    /// the tenants under the public URL do not appear on a customer's domain (same-origin with
+    /// its pages).
     custom_hosts: HashMap<String, usize>,
     /// The most path segments any tenant's prefix has had: how many prefixes of a path to try.
     depth: usize,
@@ -186,7 +190,8 @@ impl Maps {
         self.by_address.insert(format!("{}{}", t.authority, t.path_prefix), t.clone());
         if t.under_public_url {
             self.by_prefix.insert(t.path_prefix.clone(), t.clone());
-        } else {
+        }
+        if t.own_domain {
             *self.custom_hosts.entry(t.authority.clone()).or_default() += 1;
         }
         self.depth = self.depth.max(t.path_prefix.matches('/').count());
@@ -198,7 +203,10 @@ impl Maps {
             self.by_address.remove(&format!("{}{}", old.authority, old.path_prefix));
             if old.under_public_url {
                 self.by_prefix.remove(&old.path_prefix);
-            } else if let Some(n) = self.custom_hosts.get_mut(&old.authority) {
+            }
+            if old.own_domain
+                && let Some(n) = self.custom_hosts.get_mut(&old.authority)
+            {
                 *n -= 1;
                 if *n == 0 {
                     self.custom_hosts.remove(&old.authority);
@@ -255,9 +263,6 @@ impl Registry {
         self.len() == 0
     }
 
-    /// Finds the tenant for a request: first by `Host` and path prefix; then, for tenants under
-    /// the daemon's own public URL, by path prefix alone (a reverse proxy may rewrite `Host`).
-    /// Returns the tenant and the path below its prefix (always starting with `/`).
     /// Whether `host` (a `Host` header) is the domain of a tenant of its own (not the public URL).
     pub fn is_own_domain(&self, host: &str) -> bool {
         let h = host.to_ascii_lowercase();
@@ -265,6 +270,9 @@ impl Registry {
         self.read().custom_hosts.contains_key(h)
     }
 
+    /// Finds the tenant for a request: first by `Host` and path prefix; then, for tenants under
+    /// the daemon's own public URL, by path prefix alone (a reverse proxy may rewrite `Host`).
+    /// Returns the tenant and the path below its prefix (always starting with `/`).
     pub fn resolve(&self, host: Option<&str>, path: &str) -> Option<(Arc<TenantRuntime>, String)> {
         // Hash lookups of the path's prefixes, longest first: the cost follows the path's depth,
         // not the number of tenants.
