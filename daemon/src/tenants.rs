@@ -216,6 +216,16 @@ impl Maps {
     }
 }
 
+/// A `Host` header as authorities are stored: lowercase, without a default port (a client may
+/// name one; stored authorities leave it out).
+fn stored_authority(host: &str) -> String {
+    let h = host.to_ascii_lowercase();
+    match h.strip_suffix(":443").or_else(|| h.strip_suffix(":80")) {
+        Some(bare) => bare.to_owned(),
+        None => h,
+    }
+}
+
 /// The prefixes of `path` that end at a segment boundary, longest first, at most `depth`
 /// segments deep, each with the rest of the path below it (always starting with `/`).
 fn prefixes(path: &str, depth: usize) -> impl Iterator<Item = (&str, String)> {
@@ -265,9 +275,7 @@ impl Registry {
 
     /// Whether `host` (a `Host` header) is the domain of a tenant of its own (not the public URL).
     pub fn is_own_domain(&self, host: &str) -> bool {
-        let h = host.to_ascii_lowercase();
-        let h = h.strip_suffix(":443").or_else(|| h.strip_suffix(":80")).unwrap_or(&h);
-        self.read().custom_hosts.contains_key(h)
+        self.read().custom_hosts.contains_key(&stored_authority(host))
     }
 
     /// Finds the tenant for a request: first by `Host` and path prefix; then, for tenants under
@@ -281,15 +289,13 @@ impl Registry {
             return None;
         }
         if let Some(h) = host {
-            // Stored authorities leave default ports out; a client may still name one.
-            let h = h.to_ascii_lowercase();
-            let h = h.strip_suffix(":443").or_else(|| h.strip_suffix(":80")).unwrap_or(&h);
+            let h = stored_authority(h);
             for (prefix, rest) in prefixes(path, snap.depth) {
                 if let Some(t) = snap.by_address.get(&format!("{h}{prefix}")) {
                     return Some((t.clone(), rest));
                 }
             }
-            if snap.custom_hosts.contains_key(h) {
+            if snap.custom_hosts.contains_key(&h) {
                 return None;
             }
         }
