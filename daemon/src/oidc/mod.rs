@@ -12,6 +12,8 @@ pub mod jwt;
 pub mod keys;
 mod refresh;
 pub mod rotation;
+#[cfg(target_arch = "x86_64")]
+pub mod rsa_ifma;
 pub mod spare;
 pub mod spare_file;
 pub mod tokens;
