@@ -154,6 +154,11 @@ impl Metrics {
         out.push_str("# TYPE latchkey_db_unsynced_commits_total counter\n");
         let unsynced = db.unsynced_commits.load(std::sync::atomic::Ordering::Relaxed);
         let _ = writeln!(out, "latchkey_db_unsynced_commits_total {unsynced}");
+        let (paired, alone) = crate::oidc::signer::counts();
+        out.push_str("# HELP latchkey_token_signatures_total Token signatures by how they were made: two at once with AVX-512 IFMA (vector_pair), or one at a time with aws-lc (single).\n");
+        out.push_str("# TYPE latchkey_token_signatures_total counter\n");
+        let _ = writeln!(out, "latchkey_token_signatures_total{{method=\"vector_pair\"}} {paired}");
+        let _ = writeln!(out, "latchkey_token_signatures_total{{method=\"single\"}} {alone}");
         out.push_str("# HELP latchkey_http_requests_total HTTP requests by route and status.\n");
         out.push_str("# TYPE latchkey_http_requests_total counter\n");
         for ((route, status), n) in &g.requests {

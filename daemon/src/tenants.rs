@@ -141,6 +141,12 @@ impl TenantRuntime {
         self.hot.get().map(Arc::as_ref).ok_or_else(|| Error::internal(format!("tenant {} is not loaded", self.slug)))
     }
 
+    /// [`TenantRuntime::hot`], shared: for work that outlives the borrow (a signature parked for a
+    /// partner, [`crate::oidc::signer`]).
+    pub fn hot_shared(&self) -> Result<Arc<Hot>, Error> {
+        self.hot.get().cloned().ok_or_else(|| Error::internal(format!("tenant {} is not loaded", self.slug)))
+    }
+
     /// Loads the keys on the tenant's first request: reads and unseals them, parses them and
     /// builds the documents. Two first requests at once both build; one result is kept.
     pub async fn load(&self, state: &State) -> Result<&Hot, Error> {

@@ -190,7 +190,7 @@ pub(super) async fn exchange_now(
     let h = hash.clone();
     let redeeming = state.db.write_one_begun(move |tx| store::oidc::redeem_code(tx, t, &h, &pending.row(), now));
     // Signed while the write is under way; thrown away unless it redeemed the code durably.
-    let answer = unsigned.sign(&tenant);
+    let answer = unsigned.sign(&tenant).await;
     if !redeeming.await? {
         return reused().await;
     }

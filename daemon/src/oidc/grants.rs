@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::clients::{Presented, authenticate_for_grant};
 use super::error::OAuthError;
-use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_access, sign_id, user_claims};
+use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_tokens, user_claims};
 use super::{code, refresh};
 use crate::State;
 use crate::clock::Timestamp;
@@ -58,13 +58,10 @@ pub(super) struct Unsigned {
 }
 
 impl Unsigned {
-    pub(super) fn sign(self, tenant: &TenantRuntime) -> Result<TokenResponse, OAuthError> {
-        let id_token = match &self.id {
-            Some(claims) => Some(sign_id(tenant, claims)?),
-            None => None,
-        };
+    pub(super) async fn sign(self, tenant: &TenantRuntime) -> Result<TokenResponse, OAuthError> {
+        let (access_token, id_token) = sign_tokens(tenant, &self.access, self.id.as_ref()).await?;
         Ok(TokenResponse {
-            access_token: sign_access(tenant, &self.access)?,
+            access_token,
             token_type: "Bearer",
             expires_in: self.expires_in,
             scope: self.scope,
@@ -109,7 +106,7 @@ pub async fn token(
         // async worker.
         let app = authenticate_for_grant(&state.db, tenant.id, &client).await?;
         return match client_credentials(&app, &form, now, &ttl, &tenant.base_url)? {
-            Decision::Issued(unsigned) => unsigned.sign(&tenant),
+            Decision::Issued(unsigned) => unsigned.sign(&tenant).await,
             Decision::Refused(e) => Err(e),
         };
     }
@@ -147,7 +144,7 @@ pub async fn token(
     // overlap instead of adding up); they leave only once the code or refresh token is durably
     // consumed, and are thrown away if the commit fails.
     let answer = match decision {
-        Decision::Issued(unsigned) => unsigned.sign(&tenant),
+        Decision::Issued(unsigned) => unsigned.sign(&tenant).await,
         Decision::Refused(e) => Err(e),
     };
     durable.wait().await?;

@@ -13,14 +13,21 @@ struct Header<'a> {
     kid: &'a str,
 }
 
-/// Signs `claims` as a JWT with header `{alg: RS256, typ, kid}`.
-pub fn sign<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> Result<String, CryptoError> {
+/// The JWS signing input of `claims` with header `{alg: RS256, typ, kid}`: `header.claims`,
+/// with room for the signature that [`super::signer`] appends.
+pub fn signing_input<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> Result<String, CryptoError> {
     let header = serde_json::to_vec(&Header { alg: "RS256", typ, kid: &key.kid }).map_err(|_| CryptoError::Seal)?;
     let body = serde_json::to_vec(claims).map_err(|_| CryptoError::Seal)?;
     let mut token = String::with_capacity(64 + body.len() * 4 / 3 + 350);
     token.push_str(&b64url(&header));
     token.push('.');
     token.push_str(&b64url(&body));
+    Ok(token)
+}
+
+/// Signs `claims` as a JWT with header `{alg: RS256, typ, kid}`, with aws-lc on this thread.
+pub fn sign<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> Result<String, CryptoError> {
+    let mut token = signing_input(key, typ, claims)?;
     let sig = key.sign_rs256(token.as_bytes())?;
     token.push('.');
     token.push_str(&b64url(&sig));

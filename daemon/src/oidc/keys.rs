@@ -17,6 +17,23 @@ pub struct SigningKey {
     pub bits: u32,
     pair: RsaKeyPair,
     pub jwk: Jwk,
+    /// The key for the vector pair signer, prepared on its first pair (0.6 ms, so tenant creation
+    /// and retired keys do not pay it); `None` inside when this CPU or key cannot use it.
+    #[cfg(target_arch = "x86_64")]
+    ifma: std::sync::OnceLock<Option<super::rsa_ifma::IfmaKey>>,
+    /// The PKCS#8 DER, kept for that preparation on CPUs that can use it (wiped on drop).
+    #[cfg(target_arch = "x86_64")]
+    pkcs8: Vec<u8>,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Drop for SigningKey {
+    fn drop(&mut self) {
+        for b in self.pkcs8.iter_mut() {
+            // SAFETY: a valid, exclusive reference; volatile so the wipe is not optimised away.
+            unsafe { std::ptr::write_volatile(b, 0) };
+        }
+    }
 }
 
 impl std::fmt::Debug for SigningKey {
@@ -88,7 +105,33 @@ impl SigningKey {
         let pair = RsaKeyPair::from_pkcs8(der).map_err(|_| CryptoError::KeyParse)?;
         let (n, e) = public_parts(&pair);
         let jwk = Jwk { kty: "RSA", use_: "sig", alg: "RS256", kid: kid.to_owned(), n, e };
-        Ok(SigningKey { kid: kid.to_owned(), bits, pair, jwk })
+        Ok(SigningKey {
+            kid: kid.to_owned(),
+            bits,
+            pair,
+            jwk,
+            #[cfg(target_arch = "x86_64")]
+            ifma: std::sync::OnceLock::new(),
+            #[cfg(target_arch = "x86_64")]
+            pkcs8: if super::rsa_ifma::available() && bits == 2048 { der.to_vec() } else { Vec::new() },
+        })
+    }
+
+    /// This key prepared for the pair signer, when this CPU and key can use it.
+    #[cfg(target_arch = "x86_64")]
+    pub fn ifma(&self) -> Option<&super::rsa_ifma::IfmaKey> {
+        self.ifma
+            .get_or_init(|| {
+                if self.pkcs8.is_empty() {
+                    return None;
+                }
+                let key = super::rsa_ifma::IfmaKey::from_pkcs8(&self.pkcs8);
+                if key.is_none() {
+                    tracing::warn!(kid = %self.kid, "this key cannot use the AVX-512 IFMA signer; signing with aws-lc");
+                }
+                key
+            })
+            .as_ref()
     }
 
     /// Opens a stored key with the key-encryption key and parses it.

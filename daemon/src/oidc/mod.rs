@@ -14,6 +14,7 @@ mod refresh;
 pub mod rotation;
 #[cfg(target_arch = "x86_64")]
 pub mod rsa_ifma;
+pub mod signer;
 pub mod spare;
 pub mod spare_file;
 pub mod tokens;

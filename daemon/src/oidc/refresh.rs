@@ -166,7 +166,7 @@ pub(super) async fn rotate_now(
     let id = row.id;
     let rotating = state.db.write_one_begun(move |tx| store::oidc::rotate_refresh(tx, t, id, &pending.row(), now));
     // Signed while the write is under way; thrown away unless it rotated the token durably.
-    let answer = unsigned.sign(&tenant);
+    let answer = unsigned.sign(&tenant).await;
     if !rotating.await? {
         return revoke(row.family).await;
     }

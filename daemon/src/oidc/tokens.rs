@@ -5,7 +5,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::{Deserialize, Serialize};
 
 use super::error::OAuthError;
-use super::jwt;
+use super::{jwt, signer};
 use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_bytes};
 use crate::store::users::UserRow;
@@ -99,16 +99,23 @@ pub fn new_jti() -> Result<String, OAuthError> {
     Ok(b64url(&random_bytes::<16>()?))
 }
 
-fn hot(tenant: &TenantRuntime) -> Result<&crate::tenants::Hot, OAuthError> {
-    tenant.hot().map_err(OAuthError::server_error)
-}
-
-pub fn sign_access(tenant: &TenantRuntime, claims: &AccessClaims) -> Result<String, OAuthError> {
-    Ok(jwt::sign(&hot(tenant)?.signer, "at+jwt", claims)?)
-}
-
-pub fn sign_id(tenant: &TenantRuntime, claims: &IdClaims) -> Result<String, OAuthError> {
-    Ok(jwt::sign(&hot(tenant)?.signer, "JWT", claims)?)
+/// An access token and, when asked, an ID token: the two signed as a pair, a lone access token
+/// paired with another request's when one comes at the same moment ([`signer`]).
+pub async fn sign_tokens(
+    tenant: &TenantRuntime,
+    access: &AccessClaims,
+    id: Option<&IdClaims>,
+) -> Result<(String, Option<String>), OAuthError> {
+    let hot = tenant.hot_shared().map_err(OAuthError::server_error)?;
+    let access = jwt::signing_input(&hot.signer, "at+jwt", access)?;
+    match id {
+        Some(claims) => {
+            let id = jwt::signing_input(&hot.signer, "JWT", claims)?;
+            let (access, id) = signer::sign_two(&hot.signer, access, id)?;
+            Ok((access, Some(id)))
+        }
+        None => Ok((signer::sign_one(&hot, access).await?, None)),
+    }
 }
 
 /// Why a token was refused: a sentence for the caller, and the library's own words for the log.
