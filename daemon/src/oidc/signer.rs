@@ -2,7 +2,7 @@
 //! when the CPU has AVX-512 IFMA, one at a time with aws-lc otherwise.
 //!
 //! A grant that issues two tokens (an ID token and an access token) signs them as a pair. A grant
-//! that issues one (client credentials, most refreshes) parks its signing input for a moment and
+//! that issues one (client credentials, a grant without `openid`) parks its signing input and
 //! yields to the runtime: when another request reaches its own signature meanwhile (on either
 //! worker thread), that request signs both and hands the parked one its signature; when none
 //! does, the parked request takes its input back and signs alone with aws-lc, having waited one

@@ -1,15 +1,15 @@
 //! RS256 signatures two at a time with AVX-512 IFMA, for CPUs that have it (Intel since Ice
 //! Lake, AMD since Zen 4). An RSA-2048 signature is two 1,024-bit exponentiations (the CRT halves,
 //! mod p and mod q); this signs two tokens at once as four independent exponentiations, one per
-//! lane of a vector register, which on such CPUs is 1.3–1.5× the throughput of signing them one
+//! lane of a vector register, which on such CPUs is about 1.4× the throughput of signing them one
 //! after another with aws-lc (measured side by side: `cargo bench --bench signing`). It is the
 //! "multi-buffer" technique of Intel's crypto_mb, written here for this one key size.
 //!
 //! Safety of the keys: the arithmetic runs the same instructions whatever the key and message
 //! (no branch or memory address depends on them), and every signature is checked against the
 //! public key with aws-lc before it leaves ([`sign_pair`]): a wrong CRT signature would reveal
-//! the key's factors, so a failed check answers with aws-lc's own signature instead and logs an
-//! error. Keys of another size, or whose primes are not both exactly 1,024 bits, use aws-lc only.
+//! the key's factors, so one that fails its check is never returned (`super::signer` then signs
+//! with aws-lc and logs an error). Keys of another size, or whose primes are not both exactly 1,024 bits, use aws-lc only.
 
 #![cfg(target_arch = "x86_64")]
 
