@@ -75,6 +75,11 @@ impl Hot {
         let mut keys = keys.into_iter();
         let signer = keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?;
         let retired: Vec<SigningKey> = keys.collect();
+        // The current key is prepared for the pair signer now (0.6 ms, on a CPU with AVX-512
+        // IFMA), not on a token request; the retired ones only verify, so their DER goes.
+        #[cfg(target_arch = "x86_64")]
+        let _ = signer.ifma();
+        retired.iter().for_each(SigningKey::forget_pkcs8);
         let mut published: Vec<&Jwk> = vec![&signer.jwk];
         published.extend(retired.iter().map(|k| &k.jwk));
         let decoding = published

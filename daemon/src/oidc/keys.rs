@@ -17,22 +17,31 @@ pub struct SigningKey {
     pub bits: u32,
     pair: RsaKeyPair,
     pub jwk: Jwk,
-    /// The key for the vector pair signer, prepared on its first pair (0.6 ms, so tenant creation
-    /// and retired keys do not pay it); `None` inside when this CPU or key cannot use it.
+    /// The key for the vector pair signer, prepared once (0.6 ms: when the tenant's keys are
+    /// loaded, for the current key only); `None` inside when this CPU or key cannot use it.
     #[cfg(target_arch = "x86_64")]
     ifma: std::sync::OnceLock<Option<super::rsa_ifma::IfmaKey>>,
-    /// The PKCS#8 DER, kept for that preparation on CPUs that can use it (wiped on drop).
+    /// The PKCS#8 DER until that preparation (or [`SigningKey::forget_pkcs8`]) takes it; wiped.
     #[cfg(target_arch = "x86_64")]
-    pkcs8: Vec<u8>,
+    pkcs8: std::sync::Mutex<Option<Vec<u8>>>,
+    /// Set when a vector signature failed its check: this key then signs with aws-lc only.
+    #[cfg(target_arch = "x86_64")]
+    ifma_failed: std::sync::atomic::AtomicBool,
+}
+
+/// Overwrites a buffer with zeros in a way the compiler keeps.
+#[cfg(target_arch = "x86_64")]
+fn wipe(bytes: &mut [u8]) {
+    for b in bytes.iter_mut() {
+        // SAFETY: a valid, exclusive reference; volatile so the wipe is not optimised away.
+        unsafe { std::ptr::write_volatile(b, 0) };
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 impl Drop for SigningKey {
     fn drop(&mut self) {
-        for b in self.pkcs8.iter_mut() {
-            // SAFETY: a valid, exclusive reference; volatile so the wipe is not optimised away.
-            unsafe { std::ptr::write_volatile(b, 0) };
-        }
+        self.forget_pkcs8();
     }
 }
 
@@ -113,25 +122,43 @@ impl SigningKey {
             #[cfg(target_arch = "x86_64")]
             ifma: std::sync::OnceLock::new(),
             #[cfg(target_arch = "x86_64")]
-            pkcs8: if super::rsa_ifma::available() && bits == 2048 { der.to_vec() } else { Vec::new() },
+            pkcs8: std::sync::Mutex::new((super::rsa_ifma::available() && bits == 2048).then(|| der.to_vec())),
+            #[cfg(target_arch = "x86_64")]
+            ifma_failed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
     /// This key prepared for the pair signer, when this CPU and key can use it.
     #[cfg(target_arch = "x86_64")]
     pub fn ifma(&self) -> Option<&super::rsa_ifma::IfmaKey> {
+        if self.ifma_failed.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
         self.ifma
             .get_or_init(|| {
-                if self.pkcs8.is_empty() {
-                    return None;
-                }
-                let key = super::rsa_ifma::IfmaKey::from_pkcs8(&self.pkcs8);
+                let mut der = self.pkcs8.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()?;
+                let key = super::rsa_ifma::IfmaKey::from_pkcs8(&der);
+                wipe(&mut der);
                 if key.is_none() {
                     tracing::warn!(kid = %self.kid, "this key cannot use the AVX-512 IFMA signer; signing with aws-lc");
                 }
                 key
             })
             .as_ref()
+    }
+
+    /// Stops using the pair signer for this key (one of its signatures failed its check).
+    pub fn ifma_failed(&self) {
+        #[cfg(target_arch = "x86_64")]
+        self.ifma_failed.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Wipes the kept DER of a key that will not sign (a retired key): nothing prepares it.
+    pub fn forget_pkcs8(&self) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(mut der) = self.pkcs8.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+            wipe(&mut der);
+        }
     }
 
     /// Opens a stored key with the key-encryption key and parses it.

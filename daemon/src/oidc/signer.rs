@@ -48,8 +48,8 @@ pub async fn sign_one(hot: &Arc<Hot>, input: String) -> Result<String, CryptoErr
 pub fn sign_two(key: &SigningKey, a: String, b: String) -> Result<(String, String), CryptoError> {
     #[cfg(target_arch = "x86_64")]
     if let Some(k) = key.ifma() {
-        let [sa, sb] = pair(key, k, a.as_bytes(), key, k, b.as_bytes())?;
-        return Ok((finish(a, &sa), finish(b, &sb)));
+        let [sa, sb] = pair(key, k, a.as_bytes(), key, k, b.as_bytes());
+        return Ok((finish(a, &sa?), finish(b, &sb?)));
     }
     let (sa, sb) = (alone(key, a.as_bytes())?, alone(key, b.as_bytes())?);
     Ok((finish(a, &sa), finish(b, &sb)))
@@ -62,7 +62,7 @@ fn finish(mut input: String, sig: &[u8]) -> String {
 }
 
 /// Two signatures with the vector signer; one whose check failed (never expected: it would be a
-/// fault or a bug) is made again with aws-lc, and logged.
+/// fault or a bug) is made again with aws-lc and logged, and its key signs with aws-lc from then on.
 #[cfg(target_arch = "x86_64")]
 fn pair(
     ka: &SigningKey,
@@ -71,7 +71,7 @@ fn pair(
     kb: &SigningKey,
     ib: &super::rsa_ifma::IfmaKey,
     b: &[u8],
-) -> Result<[Vec<u8>; 2], CryptoError> {
+) -> [Result<Vec<u8>, CryptoError>; 2] {
     let [sa, sb] = super::rsa_ifma::sign_pair([(ia, a), (ib, b)]);
     let checked = |sig: Option<[u8; 256]>, key: &SigningKey, message: &[u8]| match sig {
         Some(sig) => {
@@ -79,11 +79,15 @@ fn pair(
             Ok(sig.to_vec())
         }
         None => {
-            tracing::error!(kid = %key.kid, "a vector RSA signature failed its check; signed again with aws-lc");
+            tracing::error!(
+                kid = %key.kid,
+                "a vector RSA signature failed its check; signed again with aws-lc, as this key's signatures will be"
+            );
+            key.ifma_failed();
             alone(key, message)
         }
     };
-    Ok([checked(sa, ka, a)?, checked(sb, kb, b)?])
+    [checked(sa, ka, a), checked(sb, kb, b)]
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -157,16 +161,9 @@ mod parking {
             let _ = partner.reply.send(alone(&partner.hot.signer, &partner.message));
             return alone(&hot.signer, message);
         };
-        match pair(&hot.signer, mine, message, &partner.hot.signer, theirs, &partner.message) {
-            Ok([ours, theirs]) => {
-                let _ = partner.reply.send(Ok(theirs));
-                Ok(ours)
-            }
-            Err(e) => {
-                let _ = partner.reply.send(Err(CryptoError::Seal));
-                Err(e)
-            }
-        }
+        let [ours, theirs] = pair(&hot.signer, mine, message, &partner.hot.signer, theirs, &partner.message);
+        let _ = partner.reply.send(theirs);
+        ours
     }
 }
 
@@ -232,6 +229,23 @@ mod tests {
             assert!(verifies(own, &token), "token {i}");
             assert!(!verifies(other, &token), "token {i} under the other key");
         }
+    }
+
+    /// A key whose vector signature once failed its check signs with aws-lc from then on; a
+    /// retired key's DER is wiped, so it is never prepared.
+    #[test]
+    fn a_key_that_failed_or_was_retired_signs_with_aws_lc() {
+        let a = tenant(4);
+        a.signer.ifma_failed();
+        #[cfg(target_arch = "x86_64")]
+        assert!(a.signer.ifma().is_none());
+        let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
+        assert!(verifies(&a, &x) && verifies(&a, &y));
+        let g = generate(2048).unwrap();
+        let retired = SigningKey::from_pkcs8(&g.kid, 2048, &g.pkcs8).unwrap();
+        retired.forget_pkcs8();
+        #[cfg(target_arch = "x86_64")]
+        assert!(retired.ifma().is_none());
     }
 
     #[test]

@@ -105,11 +105,9 @@ impl IfmaKey {
         if k.n.len() != 256 || !full(k.p) || !full(k.q) {
             return None;
         }
-        let p = num::u1024_from_be(k.p)?;
-        let q = num::u1024_from_be(k.q)?;
-        let dp = num::u1024_from_be(k.dp)?;
-        let dq = num::u1024_from_be(k.dq)?;
-        let qinv = num::u1024_from_be(k.qinv)?;
+        let (mut p, mut q) = (num::u1024_from_be(k.p)?, num::u1024_from_be(k.q)?);
+        let (mut dp, mut dq) = (num::u1024_from_be(k.dp)?, num::u1024_from_be(k.dq)?);
+        let mut qinv = num::u1024_from_be(k.qinv)?;
         let key = IfmaKey {
             p: Half::new(&p, &dp),
             q: Half::new(&q, &dq),
@@ -119,6 +117,9 @@ impl IfmaKey {
             public_n: k.n.to_vec(),
             public_e: k.e.to_vec(),
         };
+        for x in [&mut p, &mut q, &mut dp, &mut dq, &mut qinv] {
+            num::wipe(x);
+        }
         // A key this code gets wrong must never sign: try it once.
         let probe = sign_pair([(&key, b"latchkey: key self-test".as_slice()), (&key, b"second".as_slice())]);
         probe.iter().all(Option::is_some).then_some(key)
@@ -156,24 +157,41 @@ pub fn sign_pair(jobs: [(&IfmaKey, &[u8]); 2]) -> [Option<[u8; 256]>; 2] {
     let keys = [a.p.lane(), a.q.lane(), b.p.lane(), b.q.lane()];
     let [sa, sb] = [&split[0], &split[1]];
     // SAFETY: `available()` was true when these keys were made, so the CPU has the features.
-    let halves = unsafe {
+    let mut halves = unsafe {
         let lo = kernel::pack([&sa.0, &sa.0, &sb.0, &sb.0]);
         let hi = kernel::pack([&sa.1, &sa.1, &sb.1, &sb.1]);
-        kernel::unpack(&kernel::mod_exp(&lo, &hi, [&keys[0], &keys[1], &keys[2], &keys[3]]))
+        let mut r = kernel::mod_exp(&lo, &hi, [&keys[0], &keys[1], &keys[2], &keys[3]]);
+        let out = kernel::unpack(&r);
+        kernel::wipe(&mut r);
+        out
     };
     // Garner: h = q⁻¹·(s_p − s_q) mod p in the p lanes (below 3p: the vector product of it and
     // q⁻¹·R is below 2p), then s = s_q + q·h.
-    let da = num::sub_plus_2p(&halves[0], &halves[1], &a.p.n);
-    let db = num::sub_plus_2p(&halves[2], &halves[3], &b.p.n);
-    let h = unsafe {
-        let d = kernel::pack([&da, &a.zero, &db, &b.zero]);
+    let mut da = num::sub_plus_2p(&halves[0], &halves[1], &a.p.n);
+    let mut db = num::sub_plus_2p(&halves[2], &halves[3], &b.p.n);
+    let mut h = unsafe {
+        let mut d = kernel::pack([&da, &a.zero, &db, &b.zero]);
         let c = kernel::pack([&a.qinv_r, &a.zero, &b.qinv_r, &b.zero]);
         let n = kernel::pack([&a.p.n, &a.q.n, &b.p.n, &b.q.n]);
         let k0 = kernel::lanes([a.p.k0, a.q.k0, b.p.k0, b.q.k0]);
-        kernel::unpack(&kernel::reduce_once(&kernel::mont_mul(&d, &c, &n, k0), &n))
+        let mut product = kernel::mont_mul(&d, &c, &n, k0);
+        let mut reduced = kernel::reduce_once(&product, &n);
+        let out = kernel::unpack(&reduced);
+        for v in [&mut d, &mut product, &mut reduced] {
+            kernel::wipe(v);
+        }
+        out
     };
-    let sig_a = num::recombine(&num::from_52(&halves[1]), &a.q64, &num::from_52(&h[0]));
-    let sig_b = num::recombine(&num::from_52(&halves[3]), &b.q64, &num::from_52(&h[2]));
+    let mut parts = [num::from_52(&halves[1]), num::from_52(&h[0]), num::from_52(&halves[3]), num::from_52(&h[2])];
+    let sig_a = num::recombine(&parts[0], &a.q64, &parts[1]);
+    let sig_b = num::recombine(&parts[2], &b.q64, &parts[3]);
+    // The CRT halves and Garner's terms each reveal a factor of n (gcd(s − s_p, n) = p).
+    for x in halves.iter_mut().chain(h.iter_mut()).chain([&mut da, &mut db]) {
+        num::wipe(x);
+    }
+    for x in parts.iter_mut() {
+        num::wipe(x);
+    }
     let [(_, ma), (_, mb)] = jobs;
     [a.verify(ma, &sig_a).then_some(sig_a), b.verify(mb, &sig_b).then_some(sig_b)]
 }

@@ -82,6 +82,8 @@ fn double_mod(x: &mut U1024, n: &U1024) {
     for ((x, s), d) in x.iter_mut().zip(&s).zip(&d) {
         *x = (s & take) | (d & !take);
     }
+    wipe(&mut d);
+    wipe(&mut s);
 }
 
 /// x·2^k mod n for x < n.
