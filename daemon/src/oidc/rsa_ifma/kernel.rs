@@ -50,26 +50,32 @@ macro_rules! row {
 }
 
 /// One word of the multiplier: accumulate `a_i·b + m·n`, where `m` makes the lowest accumulator
-/// divisible by 2^52, then drop that accumulator (it becomes the new top, zero) and carry its
-/// high bits into the next. The accumulators are named in their rotated order, so the "shift" is
-/// a renaming and all 21 stay in registers.
+/// divisible by 2^52, then [`end_step`]. The accumulators are named in their rotated order, so
+/// dropping the lowest is a renaming and all 21 stay in registers.
 macro_rules! step {
     ($ai:expr, $b:ident, $n:ident, $k0:ident, $zero:ident; $t0:ident $t1:ident $($t:ident)*) => {{
         let a = $ai;
         let m = _mm256_madd52lo_epu64($zero, _mm256_madd52lo_epu64($t0, a, $b[0]), $k0);
         row!(a, m, $b, $n, 0; $t0 $t1 $($t)*);
+        end_step!($zero; $t0 $t1 $($t)*);
+    }};
+}
+
+/// The end of a step: the lowest accumulator, now divisible by 2^52, is dropped (it becomes the
+/// new top, zero) and its high bits carried into the next; then an empty instruction that "uses
+/// and changes" every accumulator keeps the compiler from interleaving the steps, which would need
+/// more than the 32 registers and spill (measured: a quarter slower without it).
+macro_rules! end_step {
+    ($zero:ident; $t0:ident $t1:ident $($t:ident)*) => {
         let c = _mm256_srli_epi64($t0, 52);
         $t0 = $zero;
         $t1 = _mm256_add_epi64($t1, c);
-        // An empty instruction that "uses and changes" every accumulator: it keeps the compiler
-        // from interleaving the steps, which would need more than the 32 registers and spill
-        // (measured: a quarter slower without it).
         // SAFETY: the template is empty (a comment); it reads and writes only these registers.
         unsafe {
             std::arch::asm!("/* {0:y} {1:y} {2:y} {3:y} {4:y} {5:y} {6:y} {7:y} {8:y} {9:y} {10:y} {11:y} {12:y} {13:y} {14:y} {15:y} {16:y} {17:y} {18:y} {19:y} {20:y} */",
                 inout(zmm_reg) $t0, inout(zmm_reg) $t1, $(inout(zmm_reg) $t,)* options(nomem, nostack, preserves_flags));
         }
-    }};
+    };
 }
 
 /// Adds the reduction row alone: `t[j] += lo52(m·n[j])`, `t[j+1] += hi52(m·n[j])`.
@@ -113,14 +119,7 @@ macro_rules! sqr_step {
         cross!(@first ai, $a, $zero, $i + 1; $($c)*);
         let m = _mm256_madd52lo_epu64($zero, $t0, $k0);
         reduce_row!(m, $n, 0; $t0 $t1 $($t)*);
-        let c = _mm256_srli_epi64($t0, 52);
-        $t0 = $zero;
-        $t1 = _mm256_add_epi64($t1, c);
-        // SAFETY: as in `step`: an empty template over these registers only.
-        unsafe {
-            std::arch::asm!("/* {0:y} {1:y} {2:y} {3:y} {4:y} {5:y} {6:y} {7:y} {8:y} {9:y} {10:y} {11:y} {12:y} {13:y} {14:y} {15:y} {16:y} {17:y} {18:y} {19:y} {20:y} */",
-                inout(zmm_reg) $t0, inout(zmm_reg) $t1, $(inout(zmm_reg) $t,)* options(nomem, nostack, preserves_flags));
-        }
+        end_step!($zero; $t0 $t1 $($t)*);
     }};
 }
 
