@@ -8,9 +8,6 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use aws_lc_rs::encoding::AsDer;
-use aws_lc_rs::rsa::{KeyPair, KeySize};
-
 const ROUND: Duration = Duration::from_secs(2);
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -39,25 +36,22 @@ fn openssl_one_core() -> Option<f64> {
 fn main() {
     #[cfg(target_arch = "x86_64")]
     {
+        use latchkeyd::oidc::keys::{SigningKey, generate};
         use latchkeyd::oidc::rsa_ifma::{IfmaKey, available, sign_pair};
         if !available() {
             println!("signing: this CPU has no AVX-512 IFMA; the pair signer is not used here");
             return;
         }
-        let pair = KeyPair::generate(KeySize::Rsa2048).expect("key");
-        let der = AsDer::<aws_lc_rs::encoding::Pkcs8V1Der<'static>>::as_der(&pair).expect("der");
-        let ifma = IfmaKey::from_pkcs8(der.as_ref()).expect("ifma key");
-        let rng = aws_lc_rs::rand::SystemRandom::new();
+        let g = generate(2048).expect("key");
+        // The daemon's aws-lc signer (`sign_rs256`), and the same key for the pair signer.
+        let key = SigningKey::from_pkcs8(&g.kid, 2048, &g.pkcs8).expect("key");
+        let ifma = IfmaKey::from_pkcs8(&g.pkcs8).expect("ifma key");
         let messages: Vec<Vec<u8>> = (0..64).map(|i| format!("eyJhbGciOiJSUzI1NiJ9.{i:0>300}").into_bytes()).collect();
-        let aws = |i: usize| {
-            let mut sig = [0u8; 256];
-            pair.sign(&aws_lc_rs::signature::RSA_PKCS1_SHA256, &rng, &messages[i % 64], &mut sig).expect("sign");
-            sig
-        };
+        let aws = |i: usize| key.sign_rs256(&messages[i % 64]).expect("sign");
         for (i, m) in messages.iter().enumerate().step_by(2) {
             let [a, b] = sign_pair([(&ifma, m), (&ifma, &messages[i + 1])]);
-            assert_eq!(a, Some(aws(i)));
-            assert_eq!(b, Some(aws(i + 1)));
+            assert_eq!(a.map(|s| s.to_vec()), Some(aws(i)));
+            assert_eq!(b.map(|s| s.to_vec()), Some(aws(i + 1)));
         }
         println!("RS256 signatures per second on one core ({} s rounds)", ROUND.as_secs());
         println!("| round | openssl speed | aws-lc one at a time | IFMA pairs | pairs ÷ aws-lc | pairs ÷ openssl |");

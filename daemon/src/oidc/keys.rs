@@ -29,15 +29,6 @@ pub struct SigningKey {
     ifma_failed: std::sync::atomic::AtomicBool,
 }
 
-/// Overwrites a buffer with zeros in a way the compiler keeps.
-#[cfg(target_arch = "x86_64")]
-fn wipe(bytes: &mut [u8]) {
-    for b in bytes.iter_mut() {
-        // SAFETY: a valid, exclusive reference; volatile so the wipe is not optimised away.
-        unsafe { std::ptr::write_volatile(b, 0) };
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 impl Drop for SigningKey {
     fn drop(&mut self) {
@@ -138,7 +129,7 @@ impl SigningKey {
             .get_or_init(|| {
                 let mut der = self.pkcs8.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()?;
                 let key = super::rsa_ifma::IfmaKey::from_pkcs8(&der);
-                wipe(&mut der);
+                zeroize::Zeroize::zeroize(&mut der);
                 if key.is_none() {
                     tracing::warn!(kid = %self.kid, "this key cannot use the AVX-512 IFMA signer; signing with aws-lc");
                 }
@@ -157,7 +148,7 @@ impl SigningKey {
     pub fn forget_pkcs8(&self) {
         #[cfg(target_arch = "x86_64")]
         if let Some(mut der) = self.pkcs8.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
-            wipe(&mut der);
+            zeroize::Zeroize::zeroize(&mut der);
         }
     }
 

@@ -33,15 +33,19 @@ fn alone(key: &SigningKey, message: &[u8]) -> Result<Vec<u8>, CryptoError> {
     key.sign_rs256(message)
 }
 
+/// A signing input signed with aws-lc, `.signature` appended.
+fn signed_alone(key: &SigningKey, input: String) -> Result<String, CryptoError> {
+    let sig = alone(key, input.as_bytes())?;
+    Ok(finish(input, &sig))
+}
+
 /// Signs one JWS signing input (`header.claims`) and appends `.signature`.
 pub async fn sign_one(hot: &Arc<Hot>, input: String) -> Result<String, CryptoError> {
     #[cfg(target_arch = "x86_64")]
     if hot.signer.ifma().is_some() {
-        let sig = parking::sign(hot, input.clone().into_bytes()).await?;
-        return Ok(finish(input, &sig));
+        return parking::sign(hot, input).await;
     }
-    let sig = alone(&hot.signer, input.as_bytes())?;
-    Ok(finish(input, &sig))
+    signed_alone(&hot.signer, input)
 }
 
 /// Signs two JWS signing inputs of the same key, as a pair when it can.
@@ -51,8 +55,7 @@ pub fn sign_two(key: &SigningKey, a: String, b: String) -> Result<(String, Strin
         let [sa, sb] = pair(key, k, a.as_bytes(), key, k, b.as_bytes());
         return Ok((finish(a, &sa?), finish(b, &sb?)));
     }
-    let (sa, sb) = (alone(key, a.as_bytes())?, alone(key, b.as_bytes())?);
-    Ok((finish(a, &sa), finish(b, &sb)))
+    Ok((signed_alone(key, a)?, signed_alone(key, b)?))
 }
 
 fn finish(mut input: String, sig: &[u8]) -> String {
@@ -97,16 +100,16 @@ mod parking {
 
     use tokio::sync::oneshot;
 
-    use super::{alone, pair};
+    use super::{finish, pair, signed_alone};
     use crate::crypto::CryptoError;
     use crate::tenants::Hot;
 
-    /// A signing input waiting for a partner.
+    /// A signing input waiting for a partner, who answers with the signed token.
     struct Parked {
         id: u64,
         hot: Arc<Hot>,
-        message: Vec<u8>,
-        reply: oneshot::Sender<Result<Vec<u8>, CryptoError>>,
+        input: String,
+        reply: oneshot::Sender<Result<String, CryptoError>>,
     }
 
     /// At most one input waits: the next one to come pairs with it.
@@ -133,37 +136,39 @@ mod parking {
         }
     }
 
-    pub(super) async fn sign(hot: &Arc<Hot>, message: Vec<u8>) -> Result<Vec<u8>, CryptoError> {
+    pub(super) async fn sign(hot: &Arc<Hot>, input: String) -> Result<String, CryptoError> {
         let (reply, answer) = oneshot::channel();
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         {
             let mut slot = slot();
             if let Some(partner) = slot.take() {
                 drop(slot);
-                return sign_with(hot, &message, partner);
+                return sign_with(hot, input, partner);
             }
-            *slot = Some(Parked { id, hot: hot.clone(), message, reply });
+            *slot = Some(Parked { id, hot: hot.clone(), input, reply });
         }
         let _reclaim = Reclaim(id);
         // One turn of the scheduler: other requests on this worker, and the other worker, may
         // reach their signatures meanwhile.
         tokio::task::yield_now().await;
         if let Some(parked) = reclaim(id) {
-            return alone(&hot.signer, &parked.message);
+            return signed_alone(&hot.signer, parked.input);
         }
         // A partner took it and is signing both.
         answer.await.unwrap_or(Err(CryptoError::Seal))
     }
 
-    /// Signs `message` (this request's) with the parked partner's, answers the partner, returns ours.
-    fn sign_with(hot: &Arc<Hot>, message: &[u8], partner: Parked) -> Result<Vec<u8>, CryptoError> {
-        let (Some(mine), Some(theirs)) = (hot.signer.ifma(), partner.hot.signer.ifma()) else {
-            let _ = partner.reply.send(alone(&partner.hot.signer, &partner.message));
-            return alone(&hot.signer, message);
+    /// Signs `input` (this request's) with the parked partner's, answers the partner, returns ours.
+    fn sign_with(hot: &Arc<Hot>, input: String, partner: Parked) -> Result<String, CryptoError> {
+        let Parked { hot: their_hot, input: their_input, reply, .. } = partner;
+        let (Some(mine), Some(theirs)) = (hot.signer.ifma(), their_hot.signer.ifma()) else {
+            let _ = reply.send(signed_alone(&their_hot.signer, their_input));
+            return signed_alone(&hot.signer, input);
         };
-        let [ours, theirs] = pair(&hot.signer, mine, message, &partner.hot.signer, theirs, &partner.message);
-        let _ = partner.reply.send(theirs);
-        ours
+        let [ours, theirs] =
+            pair(&hot.signer, mine, input.as_bytes(), &their_hot.signer, theirs, their_input.as_bytes());
+        let _ = reply.send(theirs.map(|sig| finish(their_input, &sig)));
+        ours.map(|sig| finish(input, &sig))
     }
 }
 

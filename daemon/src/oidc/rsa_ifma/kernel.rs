@@ -11,6 +11,8 @@
 
 use std::arch::x86_64::*;
 
+use zeroize::Zeroize;
+
 /// Limbs per number: 20 × 52 bits = 1,040 bits.
 pub const LIMBS: usize = 20;
 /// Bits per limb.
@@ -249,12 +251,6 @@ fn select(table: &[Vec4; 1 << WINDOW], window: __m256i) -> Vec4 {
     Vec4(out)
 }
 
-/// Overwrites a number with zeros in a way the compiler keeps (secret intermediates).
-pub fn wipe(v: &mut Vec4) {
-    // SAFETY: `v` is a valid, exclusive reference, and all-zero bits are a valid `Vec4`.
-    unsafe { std::ptr::write_volatile(v, std::mem::zeroed()) };
-}
-
 /// Packs one value per lane.
 #[target_feature(enable = "avx512f,avx512vl")]
 pub fn lanes(v: [u64; 4]) -> __m256i {
@@ -332,7 +328,7 @@ pub fn mod_exp(x_lo: &Vec4, x_hi: &Vec4, keys: [&LaneKey<'_>; 4]) -> Vec4 {
     let out = reduce_once(&mont_mul(&acc, &one, &n, k0), &n);
     // The table and the accumulator reveal the key's factors (gcd(x·R − table[1], n) = p).
     for t in table.iter_mut().chain([&mut acc]) {
-        wipe(t);
+        t.0.zeroize();
     }
     out
 }

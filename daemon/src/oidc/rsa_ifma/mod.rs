@@ -13,24 +13,24 @@
 
 #![cfg(target_arch = "x86_64")]
 
-mod der;
 mod kernel;
 mod num;
 
 use aws_lc_rs::signature::{RSA_PKCS1_2048_8192_SHA256, RsaPublicKeyComponents};
+use zeroize::Zeroize;
 
 use kernel::{LIMBS, LaneKey};
 use num::{L52, U1024};
 
-/// Whether this CPU has the instructions, asked once.
+/// Whether this CPU has the instructions (the standard library caches what it detects).
 pub fn available() -> bool {
-    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("avx512ifma")
-    })
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512ifma")
 }
+
+/// The Garner step's lanes for q multiply by zero.
+const ZERO: L52 = [0; LIMBS];
 
 /// One CRT half: a prime with its Montgomery constants and its exponent.
 struct Half {
@@ -68,8 +68,6 @@ pub struct IfmaKey {
     q64: U1024,
     /// q⁻¹·R mod p (Montgomery form of the CRT coefficient).
     qinv_r: L52,
-    /// q⁻¹ mod p is at most 1,024 bits like p; the recombination's lane for q multiplies by zero.
-    zero: L52,
     public_n: Vec<u8>,
     public_e: Vec<u8>,
 }
@@ -83,13 +81,13 @@ impl std::fmt::Debug for IfmaKey {
 impl Drop for IfmaKey {
     fn drop(&mut self) {
         for h in [&mut self.p, &mut self.q] {
-            num::wipe(&mut h.n);
-            num::wipe(&mut h.rr);
-            num::wipe(&mut h.rrr);
-            num::wipe(&mut h.exp);
+            for x in [&mut h.n, &mut h.rr, &mut h.rrr] {
+                x.zeroize();
+            }
+            h.exp.zeroize();
         }
-        num::wipe(&mut self.q64);
-        num::wipe(&mut self.qinv_r);
+        self.q64.zeroize();
+        self.qinv_r.zeroize();
     }
 }
 
@@ -100,25 +98,29 @@ impl IfmaKey {
         if !available() {
             return None;
         }
-        let k = der::rsa_private_key(der)?;
+        let info = pkcs8::PrivateKeyInfoRef::try_from(der).ok()?;
+        let k = pkcs1::RsaPrivateKeyRef::try_from(info.private_key).ok()?;
         let full = |b: &[u8]| b.len() == 128 && b[0] & 0x80 != 0;
-        if k.n.len() != 256 || !full(k.p) || !full(k.q) {
+        if k.other_prime_infos.is_some()
+            || k.modulus.as_bytes().len() != 256
+            || !full(k.prime1.as_bytes())
+            || !full(k.prime2.as_bytes())
+        {
             return None;
         }
-        let (mut p, mut q) = (num::u1024_from_be(k.p)?, num::u1024_from_be(k.q)?);
-        let (mut dp, mut dq) = (num::u1024_from_be(k.dp)?, num::u1024_from_be(k.dq)?);
-        let mut qinv = num::u1024_from_be(k.qinv)?;
+        let int = |u: &pkcs1::UintRef<'_>| num::u1024_from_be(u.as_bytes());
+        let (mut p, mut q) = (int(&k.prime1)?, int(&k.prime2)?);
+        let (mut dp, mut dq, mut qinv) = (int(&k.exponent1)?, int(&k.exponent2)?, int(&k.coefficient)?);
         let key = IfmaKey {
             p: Half::new(&p, &dp),
             q: Half::new(&q, &dq),
             q64: q,
             qinv_r: num::l52(&num::shl_mod(&qinv, 1040, &p)),
-            zero: [0; LIMBS],
-            public_n: k.n.to_vec(),
-            public_e: k.e.to_vec(),
+            public_n: k.modulus.as_bytes().to_vec(),
+            public_e: k.public_exponent.as_bytes().to_vec(),
         };
         for x in [&mut p, &mut q, &mut dp, &mut dq, &mut qinv] {
-            num::wipe(x);
+            x.zeroize();
         }
         // A key this code gets wrong must never sign: try it once.
         let probe = sign_pair([(&key, b"latchkey: key self-test".as_slice()), (&key, b"second".as_slice())]);
@@ -162,7 +164,7 @@ pub fn sign_pair(jobs: [(&IfmaKey, &[u8]); 2]) -> [Option<[u8; 256]>; 2] {
         let hi = kernel::pack([&sa.1, &sa.1, &sb.1, &sb.1]);
         let mut r = kernel::mod_exp(&lo, &hi, [&keys[0], &keys[1], &keys[2], &keys[3]]);
         let out = kernel::unpack(&r);
-        kernel::wipe(&mut r);
+        r.0.zeroize();
         out
     };
     // Garner: h = q⁻¹·(s_p − s_q) mod p in the p lanes (below 3p: the vector product of it and
@@ -170,15 +172,15 @@ pub fn sign_pair(jobs: [(&IfmaKey, &[u8]); 2]) -> [Option<[u8; 256]>; 2] {
     let mut da = num::sub_plus_2p(&halves[0], &halves[1], &a.p.n);
     let mut db = num::sub_plus_2p(&halves[2], &halves[3], &b.p.n);
     let mut h = unsafe {
-        let mut d = kernel::pack([&da, &a.zero, &db, &b.zero]);
-        let c = kernel::pack([&a.qinv_r, &a.zero, &b.qinv_r, &b.zero]);
+        let mut d = kernel::pack([&da, &ZERO, &db, &ZERO]);
+        let c = kernel::pack([&a.qinv_r, &ZERO, &b.qinv_r, &ZERO]);
         let n = kernel::pack([&a.p.n, &a.q.n, &b.p.n, &b.q.n]);
         let k0 = kernel::lanes([a.p.k0, a.q.k0, b.p.k0, b.q.k0]);
         let mut product = kernel::mont_mul(&d, &c, &n, k0);
         let mut reduced = kernel::reduce_once(&product, &n);
         let out = kernel::unpack(&reduced);
         for v in [&mut d, &mut product, &mut reduced] {
-            kernel::wipe(v);
+            v.0.zeroize();
         }
         out
     };
@@ -187,11 +189,9 @@ pub fn sign_pair(jobs: [(&IfmaKey, &[u8]); 2]) -> [Option<[u8; 256]>; 2] {
     let sig_b = num::recombine(&parts[2], &b.q64, &parts[3]);
     // The CRT halves and Garner's terms each reveal a factor of n (gcd(s − s_p, n) = p).
     for x in halves.iter_mut().chain(h.iter_mut()).chain([&mut da, &mut db]) {
-        num::wipe(x);
+        x.zeroize();
     }
-    for x in parts.iter_mut() {
-        num::wipe(x);
-    }
+    parts.zeroize();
     let [(_, ma), (_, mb)] = jobs;
     [a.verify(ma, &sig_a).then_some(sig_a), b.verify(mb, &sig_b).then_some(sig_b)]
 }

@@ -2,6 +2,8 @@
 //! limbs, the per-key constants, and the CRT recombination. Key constants are computed once per
 //! key; everything here runs the same instructions whatever the (secret) values.
 
+use zeroize::Zeroize;
+
 use super::kernel::{LIMB_BITS, LIMB_MASK, LIMBS};
 
 /// A 1,024-bit number as 64-bit limbs, least significant first.
@@ -82,8 +84,8 @@ fn double_mod(x: &mut U1024, n: &U1024) {
     for ((x, s), d) in x.iter_mut().zip(&s).zip(&d) {
         *x = (s & take) | (d & !take);
     }
-    wipe(&mut d);
-    wipe(&mut s);
+    d.zeroize();
+    s.zeroize();
 }
 
 /// x·2^k mod n for x < n.
@@ -139,15 +141,6 @@ pub fn recombine(sq: &U1024, q: &U1024, h: &U1024) -> [u8; 256] {
         *b = (acc[i / 8] >> (8 * (i % 8))) as u8;
     }
     out
-}
-
-/// Overwrites `x` with zeros in a way the compiler keeps.
-pub fn wipe(x: &mut [u64]) {
-    for v in x.iter_mut() {
-        // SAFETY: `v` is a valid, aligned, exclusive reference.
-        unsafe { std::ptr::write_volatile(v, 0) };
-    }
-    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 #[cfg(test)]
