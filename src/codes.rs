@@ -2,6 +2,8 @@
 //! released; add new ones instead.
 
 pub const INVALID_INPUT: &str = "invalid_input";
+/// A request carrying what no field may hold: a control character in a parameter or a JSON string.
+pub const INVALID_REQUEST: &str = "invalid_request";
 pub const MALFORMED_JSON: &str = "malformed_json";
 pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
 pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";

@@ -82,10 +82,10 @@ impl Output {
             }
             Format::Table if quiet => {
                 for s in &self.secrets {
-                    print_out(s)?;
+                    print_out(&escape(s))?;
                 }
                 for p in &self.problems {
-                    eprintln!("{p}");
+                    eprintln!("{}", escape(p));
                 }
             }
             Format::Table => {
@@ -93,10 +93,10 @@ impl Output {
                     print_out(t)?;
                 }
                 if let Some(t) = &self.table {
-                    print_out(&t.to_string())?;
+                    print_out(&escaped(t).to_string())?;
                 }
                 for p in &self.problems {
-                    eprintln!("{p}");
+                    eprintln!("{}", escape(p));
                 }
                 for n in &self.notes {
                     eprintln!("{n}");
@@ -137,7 +137,69 @@ pub fn fields(rows: &[(&str, String)]) -> Table {
     t
 }
 
-/// A list shown in one cell.
+/// A list shown in one cell. Its items are separated by commas, not line breaks: a line break in
+/// a cell is always escaped, so that none in the data can draw a row of its own.
 pub fn lines(items: &[String]) -> String {
-    if items.is_empty() { "-".to_owned() } else { items.join("\n") }
+    if items.is_empty() { "-".to_owned() } else { items.join(", ") }
+}
+
+/// Characters a terminal would act on or hide rather than show: control characters (escape
+/// sequences, line breaks, a carriage return that overwrites the line), and the invisible ones
+/// that change how the text around them reads (zero-width characters, bidirectional overrides).
+fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}')
+}
+
+/// `text` as it may be shown on a terminal: every unprintable character written as an escape
+/// (`\n`, `\u{1b}`). Much of what the daemon reports was typed by someone else (a Client ID a
+/// request claimed, a name, an identity provider's error), so tables and lines for people show
+/// it escaped; JSON output carries it as it is, in JSON's own escapes.
+pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(unprintable) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unprintable(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The table with every cell (and header) escaped.
+fn escaped(t: &Table) -> Table {
+    let cells = |row: &comfy_table::Row| -> Vec<String> {
+        row.cell_iter().map(|c| escape(&c.content()).into_owned()).collect()
+    };
+    let mut out = Table::new();
+    out.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    if let Some(header) = t.header() {
+        out.set_header(cells(header));
+    }
+    for row in t.row_iter() {
+        out.add_row(cells(row));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_escaped() {
+        assert_eq!(escape("ada@example.com"), "ada@example.com");
+        assert_eq!(escape("a\nb\tc\r"), "a\\nb\\tc\\r");
+        assert_eq!(escape("\u{1b}[31mred\u{7}"), "\\u{1b}[31mred\\u{7}");
+        assert_eq!(escape("x\u{202e}y\u{85}"), "x\\u{202e}y\\u{85}");
+        let mut t = table(&["ACTOR", "DETAIL"]);
+        t.add_row(vec!["evil\n2026-01-01 admin".to_owned(), "\u{1b}]0;title\u{7}".to_owned()]);
+        let shown = escaped(&t).to_string();
+        assert_eq!(shown.lines().count(), t.to_string().lines().count() - 1, "{shown}");
+        assert!(!shown.contains('\u{1b}') && shown.contains("evil\\n2026"), "{shown}");
+    }
 }

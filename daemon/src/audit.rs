@@ -2,6 +2,14 @@
 //! batches gathered over up to 50 ms (one durable commit per batch), so recording a sign-in or a
 //! token grant adds no fsync to the request. Readers flush the queue first; shutdown flushes it
 //! too.
+//!
+//! One event never costs another: fields are cleaned when recorded (a NUL byte, which PostgreSQL
+//! cannot store, becomes U+FFFD; lengths are bounded, since some fields come from unauthenticated
+//! requests), and a batch the database refuses is written again one event at a time. An event
+//! that still cannot be written is logged and counted (`latchkey_audit_events_lost_total`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -31,6 +39,93 @@ const BATCH: usize = 1_000;
 /// How long the writer gathers events before writing them (at most this much of the trail is
 /// lost if the machine stops, on top of what is still queued).
 const LINGER: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Characters kept of each field. An actor or a subject may be a Client ID or an e-mail a request
+/// claimed; a detail may quote an identity provider's answer.
+const ACTOR_MAX: usize = 200;
+const ACTION_MAX: usize = 64;
+const OUTCOME_MAX: usize = 200;
+const SUBJECT_MAX: usize = 320;
+const DETAIL_MAX: usize = 1000;
+const IP_MAX: usize = 64;
+
+/// Events lost since the start (`/metrics`), by why: the queue was full, the database refused
+/// the event on its own, or the database could not be reached.
+static LOST_QUEUE_FULL: AtomicU64 = AtomicU64::new(0);
+static LOST_REFUSED: AtomicU64 = AtomicU64::new(0);
+static LOST_UNAVAILABLE: AtomicU64 = AtomicU64::new(0);
+
+/// (reason, events lost for it) since the process started.
+pub fn lost() -> [(&'static str, u64); 3] {
+    [
+        ("queue_full", LOST_QUEUE_FULL.load(Ordering::Relaxed)),
+        ("refused", LOST_REFUSED.load(Ordering::Relaxed)),
+        ("unavailable", LOST_UNAVAILABLE.load(Ordering::Relaxed)),
+    ]
+}
+
+/// `text` with NUL bytes replaced and at most `max` characters.
+fn clean_field(text: &mut String, max: usize) {
+    if text.contains('\0') {
+        *text = text.replace('\0', "\u{FFFD}");
+    }
+    if let Some((cut, _)) = text.char_indices().nth(max) {
+        text.truncate(cut);
+        text.push('…');
+    }
+}
+
+/// The event as it can be stored whatever its fields held.
+fn clean(mut e: Event) -> Event {
+    clean_field(&mut e.actor, ACTOR_MAX);
+    clean_field(&mut e.action, ACTION_MAX);
+    clean_field(&mut e.outcome, OUTCOME_MAX);
+    for (field, max) in [(&mut e.tenant, ACTION_MAX), (&mut e.subject, SUBJECT_MAX), (&mut e.detail, DETAIL_MAX)] {
+        if let Some(text) = field {
+            clean_field(text, max);
+        }
+    }
+    if let Some(ip) = &mut e.ip {
+        clean_field(ip, IP_MAX);
+    }
+    e
+}
+
+/// Writes a batch in one commit; when the database refuses it, each event on its own, so that
+/// one it cannot take does not take the others down with it.
+pub(crate) async fn write_batch(db: &Db, events: Vec<Event>) {
+    let events = Arc::new(events);
+    let all = events.clone();
+    let written = db.write(move |tx| -> Result<(), StoreError> { crate::store::audit::insert_all(tx, &all) }).await;
+    let Err(e) = written else { return };
+    if matches!(e, StoreError::Unavailable(_)) {
+        // Each event alone would wait for the database as long again.
+        LOST_UNAVAILABLE.fetch_add(events.len() as u64, Ordering::Relaxed);
+        tracing::error!(error = %e, events = events.len(), "audit events lost: the database cannot be reached");
+        return;
+    }
+    tracing::warn!(error = %e, events = events.len(), "an audit batch was refused; writing its events one by one");
+    for i in 0..events.len() {
+        let all = events.clone();
+        let one = db
+            .write(move |tx| -> Result<(), StoreError> {
+                crate::store::audit::insert_all(tx, std::slice::from_ref(&all[i]))
+            })
+            .await;
+        if let Err(e) = one {
+            let lost = &events[i];
+            let counter = if matches!(e, StoreError::Unavailable(_)) { &LOST_UNAVAILABLE } else { &LOST_REFUSED };
+            counter.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                error = %e,
+                action = %lost.action,
+                tenant = lost.tenant.as_deref().unwrap_or("-"),
+                at = lost.at,
+                "an audit event could not be written"
+            );
+        }
+    }
+}
 
 impl AuditLog {
     /// Starts the writer; it ends when every `AuditLog` handle is dropped.
@@ -65,13 +160,7 @@ impl AuditLog {
                     }
                 }
                 if !events.is_empty() {
-                    let n = events.len();
-                    let written = db
-                        .write(move |tx| -> Result<(), StoreError> { crate::store::audit::insert_all(tx, &events) })
-                        .await;
-                    if let Err(e) = written {
-                        tracing::error!(error = %e, events = n, "audit events could not be written");
-                    }
+                    write_batch(&db, events).await;
                 }
                 for w in waiters {
                     let _ = w.send(());
@@ -81,9 +170,10 @@ impl AuditLog {
         (AuditLog { tx }, task)
     }
 
-    /// Queues an event; never waits.
+    /// Queues an event, cleaned; never waits.
     pub fn record(&self, e: Event) {
-        if let Err(err) = self.tx.try_send(Msg::Event(e)) {
+        if let Err(err) = self.tx.try_send(Msg::Event(clean(e))) {
+            LOST_QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(error = %err, "audit queue full; event dropped");
         }
     }
@@ -114,5 +204,25 @@ pub fn outcome<T, E>(r: &Result<T, E>, code: impl Fn(&E) -> String) -> String {
     match r {
         Ok(_) => "success".to_owned(),
         Err(e) => format!("failure: {}", code(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_cleaned_and_bounded() {
+        let e = clean(Event {
+            actor: format!("a\0b{}", "x".repeat(5000)),
+            action: "token.client_credentials".into(),
+            subject: Some("s\0".into()),
+            detail: Some("é".repeat(2000)),
+            ..Event::default()
+        });
+        assert!(e.actor.starts_with("a\u{FFFD}b") && e.actor.chars().count() == ACTOR_MAX + 1, "{}", e.actor.len());
+        assert_eq!(e.action, "token.client_credentials");
+        assert_eq!(e.subject.as_deref(), Some("s\u{FFFD}"));
+        assert_eq!(e.detail.map(|d| d.chars().count()), Some(DETAIL_MAX + 1));
     }
 }

@@ -18,6 +18,9 @@ use crate::store::pg::PgSettings;
 /// (which pools connections), small enough that a connection flood cannot grow memory without
 /// bound (each open connection holds buffers and a task).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Where `/metrics` is served unless `server.metrics_listen` says otherwise: the loopback
+/// interface, where a local Prometheus agent (or an SSH tunnel) scrapes it.
+pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9464";
 
 /// Where the daemon looks for its file when `--config` and `LATCHKEY_CONFIG` are absent.
 pub const DEFAULT_CONFIG_PATH: &str = "/etc/latchkey/config.toml";
@@ -88,6 +91,11 @@ pub struct ServerSection {
     pub log_level: Option<String>,
     /// Connections served at once on the public listener; more are closed at accept.
     pub max_connections: Option<usize>,
+    /// Where `/metrics` is served (default `127.0.0.1:9464`); `""` turns it off. Never on the
+    /// public listener: the metrics name every tenant.
+    pub metrics_listen: Option<String>,
+    /// `Strict-Transport-Security` max-age when the daemon serves TLS itself (default 1 year).
+    pub hsts_max_age: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -252,6 +260,10 @@ pub struct Config {
     /// The effective log filter (`RUST_LOG` when set, else `server.log_level`, else `info`).
     pub log_filter: String,
     pub max_connections: usize,
+    /// The metrics listener's address; `None`: no metrics.
+    pub metrics_listen: Option<SocketAddr>,
+    /// Sent as `Strict-Transport-Security` when TLS is served here.
+    pub hsts_max_age: Duration,
     pub storage_backend: StorageBackend,
     /// The SQLite database (backend `sqlite`; computed, unused, with `postgres`).
     pub storage_path: PathBuf,
@@ -392,6 +404,15 @@ impl Config {
             n => n,
         };
 
+        let metrics_listen = match file.server.metrics_listen.as_deref().unwrap_or(DEFAULT_METRICS_LISTEN).trim() {
+            "" => None,
+            text => Some(resolve_listen(text).map_err(|e| match e {
+                ConfigError::Invalid { message, .. } => invalid("server.metrics_listen", message),
+                other => other,
+            })?),
+        };
+        let hsts_max_age = duration("server.hsts_max_age", &file.server.hsts_max_age, "365d")?;
+
         let (storage_backend, postgres) = storage(&file.storage, dev)?;
         let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
         let admin_socket = file.admin.socket.unwrap_or_else(|| {
@@ -458,6 +479,8 @@ impl Config {
             log_format,
             log_filter,
             max_connections,
+            metrics_listen,
+            hsts_max_age,
             storage_backend,
             storage_path,
             postgres,
@@ -499,6 +522,8 @@ impl Config {
                 }),
                 log_level: Some(self.log_filter.clone()),
                 max_connections: Some(self.max_connections),
+                metrics_listen: Some(self.metrics_listen.map(|a| a.to_string()).unwrap_or_default()),
+                hsts_max_age: Some(fmt(self.hsts_max_age)),
             },
             storage: StorageSection {
                 path: Some(self.storage_path.clone()),

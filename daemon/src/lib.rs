@@ -89,6 +89,8 @@ pub struct State {
     pub listen_addr: SocketAddr,
     /// A signing key generated ahead for the next tenant creation or rotation.
     pub spare_keys: Arc<oidc::spare::SpareKeys>,
+    /// The `Strict-Transport-Security` value, when this daemon serves TLS itself.
+    pub hsts: Option<hyper::header::HeaderValue>,
 }
 
 /// How the caller wants the daemon run.
@@ -116,6 +118,8 @@ impl Options {
 #[derive(Debug, Clone)]
 pub struct Ready {
     pub addr: SocketAddr,
+    /// Where `/metrics` is served, if anywhere.
+    pub metrics_addr: Option<SocketAddr>,
     pub admin_socket: PathBuf,
     /// Tenants that exist now, with their issuers.
     pub tenants: Vec<(String, String)>,
@@ -131,6 +135,10 @@ pub enum StartError {
     Socket(#[from] admin::SocketError),
     #[error("cannot listen on {addr}: {source}")]
     Listen { addr: SocketAddr, source: std::io::Error },
+    #[error(
+        "cannot serve /metrics on {addr} (server.metrics_listen): {source}; choose another address, or \"\" to turn metrics off"
+    )]
+    Metrics { addr: SocketAddr, source: std::io::Error },
     #[error("{0}")]
     Setup(String),
 }
@@ -209,6 +217,25 @@ async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::clu
         }
         tracing::debug!(generation = batch.generation, tenants = slugs.len(), "applied changes from other nodes");
         let _ = batch.done.send(());
+    }
+}
+
+/// The metrics listener of `server.metrics_listen`, bound. A port in use stops the start, except
+/// under `--dev`, where a second development daemon (or anything else on the default port) should
+/// not keep the quick start from running: there it is a warning, and no metrics.
+fn bind_metrics(config: &Config) -> Result<Option<tokio::net::TcpListener>, StartError> {
+    let Some(addr) = config.metrics_listen else { return Ok(None) };
+    let bound = std::net::TcpListener::bind(addr).and_then(|l| {
+        l.set_nonblocking(true)?;
+        tokio::net::TcpListener::from_std(l)
+    });
+    match bound {
+        Ok(l) => Ok(Some(l)),
+        Err(e) if config.dev => {
+            tracing::warn!(addr = %addr, error = %e, "cannot serve /metrics (server.metrics_listen); running without metrics");
+            Ok(None)
+        }
+        Err(source) => Err(StartError::Metrics { addr, source }),
     }
 }
 
@@ -317,6 +344,9 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let tcp = tokio::net::TcpListener::from_std(std_listener)
         .map_err(|source| StartError::Listen { addr: listen_addr, source })?;
 
+    let metrics_tcp = bind_metrics(&config)?;
+    let metrics_addr = metrics_tcp.as_ref().and_then(|l| l.local_addr().ok());
+
     let live = reload::Live::from_config(&config).map_err(StartError::Setup)?;
     let (audit_log, audit_task) = audit::AuditLog::start(db.clone());
     let state = Arc::new(State {
@@ -335,6 +365,9 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         started: Instant::now(),
         listen_addr,
         spare_keys,
+        hsts: tls.as_ref().and_then(|_| {
+            hyper::header::HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age.as_secs())).ok()
+        }),
     });
     let generation =
         state.registry.load_all(&state.db, &state.kek, &config.public_base()).await.map_err(|e| {
@@ -391,6 +424,14 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         tokio::spawn(http::serve(acceptor, handler, shutdown.clone(), "admin", capacity))
     };
 
+    let metrics_task = metrics_tcp.map(|tcp| {
+        let state = state.clone();
+        let handler = move |req, peer| http::scrape::handle(state.clone(), req, peer);
+        // A scraper or two: a few connections at a time.
+        let capacity = http::Capacity { max_connections: 16, on_refused: Box::new(|| {}) };
+        tokio::spawn(http::serve(http::TcpAcceptor(tcp), handler, shutdown.clone(), "metrics", capacity))
+    });
+
     let sweeper = tokio::spawn(sweep_expired(state.clone(), shutdown.clone()));
     if let Some(configs) = options.reload {
         tokio::spawn(apply_reloads(state.clone(), configs, tls, options.log_filter, shutdown.clone()));
@@ -401,14 +442,23 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     for slug in state.db.read(|tx| store::tenants::list(tx)).await?.into_iter().map(|t| (t.slug, t.base_url)) {
         tenants_now.push(slug);
     }
-    tracing::info!(addr = %listen_addr, socket = %config.admin_socket.display(), tenants = tenants_now.len(), "ready");
+    let metrics_shown = metrics_addr.map(|a| a.to_string()).unwrap_or_else(|| "off".into());
+    tracing::info!(addr = %listen_addr, socket = %config.admin_socket.display(), metrics = %metrics_shown, tenants = tenants_now.len(), "ready");
     notify::notify("READY=1");
     if let Some(tx) = options.ready {
-        let _ = tx.send(Ready { addr: listen_addr, admin_socket: config.admin_socket.clone(), tenants: tenants_now });
+        let _ = tx.send(Ready {
+            addr: listen_addr,
+            metrics_addr,
+            admin_socket: config.admin_socket.clone(),
+            tenants: tenants_now,
+        });
     }
 
     let _ = public.await;
     let _ = admin_task.await;
+    if let Some(task) = metrics_task {
+        let _ = task.await;
+    }
     let _ = sweeper.await;
     if let Some(listener) = listener {
         // Joining the listener thread blocks for up to one poll interval.

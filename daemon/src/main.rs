@@ -210,6 +210,9 @@ fn print_dev_banner(ready: &latchkeyd::Ready, data_dir: Option<&Path>) {
         println!("                    discovery {issuer}/.well-known/openid-configuration");
     }
     println!("  admin socket      {socket}");
+    if let Some(metrics) = ready.metrics_addr {
+        println!("  metrics           http://{metrics}/metrics");
+    }
     println!();
     // The CLI finds ./latchkey-data/admin.sock by itself; any other data dir needs --socket.
     let cli = match data_dir {

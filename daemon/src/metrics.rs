@@ -82,11 +82,7 @@ impl Metrics {
 
     /// Counts a token request; unknown grant types are counted as `other` to bound the series.
     pub fn grant(&self, grant: &str, outcome: &str) {
-        let grant = match grant {
-            "authorization_code" | "refresh_token" | "client_credentials" | "password" => grant,
-            crate::oidc::device::GRANT_TYPE => "device_code",
-            _ => "other",
-        };
+        let grant = crate::oidc::grants::grant_name(grant);
         let mut g = self.lock();
         *g.grants.entry((grant.to_owned(), outcome.to_owned())).or_default() += 1;
     }
@@ -109,7 +105,7 @@ impl Metrics {
         }
     }
 
-    pub fn render(&self, db: &crate::store::WriteStats, health: &crate::store::Health) -> String {
+    pub fn render(&self, db: &crate::store::WriteStats, health: &crate::store::Health, untracked: u64) -> String {
         let g = match self.inner.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -159,6 +155,14 @@ impl Metrics {
         out.push_str("# TYPE latchkey_token_signatures_total counter\n");
         let _ = writeln!(out, "latchkey_token_signatures_total{{method=\"vector_pair\"}} {paired}");
         let _ = writeln!(out, "latchkey_token_signatures_total{{method=\"single\"}} {alone}");
+        out.push_str("# HELP latchkey_rate_limit_untracked_total Requests let through uncounted by the per-address limits because they were tracking as many callers as they hold in one minute.\n");
+        out.push_str("# TYPE latchkey_rate_limit_untracked_total counter\n");
+        let _ = writeln!(out, "latchkey_rate_limit_untracked_total {untracked}");
+        out.push_str("# HELP latchkey_audit_events_lost_total Audit events that could not be written, by why: the queue was full, the database refused the event on its own, or it could not be reached.\n");
+        out.push_str("# TYPE latchkey_audit_events_lost_total counter\n");
+        for (reason, n) in crate::audit::lost() {
+            let _ = writeln!(out, "latchkey_audit_events_lost_total{{reason=\"{reason}\"}} {n}");
+        }
         out.push_str("# HELP latchkey_http_requests_total HTTP requests by route and status.\n");
         out.push_str("# TYPE latchkey_http_requests_total counter\n");
         for ((route, status), n) in &g.requests {

@@ -1,19 +1,29 @@
 //! Request parameters, from a query string or an `application/x-www-form-urlencoded` body, read
 //! with one rule everywhere (RFC 6749 §3.1): a parameter sent twice is refused, and a parameter
-//! sent without a value counts as absent.
+//! sent without a value counts as absent. A value with a control character is refused too: no
+//! OAuth or OpenID parameter may hold one (RFC 6749 Appendix A: their characters are printable),
+//! and PostgreSQL cannot store a NUL byte, so it is turned away here, before any query.
 
 use url::form_urlencoded;
 
 #[derive(Debug, Clone, Default)]
 pub struct Params(Vec<(String, String)>);
 
-/// A parameter that appeared more than once.
+/// A parameter that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repeated(pub String);
+pub enum ParamError {
+    /// It appeared more than once.
+    Repeated(String),
+    /// Its value holds a control character (a NUL byte, a newline, an escape…).
+    Control(String),
+}
 
-impl std::fmt::Display for Repeated {
+impl std::fmt::Display for ParamError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "parameter {} is repeated", self.0)
+        match self {
+            ParamError::Repeated(name) => write!(f, "parameter {name} is repeated"),
+            ParamError::Control(name) => write!(f, "parameter {name} contains a control character"),
+        }
     }
 }
 
@@ -22,18 +32,22 @@ impl Params {
         Params(form_urlencoded::parse(encoded).into_owned().collect())
     }
 
-    /// The value of `name`: `None` when absent or empty, an error when repeated.
-    pub fn get(&self, name: &str) -> Result<Option<&str>, Repeated> {
+    /// The value of `name`: `None` when absent or empty, an error when repeated or when it holds
+    /// a control character.
+    pub fn get(&self, name: &str) -> Result<Option<&str>, ParamError> {
         let mut found = self.0.iter().filter(|(k, _)| k == name);
         let first = found.next().map(|(_, v)| v.as_str());
         if found.next().is_some() {
-            return Err(Repeated(name.to_owned()));
+            return Err(ParamError::Repeated(name.to_owned()));
+        }
+        if first.is_some_and(has_control) {
+            return Err(ParamError::Control(name.to_owned()));
         }
         Ok(first.filter(|v| !v.is_empty()))
     }
 
     /// Like [`Params::get`], as an owned string.
-    pub fn owned(&self, name: &str) -> Result<Option<String>, Repeated> {
+    pub fn owned(&self, name: &str) -> Result<Option<String>, ParamError> {
         Ok(self.get(name)?.map(str::to_owned))
     }
 
@@ -43,6 +57,11 @@ impl Params {
     }
 }
 
+/// Whether `text` holds a control character (C0, DEL or C1).
+pub fn has_control(text: &str) -> bool {
+    text.chars().any(char::is_control)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,12 +69,21 @@ mod tests {
     #[test]
     fn one_rule_for_repeats_and_empty_values() {
         let p = Params::parse(b"a=1&a=2&b=&c=3&d=x%20y");
-        assert_eq!(p.get("a"), Err(Repeated("a".into())));
+        assert_eq!(p.get("a"), Err(ParamError::Repeated("a".into())));
         assert_eq!(p.get("b"), Ok(None));
         assert!(p.has("b"));
         assert_eq!(p.get("c"), Ok(Some("3")));
         assert_eq!(p.get("d"), Ok(Some("x y")));
         assert_eq!(p.get("missing"), Ok(None));
         assert!(!p.has("missing"));
+    }
+
+    #[test]
+    fn control_characters_are_refused() {
+        let p = Params::parse(b"nul=a%00b&lf=a%0Ab&esc=%1B[31m&del=%7F&c1=%C2%85&tab=%09&ok=caf%C3%A9");
+        for name in ["nul", "lf", "esc", "del", "c1", "tab"] {
+            assert_eq!(p.get(name), Err(ParamError::Control(name.into())), "{name}");
+        }
+        assert_eq!(p.get("ok"), Ok(Some("café")));
     }
 }

@@ -71,19 +71,35 @@ pub fn create(
     Ok(pending.issued(id))
 }
 
-/// The `Set-Cookie` value for a new session: HttpOnly, SameSite=Lax, scoped to the tenant's path,
-/// Secure on https.
-pub fn set_cookie(tenant: &TenantRuntime, issued: &Issued, now: Timestamp) -> String {
+/// The name the tenant's cookie `name` goes by. Where the tenant sits at the root of an https
+/// host, `__Host-name`: a browser then keeps it only as set by that very host, `Secure`, with
+/// `Path=/` and no `Domain`, so a sibling subdomain cannot plant one (RFC 6265bis §4.1.3.2).
+/// Elsewhere (a path under the public URL, plain http on localhost) the prefix is impossible.
+pub fn cookie_name(tenant: &TenantRuntime, name: &str) -> String {
+    if tenant.base.scheme() == "https" && tenant.path_prefix.is_empty() {
+        format!("__Host-{name}")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// A `Set-Cookie` value of the tenant: HttpOnly, SameSite=Lax, scoped to the tenant's path,
+/// Secure on https; `max_age` 0 removes the cookie.
+pub fn tenant_cookie(tenant: &TenantRuntime, name: &str, value: &str, max_age: i64) -> String {
     let path = if tenant.path_prefix.is_empty() { "/" } else { tenant.path_prefix.as_str() };
     let secure = if tenant.base.scheme() == "https" { "; Secure" } else { "" };
-    let max_age = (issued.expires_at - now).max(0);
-    format!("{COOKIE_NAME}={}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}", issued.token)
+    let name = cookie_name(tenant, name);
+    format!("{name}={value}; Path={path}; Max-Age={}; HttpOnly; SameSite=Lax{secure}", max_age.max(0))
+}
+
+/// The `Set-Cookie` value for a new session.
+pub fn set_cookie(tenant: &TenantRuntime, issued: &Issued, now: Timestamp) -> String {
+    tenant_cookie(tenant, COOKIE_NAME, &issued.token, issued.expires_at - now)
 }
 
 /// A cookie that removes the session cookie.
 pub fn clear_cookie(tenant: &TenantRuntime) -> String {
-    let path = if tenant.path_prefix.is_empty() { "/" } else { tenant.path_prefix.as_str() };
-    format!("{COOKIE_NAME}=; Path={path}; Max-Age=0; HttpOnly; SameSite=Lax")
+    tenant_cookie(tenant, COOKIE_NAME, "", 0)
 }
 
 /// The live session and its (active) user for a token, within a transaction.

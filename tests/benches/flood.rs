@@ -22,6 +22,7 @@ struct Daemon {
     child: Child,
     _dir: tempfile::TempDir,
     port: u16,
+    metrics_port: u16,
 }
 
 impl Drop for Daemon {
@@ -34,15 +35,17 @@ impl Drop for Daemon {
 impl Daemon {
     fn start() -> Daemon {
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let (port, metrics_port) = (free(), free());
         let child = Command::new(bin("latchkeyd"))
             .args(["--dev", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(dir.path())
+            .env("LATCHKEY_SERVER_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("start latchkeyd");
-        let d = Daemon { child, _dir: dir, port };
+        let d = Daemon { child, _dir: dir, port, metrics_port };
         let deadline = Instant::now() + Duration::from_secs(30);
         while d.get("/healthz").is_none() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
@@ -67,16 +70,20 @@ impl Daemon {
 
     /// A GET on a fresh connection: the body, or None when refused or closed.
     fn get(&self, path: &str) -> Option<String> {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        self.get_at(self.port, path)
+    }
+
+    fn get_at(&self, port: u16, path: &str) -> Option<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
         s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        write!(s, "GET {path} HTTP/1.1\r\nHost: localhost:{}\r\nConnection: close\r\n\r\n", self.port).ok()?;
+        write!(s, "GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n").ok()?;
         let mut out = String::new();
         s.read_to_string(&mut out).ok()?;
         out.starts_with("HTTP/1.1 200").then_some(out)
     }
 
     fn refused_total(&self) -> String {
-        self.get("/metrics")
+        self.get_at(self.metrics_port, "/metrics")
             .and_then(|m| m.lines().find(|l| l.starts_with("latchkey_connections_refused_total")).map(str::to_owned))
             .unwrap_or_else(|| "latchkey_connections_refused_total ?".into())
     }

@@ -45,7 +45,7 @@ fn registrations_logins_credentials_recoveries_grants_and_admin_calls_are_audite
     assert_eq!(token(&site, &m2m, &[("grant_type", "password")]).status, 400);
 
     // The same outcomes are counted for Prometheus.
-    let metrics = d.get("/metrics").body;
+    let metrics = d.metrics();
     for series in [
         "latchkey_ceremonies_total{kind=\"login\",outcome=\"success\"}",
         "latchkey_ceremonies_total{kind=\"login\",outcome=\"invalid_signature\"} 1",

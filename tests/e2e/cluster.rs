@@ -505,7 +505,7 @@ impl Node {
         let port = free_port();
         let public_url = public_url.map_or_else(|| format!("http://localhost:{port}"), str::to_owned);
         let config = format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"{public_url}\"\nlog_format = \"json\"\n\
+            "[server]\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"{public_url}\"\nlog_format = \"json\"\nmetrics_listen = \"127.0.0.1:0\"\n\
              {storage}[admin]\nsocket = \"{d}/admin.sock\"\n[keys]\nencryption_key_file = \"{s}/key-encryption.key\"\n",
             storage = store_toml(shared),
             d = dir.path().display(),
@@ -702,7 +702,7 @@ fn a_node_whose_change_listener_is_cut_off_is_not_ready() {
     };
     assert_eq!(not_ready.json()["error"], "unavailable");
     assert!(not_ready.body.contains("other nodes' changes"), "{}", not_ready.body);
-    assert!(d.get("/metrics").body.lines().any(|l| l.starts_with("latchkey_cluster_listener_age_seconds ")));
+    assert!(d.metrics().lines().any(|l| l.starts_with("latchkey_cluster_listener_age_seconds ")));
     // Nor does it serve its tenants meanwhile: a key rotated out elsewhere must not verify here.
     let stale = d.get("/acme/.well-known/jwks.json");
     assert_eq!((stale.status, stale.json()["error"].as_str()), (503, Some("unavailable")), "{}", stale.body);

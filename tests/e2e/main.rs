@@ -15,6 +15,7 @@ mod declarative;
 mod dev_mode;
 mod device;
 mod docs;
+mod hardening;
 mod harness;
 mod keys;
 mod lazy_tenants;

@@ -60,7 +60,7 @@ fn wait_closed(db: &Path) {
 fn pg_config(dir: &Path, base: &str, pg: &PgDatabase, kek: &Path) -> PathBuf {
     let path = dir.join("pg.toml");
     let text = format!(
-        "[server]\npublic_url = \"{base}\"\n[storage]\nbackend = \"postgres\"\nurl_file = \"{}\"\n\
+        "[server]\npublic_url = \"{base}\"\nmetrics_listen = \"127.0.0.1:0\"\n[storage]\nbackend = \"postgres\"\nurl_file = \"{}\"\n\
          [keys]\nencryption_key_file = \"{}\"\n",
         pg.url_file.display(),
         kek.display()

@@ -29,7 +29,7 @@ fn free_port() -> u16 {
 /// call for `dir`: see `store_toml`).
 fn config_text(dir: &Path, port: u16, extra_server: &str, rest: &str) -> String {
     format!(
-        "[server]\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://localhost:{port}\"\nlog_format = \"json\"\n{extra_server}\n\
+        "[server]\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://localhost:{port}\"\nlog_format = \"json\"\nmetrics_listen = \"127.0.0.1:0\"\n{extra_server}\n\
          {storage}[admin]\nsocket = \"{d}/admin.sock\"\n[keys]\nencryption_key_file = \"{d}/kek\"\n{rest}\n",
         d = dir.display(),
         storage = store_toml(dir),
@@ -373,7 +373,7 @@ fn metrics_carry_build_process_and_tenant_series_in_valid_exposition_format() {
         d.get("/acme/.well-known/jwks.json");
     }
     d.get("/globex/.well-known/openid-configuration");
-    let body = d.get("/metrics").body;
+    let body = d.metrics();
     let mut typed = std::collections::HashSet::new();
     let mut samples = std::collections::HashMap::new();
     for line in body.lines() {

@@ -54,14 +54,11 @@ fn custom_domain_tenant_is_routed_by_host() {
     assert_eq!(r.json()["token_endpoint"], "https://login.corp.test/token");
     // Without its host, a custom-domain tenant is not reachable.
     assert_eq!(http_get(&url, None).status, 404);
-    // Its host serves neither the tenants under the public URL nor the metrics, which name
-    // every tenant; health checks answer everywhere.
+    // Its host does not serve the tenants under the public URL; health checks answer everywhere.
     d.tenant("acme");
     let base = format!("http://127.0.0.1:{port}");
     let acme = http_get(&format!("{base}/acme/.well-known/openid-configuration"), Some("login.corp.test"));
     assert_eq!(acme.status, 404, "{}", acme.body);
-    assert_eq!(http_get(&format!("{base}/metrics"), Some("login.corp.test")).status, 404);
-    assert_eq!(http_get(&format!("{base}/metrics"), None).status, 200);
     assert_eq!(http_get(&format!("{base}/healthz"), Some("login.corp.test")).status, 200);
     assert_eq!(http_get(&format!("{base}/acme/.well-known/openid-configuration"), Some("other.internal")).status, 200);
 }
@@ -110,13 +107,18 @@ fn health_metrics_and_errors() {
 
     let r = d.get("/acme/.well-known/jwks.json");
     assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(r.header("strict-transport-security"), None, "no HSTS over plain HTTP (a proxy's to send)");
     assert_eq!(r.header("referrer-policy"), Some("no-referrer"));
 
-    let metrics = d.get("/metrics");
-    assert_eq!(metrics.status, 200);
-    assert!(metrics.body.contains("latchkey_http_requests_total{route=\"jwks\",status=\"200\"}"), "{}", metrics.body);
+    // The metrics name every tenant: never on the public listener, on its own listener only.
+    assert_eq!(d.get("/metrics").status, 404);
+    let metrics = d.metrics();
+    assert!(metrics.contains("latchkey_http_requests_total{route=\"jwks\",status=\"200\"}"), "{metrics}");
     for line in [format!("latchkey_database_info{{backend=\"{backend}\"}} 1"), "latchkey_database_up 1".to_owned()] {
-        assert!(metrics.body.lines().any(|l| l == line), "{line}: {}", metrics.body);
+        assert!(metrics.lines().any(|l| l == line), "{line}: {metrics}");
     }
-    assert!(metrics.body.contains("latchkey_http_request_duration_seconds_bucket"));
+    assert!(metrics.contains("latchkey_http_request_duration_seconds_bucket"));
+    let m = d.metrics_base.clone().unwrap();
+    assert_eq!(http_get(&format!("{m}/healthz"), None).status, 404, "the metrics listener serves /metrics only");
+    assert_eq!(http_request("POST", &format!("{m}/metrics")).status, 405);
 }

@@ -364,7 +364,7 @@ impl SqlValue {
 
 /// The writer's counters from `/metrics`: (commits, commits without an fsync).
 pub fn commits(d: &TestDaemon) -> (u64, u64) {
-    let body = d.get("/metrics").body;
+    let body = d.metrics();
     let read = |name: &str| counter(&body, name).unwrap_or_else(|| panic!("no {name} in\n{body}"));
     (read("latchkey_db_commits_total"), read("latchkey_db_unsynced_commits_total"))
 }
@@ -531,6 +531,8 @@ fn pg_snapshot(client: &mut postgres::Client, only: Option<&[&str]>) -> DbSnapsh
 pub struct TestDaemon {
     pub dir: tempfile::TempDir,
     pub base: String,
+    /// `http://127.0.0.1:PORT` of the metrics listener (a port of its own per daemon).
+    pub metrics_base: Option<String>,
     pub socket: PathBuf,
     pub store: TestStore,
     pub kek_path: PathBuf,
@@ -561,6 +563,8 @@ impl TestDaemon {
         let mut file = FileConfig::default();
         file.server.public_url = Some(format!("http://localhost:{port}"));
         file.server.listen = Some(format!("127.0.0.1:{port}"));
+        // Any free port: daemons of parallel tests must not meet on the default one.
+        file.server.metrics_listen = Some("127.0.0.1:0".into());
         edit(&mut file);
         let untouched = {
             let s = &file.storage;
@@ -605,8 +609,20 @@ impl TestDaemon {
                 eprintln!("daemon failed: {e}");
             }
         });
-        ready_rx.blocking_recv().expect("daemon did not become ready");
-        TestDaemon { dir, base, socket, store, kek_path, clock, stop: Some(stop_tx), thread: Some(thread), pg }
+        let ready = ready_rx.blocking_recv().expect("daemon did not become ready");
+        let metrics_base = ready.metrics_addr.map(|a| format!("http://{a}"));
+        TestDaemon {
+            dir,
+            base,
+            metrics_base,
+            socket,
+            store,
+            kek_path,
+            clock,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+            pg,
+        }
     }
 
     pub fn cli(&self, args: &[&str]) -> Run {
@@ -620,6 +636,14 @@ impl TestDaemon {
 
     pub fn get(&self, path: &str) -> Http {
         http_get(&format!("{}{path}", self.base), None)
+    }
+
+    /// `GET /metrics` from the metrics listener, whose body is returned.
+    pub fn metrics(&self) -> String {
+        let base = self.metrics_base.as_deref().expect("the daemon serves no metrics");
+        let r = http_get(&format!("{base}/metrics"), None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body
     }
 
     /// SQL on the daemon's store (a new connection; read-only on SQLite).
@@ -907,10 +931,12 @@ pub fn send_json(method: &str, url: &str, body: &Value, headers: &[(&str, &str)]
 impl Http {
     /// The `latchkey_session=…` pair from `Set-Cookie`, ready for a `Cookie` header.
     pub fn session_cookie(&self) -> Option<String> {
-        self.headers
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
-            .find_map(|(_, v)| v.split(';').next().filter(|p| p.starts_with("latchkey_session=")).map(str::to_owned))
+        self.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie")).find_map(|(_, v)| {
+            v.split(';')
+                .next()
+                .filter(|p| p.starts_with("latchkey_session=") || p.starts_with("__Host-latchkey_session="))
+                .map(str::to_owned)
+        })
     }
     pub fn set_cookie(&self) -> Option<&str> {
         self.header("set-cookie")

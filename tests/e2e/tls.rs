@@ -41,6 +41,13 @@ fn serves_https_with_http2_and_https_issuers() {
     let (version, _) =
         curl(&["--cacert", ca, "--http2", "-o", "/dev/null", "-w", "%{http_version}", &format!("{base}/healthz")]);
     assert_eq!(version, "2", "HTTP/2 is negotiated by ALPN");
+    // HSTS, since this daemon serves TLS itself (a year unless server.hsts_max_age says otherwise).
+    let (head, _) =
+        curl(&["--cacert", ca, "-D", "-", "-o", "/dev/null", &format!("{base}/acme/.well-known/jwks.json")]);
+    assert!(
+        head.lines().any(|l| l.trim().eq_ignore_ascii_case("strict-transport-security: max-age=31536000")),
+        "{head}"
+    );
     let (doc, _) = curl(&["--cacert", ca, &format!("{base}/acme/.well-known/openid-configuration")]);
     let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
     assert_eq!(doc["issuer"], format!("{base}/acme"));
@@ -60,7 +67,7 @@ fn bad_tls_files_stop_the_daemon_with_a_clear_message() {
     std::fs::write(
         &conf,
         format!(
-            "[server]\npublic_url = \"https://localhost:1\"\nlisten = \"127.0.0.1:0\"\ntls_cert = \"{0}/missing.pem\"\ntls_key = \"{0}/missing.key\"\n\
+            "[server]\npublic_url = \"https://localhost:1\"\nlisten = \"127.0.0.1:0\"\nmetrics_listen = \"\"\ntls_cert = \"{0}/missing.pem\"\ntls_key = \"{0}/missing.key\"\n\
              {1}[admin]\nsocket = \"{0}/s\"\n[keys]\nencryption_key_file = \"{0}/kek\"\n",
             dir.path().display(),
             store_toml(dir.path()),

@@ -6,7 +6,7 @@ use super::seg;
 use crate::args::Format;
 use crate::client::Client;
 use crate::error::CliError;
-use crate::output::{Output, table};
+use crate::output::{Output, escape, table};
 
 /// A query-string value: a path segment's encoding, and `+` too (a query reads it as a space).
 fn query_value(v: &str) -> Result<String, CliError> {
@@ -81,11 +81,11 @@ pub fn run(
                 Format::Table => format!(
                     "{}  {:<12} {:<10} {:<20} {:<32} {}",
                     e.time,
-                    opt(&e.tenant),
-                    e.actor,
-                    e.action,
-                    opt(&e.subject),
-                    e.outcome
+                    escape(&opt(&e.tenant)),
+                    escape(&e.actor),
+                    escape(&e.action),
+                    escape(&opt(&e.subject)),
+                    escape(&e.outcome)
                 ),
             };
             crate::output::print_out(&line)?;

@@ -13,7 +13,7 @@ use super::import::BATCH;
 use super::lines::{json_line, stream};
 use crate::State;
 use crate::error::Error;
-use crate::http::body::{Req, read_json};
+use crate::http::body::{Req, Text, read_json};
 use crate::tenants::require;
 use crate::users::import::deliver_all;
 use crate::users::reinvite::{self, Outcome};
@@ -25,7 +25,7 @@ pub async fn reinvite(
     actor: String,
 ) -> Result<Response<crate::http::Body>, Error> {
     // As large as an import file may be: `--all-pending` sends no list, but a script may.
-    let r: Reinvite = read_json(req, state.config.limits.invite_file_max).await?;
+    let r: Reinvite = read_json(req, state.config.limits.invite_file_max, Text::NoNul).await?;
     reinvite::validate(&r)?;
     let dry_run = r.dry_run;
     // One named user is the event's subject; a list or `--all-pending` is counted in its detail.

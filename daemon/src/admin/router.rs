@@ -20,7 +20,7 @@ use super::AdminPeer;
 use super::audit::{self, Note};
 use super::route::{self, AdminRoute, AdminUnrouted};
 use crate::error::{Error, Kind};
-use crate::http::body::{Req, RequestBody, read_json, read_json_or_default};
+use crate::http::body::{Req, RequestBody, Text, read_json, read_json_or_default};
 use crate::http::response::{empty, json, with_header_value};
 use crate::http::{Body, errors, request};
 use crate::oidc::rotation;
@@ -90,12 +90,12 @@ fn done() -> Result<Response<Body>, Error> {
 }
 
 async fn body<T: DeserializeOwned>(state: &State, req: Req) -> Result<T, Error> {
-    read_json(req, state.config.limits.json_body_max).await
+    read_json(req, state.config.limits.json_body_max, Text::NoNul).await
 }
 
 /// Destructive calls need `{"confirm": true}` (the CLI's `--yes`).
 async fn confirmed(state: &State, req: Req, what: &str) -> Result<(), Error> {
-    let c: Confirm = read_json_or_default(req, state.config.limits.json_body_max).await?;
+    let c: Confirm = read_json_or_default(req, state.config.limits.json_body_max, Text::NoNul).await?;
     if c.confirm {
         Ok(())
     } else {
@@ -107,9 +107,18 @@ async fn confirmed(state: &State, req: Req, what: &str) -> Result<(), Error> {
 }
 
 /// Query parameters of an admin call (repeats: the last one counts; these are filters, not
-/// credentials).
-fn query(req: &Req) -> HashMap<String, String> {
-    url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect()
+/// credentials). A value with a control character is refused, as on the public listener: a NUL
+/// byte could not even be compared with on PostgreSQL.
+fn query(req: &Req) -> Result<HashMap<String, String>, Error> {
+    let q: HashMap<String, String> =
+        url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect();
+    match q.iter().find(|(_, v)| crate::params::has_control(v)) {
+        Some((name, _)) => Err(Error::invalid(
+            codes::INVALID_REQUEST,
+            format!("the parameter {name} holds a control character; remove it"),
+        )),
+        None => Ok(q),
+    }
 }
 
 /// One operation per call.
@@ -173,7 +182,7 @@ async fn dispatch(
             ok(&rotation::retire(state, slug, kid).await?)
         }
         A::UserList(slug) => {
-            let q = query(&req);
+            let q = query(&req)?;
             ok(&users::list(state, slug, q.get("role").cloned(), q.get("status").cloned()).await?)
         }
         A::UserInvite(slug) => {
@@ -243,14 +252,14 @@ async fn dispatch(
             crate::social::disable(state, slug, provider).await?;
             done()
         }
-        A::Audit(slug) => ok(&read_audit(state, Some(slug), &query(&req)).await?),
+        A::Audit(slug) => ok(&read_audit(state, Some(slug), &query(&req)?).await?),
         A::AuditAll => {
-            let q = query(&req);
+            let q = query(&req)?;
             ok(&read_audit(state, q.get("tenant").cloned(), &q).await?)
         }
         A::Export(slug) => ok(&crate::declarative::export(state, slug).await?),
         A::Apply => {
-            let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max).await?;
+            let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max, Text::NoNul).await?;
             // A dry run changes nothing, so it is not recorded, like a read.
             note.recorded_elsewhere = r.dry_run;
             note.per_tenant = r.declared.tenants.iter().map(|t| (t.slug.clone(), None)).collect();

@@ -172,9 +172,20 @@ pub fn unreadable(e: &(dyn std::error::Error + 'static)) -> Error {
     }
 }
 
+/// What a JSON body's strings may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Text {
+    /// No control character at all: the public endpoints, whose fields are names, identifiers
+    /// and encoded bytes.
+    Printable,
+    /// Anything but a NUL byte (which PostgreSQL cannot store): the admin socket, whose callers
+    /// may pass a secret read from a file with its line ending (trimmed where it is used).
+    NoNul,
+}
+
 /// Parses a JSON body. An empty body reads as `{}`-less default only when `T: Default` is wanted:
 /// see [`read_json_or_default`].
-pub async fn read_json<T: DeserializeOwned>(req: Req, limit: u64) -> Result<T, Error> {
+pub async fn read_json<T: DeserializeOwned>(req: Req, limit: u64, text: Text) -> Result<T, Error> {
     if !content_type_is(req.headers(), "application/json") {
         return Err(Error::new(
             Kind::UnsupportedMediaType,
@@ -183,20 +194,20 @@ pub async fn read_json<T: DeserializeOwned>(req: Req, limit: u64) -> Result<T, E
         ));
     }
     let body = read_bounded(req, limit).await?;
-    parse_json(&body)
+    parse_json(&body, text)
 }
 
 /// Like [`read_json`], but a request without a body yields `T::default()`.
-pub async fn read_json_or_default<T: DeserializeOwned + Default>(req: Req, limit: u64) -> Result<T, Error> {
+pub async fn read_json_or_default<T: DeserializeOwned + Default>(req: Req, limit: u64, text: Text) -> Result<T, Error> {
     let has_type = req.headers().contains_key(header::CONTENT_TYPE);
     if !has_type {
         let body = read_bounded(req, limit).await?;
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(T::default());
         }
-        return parse_json(&body);
+        return parse_json(&body, text);
     }
-    read_json(req, limit).await
+    read_json(req, limit, text).await
 }
 
 /// An `application/x-www-form-urlencoded` body, bounded by `limit` bytes, with the parameter
@@ -214,8 +225,8 @@ pub async fn read_form_or_query(req: Req, limit: u64) -> Result<Params, Error> {
     if req.method() == Method::POST { read_form(req, limit).await } else { Ok(query(&req)) }
 }
 
-pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body).map_err(|e| {
+pub fn parse_json<T: DeserializeOwned>(body: &[u8], text: Text) -> Result<T, Error> {
+    let value = serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         let (code, message) = match e.classify() {
             Category::Syntax | Category::Eof | Category::Io => (
@@ -225,7 +236,59 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
             Category::Data => (codes::INVALID_INPUT, describe(&e.to_string())),
         };
         Error::invalid(code, message).caused_by(e)
-    })
+    })?;
+    // After the parse, so that a body that is not JSON is named as such; a byte scan, no second parse.
+    if strings_hold_control(body, text) {
+        let message = match text {
+            Text::Printable => {
+                "a text field holds a control character (a NUL byte, a line break, an escape…); remove it"
+            }
+            Text::NoNul => "a text field holds a NUL byte, which cannot be stored; remove it",
+        };
+        return Err(Error::invalid(codes::INVALID_REQUEST, message));
+    }
+    Ok(value)
+}
+
+/// Whether the strings of a (valid) JSON text hold a character `text` does not allow, written as
+/// an escape (`\n`, `\u0000`) or raw (DEL, and the C1 controls, which JSON lets through
+/// unescaped; raw C0 bytes are not valid JSON).
+fn strings_hold_control(body: &[u8], text: Text) -> bool {
+    let printable = text == Text::Printable;
+    let (mut i, mut in_string) = (0, false);
+    while let Some(&b) = body.get(i) {
+        if !in_string {
+            in_string = b == b'"';
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => in_string = false,
+            b'\\' => match body.get(i + 1) {
+                Some(b'u') => {
+                    let unit = body
+                        .get(i + 2..i + 6)
+                        .and_then(|hex| std::str::from_utf8(hex).ok())
+                        .and_then(|hex| u16::from_str_radix(hex, 16).ok());
+                    if unit.is_some_and(|c| c == 0 || (printable && (c < 0x20 || (0x7f..=0x9f).contains(&c)))) {
+                        return true;
+                    }
+                    i += 6;
+                    continue;
+                }
+                Some(b'b' | b'f' | b'n' | b'r' | b't') if printable => return true,
+                _ => {
+                    i += 2;
+                    continue;
+                }
+            },
+            0x7f if printable => return true,
+            0xc2 if printable && matches!(body.get(i + 1), Some(0x80..=0x9f)) => return true,
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Says in our own words what does not fit in a JSON body; the parser's message is only logged.
@@ -268,7 +331,7 @@ mod tests {
 
     #[test]
     fn json_errors_are_our_sentences() {
-        let msg = |body: &str| parse_json::<Shape>(body.as_bytes()).unwrap_err().message;
+        let msg = |body: &str| parse_json::<Shape>(body.as_bytes(), Text::Printable).unwrap_err().message;
         assert_eq!(msg(r#"{"kind":"platform"}"#), "the field \"name\" is required");
         assert_eq!(msg(r#"{"name":"a","kind":"platform","x":1}"#), "the field \"x\" is not accepted here");
         assert_eq!(
@@ -277,5 +340,38 @@ mod tests {
         );
         assert_eq!(msg(r#"{"name":1,"kind":"platform"}"#), "a field has a value of the wrong type");
         assert_eq!(msg("{"), "the body is not valid JSON (line 1, column 1)");
+    }
+
+    #[test]
+    fn control_characters_in_strings() {
+        let code = |body: &str, text| parse_json::<serde_json::Value>(body.as_bytes(), text).err().map(|e| e.code);
+        let refused = Some(codes::INVALID_REQUEST);
+        for body in [
+            r#"{"username":"a\u0000b"}"#,
+            r#"{"username":"a\nb"}"#,
+            r#"{"username":"a\tb"}"#,
+            r#"{"username":"a\u001Bb"}"#,
+            r#"{"username":"a\u007fb"}"#,
+            r#"{"username":"a\u0085b"}"#,
+            "{\"username\":\"a\u{7f}b\"}",
+            "{\"username\":\"a\u{85}b\"}",
+            r#"{"a\u0000":1}"#,
+            r#"["x",{"y":["\r"]}]"#,
+        ] {
+            assert_eq!(code(body, Text::Printable), refused, "{body}");
+        }
+        for body in [
+            r#"{"username":"a\\nb"}"#,
+            r#"{"u":"\u00e9\u20ac\"\\"}"#,
+            r#"{"n":1,"s":"caf\u00e9"}"#,
+            r#"{"k":"\\u0000"}"#,
+        ] {
+            assert_eq!(code(body, Text::Printable), None, "{body}");
+        }
+        // The admin socket takes a secret's line ending, never a NUL.
+        assert_eq!(code(r#"{"client_secret":"s\n"}"#, Text::NoNul), None);
+        assert_eq!(code(r#"{"client_secret":"s\u0000"}"#, Text::NoNul), refused);
+        // A body that is not JSON is named as such first.
+        assert_eq!(code("{\"a\":\"\\u0000", Text::Printable), Some(codes::MALFORMED_JSON));
     }
 }

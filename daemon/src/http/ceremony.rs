@@ -5,7 +5,7 @@ use hyper::{Method, Response, StatusCode};
 use latchkey::codes;
 use serde::Serialize;
 
-use super::body::{Req, read_json, read_json_or_default};
+use super::body::{Req, Text, read_json, read_json_or_default};
 use super::request::{bearer, header, origin, session_token};
 use super::response::{empty, json, with_header_value};
 use super::{Body, Cx};
@@ -48,7 +48,7 @@ pub(super) async fn signed_in(cx: &Cx<'_>, req: &Req) -> Result<(UserId, String)
         };
     }
     let login = || Error::unauthenticated(codes::LOGIN_REQUIRED, "sign in first: no valid session");
-    let token = session_token(req.headers()).ok_or_else(login)?;
+    let token = session_token(req.headers(), &cx.tenant).ok_or_else(login)?;
     if req.method() != Method::GET && same_origin(cx, req.headers()) != Some(true) {
         return Err(Error::forbidden(
             codes::INVALID_ORIGIN_HEADER,
@@ -86,17 +86,17 @@ pub async fn register_start(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Err
     // non-browser clients, which cannot be tricked into sending a cookie).
     let session_token = match same_origin(cx, req.headers()) {
         Some(false) => None,
-        _ => session_token(req.headers()),
+        _ => session_token(req.headers(), &cx.tenant),
     };
     let user_agent = header(req.headers(), header::USER_AGENT).map(str::to_owned);
     let caller = register::Caller { session_token, user_agent };
-    let body: register::StartRequest = read_json(req, limit(cx)).await?;
+    let body: register::StartRequest = read_json(req, limit(cx), Text::Printable).await?;
     let options = register::start(cx.state, cx.tenant.clone(), body, caller).await?;
     Ok(json(StatusCode::OK, &options))
 }
 
 pub async fn register_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
-    let body: register::FinishRequest = read_json(req, limit(cx)).await?;
+    let body: register::FinishRequest = read_json(req, limit(cx), Text::Printable).await?;
     let done = register::finish(cx.state, cx.tenant.clone(), body).await;
     let who = done
         .as_ref()
@@ -108,12 +108,12 @@ pub async fn register_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Er
 }
 
 pub async fn auth_start(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
-    let body: authenticate::StartRequest = read_json_or_default(req, limit(cx)).await?;
+    let body: authenticate::StartRequest = read_json_or_default(req, limit(cx), Text::Printable).await?;
     Ok(json(StatusCode::OK, &authenticate::start(cx.state, cx.tenant.clone(), body).await?))
 }
 
 pub async fn auth_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
-    let body: authenticate::FinishRequest = read_json(req, limit(cx)).await?;
+    let body: authenticate::FinishRequest = read_json(req, limit(cx), Text::Printable).await?;
     let done = authenticate::finish(cx.state, cx.tenant.clone(), body).await;
     let who = done.as_ref().ok().map(|d| (d.response.user.email.as_str(), "passkey".to_owned()));
     record_ceremony(cx, "login", &done.as_ref().map(|_| ()).map_err(Error::code), who);
@@ -136,7 +136,7 @@ fn record_change<T>(cx: &Cx<'_>, email: &str, action: &str, id: String, result: 
 
 pub async fn credential_rename(cx: &Cx<'_>, req: Req, id: String) -> Result<Response<Body>, Error> {
     let (user, email) = signed_in(cx, &req).await?;
-    let body: credentials::Rename = read_json(req, limit(cx)).await?;
+    let body: credentials::Rename = read_json(req, limit(cx), Text::Printable).await?;
     let result = credentials::rename(cx.state, cx.tenant.clone(), user, &id, body).await;
     record_change(cx, &email, "credential.rename", id, &result);
     Ok(json(StatusCode::OK, &result?))

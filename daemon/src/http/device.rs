@@ -9,7 +9,7 @@
 use hyper::{Response, StatusCode};
 use latchkey::codes;
 
-use super::body::{Req, read_json};
+use super::body::{Req, Text, read_json};
 use super::html::{escape, html, render};
 use super::request::{self, session_token};
 use super::response::json;
@@ -71,7 +71,7 @@ fn check_origin(cx: &Cx<'_>, req: &Req, required: bool) -> Result<(), Error> {
 pub async fn lookup(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     check_origin(cx, &req, false)?;
     check_limit(cx)?;
-    let body: LookupRequest = read_json(req, limit(cx)).await?;
+    let body: LookupRequest = read_json(req, limit(cx), Text::Printable).await?;
     match device::lookup(cx.state, cx.tenant.id, &body.user_code).await? {
         Some(found) => Ok(json(StatusCode::OK, &found)),
         None => Err(wrong_code(cx)),
@@ -83,8 +83,8 @@ pub async fn lookup(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
 pub async fn decide(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     check_origin(cx, &req, true)?;
     check_limit(cx)?;
-    let session = session_token(req.headers());
-    let body: DecideRequest = read_json(req, limit(cx)).await?;
+    let session = session_token(req.headers(), &cx.tenant);
+    let body: DecideRequest = read_json(req, limit(cx), Text::Printable).await?;
     let decision = device::decide(cx.state, cx.tenant.id, session, &body.user_code, body.approve).await?;
     match decision {
         Decision::Done { approved, client_id, email } => {
@@ -109,7 +109,7 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let prefill = device::canonical_user_code(&typed).map(|c| device::display(&c)).unwrap_or(typed);
     let prefill: String = prefill.chars().take(32).collect();
     let (now, t) = (cx.now(), cx.tenant.id);
-    let session = match session_token(req.headers()) {
+    let session = match session_token(req.headers(), &cx.tenant) {
         Some(token) => cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?,
         None => None,
     };

@@ -18,6 +18,7 @@ pub mod public;
 pub mod request;
 pub mod response;
 pub mod route;
+pub mod scrape;
 pub mod social;
 pub mod spill;
 pub mod tls;

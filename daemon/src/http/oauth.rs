@@ -71,7 +71,7 @@ pub(super) async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Presented, Par
 
 /// `GET|POST /authorize`.
 pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
-    let session = session_token(req.headers());
+    let session = session_token(req.headers(), &cx.tenant);
     // A POST's parameters are its form (its query is not read); a cross-site POST carries no
     // session cookie (SameSite=Lax), so it shows the login page rather than answering at once.
     let params = read_form_or_query(req, limit(cx)).await?;
@@ -88,7 +88,7 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
 /// `GET /authorize/resume`: back from the hosted login page.
 pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let id = request::query(&req).owned("request")?.unwrap_or_default();
-    let session = session_token(req.headers());
+    let session = session_token(req.headers(), &cx.tenant);
     Ok(match authorize::resume(cx.state, &cx.tenant, id.clone(), session).await? {
         Resumed::Redirect(to) => redirect(&to),
         Resumed::Login(request) => {
@@ -104,7 +104,7 @@ pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> 
     let (client, form) = client_form(cx, req).await?;
     let grant = form.owned("grant_type")?.unwrap_or_default();
     let device = grant == crate::oidc::device::GRANT_TYPE;
-    let action = if device { "device.redeemed".to_owned() } else { format!("token.{grant}") };
+    let action = if device { "device.redeemed".to_owned() } else { format!("token.{}", grants::grant_name(&grant)) };
     let mut e = cx.event(&client.client_id, &action, "");
     let result = grants::token(cx.state, cx.tenant.clone(), client, form).await;
     e.outcome = crate::audit::outcome(&result, |e| e.code().to_owned());
@@ -145,7 +145,7 @@ pub async fn introspect(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthEr
 
 /// `GET|POST /logout` (RP-initiated logout).
 pub async fn logout(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
-    let session_token = session_token(req.headers());
+    let session_token = session_token(req.headers(), &cx.tenant);
     let confirmed = req.method() == hyper::Method::POST;
     let fields = read_form_or_query(req, limit(cx)).await?;
     let request = LogoutRequest {

@@ -66,7 +66,7 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
 /// `/account`: the signed-in user's passkeys, or a sign-in form.
 pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (now, t) = (cx.now(), cx.tenant.id);
-    let session = match session_token(req.headers()) {
+    let session = match session_token(req.headers(), &cx.tenant) {
         Some(token) => cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?,
         None => None,
     };

@@ -39,6 +39,11 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
         Err(unrouted) => (unrouted.name(), refuse(&unrouted, &path)),
     };
     let mut response = secure(response);
+    // HSTS only where this daemon terminates TLS itself: behind a proxy, the proxy's to send (a
+    // header on plain HTTP means nothing to browsers, and the proxy may serve other names).
+    if let Some(hsts) = &state.hsts {
+        response.headers_mut().insert(header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+    }
     // An error may have been answered before the body was read: do not reuse this connection.
     if had_body && (response.status().is_client_error() || response.status().is_server_error()) {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -52,7 +57,7 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
     let path = logged_path(name, &path);
     // Numbers stay numbers (JSON logs); probes and scrapes every few seconds only at debug level.
     let ms = (elapsed.as_secs_f64() * 1e6).round() / 1e3;
-    if matches!(name, "healthz" | "readyz" | "metrics") {
+    if matches!(name, "healthz" | "readyz") {
         tracing::debug!(target: "latchkeyd::http", %peer, %method, %path, route = name, status, ms);
     } else {
         tracing::info!(target: "latchkeyd::http", %peer, %method, %path, route = name, status, ms);
@@ -73,10 +78,6 @@ fn find(state: &State, req: &Req) -> Result<Route, Unrouted> {
     let path = req.uri().path();
     let host = request::host(req);
     if let Some(global) = route::global(req.method(), path) {
-        // The metrics name every tenant: not on a customer's own domain.
-        if matches!(global, Ok(Route::Metrics)) && host.as_deref().is_some_and(|h| state.registry.is_own_domain(h)) {
-            return Err(Unrouted::NoSuchPath);
-        }
         return global;
     }
     let (tenant, rest) = state.registry.resolve(host.as_deref(), path).ok_or(Unrouted::UnknownTenant)?;
@@ -147,13 +148,6 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
     let (tenant, route) = match route {
         Route::Healthz => return bytes(StatusCode::OK, "text/plain; charset=utf-8", "ok\n"),
         Route::Readyz => return readyz(state).await,
-        Route::Metrics => {
-            return bytes(
-                StatusCode::OK,
-                "text/plain; version=0.0.4; charset=utf-8",
-                state.metrics.render(state.db.write_stats(), &state.db.health().await),
-            );
-        }
         Route::Tenant(tenant, route) => (tenant, route),
     };
     // A node that has lost step with the others (its change listener cannot read their

@@ -8,7 +8,8 @@ use hyper::header::{self, HeaderMap, HeaderName};
 
 use crate::netrange::{IpRange, any_contains};
 use crate::params::Params;
-use crate::sessions::COOKIE_NAME;
+use crate::sessions::{COOKIE_NAME, cookie_name};
+use crate::tenants::TenantRuntime;
 
 /// A header's value, when present and visible ASCII.
 pub fn header(headers: &HeaderMap, name: HeaderName) -> Option<&str> {
@@ -27,33 +28,62 @@ pub fn origin(headers: &HeaderMap) -> Option<String> {
     header(headers, header::ORIGIN).map(str::to_owned)
 }
 
-/// The session token from the request's `Cookie` headers, if any.
-pub fn session_token(headers: &HeaderMap) -> Option<String> {
+/// The value of the cookie `name` from the request's `Cookie` headers, if any and not empty.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, value)| *name == COOKIE_NAME && !value.is_empty())
+        .find(|(n, value)| *n == name && !value.is_empty())
         .map(|(_, value)| value.to_owned())
 }
 
-/// The client's address: the peer, or, when the peer is a trusted proxy, the last address in
-/// `X-Forwarded-For` that is not itself a trusted proxy.
+/// The session token from the request's `Cookie` headers, under the tenant's name for it (see
+/// [`cookie_name`]), if any.
+pub fn session_token(headers: &HeaderMap, tenant: &TenantRuntime) -> Option<String> {
+    cookie(headers, &cookie_name(tenant, COOKIE_NAME))
+}
+
+/// The client's address: the peer, or, when the peer is a trusted proxy, the address its
+/// proxies recorded in `X-Forwarded-For`. The list is read from the right (each proxy appends the
+/// address it received the request from) for as long as the entries are trusted proxies: the
+/// first that is not is the client. An entry that cannot be read stops the walk at the proxy
+/// that wrote it, since what lies to its left (the client's own header, at worst) is no more
+/// trustworthy than the garbage: without that stop, a proxy that adds a port (`ip:port`) would
+/// let the client's own entries through.
 pub fn client_ip(peer: SocketAddr, headers: &HeaderMap, trusted: &[IpRange]) -> IpAddr {
-    let peer_ip = peer.ip();
-    if !any_contains(trusted, peer_ip) {
-        return peer_ip;
+    let mut client = peer.ip().to_canonical();
+    if !any_contains(trusted, client) {
+        return client;
     }
-    let forwarded = headers
+    let mut entries: Vec<&str> = headers
         .get_all("x-forwarded-for")
         .iter()
-        .filter_map(|v| v.to_str().ok())
+        .map(|v| v.to_str().unwrap_or(""))
         .flat_map(|v| v.split(','))
-        .filter_map(|s| s.trim().parse::<IpAddr>().ok())
-        .collect::<Vec<_>>();
-    forwarded.into_iter().rev().find(|ip| !any_contains(trusted, *ip)).unwrap_or(peer_ip)
+        .collect();
+    while let Some(entry) = entries.pop() {
+        let Some(ip) = forwarded_address(entry) else { break };
+        client = ip;
+        if !any_contains(trusted, ip) {
+            break;
+        }
+    }
+    client
+}
+
+/// One `X-Forwarded-For` entry: an address, `ip:port` or `[v6]:port` (as some proxies write
+/// them), IPv4-mapped IPv6 read as IPv4.
+fn forwarded_address(entry: &str) -> Option<IpAddr> {
+    let entry = entry.trim();
+    let ip = entry
+        .parse::<IpAddr>()
+        .ok()
+        .or_else(|| entry.parse::<SocketAddr>().ok().map(|a| a.ip()))
+        .or_else(|| entry.strip_prefix('[').and_then(|e| e.strip_suffix(']')).and_then(|e| e.parse().ok()))?;
+    Some(ip.to_canonical())
 }
 
 /// The host the request was sent to: the `Host` header, or the authority of an absolute URI.
@@ -79,13 +109,14 @@ mod tests {
     use hyper::header::HeaderValue;
 
     #[test]
-    fn finds_the_session_cookie() {
+    fn finds_a_cookie() {
         let mut h = HeaderMap::new();
         h.append(header::COOKIE, HeaderValue::from_static("a=1; latchkey_session=abc; b=2"));
-        assert_eq!(session_token(&h).as_deref(), Some("abc"));
+        assert_eq!(cookie(&h, "latchkey_session").as_deref(), Some("abc"));
+        assert_eq!(cookie(&h, "__Host-latchkey_session"), None);
         let mut h = HeaderMap::new();
         h.append(header::COOKIE, HeaderValue::from_static("latchkey_session="));
-        assert_eq!(session_token(&h), None);
+        assert_eq!(cookie(&h, "latchkey_session"), None);
     }
 
     #[test]
@@ -109,5 +140,34 @@ mod tests {
         assert_eq!(client_ip(proxy, &h, &trusted), "203.0.113.9".parse::<IpAddr>().unwrap());
         let stranger: SocketAddr = "198.51.100.1:1".parse().unwrap();
         assert_eq!(client_ip(stranger, &h, &trusted), stranger.ip(), "a stranger cannot spoof its address");
+    }
+
+    #[test]
+    fn forwarded_for_is_walked_from_the_right() {
+        let proxy: SocketAddr = "10.0.0.5:443".parse().unwrap();
+        let trusted: Vec<IpRange> = vec!["10.0.0.0/24".parse().unwrap(), "fd00::/8".parse().unwrap()];
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let seen = |values: &[&'static str]| {
+            let mut h = HeaderMap::new();
+            for v in values {
+                h.append("x-forwarded-for", HeaderValue::from_static(v));
+            }
+            client_ip(proxy, &h, &trusted)
+        };
+        // The client's own entry on the left is not believed: the walk stops at the first
+        // address that is not a proxy.
+        assert_eq!(seen(&["6.6.6.6, 203.0.113.9, 10.0.0.7"]), ip("203.0.113.9"));
+        // Several headers read as one list, in order.
+        assert_eq!(seen(&["6.6.6.6", "203.0.113.9", "10.0.0.7"]), ip("203.0.113.9"));
+        // Ports, as some proxies write them.
+        assert_eq!(seen(&["6.6.6.6, 203.0.113.9:51234"]), ip("203.0.113.9"));
+        assert_eq!(seen(&["6.6.6.6, [2001:db8::1]:443, [fd00::2]"]), ip("2001:db8::1"));
+        assert_eq!(seen(&["::ffff:203.0.113.9"]), ip("203.0.113.9"));
+        // Garbage stops the walk at the proxy that wrote it, never skipped to the client's entry.
+        assert_eq!(seen(&["6.6.6.6, unknown, 10.0.0.7"]), ip("10.0.0.7"));
+        assert_eq!(seen(&["6.6.6.6, 203.0.113.9 x"]), ip("10.0.0.5"));
+        // Only proxies: the leftmost of them.
+        assert_eq!(seen(&["10.0.0.9, 10.0.0.7"]), ip("10.0.0.9"));
+        assert_eq!(seen(&[]), ip("10.0.0.5"));
     }
 }

@@ -13,7 +13,6 @@ use crate::tenants::TenantRuntime;
 pub enum Route {
     Healthz,
     Readyz,
-    Metrics,
     Tenant(Arc<TenantRuntime>, TenantRoute),
 }
 
@@ -89,7 +88,6 @@ impl Route {
         match self {
             Route::Healthz => "healthz",
             Route::Readyz => "readyz",
-            Route::Metrics => "metrics",
             Route::Tenant(_, r) => match r {
                 TenantRoute::Discovery => "discovery",
                 TenantRoute::Jwks => "jwks",
@@ -137,12 +135,12 @@ impl Unrouted {
     }
 }
 
-/// The daemon-wide routes, which answer on any host.
+/// The daemon-wide routes, which answer on any host. (`/metrics` is served on a listener of its
+/// own: see `http::scrape`.)
 pub fn global(method: &Method, path: &str) -> Option<Result<Route, Unrouted>> {
     let route = match path {
         "/healthz" => Route::Healthz,
         "/readyz" => Route::Readyz,
-        "/metrics" => Route::Metrics,
         _ => return None,
     };
     Some(pick(method, &[(READ, ())]).map(|()| route))
@@ -299,7 +297,8 @@ mod tests {
     #[test]
     fn global_routes() {
         assert!(matches!(global(&Method::GET, "/healthz"), Some(Ok(Route::Healthz))));
-        assert!(matches!(global(&Method::HEAD, "/metrics"), Some(Ok(Route::Metrics))));
+        assert!(matches!(global(&Method::HEAD, "/readyz"), Some(Ok(Route::Readyz))));
+        assert!(global(&Method::GET, "/metrics").is_none(), "the metrics have a listener of their own");
         assert_eq!(
             global(&Method::POST, "/readyz").map(|r| r.err()),
             Some(Some(Unrouted::WrongMethod("GET, HEAD".into())))

@@ -28,13 +28,13 @@ fn secure(cx: &Cx<'_>) -> &'static str {
 /// `GET /login/{provider}?request=ID | ?invite=TOKEN | ?link=1 | ?device=1`.
 pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
     let q = request::query(&req);
-    let bad = |r: crate::params::Repeated| Error::invalid(codes::INVALID_INPUT, r.to_string());
+    let bad = |r: crate::params::ParamError| Error::invalid(codes::INVALID_INPUT, r.to_string());
     let purpose = if let Some(request_id) = q.owned("request").map_err(bad)? {
         Purpose::Login { request_id }
     } else if let Some(token) = q.owned("invite").map_err(bad)? {
         Purpose::Invite { token }
     } else if q.has("link") {
-        let session_token = session_token(req.headers()).ok_or_else(|| {
+        let session_token = session_token(req.headers(), &cx.tenant).ok_or_else(|| {
             Error::unauthenticated(
                 codes::LOGIN_REQUIRED,
                 "Sign in first, then link your account from the account page.",

@@ -138,8 +138,27 @@ pub async fn authorize(
     let fail = |error: OAuthCode, description: &str| {
         Ok(error_redirect(tenant, &redirect_uri, state_param.as_deref(), error, description))
     };
-    let one = |name: &str| params.get(name);
-    let (response_type, scope, nonce, challenge, method, prompt, max_age, login_hint) = match (
+    // Every parameter read below is readable (not repeated, no control character), or the
+    // request goes back refused, naming the first that is not.
+    const READ: [&str; 12] = [
+        "response_type",
+        "scope",
+        "nonce",
+        "code_challenge",
+        "code_challenge_method",
+        "prompt",
+        "max_age",
+        "login_hint",
+        "state",
+        "response_mode",
+        "request",
+        "request_uri",
+    ];
+    if let Some(e) = READ.iter().find_map(|name| params.get(name).err()) {
+        return fail(OAuthCode::InvalidRequest, &e.to_string());
+    }
+    let one = |name: &str| params.get(name).ok().flatten();
+    let (response_type, scope, nonce, challenge, method, prompt, max_age, login_hint) = (
         one("response_type"),
         one("scope"),
         one("nonce"),
@@ -148,13 +167,7 @@ pub async fn authorize(
         one("prompt"),
         one("max_age"),
         one("login_hint"),
-    ) {
-        (Ok(a), Ok(b), Ok(c), Ok(d), Ok(e), Ok(f), Ok(g), Ok(h)) => (a, b, c, d, e, f, g, h),
-        _ => return fail(OAuthCode::InvalidRequest, "a parameter is repeated"),
-    };
-    if params.get("state").is_err() {
-        return fail(OAuthCode::InvalidRequest, "state is repeated");
-    }
+    );
     if app.app_type == AppType::M2m {
         return fail(
             OAuthCode::UnauthorizedClient,
@@ -169,15 +182,13 @@ pub async fn authorize(
     // What discovery says is not supported is refused, not ignored: a client that asked for the
     // code in a fragment or a form post, or sent its parameters in a request object, would
     // otherwise look for an answer where none comes.
-    match params.get("response_mode") {
-        Ok(None | Some("query")) => {}
-        Ok(Some(_)) => return fail(OAuthCode::InvalidRequest, "response_mode must be query (the only one supported)"),
-        Err(_) => return fail(OAuthCode::InvalidRequest, "response_mode is repeated"),
+    if !matches!(one("response_mode"), None | Some("query")) {
+        return fail(OAuthCode::InvalidRequest, "response_mode must be query (the only one supported)");
     }
-    if !matches!(params.get("request"), Ok(None)) {
+    if one("request").is_some() {
         return fail(OAuthCode::RequestNotSupported, "request objects are not supported; send the parameters as such");
     }
-    if !matches!(params.get("request_uri"), Ok(None)) {
+    if one("request_uri").is_some() {
         return fail(OAuthCode::RequestUriNotSupported, "request_uri is not supported; send the parameters as such");
     }
     // Bounded, since a pending request keeps them for the ten minutes of a sign-in.

@@ -79,6 +79,9 @@ pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented
             let (id, secret) =
                 text.split_once(':').ok_or_else(|| OAuthError::invalid_client("malformed Basic credentials"))?;
             let (id, secret) = (form_decode(id), form_decode(secret));
+            if crate::params::has_control(&id) {
+                return Err(crate::params::ParamError::Control("client_id".into()).into());
+            }
             if client_id.is_some_and(|f| f != id) {
                 return Err(OAuthError::invalid_request("client_id differs from the authenticated client"));
             }

@@ -3,7 +3,7 @@
 
 use crate::crypto::CryptoError;
 use crate::error::{Error, Kind};
-use crate::params::Repeated;
+use crate::params::ParamError;
 use crate::store::StoreError;
 
 /// The registered OAuth error codes Latchkey answers with.
@@ -162,8 +162,8 @@ impl std::fmt::Display for OAuthError {
     }
 }
 
-impl From<Repeated> for OAuthError {
-    fn from(r: Repeated) -> OAuthError {
+impl From<ParamError> for OAuthError {
+    fn from(r: ParamError) -> OAuthError {
         OAuthError::invalid_request(r.to_string())
     }
 }

@@ -78,6 +78,19 @@ pub(super) struct Ttls {
     refresh: i64,
 }
 
+/// The fixed name of a `grant_type` for audit actions and metric labels: what a client sends is
+/// never one of them as such, so that a request cannot write its own action names.
+pub fn grant_name(grant_type: &str) -> &'static str {
+    match grant_type {
+        "authorization_code" => "authorization_code",
+        "refresh_token" => "refresh_token",
+        "client_credentials" => "client_credentials",
+        "password" => "password",
+        super::device::GRANT_TYPE => "device_code",
+        _ => "other",
+    }
+}
+
 pub async fn token(
     state: &State,
     tenant: std::sync::Arc<TenantRuntime>,

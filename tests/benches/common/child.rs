@@ -50,7 +50,7 @@ impl DataDir {
     /// Rate limits off (the load comes from one IP); everything else at its default.
     fn write_config(&self) {
         let text = format!(
-            "[server]\npublic_url = \"http://localhost:{port}\"\nlisten = \"127.0.0.1:{port}\"\n\n\
+            "[server]\npublic_url = \"http://localhost:{port}\"\nlisten = \"127.0.0.1:{port}\"\nmetrics_listen = \"\"\n\n\
              [storage]\npath = \"{db}\"\n\n[admin]\nsocket = \"{sock}\"\n\n\
              [keys]\nencryption_key_file = \"{kek}\"\n\n\
              [limits]\nceremony_rate_per_minute = 0\ntoken_rate_per_minute = 0\n",

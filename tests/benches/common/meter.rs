@@ -27,7 +27,7 @@ impl std::ops::Sub for WriterCounts {
 }
 
 pub fn writer_counts(d: &TestDaemon) -> WriterCounts {
-    let body = d.get("/metrics").body;
+    let body = d.metrics();
     let read = |name: &str| crate::support::counter(&body, name).unwrap_or_default();
     WriterCounts {
         writes: read("latchkey_db_writes_total"),

@@ -61,7 +61,7 @@ impl Nodes {
             let data = DataDir { dir: dir.path().join(format!("node{}", i + 1)), port };
             std::fs::create_dir_all(&data.dir).unwrap();
             let config = format!(
-                "[server]\npublic_url = \"{public}\"\nlisten = \"127.0.0.1:{port}\"\nlog_level = \"warn\"\n\n\
+                "[server]\npublic_url = \"{public}\"\nlisten = \"127.0.0.1:{port}\"\nlog_level = \"warn\"\nmetrics_listen = \"\"\n\n\
                  [storage]\nbackend = \"postgres\"\nurl_file = \"{url_file}\"\n\n\
                  [admin]\nsocket = \"{sock}\"\n\n[keys]\nencryption_key_file = \"{kek}\"\n\n\
                  [limits]\nceremony_rate_per_minute = 0\ntoken_rate_per_minute = 0\n",

@@ -560,3 +560,31 @@ fn audit_batches_are_multi_row_inserts_here_too() {
     let Some(t) = test_db() else { return };
     crate::store::audit::tests::batches_round_trip(&crate::store::Db::open_postgres(&t.settings).unwrap());
 }
+
+#[test]
+fn an_audit_event_the_database_refuses_does_not_take_its_batch_down() {
+    let Some(t) = test_db() else { return };
+    let db = crate::store::Db::open_postgres(&t.settings).unwrap();
+    // Events as the writer receives them, one of them with a NUL byte (which `AuditLog::record`
+    // cleans; here it reaches the database raw, as any other refusal would).
+    let event = |actor: &str| crate::store::audit::Event {
+        at: 1,
+        actor: actor.into(),
+        action: "token.client_credentials".into(),
+        outcome: "success".into(),
+        ..Default::default()
+    };
+    let batch = vec![event("good-1"), event("bad\0"), event("good-2"), event("good-3")];
+    let before = crate::audit::lost();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(crate::audit::write_batch(&db, batch));
+    let actors = db
+        .read_blocking(|tx| {
+            crate::store::Reader::conn(tx)
+                .query_all("SELECT actor FROM audit ORDER BY id", params![], |r| r.get::<_, String>(0))
+        })
+        .unwrap();
+    assert_eq!(actors, ["good-1", "good-2", "good-3"]);
+    let refused = |l: [(&str, u64); 3]| l.iter().find(|(why, _)| *why == "refused").map(|(_, n)| *n).unwrap();
+    assert!(refused(crate::audit::lost()) > refused(before), "the lost event is counted");
+}

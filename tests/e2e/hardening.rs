@@ -1,0 +1,234 @@
+//! The third security review's findings at the edge: control characters in identifiers, an
+//! audit trail that no bad event can thin out, CLI tables that show what others typed escaped,
+//! `__Host-` cookies and HSTS. Every refusal leaves the database as it was, on both engines.
+
+use serde_json::{Value, json};
+
+use crate::authenticator::{Soft, Tamper};
+use crate::oidc_support::{app, basic_auth, query, token};
+use crate::support::*;
+
+fn form(site: &Site, path: &str, body: &str, headers: &[(&str, &str)]) -> Http {
+    send_raw(
+        "POST",
+        &format!("{}{path}", site.base),
+        Some("application/x-www-form-urlencoded"),
+        body.as_bytes().to_vec(),
+        headers,
+    )
+}
+
+#[track_caller]
+fn refused(r: &Http, what: &str) {
+    assert_eq!(r.status, 400, "{what}: {}", r.body);
+    assert_eq!(r.json()["error"], "invalid_request", "{what}: {}", r.body);
+}
+
+#[test]
+fn control_characters_in_identifiers_are_refused_at_the_edge_with_nothing_stored() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &["--registration", "open"]);
+    let web = app(&site, "web", &[]);
+    let m2m = app(&site, "m2m", &[]);
+    let before = d.snapshot();
+
+    // JSON bodies: a NUL (which PostgreSQL cannot store), a line break, an escape, DEL, C1.
+    for username in ["ada\u{0}@acme.test", "ada@acme.test\n", "\u{1b}[31mada@acme.test", "ada\u{7f}@acme.test"] {
+        refused(&site.post("/auth/start", &json!({ "username": username }), None), "auth/start");
+        let start = json!({ "username": username, "display_name": "Ada" });
+        refused(&site.post("/register/start", &start, None), "register/start");
+    }
+    refused(
+        &site.post("/register/start", &json!({"username": "ada@acme.test", "display_name": "A\u{85}da"}), None),
+        "C1",
+    );
+    let bad_finish =
+        json!({"assertion": {"id": "a\u{0}", "rawId": "x", "type": "public-key", "response": {}}, "challenge": "c"});
+    refused(&site.post("/auth/finish", &bad_finish, None), "auth/finish");
+    refused(&site.post("/device/lookup", &json!({"user_code": "ABCD\u{0}EFGH"}), None), "device/lookup");
+
+    // Parameters of the OAuth endpoints, in a form or a query.
+    let cc = "grant_type=client_credentials";
+    refused(&form(&site, "/token", &format!("{cc}&client_id=a%00b&client_secret=s"), &[]), "token client_id");
+    refused(&form(&site, "/token", &format!("{cc}&client_id=a%0Ab"), &[]), "token client_id");
+    let secret = m2m.secret.clone().unwrap();
+    let basic = basic_auth(&format!("{}\u{0}", m2m.client_id), &secret);
+    refused(&form(&site, "/token", cc, &[("Authorization", &basic)]), "token Basic client_id");
+    refused(
+        &form(
+            &site,
+            "/token",
+            "grant_type=client_%00credentials",
+            &[("Authorization", &basic_auth(&m2m.client_id, &secret))],
+        ),
+        "grant_type",
+    );
+    refused(
+        &form(&site, "/revoke", "token=a%00b", &[("Authorization", &basic_auth(&m2m.client_id, &secret))]),
+        "revoke",
+    );
+    refused(
+        &form(&site, "/introspect", "token=a%00b", &[("Authorization", &basic_auth(&m2m.client_id, &secret))]),
+        "introspect",
+    );
+    let resume = http_get(&format!("{}/authorize/resume?request=ab%00cd", site.base), None);
+    refused(&resume, "authorize/resume");
+    refused(&http_get(&format!("{}/logout?state=a%00", site.base), None), "logout");
+    let userinfo = form(&site, "/userinfo", "access_token=a%00b", &[]);
+    refused(&userinfo, "userinfo");
+
+    // /authorize before the redirect URI is known good: the error page, no redirect.
+    let bad_client = format!(
+        "{}/authorize?{}",
+        site.base,
+        query(&[("client_id", "a\u{0}b"), ("redirect_uri", &web.redirect), ("response_type", "code")])
+    );
+    let page = http_get(&bad_client, None);
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.header("location").is_none());
+    assert!(page.body.contains("control character"), "{}", page.body);
+    // After it: back to the application with invalid_request, the bad parameter named.
+    let bad_nonce = format!(
+        "{}/authorize?{}",
+        site.base,
+        query(&[
+            ("client_id", &web.client_id),
+            ("redirect_uri", &web.redirect),
+            ("response_type", "code"),
+            ("scope", "openid"),
+            ("nonce", "n\u{0}"),
+            ("state", "s1"),
+        ])
+    );
+    let back = http_get(&bad_nonce, None);
+    assert_eq!(back.status, 302, "{}", back.body);
+    let location = back.header("location").unwrap();
+    assert!(location.contains("error=invalid_request") && location.contains("state=s1"), "{location}");
+    assert!(location.contains("nonce"), "{location}");
+
+    // The admin socket: a filter with a NUL is refused too (it could not even be compared on
+    // PostgreSQL).
+    let (status, body) = d.admin_raw(&admin_request("GET", "/admin/v1/tenants/acme/audit?user=a%00b", None, b""));
+    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
+
+    assert_eq!(d.snapshot(), before, "nothing was stored");
+    // The service is still fine.
+    assert_eq!(token(&site, &m2m, &[("grant_type", "client_credentials")]).status, 200);
+}
+
+#[test]
+fn a_bad_event_never_thins_out_the_audit_trail() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let m2m = app(&site, "m2m", &[]);
+    let long_id = "x".repeat(5000);
+    let (mut good, mut junk) = (0, 0);
+    for i in 0..20 {
+        assert_eq!(token(&site, &m2m, &[("grant_type", "client_credentials")]).status, 200);
+        good += 1;
+        // Interleaved: a NUL in a claimed client_id (refused at the edge), an unknown client
+        // with a 5,000-character id, and a grant type of the client's own invention.
+        refused(&form(&site, "/token", "grant_type=client_credentials&client_id=evil%00", &[]), "nul");
+        let r =
+            form(&site, "/token", &format!("grant_type=client_credentials&client_id={long_id}&client_secret=s"), &[]);
+        assert_eq!(r.status, 401, "{}", r.body);
+        let own = format!("grant_type=made.up-{i}");
+        let r = form(
+            &site,
+            "/token",
+            &own,
+            &[("Authorization", &basic_auth(&m2m.client_id, m2m.secret.as_deref().unwrap()))],
+        );
+        assert_eq!(r.json()["error"], "unsupported_grant_type");
+        junk += 2;
+    }
+    let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
+    let events = events.as_array().unwrap();
+    let grants: Vec<&Value> = events.iter().filter(|e| e["action"] == "token.client_credentials").collect();
+    let ok = grants.iter().filter(|e| e["outcome"] == "success" && e["actor"] == m2m.client_id.as_str()).count();
+    assert_eq!(ok, good, "every good grant is in the trail");
+    // The unknown client's claimed id is kept, bounded.
+    let stranger =
+        grants.iter().find(|e| e["outcome"] == "failure: invalid_client").expect("the unknown client's attempt");
+    let actor = stranger["actor"].as_str().unwrap();
+    assert!(actor.chars().count() <= 201 && actor.starts_with("xxxx"), "{}", actor.len());
+    // No action is named by the client: an invented grant type is `token.other`.
+    assert!(events.iter().all(|e| !e["action"].as_str().unwrap().contains("made.up")));
+    let other = events.iter().filter(|e| e["action"] == "token.other").count();
+    assert_eq!(other, 20);
+    assert_eq!(grants.len() + other, good + junk, "{events:#?}");
+    let metrics = d.metrics();
+    assert!(metrics.contains("latchkey_audit_events_lost_total{reason=\"refused\"}"), "{metrics}");
+}
+
+#[test]
+fn cli_tables_show_what_others_typed_escaped() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    // An event as a hostile upstream or a future bug might leave it: escape sequences, a line
+    // break that would draw a forged row, a bidirectional override.
+    let chr = if backend() == Backend::Postgres { "chr" } else { "char" };
+    d.sql().exec(&format!(
+        "INSERT INTO audit (at, tenant, actor, action, outcome, ip, subject, detail) VALUES \
+         (1, 'acme', 'evil' || {chr}(10) || '2026-01-01T00:00:00Z  root  tenant.delete', 'login', 'success', NULL, \
+          {chr}(27) || '[2J' || {chr}(27) || ']0;owned' || {chr}(7), 'a' || {chr}(8238) || 'txt.exe')"
+    ));
+    let table = d.cli(&["audit", "--tenant", "acme"]).ok().stdout;
+    assert!(!table.chars().any(|c| c.is_control() && c != '\n'), "{table:?}");
+    assert!(!table.contains('\u{202e}'), "{table:?}");
+    assert!(table.contains("evil\\n2026-01-01T00:00:00Z"), "{table}");
+    assert!(table.contains("\\u{1b}[2J"), "{table}");
+    let forged = table.lines().filter(|l| l.contains("tenant.delete")).count();
+    assert_eq!(forged, 1, "the forged row stays inside its cell's line: {table}");
+    assert!(table.lines().all(|l| !l.trim_start_matches(['│', ' ']).starts_with("2026-01-01T00:00:00Z")), "{table}");
+    // Scripts get the text as it is, in JSON's escapes.
+    let json = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
+    assert!(json[0]["actor"].as_str().unwrap().contains('\n'));
+}
+
+#[test]
+fn a_tenant_at_the_root_of_an_https_host_gets_host_prefixed_cookies() {
+    let d = TestDaemon::start();
+    d.cli(&["tenant", "create", "corp", "--base-url", "https://login.corp.test"]).ok();
+    let port = d.base.rsplit(':').next().unwrap();
+    let at = |path: &str| format!("http://127.0.0.1:{port}{path}");
+    let origin = "https://login.corp.test";
+    let invite = d
+        .cli(&["user", "invite", "--tenant", "corp", "--email", "ada@corp.test", "--name", "Ada", "-o", "json"])
+        .ok()
+        .json();
+    let invite = invite["invite_url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+    let headers = [("Host", "login.corp.test"), ("Origin", origin)];
+    let start = send_json(
+        "POST",
+        &at("/register/start"),
+        &json!({"username": "ada@corp.test", "display_name": "Ada", "invite": invite}),
+        &headers,
+    );
+    assert_eq!(start.status, 200, "{}", start.body);
+    let options = start.json();
+    let mut soft = Soft::new(origin);
+    let credential = soft.create(&options, &Tamper::default());
+    let done = send_json(
+        "POST",
+        &at("/register/finish"),
+        &json!({"credential": credential, "challenge": options["challenge"]}),
+        &headers,
+    );
+    assert_eq!(done.status, 201, "{}", done.body);
+    let set = done.set_cookie().unwrap();
+    assert!(set.starts_with("__Host-latchkey_session="), "{set}");
+    assert!(set.contains("; Path=/;") && set.contains("; Secure") && !set.contains("Domain"), "{set}");
+    let token = set.split(';').next().unwrap().split_once('=').unwrap().1.to_owned();
+    let list = |cookie: String| {
+        send_raw("GET", &at("/api/credentials"), None, vec![], &[("Host", "login.corp.test"), ("Cookie", &cookie)])
+    };
+    assert_eq!(list(format!("__Host-latchkey_session={token}")).status, 200);
+    // The unprefixed name, which a sibling subdomain could plant, is not read here.
+    assert_eq!(list(format!("latchkey_session={token}")).status, 401);
+
+    // A tenant under a path keeps the plain name (the prefix needs Path=/), and plain http no Secure.
+    let site = Site::new(&d, "acme", &[]);
+    let (_, cookie) = site.user_with_passkey("bob@acme.test");
+    assert!(cookie.starts_with("latchkey_session="), "{cookie}");
+}
