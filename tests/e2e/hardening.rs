@@ -232,3 +232,109 @@ fn a_tenant_at_the_root_of_an_https_host_gets_host_prefixed_cookies() {
     let (_, cookie) = site.user_with_passkey("bob@acme.test");
     assert!(cookie.starts_with("latchkey_session="), "{cookie}");
 }
+
+/// A PostgreSQL outage is answered 503 `unavailable` within 2 s (the pool's checkout is bounded,
+/// and a connection the server closed counts as the database being unreachable, not as an
+/// internal error), and the node serves again without a restart once the database is back.
+#[test]
+fn a_database_outage_is_answered_503_within_two_seconds() {
+    if backend() != Backend::Postgres {
+        eprintln!("skipped: a PostgreSQL outage needs the PostgreSQL run");
+        return;
+    }
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let TestStore::Postgres { db, .. } = &d.store else { unreachable!("postgres run") };
+    let mut admin = pg_config("postgres").connect(postgres::NoTls).expect("admin connection");
+    admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false")).unwrap();
+    admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", &[db]).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !admin.query("SELECT pid FROM pg_stat_activity WHERE datname = $1", &[db]).unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the daemon's connections are still there");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let start = json!({"username": "ada@acme.test", "display_name": "Ada"});
+    for (path, body) in [("/auth/start", json!({"username": "ada@acme.test"})), ("/register/start", start)] {
+        let started = std::time::Instant::now();
+        let r = site.post(path, &body, None);
+        let took = started.elapsed();
+        assert_eq!((r.status, r.json()["error"].as_str()), (503, Some("unavailable")), "{path}: {}", r.body);
+        assert!(took < std::time::Duration::from_secs(2), "{path} answered after {took:?}");
+    }
+    let started = std::time::Instant::now();
+    assert_eq!(d.get("/readyz").status, 503);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+
+    admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while d.get("/readyz").status != 200 {
+        assert!(std::time::Instant::now() < deadline, "not ready again once the database was back");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let r = site.sign_in(&mut soft, Some("ada@acme.test"), &Tamper::default());
+    assert_eq!(r.status, 200, "served again without a restart: {}", r.body);
+}
+
+/// A new sign-in in a browser ends the session it replaces, with the grants made in it: after
+/// `prompt=login` (or a sign-in as someone else), the old cookie, the old refresh token and the
+/// access tokens issued from it stop working, as after a logout.
+#[test]
+fn a_new_sign_in_in_a_browser_ends_the_session_it_replaces() {
+    use crate::oidc_support::{
+        authorize_url, code_flow, exchange, get, location_params, param, pkce, request_id, userinfo,
+    };
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut ada, _) = site.user_with_passkey("ada@acme.test");
+    let (mut bob, _) = site.user_with_passkey("bob@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, old_cookie) = code_flow(&site, &mut ada, "ada@acme.test", &web, &p, &[]);
+    let old = exchange(&site, &web, &code, &p).json();
+    let old_access = old["access_token"].as_str().unwrap().to_owned();
+    let old_refresh = old["refresh_token"].as_str().unwrap().to_owned();
+    assert_eq!(userinfo(&site, &old_access).status, 200);
+
+    // The application asks for a fresh sign-in; the browser still holds Ada's cookie, and this
+    // time Bob signs in on it.
+    let page = get(&authorize_url(&site, &web, &p, &[("prompt", "login")]), Some(&old_cookie));
+    assert_eq!(page.status, 200, "prompt=login shows the login page: {}", page.body);
+    let id = request_id(&page);
+    let options = site.auth_start(Some("bob@acme.test"));
+    let assertion = bob.get(&options, &Tamper::default());
+    let r = site.post(
+        "/auth/finish",
+        &json!({"assertion": assertion, "challenge": options["challenge"]}),
+        Some(&old_cookie),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let new_cookie = r.session_cookie().unwrap();
+    assert_ne!(new_cookie, old_cookie);
+    let back = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&new_cookie));
+    assert!(param(&location_params(&back), "code").is_some(), "{}", back.body);
+
+    // Everything of the replaced session is over.
+    assert_eq!(site.api("GET", "/api/credentials", None, &old_cookie, None).status, 401, "the old cookie");
+    assert_eq!(userinfo(&site, &old_access).status, 401, "the old access token");
+    let refreshed = token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", &old_refresh)]);
+    assert_eq!(
+        (refreshed.status, refreshed.json()["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{}",
+        refreshed.body
+    );
+    assert_eq!(site.api("GET", "/api/credentials", None, &new_cookie, None).status, 200, "the new session");
+    let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
+    assert!(events.as_array().unwrap().iter().any(|e| e["action"] == "session.replaced"), "{events}");
+
+    // The same user signing in again (max_age=0) ends the old session too.
+    let (code, second) = code_flow(&site, &mut ada, "ada@acme.test", &web, &p, &[]);
+    exchange(&site, &web, &code, &p);
+    let options = site.auth_start(Some("ada@acme.test"));
+    let assertion = ada.get(&options, &Tamper::default());
+    let r =
+        site.post("/auth/finish", &json!({"assertion": assertion, "challenge": options["challenge"]}), Some(&second));
+    assert_eq!(r.status, 200);
+    assert_eq!(site.api("GET", "/api/credentials", None, &second, None).status, 401);
+}

@@ -33,6 +33,26 @@ fn with_session_cookie(r: Response<Body>, cookie: &str) -> Response<Body> {
     with_header_value(r, header::SET_COOKIE, cookie)
 }
 
+/// A sign-in in a browser that had a session replaces it: the session of the cookie the browser
+/// sent (`old`) ends as a logout ends it, with the grants made in it, so that signing in again
+/// (`prompt=login`, `max_age=0`, another account) leaves nothing of the previous session alive.
+/// A failure is logged; the new session stands.
+pub(super) async fn end_replaced(cx: &Cx<'_>, old: Option<String>, new: &Issued) {
+    let Some(old) = old.filter(|old| *old != new.token) else { return };
+    let (t, now) = (cx.tenant.id, cx.now());
+    match cx.state.db.write(move |tx| sessions::end(tx, t, &old, now)).await {
+        Ok(true) => {
+            let mut e = cx.event("browser", "session.replaced", "success");
+            e.detail = Some("ended by a new sign-in in the same browser".into());
+            cx.state.audit.record(e);
+        }
+        Ok(false) => {}
+        Err(e) => {
+            tracing::warn!(tenant = %cx.tenant.slug, error = %e, "the session a new sign-in replaced could not be ended")
+        }
+    }
+}
+
 /// The signed-in user of a credentials call: a Bearer access token of this tenant with scope
 /// `credentials`, or the session cookie. State-changing calls authenticated by cookie must come
 /// from the tenant's own origin (CSRF); a bearer token is not sent by browsers on their own.
@@ -96,6 +116,7 @@ pub async fn register_start(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Err
 }
 
 pub async fn register_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
+    let old = session_token(req.headers(), &cx.tenant);
     let body: register::FinishRequest = read_json(req, limit(cx), Text::Printable).await?;
     let done = register::finish(cx.state, cx.tenant.clone(), body).await;
     let who = done
@@ -104,6 +125,9 @@ pub async fn register_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Er
         .map(|d| (d.response.user.email.as_str(), format!("{} via {}", d.response.credential.kind, d.via)));
     record_ceremony(cx, "registration", &done.as_ref().map(|_| ()).map_err(Error::code), who);
     let done = done?;
+    if let Some(new) = &done.session {
+        end_replaced(cx, old, new).await;
+    }
     Ok(with_session(cx, StatusCode::CREATED, &done.response, done.session.as_ref()))
 }
 
@@ -113,11 +137,13 @@ pub async fn auth_start(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> 
 }
 
 pub async fn auth_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
+    let old = session_token(req.headers(), &cx.tenant);
     let body: authenticate::FinishRequest = read_json(req, limit(cx), Text::Printable).await?;
     let done = authenticate::finish(cx.state, cx.tenant.clone(), body).await;
     let who = done.as_ref().ok().map(|d| (d.response.user.email.as_str(), "passkey".to_owned()));
     record_ceremony(cx, "login", &done.as_ref().map(|_| ()).map_err(Error::code), who);
     let done = done?;
+    end_replaced(cx, old, &done.session).await;
     Ok(with_session(cx, StatusCode::OK, &done.response, Some(&done.session)))
 }
 

@@ -205,8 +205,11 @@ pub async fn logout(
     let now = state.clock.now();
     // A hint that does not check out counts as none: the user is asked, and only a registered
     // place of the `client_id` parameter's app can be returned to.
-    let hint =
-        req.id_token_hint.as_deref().and_then(|h| verify_id_hint(&tenant, h, now, req.client_id.as_deref()).ok());
+    let max_age = state.config.tokens.session.as_secs() as i64;
+    let hint = req
+        .id_token_hint
+        .as_deref()
+        .and_then(|h| verify_id_hint(&tenant, h, now, req.client_id.as_deref(), max_age).ok());
     if !req.confirmed && req.session_token.is_some() && !hint_is_the_sessions(state, &tenant, &req, &hint, now).await? {
         let client_id = hint.as_ref().map(|h| h.aud.clone()).or_else(|| req.client_id.clone());
         let returns_to = match (client_id, req.post_logout_redirect_uri.clone()) {
@@ -223,11 +226,7 @@ pub async fn logout(
         .db
         .write(move |tx| -> Result<LogoutOutcome, OAuthError> {
             if let Some(token) = &req.session_token {
-                let hash = token_key(token);
-                if let Some(s) = store::sessions::valid(tx, tenant.id, &hash, now)? {
-                    store::oidc::revoke_grants(tx, tenant.id, Grants::Session(s.id), now)?;
-                }
-                store::sessions::delete(tx, tenant.id, &hash)?;
+                crate::sessions::end(tx, tenant.id, token, now)?;
             }
             let client_id = hint.map(|h| h.aud).or(req.client_id);
             let (Some(client_id), Some(uri)) = (client_id, req.post_logout_redirect_uri) else {

@@ -194,20 +194,29 @@ pub struct IdTokenHint {
     pub sub: String,
     pub aud: String,
     pub exp: Timestamp,
+    #[serde(default)]
+    pub iat: Option<Timestamp>,
 }
 
 /// An `id_token_hint` accepted as every token is: an ID token (`typ: JWT`, not an access token)
-/// of this tenant, signed, not expired, and issued to `client_id` when the request names one
-/// (OIDC RP-Initiated Logout §2). Whose it is, the caller compares with the session.
+/// of this tenant, signed, and issued to `client_id` when the request names one (OIDC
+/// RP-Initiated Logout §2). Whose it is, the caller compares with the session.
+///
+/// An expired one is accepted while it is younger than `max_age` (the session lifetime): a logout
+/// is what an application sends an hour after its user signed in, with the ID token it got then,
+/// and RP-Initiated Logout §2 lets an OP accept it. What it may do is bounded anyway: it names a
+/// user and an application, and only ends the session when that user is the one signed in.
 pub fn verify_id_hint(
     tenant: &TenantRuntime,
     token: &str,
     now: Timestamp,
     client_id: Option<&str>,
+    max_age: i64,
 ) -> Result<IdTokenHint, Refused> {
     let hint: IdTokenHint = verify(tenant, token, Some("JWT"))?;
-    if hint.exp <= now {
-        return Err(refused("the ID token has expired", format!("exp {}", hint.exp)));
+    let young = hint.iat.is_some_and(|iat| iat <= now && now - iat < max_age);
+    if hint.exp <= now && !young {
+        return Err(refused("the ID token has expired", format!("exp {}, iat {:?}", hint.exp, hint.iat)));
     }
     if let Some(client) = client_id
         && client != hint.aud

@@ -86,10 +86,23 @@ pub enum StoreError {
     #[error("the database answered no row to {0}")]
     NoRow(String),
     #[error("database error: {}", pg::error_text(.0))]
-    Postgres(#[from] postgres::Error),
+    Postgres(postgres::Error),
     /// The database cannot be reached (connection refused, pool exhausted): a 503, not a 500.
     #[error("{0}")]
     Unavailable(String),
+}
+
+/// A PostgreSQL error that says the server cannot be talked to (the connection is gone, the
+/// server is shutting down or refuses connections) is [`StoreError::Unavailable`], answered 503
+/// like a pool that cannot hand out a connection; any other is the statement's own failure.
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> StoreError {
+        if pg::is_unreachable(&e) {
+            StoreError::Unavailable(format!("the postgres database does not answer: {}", pg::error_text(&e)))
+        } else {
+            StoreError::Postgres(e)
+        }
+    }
 }
 
 impl From<rusqlite::Error> for StoreError {

@@ -48,9 +48,24 @@ pub fn error_text(e: &postgres::Error) -> String {
     text
 }
 
+/// Whether `e` says the server cannot be talked to, rather than that a statement failed: the
+/// connection closed or broke (no server answer at all), a connection exception (SQLSTATE class
+/// 08), the server shutting down or not yet accepting connections (57P01-57P03), or no
+/// connection slot left (53300).
+pub fn is_unreachable(e: &postgres::Error) -> bool {
+    match e.as_db_error() {
+        Some(db) => {
+            let code = db.code().code();
+            code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
+        }
+        None => e.is_closed() || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()),
+    }
+}
+
 /// How long a transaction waits for a free connection (or a new one) before it fails as
-/// [`StoreError::Unavailable`].
-const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(10);
+/// [`StoreError::Unavailable`]: short, so that an outage is answered 503 within 2 s rather than
+/// left hanging; a healthy pool hands a connection out in microseconds.
+const CHECKOUT_TIMEOUT: Duration = Duration::from_millis(1500);
 
 /// The PostgreSQL database of this node.
 pub struct PgDb {
