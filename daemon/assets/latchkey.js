@@ -229,6 +229,8 @@
     }));
     function confirm() {
       $('device-user').textContent = email;
+      // Next to Approve: a code typed from a phishing message would not be the device's.
+      $('device-code-shown').textContent = code;
       show('device-confirm');
       say('');
     }

@@ -477,6 +477,9 @@ fn check_page(seen: &Value) {
     assert_eq!(seen["appName"], "acmectl");
     assert_eq!(seen["scopes"], json!(["openid", "profile", "email"]));
     assert_eq!(seen["user"], "ada@acme.test");
+    // The code is shown beside Approve, to be checked against the device's.
+    assert_eq!(seen["codeShown"], seen["prefilled"], "{seen}");
+    assert!(seen["codeCheck"].as_str().unwrap().contains("matches the code your device shows"), "{seen}");
     assert_eq!(seen["status"], "approved");
     assert_eq!(seen["consoleErrors"], json!([]), "no script errors");
 }

@@ -45,6 +45,8 @@ try {
   await page.waitForSelector('#device-confirm', { state: 'visible' });
   seen.appName = await page.textContent('#device-confirm [data-field=app]');
   seen.user = await page.textContent('#device-user');
+  seen.codeShown = await page.textContent('#device-code-shown');
+  seen.codeCheck = await page.textContent('#device-confirm .code-check');
   seen.scopes = await page.$$eval('#device-scopes li', (lis) => lis.map((li) => li.dataset.scope));
   await page.click('#approve');
   await page.waitForSelector('#device-done', { state: 'visible' });

@@ -129,7 +129,8 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
          {social}\n</section>\n\
          <section id=\"device-confirm\" hidden>\n<p><strong data-field=\"app\"></strong> asks to sign in as \
          <strong id=\"device-user\"></strong> with:</p>\n<ul id=\"device-scopes\" class=\"credentials\"></ul>\n\
-         <p class=\"muted\">Approve only if you started this sign-in on your device and the code matches.</p>\n\
+         <p class=\"code-check\">Code <strong id=\"device-code-shown\" class=\"user-code\"></strong>: check it \
+         matches the code your device shows. Approve only if it does and you started this sign-in.</p>\n\
          <div class=\"actions\">\n<button id=\"approve\" class=\"primary\" type=\"button\">Approve</button>\n\
          <button id=\"deny\" class=\"secondary\" type=\"button\">Deny</button>\n</div>\n</section>\n\
          <section id=\"device-done\" hidden>\n<p id=\"device-result\"></p>\n<p class=\"muted\">You can close this window.</p>\n</section>",
