@@ -88,3 +88,6 @@ pub const DOMAIN_NOT_ALLOWED: &str = "domain_not_allowed";
 pub const ORG_NOT_ALLOWED: &str = "org_not_allowed";
 pub const NO_ACCOUNT: &str = "no_account";
 pub const ALREADY_LINKED: &str = "already_linked";
+/// Linking a social account needs a recent passkey sign-in in the session (the account page
+/// then asks for the passkey).
+pub const PASSKEY_REQUIRED: &str = "passkey_required";

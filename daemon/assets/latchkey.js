@@ -374,7 +374,9 @@
     await socialLinks();
   }
 
-  // Accounts at Google, GitHub … linked to this one: link (a visit to the provider) or unlink.
+  // Accounts at Google, GitHub … linked to this one: link (a visit to the provider, then a
+  // confirmation page) or unlink. Linking needs a passkey sign-in in the last minutes: when the
+  // server answers passkey_required, the page offers the passkey, then starts the link again.
   async function socialLinks() {
     const list = $('social');
     if (!list) return;
@@ -393,9 +395,10 @@
           unlink.textContent = 'Unlink';
           li.append(label, unlink);
         } else {
-          const link = document.createElement('a');
+          const link = document.createElement('button');
+          link.type = 'button';
           link.className = 'secondary';
-          link.href = base + '/login/' + encodeURIComponent(p.provider) + '?link=1';
+          link.dataset.action = 'link';
           link.textContent = 'Link';
           li.append(label, link);
         }
@@ -403,11 +406,45 @@
       }));
       $('social-section').hidden = providers.length === 0;
     }
-    list.addEventListener('click', async (ev) => {
-      const button = ev.target.closest('button[data-action=unlink]');
-      if (!button) return;
+    const stepUp = $('step-up');
+    async function link(provider) {
       try {
-        await api('DELETE', '/api/social/' + encodeURIComponent(button.closest('li').dataset.provider));
+        const started = await api('POST', '/api/social/' + encodeURIComponent(provider));
+        window.location.assign(started.redirect);
+      } catch (e) {
+        if (e.code !== 'passkey_required') { say(explain(e), 'error'); return; }
+        if (app.dataset.count === '0') {
+          say('To link another way to sign in, first add a passkey above, then link again.', 'error');
+          return;
+        }
+        say('To link another way to sign in, first confirm it is you with your passkey.', 'error');
+        stepUp.dataset.provider = provider;
+        stepUp.hidden = false;
+        stepUp.focus();
+      }
+    }
+    stepUp.addEventListener('click', async () => {
+      busy([stepUp], true);
+      say('Follow your device\'s prompt…');
+      try {
+        const done = await signIn(app.dataset.email);
+        stepUp.hidden = true;
+        // Another account's passkey signed this browser in as someone else: show their page.
+        if (!done || !done.user || done.user.email !== app.dataset.email) { window.location.reload(); return; }
+        await link(stepUp.dataset.provider);
+      } catch (e) {
+        say(explain(e), 'error');
+      }
+      busy([stepUp], false);
+    });
+    list.addEventListener('click', async (ev) => {
+      const button = ev.target.closest('button[data-action]');
+      if (!button) return;
+      const provider = button.closest('li').dataset.provider;
+      if (button.dataset.action === 'link') { await link(provider); return; }
+      if (button.dataset.action !== 'unlink') return;
+      try {
+        await api('DELETE', '/api/social/' + encodeURIComponent(provider));
         say('Unlinked.', 'ok');
         await load();
       } catch (e) {

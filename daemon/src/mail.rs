@@ -1,6 +1,7 @@
-//! Invitation e-mails over SMTP (`[smtp]`). Sending happens after the invitation is stored, so a
-//! failed delivery never loses an invitation: the failure is reported for that address and the
-//! link still works (and is still shown to the operator).
+//! E-mails over SMTP (`[smtp]`): invitations and recovery links, and the notice that a social
+//! account was linked to a user's. Sending happens after the change is stored, so a failed
+//! delivery never loses an invitation: the failure is reported for that address and the link
+//! still works (and is still shown to the operator).
 
 use lettre::message::{Mailbox, header::ContentType};
 use lettre::transport::smtp::authentication::Credentials;
@@ -28,6 +29,18 @@ pub struct Invite<'a> {
     pub recovery: bool,
 }
 
+/// A social account just linked to a user's (SPEC §6): the user hears of every new way in.
+pub struct LinkNotice<'a> {
+    pub tenant: &'a str,
+    pub email: &'a str,
+    pub name: &'a str,
+    /// The provider's label (`GitHub`, `Work SSO`).
+    pub provider: &'a str,
+    /// The upstream account as the confirmation page named it.
+    pub account: &'a str,
+    pub account_url: &'a str,
+}
+
 impl Mailer {
     pub fn from_config(smtp: &Smtp) -> Result<Mailer, String> {
         let from: Mailbox = smtp.from.parse().map_err(|e| format!("smtp.from {:?}: {e}", smtp.from))?;
@@ -52,9 +65,6 @@ impl Mailer {
     }
 
     pub async fn send(&self, invite: &Invite<'_>) -> Result<(), String> {
-        let to: Mailbox = format!("{} <{}>", invite.name.replace(['<', '>', '"'], ""), invite.email)
-            .parse()
-            .map_err(|e| format!("address {}: {e}", invite.email))?;
         let (subject, lead) = if invite.recovery {
             (
                 format!("Recover your {} account", invite.tenant),
@@ -70,6 +80,23 @@ impl Mailer {
             "Hello {},\n\n{lead}\n\n{}\n\nThe link works once. If you did not expect this message, ignore it.\n",
             invite.name, invite.url
         );
+        self.deliver(invite.name, invite.email, subject, body).await
+    }
+
+    pub async fn send_link_notice(&self, n: &LinkNotice<'_>) -> Result<(), String> {
+        let subject = format!("{} sign-in added to your {} account", n.provider, n.tenant);
+        let body = format!(
+            "Hello {},\n\nYou can now sign in to your {} account with {} ({}).\n\n\
+             If this was not you, sign in with your passkey at {} and unlink {}, then tell your administrator.\n",
+            n.name, n.tenant, n.provider, n.account, n.account_url, n.provider
+        );
+        self.deliver(n.name, n.email, subject, body).await
+    }
+
+    async fn deliver(&self, name: &str, email: &str, subject: String, body: String) -> Result<(), String> {
+        let to: Mailbox = format!("{} <{}>", name.replace(['<', '>', '"'], ""), email)
+            .parse()
+            .map_err(|e| format!("address {email}: {e}"))?;
         let message = Message::builder()
             .from(self.from.clone())
             .to(to)

@@ -46,6 +46,7 @@ pub const TABLES: &[&str] = &[
     "social_providers",
     "social_links",
     "social_states",
+    "social_pending_links",
 ];
 
 /// PostgreSQL-only tables that must be empty too: rows in the change journal mean the database

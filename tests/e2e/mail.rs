@@ -138,3 +138,26 @@ fn a_failed_delivery_is_reported_and_loses_no_invitation() {
     let mut soft = crate::authenticator::Soft::new(&site.origin);
     assert_eq!(site.register(&mut soft, "ada@acme.test", Some(&token), None, &Default::default()).status, 201);
 }
+
+#[test]
+fn a_new_social_link_is_emailed_to_the_user() {
+    let s = sink();
+    let d = smtp_daemon(s.port);
+    let site = Site::new(&d, "acme", &["--name", "Acme Corp"]);
+    let (_, session) = site.user_with_passkey("ada@acme.test");
+    let _gh = crate::social::github(&d, &[]);
+    crate::social::link(&site, "github", &session);
+    // Sent in the background, after the browser is back on its account page.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let notice = loop {
+        if let Some(m) = messages(&s).into_iter().find(|m| m.contains("GitHub sign-in added")) {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "no notice: {:?}", messages(&s));
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(notice.contains("To: \"Test User\" <ada@acme.test>"), "{notice}");
+    assert!(notice.contains("Subject: GitHub sign-in added to your Acme Corp account"), "{notice}");
+    assert!(notice.contains("with GitHub (octo-ada)"), "the upstream account is named: {notice}");
+    assert!(notice.contains(&format!("{}/account", site.base)), "{notice}");
+}

@@ -31,6 +31,8 @@ mod passkeys_negative;
 mod routing;
 mod security;
 mod social;
+mod social_link;
+mod social_upstream;
 mod tenants;
 mod tls;
 mod upstream;

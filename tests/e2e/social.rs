@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use crate::support::*;
 
-fn secret_file(dir: &std::path::Path, text: &str) -> String {
+pub(crate) fn secret_file(dir: &std::path::Path, text: &str) -> String {
     let p = dir.join("provider.secret");
     std::fs::write(&p, text).unwrap();
     p.to_str().unwrap().to_owned()
@@ -151,9 +151,9 @@ use serde_json::Value;
 use crate::oidc_support::{App, app, authorize_url, exchange, get, location_params, param, pkce, request_id};
 use crate::upstream::{GithubEmail, GithubKnobs, GithubStandin, OidcKnobs, OidcStandin, UpstreamUser};
 
-const PEOPLE: &[&str] = &["users", "social_links", "sessions", "invites", "credentials"];
+pub(crate) const PEOPLE: &[&str] = &["users", "social_links", "sessions", "invites", "credentials"];
 
-fn enable(d: &TestDaemon, args: &[&str]) -> Run {
+pub(crate) fn enable(d: &TestDaemon, args: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let file = secret_file(dir.path(), "upstream-secret");
     let mut all = vec!["social", "enable", "--tenant", "acme"];
@@ -162,7 +162,7 @@ fn enable(d: &TestDaemon, args: &[&str]) -> Run {
     d.cli(&all).ok()
 }
 
-fn github(d: &TestDaemon, extra: &[&str]) -> GithubStandin {
+pub(crate) fn github(d: &TestDaemon, extra: &[&str]) -> GithubStandin {
     let gh = GithubStandin::start("gh-client", "upstream-secret");
     let mut args =
         vec!["github", "--client-id", "gh-client", "--github-url", &gh.web_url, "--github-api-url", &gh.api_url];
@@ -171,7 +171,7 @@ fn github(d: &TestDaemon, extra: &[&str]) -> GithubStandin {
     gh
 }
 
-fn oidc(d: &TestDaemon, kind: &str, extra: &[&str]) -> OidcStandin {
+pub(crate) fn oidc(d: &TestDaemon, kind: &str, extra: &[&str]) -> OidcStandin {
     let op = OidcStandin::start("op-client", "upstream-secret");
     let mut args = vec![kind, "--client-id", "op-client", "--issuer", &op.issuer];
     if kind == "oidc" {
@@ -182,7 +182,7 @@ fn oidc(d: &TestDaemon, kind: &str, extra: &[&str]) -> OidcStandin {
     op
 }
 
-fn cookie_value(r: &Http, name: &str) -> Option<String> {
+pub(crate) fn cookie_value(r: &Http, name: &str) -> Option<String> {
     r.headers
         .iter()
         .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
@@ -191,7 +191,7 @@ fn cookie_value(r: &Http, name: &str) -> Option<String> {
 
 /// The browser's part of a social sign-in, by hand: our `/login/{provider}`, the provider's
 /// authorize, our callback. Returns the callback's answer.
-fn through_provider(site: &Site, provider: &str, query: &str, cookie: Option<&str>) -> Http {
+pub(crate) fn through_provider(site: &Site, provider: &str, query: &str, cookie: Option<&str>) -> Http {
     let start = get(&format!("{}/login/{provider}?{query}", site.base), cookie);
     assert_eq!(start.status, 302, "{}", start.body);
     let binding = cookie_value(&start, "latchkey_social").expect("browser-binding cookie");
@@ -206,8 +206,54 @@ fn through_provider(site: &Site, provider: &str, query: &str, cookie: Option<&st
     get(&back, Some(&cookies))
 }
 
+/// The account page's Link button, by hand: the POST from the tenant's page with the session, the
+/// provider, our callback. Returns the callback's answer (the confirmation page when all is well).
+pub(crate) fn link_through_provider(site: &Site, provider: &str, session: &str) -> Http {
+    let start = site.api("POST", &format!("/api/social/{provider}"), None, session, Some(&site.origin));
+    assert_eq!(start.status, 200, "{}", start.body);
+    let binding = cookie_value(&start, "latchkey_social").expect("browser-binding cookie");
+    let at_provider = get(start.json()["redirect"].as_str().unwrap(), None);
+    assert_eq!(at_provider.status, 302, "{}", at_provider.body);
+    let back = at_provider.header("location").unwrap().to_owned();
+    assert!(back.starts_with(&format!("{}/login/{provider}/callback?", site.base)), "{back}");
+    get(&back, Some(&format!("{session}; {binding}")))
+}
+
+/// The token in a confirmation page's form.
+pub(crate) fn form_token(page: &Http) -> String {
+    let at = page.body.find("name=\"token\" value=\"").unwrap_or_else(|| panic!("no form token: {}", page.body));
+    let rest = &page.body[at + "name=\"token\" value=\"".len()..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+/// Posts the confirmation page's form (`decision` = `confirm` or `cancel`).
+pub(crate) fn decide(
+    site: &Site,
+    provider: &str,
+    cookie: &str,
+    token: &str,
+    decision: &str,
+    origin: Option<&str>,
+) -> Http {
+    let mut headers = vec![("Cookie", cookie)];
+    if let Some(o) = origin {
+        headers.push(("Origin", o));
+    }
+    let body = format!("token={token}&decision={decision}").into_bytes();
+    let url = format!("{}/login/{provider}/confirm", site.base);
+    send_raw("POST", &url, Some("application/x-www-form-urlencoded"), body, &headers)
+}
+
+/// Links `provider` to the user of `session` (a recent passkey sign-in) and confirms.
+pub(crate) fn link(site: &Site, provider: &str, session: &str) {
+    let page = link_through_provider(site, provider, session);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let done = decide(site, provider, session, &form_token(&page), "confirm", Some(&site.origin));
+    assert_eq!(done.status, 303, "{}", done.body);
+}
+
 /// An application's sign-in through the provider's button: returns the tokens' JSON.
-fn app_sign_in(site: &Site, web: &App, provider: &str) -> Result<Value, Http> {
+pub(crate) fn app_sign_in(site: &Site, web: &App, provider: &str) -> Result<Value, Http> {
     let p = pkce();
     let page = get(&authorize_url(site, web, &p, &[]), None);
     assert_eq!(page.status, 200, "{}", page.body);
@@ -234,7 +280,7 @@ fn verified_claims(site: &Site, token: &str, audience: &str) -> Value {
     v["payload"].clone()
 }
 
-fn audit_outcomes(d: &TestDaemon) -> Vec<(String, String)> {
+pub(crate) fn audit_outcomes(d: &TestDaemon) -> Vec<(String, String)> {
     let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
     events
         .as_array()
@@ -333,7 +379,7 @@ fn google_and_any_oidc_provider_with_key_rotation() {
 
 /// Runs a flow expected to fail: the page's status and text, the audit's failure code, and no
 /// user, link or session stored.
-fn refused(d: &TestDaemon, site: &Site, web: &App, provider: &str, status: u16, code: &str) {
+pub(crate) fn refused(d: &TestDaemon, site: &Site, web: &App, provider: &str, status: u16, code: &str) {
     let before = d.snapshot_of(PEOPLE);
     let r = app_sign_in(site, web, provider).err().unwrap_or_else(|| panic!("{code}: the sign-in went through"));
     assert_eq!(r.status, status, "{code}: {}", r.body);
@@ -346,7 +392,7 @@ fn refused(d: &TestDaemon, site: &Site, web: &App, provider: &str, status: u16, 
 
 /// The detail of the last social event in the audit: the provider, and for a refusal by the
 /// provider's answer which check failed.
-fn last_social_detail(d: &TestDaemon) -> String {
+pub(crate) fn last_social_detail(d: &TestDaemon) -> String {
     let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
     let mut social =
         events.as_array().unwrap().iter().filter(|e| e["action"].as_str().unwrap_or("").starts_with("social."));
@@ -486,11 +532,10 @@ fn a_signed_in_user_links_and_unlinks_on_the_account_page() {
     let gh = github(&d, &[]);
     // Linking needs a session; any GitHub address will do for the signed-in user.
     gh.set_emails(vec![GithubEmail { email: "ada@personal.test".into(), primary: true, verified: false }]);
-    let anonymous = get(&format!("{}/login/github?link=1", site.base), None);
-    assert_eq!(anonymous.status, 401, "{}", anonymous.body);
-    let linked = through_provider(&site, "github", "link=1", Some(&session));
-    assert_eq!(linked.status, 302, "{}", linked.body);
-    assert!(linked.header("location").unwrap().ends_with("/acme/account"));
+    let anonymous =
+        send_raw("POST", &format!("{}/api/social/github", site.base), None, vec![], &[("Origin", &site.origin)]);
+    assert_eq!((anonymous.status, anonymous.json()["error"].as_str()), (401, Some("login_required")));
+    link(&site, "github", &session);
     let origin = site.origin.clone();
     let list = site.api("GET", "/api/social", None, &session, None);
     assert_eq!(list.status, 200, "{}", list.body);

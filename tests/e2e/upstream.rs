@@ -145,6 +145,17 @@ pub struct OidcKnobs {
     pub deny: bool,
     /// The issuer ends with a slash, in discovery and in `iss` (as Auth0's do).
     pub issuer_trailing_slash: bool,
+    /// Discovery names these endpoints instead of the stand-in's own (a hostile document).
+    pub token_endpoint: Option<String>,
+    pub jwks_uri: Option<String>,
+    /// Discovery names this issuer instead of its own.
+    pub discovery_issuer: Option<String>,
+    /// `aud` is an array: the client and another party.
+    pub extra_audience: bool,
+    /// No `azp` claim (by default the stand-in sends `azp` = the client id).
+    pub no_azp: bool,
+    /// This `azp` instead of the client id.
+    pub azp: Option<String>,
 }
 
 struct Code {
@@ -202,10 +213,10 @@ impl OidcStandin {
                 ("GET", "/.well-known/openid-configuration") => Reply::Json(
                     200,
                     json!({
-                        "issuer": named,
+                        "issuer": s.knobs.discovery_issuer.clone().unwrap_or_else(|| named.clone()),
                         "authorization_endpoint": format!("{issuer}/authorize"),
-                        "token_endpoint": format!("{issuer}/token"),
-                        "jwks_uri": format!("{issuer}/jwks"),
+                        "token_endpoint": s.knobs.token_endpoint.clone().unwrap_or_else(|| format!("{issuer}/token")),
+                        "jwks_uri": s.knobs.jwks_uri.clone().unwrap_or_else(|| format!("{issuer}/jwks")),
                         "response_types_supported": ["code"],
                         "subject_types_supported": ["public"],
                         "id_token_signing_alg_values_supported": ["RS256"],
@@ -264,10 +275,11 @@ impl OidcStandin {
                     } else {
                         named
                     };
+                    let aud = if k.wrong_aud { "someone-else".to_owned() } else { cid.clone() };
                     let mut claims = json!({
                         "iss": iss,
-                        "aud": if k.wrong_aud { "someone-else".to_owned() } else { cid.clone() },
-                        "azp": cid,
+                        "aud": if k.extra_audience { json!([aud, "another-party"]) } else { json!(aud) },
+                        "azp": k.azp.clone().unwrap_or_else(|| cid.clone()),
                         "sub": s.user.sub,
                         "email": s.user.email,
                         "email_verified": s.user.email_verified,
@@ -278,6 +290,9 @@ impl OidcStandin {
                     });
                     if let Some(hd) = &s.user.hd {
                         claims["hd"] = hd.clone().into();
+                    }
+                    if k.no_azp {
+                        claims.as_object_mut().unwrap().remove("azp");
                     }
                     let signer = if k.unknown_key { &s.stranger } else { s.keys.last().unwrap() };
                     let id_token = latchkeyd::oidc::jwt::sign(signer, "JWT", &claims).unwrap();
@@ -311,6 +326,30 @@ impl OidcStandin {
     /// Requests seen so far, as `METHOD /path`.
     pub fn log(&self) -> Vec<String> {
         self.inner.lock().unwrap().log.clone()
+    }
+}
+
+/// A server that answers nothing useful and records every request: where a hostile discovery
+/// document would have the daemon send a code and a client secret.
+pub struct Recorder {
+    pub url: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Recorder {
+    pub fn start() -> Recorder {
+        let log = Arc::new(Mutex::new(vec![]));
+        let seen = log.clone();
+        let port = serve(move |req| {
+            seen.lock().unwrap().push(format!("{} {} {:?}", req.method, req.path, req.form));
+            Reply::Json(200, json!({"keys": []}))
+        });
+        Recorder { url: format!("http://127.0.0.1:{port}"), log }
+    }
+
+    /// Requests received so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
     }
 }
 

@@ -17,7 +17,7 @@ use crate::store::users::UserId;
 use crate::webauthn::{authenticate, credentials, register};
 
 /// Whether the browser's `Origin` is this tenant's: `None` when it sent none.
-fn same_origin(cx: &Cx<'_>, headers: &HeaderMap) -> Option<bool> {
+pub(super) fn same_origin(cx: &Cx<'_>, headers: &HeaderMap) -> Option<bool> {
     origin(headers).map(|o| o == cx.tenant.origin)
 }
 

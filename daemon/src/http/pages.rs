@@ -86,11 +86,44 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
          <ul id=\"credentials\" class=\"credentials\"></ul>\n<div class=\"actions\">\n\
          <button id=\"add-platform\" class=\"primary\" type=\"button\">Add a passkey</button>\n\
          <button id=\"add-roaming\" class=\"secondary\" type=\"button\">Add a backup security key</button>\n</div>\n\
-         <section id=\"social-section\" hidden>\n<h2>Other ways to sign in</h2>\n<ul id=\"social\" class=\"credentials\"></ul>\n</section>",
+         <section id=\"social-section\" hidden>\n<h2>Other ways to sign in</h2>\n<ul id=\"social\" class=\"credentials\"></ul>\n\
+         <div class=\"actions\"><button id=\"step-up\" class=\"primary\" type=\"button\" hidden>Confirm with your passkey</button></div>\n</section>",
         email = escape(&user.email)
     );
     let data = [("email", user.email.as_str()), ("name", user.name.as_str())];
     Ok(html(StatusCode::OK, render(tenant, "Your passkeys", "account", &data, &main)))
+}
+
+/// A link's confirmation page (the callback of a link from `/account`): names the upstream
+/// account before anything is saved. The form posts back, from this page's origin and the
+/// session that started the link, to `/login/{provider}/confirm`.
+pub fn confirm_link(tenant: &TenantRuntime, email: &str, c: &crate::social::link::Confirm) -> Response<Body> {
+    let main = format!(
+        "<h1>Link your {label} account?</h1>\n\
+         <p>{label} signed you in as <strong id=\"upstream-account\">{account}</strong>.</p>\n\
+         <p>Once linked, this {label} account signs in to <strong>{email}</strong> here, without your passkey. \
+         Link it only if it is yours.</p>\n\
+         <form method=\"post\" action=\"{prefix}/login/{provider}/confirm\" class=\"actions\">\n\
+         <input type=\"hidden\" name=\"token\" value=\"{token}\">\n\
+         <button id=\"confirm-link\" class=\"primary\" type=\"submit\" name=\"decision\" value=\"confirm\">Link {label} account</button>\n\
+         <button id=\"cancel-link\" class=\"secondary\" type=\"submit\" name=\"decision\" value=\"cancel\">Cancel</button>\n\
+         </form>",
+        label = escape(&c.label),
+        account = escape(&c.account),
+        email = escape(email),
+        prefix = escape(&tenant.path_prefix),
+        provider = escape(&c.provider),
+        token = escape(&c.token),
+    );
+    // Every response says `Referrer-Policy: no-referrer`, with which browsers send `Origin: null`
+    // with a form's POST; the confirmation must show its origin, so this page relaxes the policy
+    // to `same-origin` (a referrer only ever goes to this same origin).
+    let page = render(tenant, "Link an account", "link-confirm", &[], &main).replacen(
+        "<meta charset=\"utf-8\">",
+        "<meta charset=\"utf-8\">\n<meta name=\"referrer\" content=\"same-origin\">",
+        1,
+    );
+    html(StatusCode::OK, page)
 }
 
 /// The hosted login page of a pending authorization request.

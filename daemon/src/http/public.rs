@@ -108,9 +108,13 @@ fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> 
         ) => ("ceremony", live.ceremony_rate_per_minute),
         // Each stores what a sign-in needs for its ten minutes (a pending request, a social
         // login's state), and asks nothing of the caller: the ceremonies' limit, counted apart.
-        Route::Tenant(_, TenantRoute::Authorize | TenantRoute::AuthorizeResume | TenantRoute::SocialStart(_)) => {
-            ("authorize", live.ceremony_rate_per_minute)
-        }
+        Route::Tenant(
+            _,
+            TenantRoute::Authorize
+            | TenantRoute::AuthorizeResume
+            | TenantRoute::SocialStart(_)
+            | TenantRoute::SocialLink(_),
+        ) => ("authorize", live.ceremony_rate_per_minute),
         Route::Tenant(
             _,
             TenantRoute::Token | TenantRoute::Revoke | TenantRoute::Introspect | TenantRoute::DeviceAuthorization,
@@ -194,7 +198,9 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::DeviceDecide => api(device::decide(&cx, req).await),
         R::SocialStart(provider) => page(&cx, social::start(&cx, req, provider).await),
         R::SocialCallback(provider) => page(&cx, social::callback(&cx, req, provider).await),
+        R::SocialConfirm(provider) => page(&cx, social::confirm(&cx, req, provider).await),
         R::SocialLinks => api(social::links(&cx, req).await),
+        R::SocialLink(provider) => api(social::link(&cx, req, provider).await),
         R::SocialUnlink(provider) => api(social::unlink(&cx, req, provider).await),
         R::Logout => oauth(oauth::logout(&cx, req).await),
     }

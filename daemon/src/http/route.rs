@@ -65,8 +65,12 @@ pub enum TenantRoute {
     SocialStart(String),
     /// `GET /login/{provider}/callback`: back from it.
     SocialCallback(String),
+    /// `POST /login/{provider}/confirm`: the answer of a link's confirmation page.
+    SocialConfirm(String),
     /// `GET /api/social`: the signed-in user's links and the tenant's providers.
     SocialLinks,
+    /// `POST /api/social/{provider}`: start linking (the account page).
+    SocialLink(String),
     /// `DELETE /api/social/{provider}`: unlink.
     SocialUnlink(String),
 }
@@ -118,7 +122,9 @@ impl Route {
                 TenantRoute::BulkInvite => "bulk_invite",
                 TenantRoute::SocialStart(_) => "social_start",
                 TenantRoute::SocialCallback(_) => "social_callback",
+                TenantRoute::SocialConfirm(_) => "social_confirm",
                 TenantRoute::SocialLinks => "social_links",
+                TenantRoute::SocialLink(_) => "social_link",
                 TenantRoute::SocialUnlink(_) => "social_unlink",
             },
         }
@@ -214,8 +220,12 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
         ["logout"] => one(R::Logout, &[Method::GET, Method::POST]),
         ["login", p] if !p.is_empty() => one(R::SocialStart((*p).to_owned()), GET),
         ["login", p, "callback"] if !p.is_empty() => one(R::SocialCallback((*p).to_owned()), GET),
+        ["login", p, "confirm"] if !p.is_empty() => one(R::SocialConfirm((*p).to_owned()), POST),
         ["api", "social"] => one(R::SocialLinks, GET),
-        ["api", "social", p] if !p.is_empty() => one(R::SocialUnlink((*p).to_owned()), &[Method::DELETE]),
+        ["api", "social", p] if !p.is_empty() => pick(
+            method,
+            &[(POST, R::SocialLink((*p).to_owned())), (&[Method::DELETE], R::SocialUnlink((*p).to_owned()))],
+        ),
         ["avatars", file] => match file.strip_suffix(".svg").filter(|id| !id.is_empty()) {
             Some(id) => one(R::Avatar(id.to_owned()), GET),
             None => Err(Unrouted::NoSuchPath),
@@ -286,6 +296,9 @@ mod tests {
             ("POST", "/login/github", wrong("GET")),
             ("GET", "/api/social", Ok(R::SocialLinks)),
             ("DELETE", "/api/social/github", Ok(R::SocialUnlink("github".into()))),
+            ("POST", "/api/social/github", Ok(R::SocialLink("github".into()))),
+            ("POST", "/login/github/confirm", Ok(R::SocialConfirm("github".into()))),
+            ("GET", "/login/github/confirm", wrong("POST")),
             ("GET", "/", Err(Unrouted::NoSuchPath)),
             ("GET", "/nope", Err(Unrouted::NoSuchPath)),
         ];

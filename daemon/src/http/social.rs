@@ -1,31 +1,43 @@
 //! Social login over HTTP: `/login/{provider}` sends the browser to the provider with a
-//! browser-binding cookie, `/login/{provider}/callback` brings it back signed in (or linked), and
-//! `/api/social` lists and removes the signed-in user's links.
+//! browser-binding cookie, `/login/{provider}/callback` brings it back signed in (or, for a link,
+//! to a confirmation page whose form posts to `/login/{provider}/confirm`), and `/api/social`
+//! lists the signed-in user's links, starts linking (POST) and unlinks (DELETE).
 
 use hyper::header;
 use hyper::{Response, StatusCode};
 use latchkey::codes;
 
-use super::body::Req;
-use super::ceremony::signed_in;
+use super::body::{Req, read_form};
+use super::ceremony::{same_origin, signed_in};
 use super::request::{self, session_token};
 use super::response::{empty, json, redirect, with_header_value};
-use super::{Body, Cx};
+use super::{Body, Cx, pages};
 use crate::error::Error;
 use crate::sessions;
-use crate::social::flow::{self, BROWSER_COOKIE, Callback, Purpose, STATE_TTL};
-use crate::store::SocialPurpose;
+use crate::social::flow::{self, BROWSER_COOKIE, Callback, Purpose, STATE_TTL, Started};
+use crate::social::link;
 
-/// The cookie's path: the tenant's, so that tenants on one host do not see each other's flows.
-fn cookie_path(cx: &Cx<'_>) -> String {
-    if cx.tenant.path_prefix.is_empty() { "/".to_owned() } else { cx.tenant.path_prefix.clone() }
+/// The browser-binding cookie of a flow just started (named and scoped as the tenant's session
+/// cookie is: its path, so that tenants on one host do not see each other's flows, and `__Host-`
+/// where the tenant is at the root of an https host).
+fn binding_cookie(cx: &Cx<'_>, started: &Started) -> String {
+    sessions::tenant_cookie(&cx.tenant, BROWSER_COOKIE, &started.browser, STATE_TTL)
 }
 
-fn secure(cx: &Cx<'_>) -> &'static str {
-    if cx.tenant.base.scheme() == "https" { "; Secure" } else { "" }
+/// A provider's failure is the operator's to see: its cause (an issuer that differs, an endpoint
+/// on another host, a refused client secret, an unreachable provider…) is logged at warn and
+/// becomes the audit event's detail, at the start of a flow as at its callback; the user sees a
+/// sentence. Bounded: part of it is the provider's own words.
+fn upstream_cause(cx: &Cx<'_>, provider: &str, err: &Error, step: &'static str) -> Option<String> {
+    if err.code != codes::UPSTREAM_REFUSED {
+        return None;
+    }
+    let why: String = err.cause.as_deref().unwrap_or("no detail").chars().take(300).collect();
+    tracing::warn!(tenant = %cx.tenant.slug, provider = %provider, step, cause = %why, "social sign-in refused");
+    Some(format!("{provider}: {why}"))
 }
 
-/// `GET /login/{provider}?request=ID | ?invite=TOKEN | ?link=1 | ?device=1`.
+/// `GET /login/{provider}?request=ID | ?invite=TOKEN | ?device=1`.
 pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
     let q = request::query(&req);
     let bad = |r: crate::params::ParamError| Error::invalid(codes::INVALID_INPUT, r.to_string());
@@ -34,13 +46,12 @@ pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<B
     } else if let Some(token) = q.owned("invite").map_err(bad)? {
         Purpose::Invite { token }
     } else if q.has("link") {
-        let session_token = session_token(req.headers(), &cx.tenant).ok_or_else(|| {
-            Error::unauthenticated(
-                codes::LOGIN_REQUIRED,
-                "Sign in first, then link your account from the account page.",
-            )
-        })?;
-        Purpose::Link { session_token }
+        // Linking is a POST from the account page (see `link`): a link that any page could
+        // make the browser follow must not start one.
+        return Err(Error::invalid(
+            codes::INVALID_INPUT,
+            "Link another way to sign in with the Link button of your account page.",
+        ));
     } else if q.has("device") {
         Purpose::Device
     } else {
@@ -49,64 +60,135 @@ pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<B
             "Start from the application you want to use, from your invitation, or from your account page.",
         ));
     };
-    let started = flow::start(cx.state, &cx.tenant, &provider, purpose).await?;
-    let cookie = format!(
-        "{BROWSER_COOKIE}={}; Path={}; Max-Age={STATE_TTL}; HttpOnly; SameSite=Lax{}",
-        started.browser,
-        cookie_path(cx),
-        secure(cx)
-    );
-    Ok(with_header_value(redirect(&started.redirect), header::SET_COOKIE, &cookie))
+    let started = flow::start(cx.state, &cx.tenant, &provider, purpose).await;
+    if let Err(err) = &started
+        && let Some(detail) = upstream_cause(cx, &provider, err, "start")
+    {
+        let mut e = cx.event("anonymous", "social.login", &format!("failure: {}", err.code));
+        e.detail = Some(detail);
+        cx.state.audit.record(e);
+    }
+    let started = started?;
+    Ok(with_header_value(redirect(&started.redirect), header::SET_COOKIE, &binding_cookie(cx, &started)))
+}
+
+/// `POST /api/social/{provider}`: the account page starts linking the signed-in user to the
+/// provider. A session cookie from the tenant's own pages (never a bearer token: the flow runs in
+/// this browser), with a passkey sign-in in the last minutes (else `passkey_required`, and the
+/// page asks for the passkey). Answers `{redirect}` (the provider's URL) and the browser-binding
+/// cookie.
+pub async fn link(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
+    let token = session_token(req.headers(), &cx.tenant).ok_or_else(flow::sign_in_first)?;
+    if same_origin(cx, req.headers()) != Some(true) {
+        return Err(Error::forbidden(
+            codes::INVALID_ORIGIN_HEADER,
+            "linking must start from this tenant's own account page (Origin header)",
+        ));
+    }
+    let (t, now) = (cx.tenant.id, cx.now());
+    let found = cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?;
+    let Some((session, user)) = found else {
+        return Err(flow::sign_in_first());
+    };
+    let started = flow::start(cx.state, &cx.tenant, &provider, Purpose::Link { session }).await;
+    if let Err(err) = &started {
+        let mut e = cx.event(&user.email, "social.link", &format!("failure: {}", err.code));
+        e.subject = Some(user.email.clone());
+        e.detail = Some(upstream_cause(cx, &provider, err, "start").unwrap_or_else(|| provider.clone()));
+        cx.state.audit.record(e);
+    }
+    let started = started?;
+    let body = serde_json::json!({ "redirect": started.redirect });
+    Ok(with_header_value(json(StatusCode::OK, &body), header::SET_COOKIE, &binding_cookie(cx, &started)))
 }
 
 /// The browser-binding cookie, if the browser sent it.
-fn browser_cookie(req: &Req) -> Option<String> {
-    req.headers()
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, value)| *name == BROWSER_COOKIE && !value.is_empty())
-        .map(|(_, value)| value.to_owned())
+fn browser_cookie(cx: &Cx<'_>, req: &Req) -> Option<String> {
+    request::cookie(req.headers(), &sessions::cookie_name(&cx.tenant, BROWSER_COOKIE))
 }
 
 /// `GET /login/{provider}/callback?code&state` (or `?error`).
 pub async fn callback(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
     let q = request::query(&req);
     let param = |name: &str| q.owned(name).ok().flatten();
-    let cb =
-        Callback { code: param("code"), state: param("state"), error: param("error"), browser: browser_cookie(&req) };
-    let result = flow::finish(cx.state, &cx.tenant, &provider, cb).await;
-    let action = match &result {
-        Ok(f) if f.purpose == SocialPurpose::Link => "social.link",
-        _ => "social.login",
+    let old_session = session_token(req.headers(), &cx.tenant);
+    let cb = Callback {
+        code: param("code"),
+        state: param("state"),
+        error: param("error"),
+        browser: browser_cookie(cx, &req),
+        session: old_session.clone(),
     };
-    let mut e = cx.event("anonymous", action, &crate::audit::outcome(&result, |e| e.code.to_owned()));
-    e.detail = Some(provider.clone());
-    if let Err(err) = &result
-        && err.code == codes::UPSTREAM_REFUSED
-    {
-        // Which of the provider's answers failed which check (an issuer that differs, a refused
-        // client secret, an unreachable provider…): the operator's to see, in the audit and the
-        // log, not the user's. Bounded: part of it is the provider's own words.
-        let why: String = err.cause.as_deref().unwrap_or("no detail").chars().take(300).collect();
-        tracing::warn!(tenant = %cx.tenant.slug, provider = %provider, cause = %why, "social sign-in refused");
-        e.detail = Some(format!("{provider}: {why}"));
+    let result = flow::finish(cx.state, &cx.tenant, &provider, cb).await;
+    // A link waiting for its confirmation is audited when confirmed (`confirm`).
+    if !result.as_ref().is_ok_and(|f| f.confirm.is_some()) {
+        let mut e = cx.event("anonymous", "social.login", &crate::audit::outcome(&result, |e| e.code.to_owned()));
+        e.detail = Some(provider.clone());
+        if let Err(err) = &result {
+            e.detail = upstream_cause(cx, &provider, err, "callback").or(e.detail);
+        }
+        if let Ok(f) = &result {
+            e.actor = f.email.clone();
+            e.subject = Some(f.email.clone());
+        }
+        cx.state.audit.record(e);
     }
-    if let Ok(f) = &result {
-        e.actor = f.email.clone();
-        e.subject = Some(f.email.clone());
-    }
-    cx.state.audit.record(e);
     let done = result?;
-    let clear = format!("{BROWSER_COOKIE}=; Path={}; Max-Age=0; HttpOnly; SameSite=Lax{}", cookie_path(cx), secure(cx));
-    let mut r = with_header_value(redirect(&done.redirect), header::SET_COOKIE, &clear);
-    if let Some(session) = &done.session
-        && let Ok(v) = hyper::header::HeaderValue::from_str(&sessions::set_cookie(&cx.tenant, session, cx.now()))
-    {
-        r.headers_mut().append(header::SET_COOKIE, v);
+    let clear = sessions::tenant_cookie(&cx.tenant, BROWSER_COOKIE, "", 0);
+    if let Some(confirm) = &done.confirm {
+        let page = pages::confirm_link(&cx.tenant, &done.email, confirm);
+        return Ok(with_header_value(page, header::SET_COOKIE, &clear));
     }
+    let mut r = with_header_value(redirect(&done.redirect), header::SET_COOKIE, &clear);
+    if let Some(session) = &done.session {
+        super::ceremony::end_replaced(cx, old_session, session).await;
+        if let Ok(v) = hyper::header::HeaderValue::from_str(&sessions::set_cookie(&cx.tenant, session, cx.now())) {
+            r.headers_mut().append(header::SET_COOKIE, v);
+        }
+    }
+    Ok(r)
+}
+
+/// `POST /login/{provider}/confirm` (the confirmation page's form: `token`, `decision` =
+/// `confirm` or `cancel`), from the session that started the link and the tenant's own page.
+/// Confirm saves the link, audits it with the upstream subject and e-mails the user; either way
+/// the browser goes back to the account page.
+pub async fn confirm(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
+    if same_origin(cx, req.headers()) != Some(true) {
+        return Err(Error::forbidden(
+            codes::INVALID_ORIGIN_HEADER,
+            "This confirmation must come from this site's own page. Link the account again from your account page.",
+        ));
+    }
+    let token = session_token(req.headers(), &cx.tenant).ok_or_else(flow::sign_in_first)?;
+    let form = read_form(req, cx.state.config.limits.json_body_max).await?;
+    let bad = |r: crate::params::ParamError| Error::invalid(codes::INVALID_INPUT, r.to_string());
+    let pending = form.owned("token").map_err(bad)?.unwrap_or_default();
+    let accept = match form.owned("decision").map_err(bad)?.as_deref() {
+        Some("confirm") => true,
+        Some("cancel") => false,
+        _ => return Err(Error::invalid(codes::INVALID_INPUT, "Choose Link or Cancel on the confirmation page.")),
+    };
+    let result = link::confirm(cx.state, &cx.tenant, provider.clone(), token, pending, accept).await;
+    match &result {
+        Ok(Some(linked)) => {
+            let mut e = cx.event(&linked.email, "social.link", "success");
+            e.subject = Some(linked.email.clone());
+            let detail = format!("{provider}: subject {} ({})", linked.subject, linked.account);
+            e.detail = Some(detail.chars().take(300).collect());
+            cx.state.audit.record(e);
+            link::notify(cx.state, &cx.tenant, linked.clone());
+        }
+        Ok(None) => {}
+        Err(err) => {
+            let mut e = cx.event("anonymous", "social.link", &format!("failure: {}", err.code));
+            e.detail = Some(provider);
+            cx.state.audit.record(e);
+        }
+    }
+    result?;
+    let mut r = redirect(&format!("{}/account", cx.tenant.base_url));
+    *r.status_mut() = StatusCode::SEE_OTHER;
     Ok(r)
 }
 

@@ -17,6 +17,7 @@ use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_token, sha256};
 use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
+use crate::store::sessions::SessionRow;
 use crate::store::social::{LinkRow, ProviderRow, StateRow};
 use crate::store::users::{NewUser, UserId, UserRow};
 use crate::store::{self, InvitePurpose, SocialKind, SocialPurpose, UserStatus, WriteTx};
@@ -35,8 +36,8 @@ pub enum Purpose {
     Login { request_id: String },
     /// Accept an invitation (the invite page).
     Invite { token: String },
-    /// Link the provider to the signed-in user (the account page).
-    Link { session_token: String },
+    /// Link the provider to the signed-in user of this session (the account page).
+    Link { session: SessionRow },
     /// Sign in on the device authorization page (`/device`), then go back to it.
     Device,
 }
@@ -53,11 +54,11 @@ pub struct Started {
     pub browser: String,
 }
 
-fn failed(kind: Kind, code: &'static str, message: impl Into<String>) -> Error {
+pub(super) fn failed(kind: Kind, code: &'static str, message: impl Into<String>) -> Error {
     Error::new(kind, code, message)
 }
 
-fn provider_gone(slug: &str) -> Error {
+pub(super) fn provider_gone(slug: &str) -> Error {
     failed(
         Kind::NotFound,
         codes::PROVIDER_NOT_FOUND,
@@ -78,27 +79,22 @@ fn s256(verifier: &str) -> String {
 pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpose: Purpose) -> Result<Started, Error> {
     let now = state.clock.now();
     let (t, s) = (tenant.id, slug.to_owned());
-    let (provider, user_id, purpose) = state
+    let (provider, purpose) = state
         .db
         .read(move |tx| -> Result<_, Error> {
             let provider = store::social::provider(tx, t, &s)?.ok_or_else(|| provider_gone(&s))?;
             // The purpose must still be live when the flow starts.
-            let user_id = match &purpose {
+            match &purpose {
                 Purpose::Login { request_id } => {
                     store::oidc::request(tx, t, request_id, now)?.ok_or_else(expired_request)?;
-                    None
                 }
                 Purpose::Invite { token } => {
                     store::invites::valid(tx, t, &token_key(token), now)?.ok_or_else(expired_invite)?;
-                    None
                 }
-                Purpose::Link { session_token } => {
-                    let (_, user) = sessions::lookup(tx, t, session_token, now)?.ok_or_else(sign_in_first)?;
-                    Some(user.id)
-                }
-                Purpose::Device => None,
-            };
-            Ok((provider, user_id, purpose))
+                Purpose::Link { session } => super::link::may_start(tx, t, &provider, session, now)?,
+                Purpose::Device => {}
+            }
+            Ok((provider, purpose))
         })
         .await?;
     let state_token = random_token()?;
@@ -138,7 +134,14 @@ pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpo
             Purpose::Invite { token } => Some(token_key(token)),
             _ => None,
         },
-        user_id,
+        user_id: match &purpose {
+            Purpose::Link { session } => Some(session.user_id),
+            _ => None,
+        },
+        session_id: match &purpose {
+            Purpose::Link { session } => Some(session.id),
+            _ => None,
+        },
         verifier,
         nonce,
         browser_hash: sha256(browser.as_bytes()).to_vec(),
@@ -164,7 +167,7 @@ fn expired_invite() -> Error {
     )
 }
 
-fn sign_in_first() -> Error {
+pub(crate) fn sign_in_first() -> Error {
     failed(Kind::Unauthenticated, codes::LOGIN_REQUIRED, "Sign in first, then link your account from the account page.")
 }
 
@@ -185,15 +188,20 @@ pub struct Callback {
     pub error: Option<String>,
     /// The browser-binding cookie the browser sent back.
     pub browser: Option<String>,
+    /// The session cookie the browser sent back (a `link` flow goes on only in its session).
+    pub session: Option<String>,
 }
 
 /// The upstream identity, checked against the provider's policy.
 #[derive(Debug, Clone)]
 pub struct Identity {
     pub subject: String,
-    /// Present only when the provider verified it.
+    /// Present only when the provider verified it, and a valid address (as an invitation's).
     pub verified_email: Option<String>,
     pub name: Option<String>,
+    /// The account as the provider's users know it, to name it on the confirmation page: the
+    /// GitHub login, or the e-mail (else the name, else the subject) of an OpenID provider.
+    pub account: String,
 }
 
 #[derive(Debug)]
@@ -203,6 +211,8 @@ pub struct Finished {
     pub session: Option<Issued>,
     pub email: String,
     pub purpose: SocialPurpose,
+    /// A `link` flow: the upstream account waiting for the user's confirmation.
+    pub confirm: Option<super::link::Confirm>,
 }
 
 /// Takes the flow back, asks the provider, and signs in or links.
@@ -245,6 +255,13 @@ pub async fn finish(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, cb: 
         ask_provider(&state.upstream, &state.social_cache, tenant, &provider, &flow, code, &secret, now).await?;
     let session_ttl = state.config.tokens.session.as_secs() as i64;
     let base = tenant.base_url.clone();
+    if flow.purpose == SocialPurpose::Link {
+        let pending = super::link::Pending { session_token: cb.session, token: random_token()? };
+        return state
+            .db
+            .write(move |tx| super::link::pend(tx, t, &base, &provider, &flow, &identity, &pending, now))
+            .await;
+    }
     state
         .db
         .write(move |tx| -> Result<Finished, Error> {
@@ -285,7 +302,12 @@ async fn ask_provider(
                     format!("Your GitHub account {} is not an active member of an allowed organisation.", user.login),
                 ));
             }
-            Identity { subject: user.id, verified_email: user.verified_email, name: user.name.or(Some(user.login)) }
+            Identity {
+                subject: user.id,
+                verified_email: user.verified_email,
+                name: user.name.or(Some(user.login.clone())),
+                account: shown(&user.login),
+            }
         }
         SocialKind::Google | SocialKind::Oidc => {
             let x = oidc::Exchange {
@@ -306,10 +328,26 @@ async fn ask_provider(
             {
                 return Err(not_allowed_domain());
             }
+            let account = shown(claims.email.as_deref().or(claims.name.as_deref()).unwrap_or(&claims.sub));
             let verified_email = claims.email.filter(|_| claims.email_verified);
-            Identity { subject: claims.sub, verified_email, name: claims.name }
+            Identity { subject: claims.sub, verified_email, name: claims.name, account }
         }
     };
+    let mut identity = identity;
+    // Every use of the address (matching a user, creating one, the domain allow-list, the link's
+    // record) takes it as an invitation would: one valid address, or the sign-in is refused.
+    if let Some(email) = identity.verified_email.take() {
+        let email = email.trim().to_owned();
+        if !crate::webauthn::valid_email(&email) {
+            return Err(failed(
+                Kind::Forbidden,
+                codes::INVALID_EMAIL,
+                format!("{} gave an e-mail address that is not valid here, so it cannot be used to sign in.", p.label),
+            )
+            .caused_by(format!("upstream e-mail {email:?}")));
+        }
+        identity.verified_email = Some(email);
+    }
     if !p.allowed_domains.is_empty() {
         let domain = identity.verified_email.as_deref().and_then(|e| e.rsplit_once('@')).map(|(_, d)| d.to_owned());
         if !domain.is_some_and(|d| p.allowed_domains.iter().any(|a| a.eq_ignore_ascii_case(&d))) {
@@ -317,6 +355,12 @@ async fn ask_provider(
         }
     }
     Ok(identity)
+}
+
+/// The provider's words as a page or an e-mail shows them: no control or invisible characters,
+/// at most 200 characters.
+fn shown(text: &str) -> String {
+    text.chars().filter(|c| !crate::webauthn::unprintable(*c)).take(200).collect()
 }
 
 fn not_allowed_domain() -> Error {
@@ -331,7 +375,7 @@ fn unverified(label: &str) -> Error {
     )
 }
 
-fn already_linked(label: &str) -> Error {
+pub(super) fn already_linked(label: &str) -> Error {
     failed(
         Kind::Conflict,
         codes::ALREADY_LINKED,
@@ -343,7 +387,8 @@ fn disabled() -> Error {
     failed(Kind::Forbidden, codes::USER_DISABLED, "This account is disabled.")
 }
 
-/// Links or signs in, in one write transaction: all of it or nothing.
+/// Signs in (linking on first use), in one write transaction: all of it or nothing. (A `link`
+/// flow from the account page ends in [`super::link::pend`] instead.)
 #[allow(clippy::too_many_arguments)]
 fn settle(
     tx: &WriteTx<'_>,
@@ -372,20 +417,6 @@ fn settle(
             .map_err(|e| if e.is_unique_violation() { already_linked(&p.label) } else { Error::from(e) })?;
         Ok(())
     };
-    if flow.purpose == SocialPurpose::Link {
-        let user = flow.user_id.and_then(|u| store::users::by_id(tx, t, u).ok().flatten()).ok_or_else(sign_in_first)?;
-        match linked {
-            Some(l) if l.user_id == user.id => {}
-            Some(_) => return Err(already_linked(&p.label)),
-            None => link(tx, user.id, id.verified_email.as_deref().unwrap_or(""))?,
-        }
-        return Ok(Finished {
-            redirect: format!("{base}/account"),
-            session: None,
-            email: user.email,
-            purpose: SocialPurpose::Link,
-        });
-    }
     let user = match linked {
         Some(l) => store::users::by_id(tx, t, l.user_id)?.ok_or_else(|| Error::internal("link without user"))?,
         None => first_use(tx, t, p, flow, id, now, &link)?,
@@ -402,7 +433,7 @@ fn settle(
         }
         None => format!("{base}/account"),
     };
-    Ok(Finished { redirect, session: Some(session), email: user.email, purpose: flow.purpose })
+    Ok(Finished { redirect, session: Some(session), email: user.email, purpose: flow.purpose, confirm: None })
 }
 
 fn open_registration(tx: &WriteTx<'_>, t: store::TenantId) -> Result<bool, Error> {
@@ -505,6 +536,7 @@ mod tests {
             request_id: (purpose == SocialPurpose::Login).then(|| "req-1".to_owned()),
             invite_hash,
             user_id,
+            session_id: None,
             verifier: "v".into(),
             nonce: "n".into(),
             browser_hash: vec![2],
@@ -513,7 +545,12 @@ mod tests {
     }
 
     fn who(subject: &str, email: Option<&str>) -> Identity {
-        Identity { subject: subject.into(), verified_email: email.map(str::to_owned), name: Some("Ada".into()) }
+        Identity {
+            subject: subject.into(),
+            verified_email: email.map(str::to_owned),
+            name: Some("Ada".into()),
+            account: email.unwrap_or("octo-ada").to_owned(),
+        }
     }
 
     /// Settles in a transaction that commits only on success, as the daemon does.
@@ -601,25 +638,6 @@ mod tests {
         let user = t.read(|tx| store::users::by_email(tx, a, "new@example.com").unwrap().unwrap());
         assert_eq!((user.status, done.email.as_str()), (UserStatus::Active, "new@example.com"));
         assert!(user.email_verified);
-    }
-
-    #[test]
-    fn linking_from_the_account_page() {
-        let t = temp_db();
-        let (a, ada, bob) = t.write(|tx| {
-            let a = tenant(tx, "a");
-            (a, user(tx, a, "ada@example.com"), user(tx, a, "bob@example.com"))
-        });
-        let link_ada = flow(SocialPurpose::Link, Some(ada), None);
-        // Any address (even none) may be linked by the signed-in user.
-        let done = settle_in(&t, a, &github(false), &link_ada, &who("5", None)).unwrap();
-        assert!(done.session.is_none());
-        assert_eq!(done.redirect, "http://localhost/a/account");
-        // Bob cannot take Ada's upstream account.
-        let link_bob = flow(SocialPurpose::Link, Some(bob), None);
-        let err = settle_in(&t, a, &github(false), &link_bob, &who("5", None)).unwrap_err();
-        assert_eq!(err.code, codes::ALREADY_LINKED);
-        assert_eq!(links(&t, a).len(), 1);
     }
 
     #[test]

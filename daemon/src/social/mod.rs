@@ -1,10 +1,12 @@
 //! Social login: Google, GitHub and any OpenID Connect provider, per tenant. Latchkey is the
 //! OAuth client here. This module keeps the providers' settings (`latchkey social …`); `flow`
-//! runs a sign-in, `oidc` and `github` speak to the providers through `client`.
+//! runs a sign-in, `link` the account page's linking, `oidc` and `github` speak to the providers
+//! through `client`.
 
 pub mod client;
 pub mod flow;
 pub mod github;
+pub mod link;
 pub mod oidc;
 
 use latchkey::admin::{EnableSocial, Registration, SocialProvider};

@@ -2,6 +2,8 @@
 //! and the ID token check (signature against the provider's JWKS with an algorithm allow-list,
 //! `iss`, `aud`, `azp`, `exp`, `nonce`). Discovery documents and key sets are cached per issuer
 //! and fetched again, at most every [`REFRESH_AT_MOST_EVERY`], when a token names an unknown key.
+//! The endpoints a discovery document names must be the issuer's own ([`own_endpoint`]): the
+//! code and the client secret go nowhere else.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +26,48 @@ const MAX_AGE: Duration = Duration::from_secs(3600);
 pub const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(5);
 /// Clock skew tolerated on `exp`.
 const LEEWAY: i64 = 60;
+/// Google's discovery document names endpoints on googleapis.com beside its issuer's host
+/// (token, keys, userinfo): allowed for that issuer only, over https on the default port.
+const GOOGLE_HOSTS: &[&str] =
+    &["accounts.google.com", "oauth2.googleapis.com", "www.googleapis.com", "openidconnect.googleapis.com"];
+
+/// Whether `endpoint`, named by the discovery document of `issuer`, may be called: it must be at
+/// the issuer's own origin, that is the same scheme, host and port (an https issuer's endpoints
+/// are https; plain http only where the issuer itself is on loopback, as `social enable` allows,
+/// and then at the issuer's very port, not another service on the same machine), with no user
+/// name in it. Google's fixed hosts are the one exception. A hostile or tampered document could
+/// otherwise send the authorization code and the client secret wherever it likes.
+pub fn own_endpoint(issuer: &str, endpoint: &str) -> Result<(), String> {
+    let iss = url::Url::parse(issuer).map_err(|_| format!("the issuer {issuer:?} is not a URL"))?;
+    let url = url::Url::parse(endpoint).map_err(|_| format!("{endpoint:?} is not an absolute URL"))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!("{endpoint:?} carries a user name"));
+    }
+    let google = issuer.trim_end_matches('/') == super::GOOGLE_ISSUER
+        && url.scheme() == "https"
+        && url.port().is_none()
+        && url.host_str().is_some_and(|h| GOOGLE_HOSTS.contains(&h));
+    let same_origin = url.scheme() == iss.scheme()
+        && url.host() == iss.host()
+        && url.port_or_known_default() == iss.port_or_known_default();
+    if google || same_origin {
+        return Ok(());
+    }
+    Err(format!("{endpoint:?} is not at the issuer's own origin {}", iss.origin().ascii_serialization()))
+}
+
+/// Refuses a discovery document whose endpoints are not the issuer's own ([`own_endpoint`]).
+fn own_endpoints(issuer: &str, d: &Discovery) -> Result<(), Refused> {
+    for (name, endpoint) in [
+        ("authorization_endpoint", &d.authorization_endpoint),
+        ("token_endpoint", &d.token_endpoint),
+        ("jwks_uri", &d.jwks_uri),
+    ] {
+        own_endpoint(issuer, endpoint)
+            .map_err(|why| refused("discovery_endpoint_refused", format!("{name}: {why}")))?;
+    }
+    Ok(())
+}
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Discovery {
@@ -84,6 +128,8 @@ struct RawClaims {
     sub: String,
     iss: String,
     exp: i64,
+    /// A string or an array of strings (jsonwebtoken has checked that the client id is one).
+    aud: serde_json::Value,
     #[serde(default)]
     azp: Option<String>,
     #[serde(default)]
@@ -118,6 +164,9 @@ impl Cache {
         if discovery.issuer.trim_end_matches('/') != issuer.trim_end_matches('/') {
             return Err(refused("discovery_mismatch", format!("discovery names issuer {:?}", discovery.issuer)));
         }
+        // Before anything is sent to them (the key set is fetched just below, the code and the
+        // secret at the callback): not cached when refused.
+        own_endpoints(issuer, &discovery)?;
         let set: JwkSet = up.get_json(&discovery.jwks_uri, None).await?;
         let entry = Arc::new(Entry { keys: decode_keys(&set), discovery, fetched: Instant::now() });
         self.put(issuer, entry.clone());
@@ -249,8 +298,18 @@ async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, issuer: &str, to
     if claims.exp + LEEWAY < x.now {
         return Err(refused("invalid_id_token", format!("expired at {}", claims.exp)));
     }
-    if claims.azp.as_deref().is_some_and(|azp| azp != x.client_id) {
-        return Err(refused("invalid_id_token", format!("azp {:?}", claims.azp)));
+    // OIDC Core §3.1.3.7: a token for several audiences says which party it was issued to, and
+    // that party must be us (another audience could otherwise replay a token issued to it).
+    let audiences = match &claims.aud {
+        serde_json::Value::Array(all) => all.len(),
+        _ => 1,
+    };
+    match claims.azp.as_deref() {
+        Some(azp) if azp != x.client_id => return Err(refused("invalid_id_token", format!("azp {azp:?}"))),
+        None if audiences > 1 => {
+            return Err(refused("invalid_id_token", format!("{audiences} audiences and no azp")));
+        }
+        _ => {}
     }
     if claims.nonce.as_deref() != Some(x.nonce) {
         return Err(refused("invalid_id_token", "nonce differs from the one sent"));
@@ -264,4 +323,32 @@ async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, issuer: &str, to
         _ => false,
     };
     Ok(Claims { sub: claims.sub, email: claims.email, email_verified, name: claims.name, hd: claims.hd })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own_endpoint;
+
+    #[test]
+    fn discovery_endpoints_must_be_the_issuers_own() {
+        let ok = |i: &str, e: &str| own_endpoint(i, e).is_ok();
+        assert!(ok("https://sso.example.com", "https://sso.example.com/oauth/token"));
+        assert!(ok("https://sso.example.com/realms/a", "https://sso.example.com:443/realms/a/certs"));
+        assert!(ok("http://127.0.0.1:9000", "http://127.0.0.1:9000/token"));
+        // Another port on the same loopback host is another service.
+        assert!(!ok("http://127.0.0.1:9000", "http://127.0.0.1:9001/token"));
+        assert!(!ok("http://127.0.0.1:9000", "http://localhost:9000/token"));
+        assert!(!ok("https://sso.example.com", "https://sso.example.com:8443/token"));
+        assert!(!ok("https://sso.example.com", "http://sso.example.com/token"));
+        assert!(!ok("https://sso.example.com", "https://evil.example/token"));
+        assert!(!ok("https://sso.example.com", "https://sso.example.com.evil.example/token"));
+        assert!(!ok("https://sso.example.com", "https://user@sso.example.com/token"));
+        assert!(!ok("https://sso.example.com", "/token"));
+        // Google's documented hosts, for Google's issuer only.
+        assert!(ok("https://accounts.google.com", "https://oauth2.googleapis.com/token"));
+        assert!(ok("https://accounts.google.com", "https://www.googleapis.com/oauth2/v3/certs"));
+        assert!(!ok("https://accounts.google.com", "https://storage.googleapis.com/x"));
+        assert!(!ok("https://accounts.google.com", "http://oauth2.googleapis.com/token"));
+        assert!(!ok("https://sso.example.com", "https://oauth2.googleapis.com/token"));
+    }
 }

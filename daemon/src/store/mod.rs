@@ -61,6 +61,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0009-code-family/up.sql")),
     M::up(include_str!("../../../migrations/0010-challenges-by-key/up.sql")),
     M::up(include_str!("../../../migrations/0011-link-authority/up.sql")),
+    M::up(include_str!("../../../migrations/0012-link-confirmation/up.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -1,5 +1,6 @@
-//! `social_providers`, `social_links`, `social_states`: upstream identity providers per tenant,
-//! the upstream subjects linked to users, and flows waiting for the provider's answer.
+//! `social_providers`, `social_links`, `social_states`, `social_pending_links`: upstream identity
+//! providers per tenant, the upstream subjects linked to users, flows waiting for the provider's
+//! answer, and links waiting for the user's confirmation.
 
 use super::sql::{ConnExt, Row, params};
 
@@ -187,6 +188,12 @@ pub fn insert_link(tx: &WriteTx<'_>, tenant: TenantId, link: &LinkRow, authority
     Ok(())
 }
 
+/// Removes every link of the user (a recovery: whoever linked an account of theirs to this one
+/// must not keep a way in). Returns how many.
+pub fn delete_links_of_user(tx: &WriteTx<'_>, tenant: TenantId, user: UserId) -> Result<usize, StoreError> {
+    tx.conn().execute("DELETE FROM social_links WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, user])
+}
+
 /// Unlinks the user from `provider`; false when there was no link.
 pub fn delete_link(tx: &WriteTx<'_>, tenant: TenantId, provider: &str, user: UserId) -> Result<bool, StoreError> {
     Ok(tx.conn().execute(
@@ -204,6 +211,8 @@ pub struct StateRow {
     pub request_id: Option<String>,
     pub invite_hash: Option<Vec<u8>>,
     pub user_id: Option<UserId>,
+    /// The session that started a `link` flow.
+    pub session_id: Option<i64>,
     pub verifier: String,
     pub nonce: String,
     pub browser_hash: Vec<u8>,
@@ -213,8 +222,8 @@ pub struct StateRow {
 pub fn insert_state(tx: &WriteTx<'_>, tenant: TenantId, s: &StateRow) -> Result<(), StoreError> {
     tx.conn().execute(
         "INSERT INTO social_states (state_hash, tenant_id, provider, purpose, request_id, invite_hash, user_id,
-           verifier, nonce, browser_hash, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+           verifier, nonce, browser_hash, expires_at, session_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             s.state_hash,
             tenant,
@@ -226,7 +235,8 @@ pub fn insert_state(tx: &WriteTx<'_>, tenant: TenantId, s: &StateRow) -> Result<
             s.verifier,
             s.nonce,
             s.browser_hash,
-            s.expires_at
+            s.expires_at,
+            s.session_id
         ],
     )?;
     Ok(())
@@ -244,7 +254,7 @@ pub fn take_state(
     tx.conn().query_opt(
         "DELETE FROM social_states WHERE state_hash = ?1 AND tenant_id = ?2 AND provider = ?3 AND expires_at > ?4
              RETURNING state_hash, provider, purpose, request_id, invite_hash, user_id, verifier, nonce, browser_hash,
-               expires_at",
+               expires_at, session_id",
         params![state_hash, tenant, provider, now],
         |r| {
             Ok(StateRow {
@@ -258,13 +268,87 @@ pub fn take_state(
                 nonce: r.get(7)?,
                 browser_hash: r.get(8)?,
                 expires_at: r.get(9)?,
+                session_id: r.get(10)?,
+            })
+        },
+    )
+}
+
+/// An upstream account waiting for the user's Confirm on the confirmation page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingLinkRow {
+    pub provider: String,
+    pub subject: String,
+    pub user_id: UserId,
+    pub session_id: i64,
+    /// The verified e-mail to keep with the link ('' when none).
+    pub email: String,
+    /// The account as the page names it: an e-mail or a GitHub login.
+    pub account: String,
+    /// [`ProviderRow::authority`] when the account was read.
+    pub authority: String,
+    pub expires_at: Timestamp,
+}
+
+pub fn insert_pending(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    token_hash: &[u8],
+    p: &PendingLinkRow,
+) -> Result<(), StoreError> {
+    tx.conn().execute(
+        "INSERT INTO social_pending_links (token_hash, tenant_id, provider, subject, user_id, session_id, email,
+           account, authority, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            token_hash,
+            tenant,
+            p.provider,
+            p.subject,
+            p.user_id,
+            p.session_id,
+            p.email,
+            p.account,
+            p.authority,
+            p.expires_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Takes a pending link out (single use): only in `tenant`, for `provider`, for the session that
+/// started it, before it expires. Anything else leaves it in place.
+pub fn take_pending(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    provider: &str,
+    token_hash: &[u8],
+    session_id: i64,
+    now: Timestamp,
+) -> Result<Option<PendingLinkRow>, StoreError> {
+    tx.conn().query_opt(
+        "DELETE FROM social_pending_links
+             WHERE token_hash = ?1 AND tenant_id = ?2 AND provider = ?3 AND session_id = ?4 AND expires_at > ?5
+             RETURNING provider, subject, user_id, session_id, email, account, authority, expires_at",
+        params![token_hash, tenant, provider, session_id, now],
+        |r| {
+            Ok(PendingLinkRow {
+                provider: r.get(0)?,
+                subject: r.get(1)?,
+                user_id: r.get(2)?,
+                session_id: r.get(3)?,
+                email: r.get(4)?,
+                account: r.get(5)?,
+                authority: r.get(6)?,
+                expires_at: r.get(7)?,
             })
         },
     )
 }
 
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    tx.conn().execute("DELETE FROM social_states WHERE expires_at <= ?1", params![now])
+    Ok(tx.conn().execute("DELETE FROM social_states WHERE expires_at <= ?1", params![now])?
+        + tx.conn().execute("DELETE FROM social_pending_links WHERE expires_at <= ?1", params![now])?)
 }
 
 #[cfg(test)]
@@ -297,6 +381,7 @@ mod tests {
             request_id: Some("req".into()),
             invite_hash: None,
             user_id: None,
+            session_id: None,
             verifier: "v".into(),
             nonce: "n".into(),
             browser_hash: vec![9; 32],
@@ -358,6 +443,14 @@ mod tests {
             assert!(link_of_user(tx, a, "github", ada).unwrap().is_some());
             assert!(delete_link(tx, a, "github", ada).unwrap());
             assert!(link_by_subject(tx, a, "github", "42").unwrap().is_none());
+            // A recovery removes every link of the user, and only theirs.
+            insert_link(tx, a, &link(ada, "42"), gh).unwrap();
+            insert_link(tx, a, &LinkRow { provider: "google".into(), ..link(ada, "g") }, gh).unwrap();
+            insert_link(tx, a, &link(bob, "77"), gh).unwrap();
+            assert_eq!(delete_links_of_user(tx, b, ada).unwrap(), 0);
+            assert_eq!(delete_links_of_user(tx, a, ada).unwrap(), 2);
+            assert!(links_of_user(tx, a, ada).unwrap().is_empty());
+            assert_eq!(links_of_user(tx, a, bob).unwrap().len(), 1);
         });
     }
 
@@ -402,6 +495,55 @@ mod tests {
                 .query_one("SELECT authority FROM social_links WHERE provider = 'google'", params![], |r| r.get(0))
                 .unwrap();
             assert_eq!(kept, google("google").authority());
+        });
+    }
+
+    #[test]
+    fn pending_links_are_taken_once_by_their_session_and_go_with_it() {
+        let t = temp_db();
+        let (a, b, ada, s1, s2) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            let b = tenant(tx, "b");
+            let ada = user(tx, a, "ada@example.com");
+            let session = |hash: &[u8]| {
+                let new = crate::store::sessions::NewSession {
+                    user_id: ada,
+                    token_hash: hash,
+                    auth_time: 1,
+                    amr: r#"["hwk","user"]"#,
+                    created_at: 1,
+                    expires_at: 1000,
+                };
+                crate::store::sessions::insert(tx, a, &new).unwrap()
+            };
+            (a, b, ada, session(b"s1"), session(b"s2"))
+        });
+        let pending = |session_id| PendingLinkRow {
+            provider: "github".into(),
+            subject: "42".into(),
+            user_id: ada,
+            session_id,
+            email: "".into(),
+            account: "octo-ada".into(),
+            authority: crate::social::GITHUB_API_URL.into(),
+            expires_at: 100,
+        };
+        t.write(|tx| {
+            insert_pending(tx, a, b"p1", &pending(s1)).unwrap();
+            assert!(take_pending(tx, b, "github", b"p1", s1, 10).unwrap().is_none(), "another tenant");
+            assert!(take_pending(tx, a, "google", b"p1", s1, 10).unwrap().is_none(), "another provider");
+            assert!(take_pending(tx, a, "github", b"p1", s2, 10).unwrap().is_none(), "another session");
+            assert!(take_pending(tx, a, "github", b"p1", s1, 100).unwrap().is_none(), "expired");
+            assert_eq!(take_pending(tx, a, "github", b"p1", s1, 10).unwrap(), Some(pending(s1)));
+            assert!(take_pending(tx, a, "github", b"p1", s1, 10).unwrap().is_none(), "single use");
+            // Ending the session (sign-out, recovery) ends what waited for it.
+            insert_pending(tx, a, b"p2", &pending(s2)).unwrap();
+            assert!(crate::store::sessions::delete(tx, a, b"s2").unwrap());
+            let left: i64 =
+                tx.conn().query_one("SELECT count(*) FROM social_pending_links", params![], |r| r.get(0)).unwrap();
+            assert_eq!(left, 0);
+            insert_pending(tx, a, b"p3", &pending(s1)).unwrap();
+            assert_eq!(sweep(tx, 100).unwrap(), 1);
         });
     }
 

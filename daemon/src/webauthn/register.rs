@@ -320,8 +320,11 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     store::users::set_email_verified(tx, t, user.id)?;
                     if *recovery {
                         // A recovered account starts afresh: every other browser is signed out and
-                        // every grant made before (refresh and access tokens) is revoked.
+                        // every grant made before (refresh and access tokens) is revoked, and every
+                        // social account linked to it is unlinked (whoever took the account may
+                        // have linked one of theirs as a way back in).
                         store::users::sign_out_everywhere(tx, t, user.id, now)?;
+                        store::social::delete_links_of_user(tx, t, user.id)?;
                     }
                     (user, true)
                 }

@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0009-code-family", include_str!("../../../../migrations/0009-code-family/postgres.sql")),
     ("0010-challenges-by-key", include_str!("../../../../migrations/0010-challenges-by-key/postgres.sql")),
     ("0011-link-authority", include_str!("../../../../migrations/0011-link-authority/postgres.sql")),
+    ("0012-link-confirmation", include_str!("../../../../migrations/0012-link-confirmation/postgres.sql")),
 ];
 
 /// The advisory lock key of a migration run, held for the whole run.
