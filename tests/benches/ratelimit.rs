@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use latchkeyd::ratelimit::RateLimiter;
+use latchkeyd::ratelimit::{Bucket, RateLimiter};
 
 /// The limiter before the review, kept here only to be measured beside the new one.
 #[derive(Default)]
@@ -83,11 +83,11 @@ fn main() {
         let before = rss_mib();
         let new = RateLimiter::default();
         for i in 0..n {
-            new.allow(caller(i), "ceremony", 120, 0);
+            new.allow(caller(i), Bucket::Ceremony, 120, 0);
         }
         let memory = rss_mib() - before;
-        let one = per_call(1, CALLS, n, &|ip| new.allow(ip, "ceremony", 120, 1));
-        let two = per_call(2, CALLS / 2, n, &|ip| new.allow(ip, "ceremony", 120, 1));
+        let one = per_call(1, CALLS, n, &|ip| new.allow(ip, Bucket::Ceremony, 120, 1));
+        let two = per_call(2, CALLS / 2, n, &|ip| new.allow(ip, Bucket::Ceremony, 120, 1));
         drop(new);
         // Past 100,000 callers the previous limiter sweeps its whole map on every call: a few
         // thousand calls are enough to see it; filling it with a million callers would take hours
@@ -107,7 +107,7 @@ fn main() {
     let full = RateLimiter::default();
     let start = Instant::now();
     for i in 0..(latchkeyd::ratelimit::MAX_CALLERS as u64 + 500_000) {
-        full.allow(caller(i), "ceremony", 120, 0);
+        full.allow(caller(i), Bucket::Ceremony, 120, 0);
     }
     println!(
         "\nPast its bound ({} callers a minute): {} of {} calls let through uncounted, {:.0} ns per call, {} callers held",

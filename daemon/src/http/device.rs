@@ -19,7 +19,7 @@ use crate::oidc::device::{self, DecideRequest, Decided, Decision, LookupRequest,
 use crate::oidc::error::OAuthError;
 use crate::sessions;
 
-const BUCKET: &str = "device_user_code";
+const BUCKET: crate::ratelimit::Bucket = crate::ratelimit::Bucket::DeviceUserCodes;
 
 /// `POST /device_authorization`.
 pub async fn authorization(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {

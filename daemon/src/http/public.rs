@@ -18,6 +18,7 @@ use super::{Body, Cx, bulk, ceremony, device, errors, oauth, pages, request, soc
 use crate::State;
 use crate::error::{Error, Kind};
 use crate::oidc::error::OAuthError;
+use crate::ratelimit::Bucket;
 
 /// Entry point of the public listener.
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
@@ -105,7 +106,7 @@ fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> 
         Route::Tenant(
             _,
             TenantRoute::RegisterStart | TenantRoute::RegisterFinish | TenantRoute::AuthStart | TenantRoute::AuthFinish,
-        ) => ("ceremony", live.ceremony_rate_per_minute),
+        ) => (Bucket::Ceremony, live.ceremony_rate_per_minute),
         // Each stores what a sign-in needs for its ten minutes (a pending request, a social
         // login's state), and asks nothing of the caller: the ceremonies' limit, counted apart.
         Route::Tenant(
@@ -114,11 +115,11 @@ fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> 
             | TenantRoute::AuthorizeResume
             | TenantRoute::SocialStart(_)
             | TenantRoute::SocialLink(_),
-        ) => ("authorize", live.ceremony_rate_per_minute),
+        ) => (Bucket::Authorize, live.ceremony_rate_per_minute),
         Route::Tenant(
             _,
             TenantRoute::Token | TenantRoute::Revoke | TenantRoute::Introspect | TenantRoute::DeviceAuthorization,
-        ) => ("token", live.token_rate_per_minute),
+        ) => (Bucket::Token, live.token_rate_per_minute),
         _ => return None,
     };
     if state.limiter.allow(ip, bucket, per_minute, state.clock.now()) {
