@@ -7,7 +7,7 @@
 #![no_main]
 
 use latchkey::admin::{ApplyRequest, Confirm, CreateApp, CreateRole, CreateTenant, Declared, Emails, InviteUser};
-use latchkeyd::http::body::parse_json;
+use latchkeyd::http::body::{Text, parse_json};
 use latchkeyd::webauthn::{authenticate, credentials, register, valid_email, valid_name};
 use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
@@ -15,12 +15,26 @@ use serde::de::DeserializeOwned;
 
 const PUBLIC_URL: &str = "http://localhost:8080";
 
-/// Parses `data` as `T` both ways; they must agree. Returns the value when it parsed.
-fn both<T: DeserializeOwned>(data: &[u8]) -> Option<T> {
+/// Parses `data` as `T` both ways, with the daemon's rule for text (`Text::NoNul` on the admin
+/// socket, `Text::Printable` on the public API); they must agree, except that the daemon refuses
+/// a string holding what the rule forbids, and then only with `invalid_request`. Returns the
+/// value when it parsed.
+fn both_with<T: DeserializeOwned>(data: &[u8], text: Text) -> Option<T> {
     let direct = serde_json::from_slice::<T>(data);
-    let daemon = parse_json::<T>(data);
-    assert_eq!(direct.is_ok(), daemon.is_ok(), "serde_json and parse_json disagree");
+    let daemon = parse_json::<T>(data, text);
+    match (&direct, &daemon) {
+        (Ok(_), Err(e)) => assert_eq!(e.code, latchkey::codes::INVALID_REQUEST, "parse_json refused valid JSON: {e}"),
+        _ => assert_eq!(direct.is_ok(), daemon.is_ok(), "serde_json and parse_json disagree"),
+    }
     daemon.ok()
+}
+
+fn both<T: DeserializeOwned>(data: &[u8]) -> Option<T> {
+    both_with(data, Text::NoNul)
+}
+
+fn public<T: DeserializeOwned>(data: &[u8]) -> Option<T> {
+    both_with(data, Text::Printable)
 }
 
 /// What the CLI sends is what the daemon reads back.
@@ -99,13 +113,13 @@ fuzz_target!(|data: &[u8]| {
         round_trip(&r);
     }
     // Public ceremony bodies (their webauthn payloads have their own targets).
-    if let Some(r) = both::<register::StartRequest>(data) {
+    if let Some(r) = public::<register::StartRequest>(data) {
         let _ = (valid_email(r.username.trim()), valid_name(&r.display_name));
     }
-    let _ = both::<register::FinishRequest>(data);
-    if let Some(r) = both::<authenticate::StartRequest>(data) {
+    let _ = public::<register::FinishRequest>(data);
+    if let Some(r) = public::<authenticate::StartRequest>(data) {
         let _ = r.username.map(|u| latchkeyd::store::users::normalise_email(&u));
     }
-    let _ = both::<authenticate::FinishRequest>(data);
-    let _ = both::<credentials::Rename>(data);
+    let _ = public::<authenticate::FinishRequest>(data);
+    let _ = public::<credentials::Rename>(data);
 });

@@ -89,8 +89,8 @@ fn check(token: &str) {
     if let Ok(claims) = verify_access(&f.tenant, token, NOW) {
         let _ = (claims.has_scope("users:invite"), claims.is_client_token());
     }
-    let _ = verify_id_hint(&f.tenant, token, NOW, None);
-    let _ = verify_id_hint(&f.tenant, token, NOW, Some("app"));
+    let _ = verify_id_hint(&f.tenant, token, NOW, None, 8 * 3600);
+    let _ = verify_id_hint(&f.tenant, token, NOW, Some("app"), 8 * 3600);
     let token = token.to_owned();
     let _ = f.db.read_blocking(|tx| check_access(tx, &f.tenant, &token, NOW));
 }
