@@ -81,8 +81,10 @@ impl Output {
                 print_out(&s)?;
             }
             Format::Table if quiet => {
+                // Tab-separated records of what the daemon made (secrets, links) and e-mails it
+                // checked: printed as they are, for scripts.
                 for s in &self.secrets {
-                    print_out(&escape(s))?;
+                    print_out(s)?;
                 }
                 for p in &self.problems {
                     eprintln!("{}", escape(p));
