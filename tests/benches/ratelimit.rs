@@ -13,10 +13,13 @@ use std::time::Instant;
 
 use latchkeyd::ratelimit::{Bucket, RateLimiter};
 
+/// Per (address, bucket): the minute being counted and the requests in it.
+type Windows = HashMap<(IpAddr, &'static str), (i64, u32)>;
+
 /// The limiter before the review, kept here only to be measured beside the new one.
 #[derive(Default)]
 struct Previous {
-    windows: Mutex<HashMap<(IpAddr, &'static str), (i64, u32)>>,
+    windows: Mutex<Windows>,
 }
 
 impl Previous {
