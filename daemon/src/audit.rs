@@ -44,6 +44,8 @@ const LINGER: std::time::Duration = std::time::Duration::from_millis(50);
 /// claimed; a detail may quote an identity provider's answer.
 const ACTOR_MAX: usize = 200;
 const ACTION_MAX: usize = 64;
+/// A slug has at most 63.
+const TENANT_MAX: usize = 64;
 const OUTCOME_MAX: usize = 200;
 const SUBJECT_MAX: usize = 320;
 const DETAIL_MAX: usize = 1000;
@@ -80,7 +82,7 @@ fn clean(mut e: Event) -> Event {
     clean_field(&mut e.actor, ACTOR_MAX);
     clean_field(&mut e.action, ACTION_MAX);
     clean_field(&mut e.outcome, OUTCOME_MAX);
-    for (field, max) in [(&mut e.tenant, ACTION_MAX), (&mut e.subject, SUBJECT_MAX), (&mut e.detail, DETAIL_MAX)] {
+    for (field, max) in [(&mut e.tenant, TENANT_MAX), (&mut e.subject, SUBJECT_MAX), (&mut e.detail, DETAIL_MAX)] {
         if let Some(text) = field {
             clean_field(text, max);
         }
