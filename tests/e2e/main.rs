@@ -29,6 +29,7 @@ mod passkeys;
 mod passkeys_negative;
 mod routing;
 mod security;
+mod signing;
 mod social;
 mod tenants;
 mod tls;
