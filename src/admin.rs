@@ -45,6 +45,10 @@ pub struct Status {
     pub database: String,
     pub admin_socket: String,
     pub tenants: u64,
+    /// What signs RS256 tokens: `aws-lc`, or `ifma-pairs` (the AVX-512 IFMA pair signer, asked
+    /// for with `[signing] rsa_engine` on a CPU that has it). Absent from daemons that predate it.
+    #[serde(default)]
+    pub rsa_engine: String,
 }
 
 /// Who may register a passkey without an invitation.

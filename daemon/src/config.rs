@@ -69,6 +69,8 @@ pub struct FileConfig {
     pub audit: AuditSection,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smtp: Option<SmtpSection>,
+    #[serde(default)]
+    pub signing: SigningSection,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -169,6 +171,13 @@ pub struct LimitsSection {
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct SigningSection {
+    /// What makes RS256 signatures: `"aws-lc"` (the default) or `"ifma-pairs"`.
+    pub rsa_engine: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SmtpSection {
     pub host: Option<String>,
     pub port: Option<u16>,
@@ -230,6 +239,34 @@ pub struct Smtp {
     pub starttls: bool,
 }
 
+/// What makes the RS256 signatures of tokens (`[signing] rsa_engine`, SPEC §12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RsaEngine {
+    /// aws-lc, one signature at a time: the default.
+    #[default]
+    AwsLc,
+    /// The AVX-512 IFMA pair signer (`oidc::rsa_ifma`), for RSA-2048 keys on CPUs that have the
+    /// instructions; aws-lc signs what it cannot.
+    IfmaPairs,
+}
+
+impl RsaEngine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RsaEngine::AwsLc => "aws-lc",
+            RsaEngine::IfmaPairs => "ifma-pairs",
+        }
+    }
+
+    fn parse(text: &str) -> Option<RsaEngine> {
+        match text {
+            "aws-lc" => Some(RsaEngine::AwsLc),
+            "ifma-pairs" => Some(RsaEngine::IfmaPairs),
+            _ => None,
+        }
+    }
+}
+
 /// Where the daemon keeps its state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StorageBackend {
@@ -275,6 +312,9 @@ pub struct Config {
     pub allowed_uids: Option<Vec<u32>>,
     pub rsa_bits: u32,
     pub kek_file: PathBuf,
+    /// The engine asked for; what signs is [`crate::oidc::signer::effective`] of it (the CPU may
+    /// lack the instructions).
+    pub rsa_engine: RsaEngine,
     pub tokens: TokenTtls,
     pub challenge_ttl: Duration,
     pub limits: Limits,
@@ -437,6 +477,12 @@ impl Config {
             return Err(invalid("keys.rsa_bits", format!("{rsa_bits}: use 2048, 3072 or 4096")));
         }
         let kek_file = file.keys.encryption_key_file.unwrap_or_else(|| data_dir.join("key-encryption.key"));
+        let rsa_engine = match file.signing.rsa_engine.as_deref() {
+            None => RsaEngine::default(),
+            Some(text) => RsaEngine::parse(text).ok_or_else(|| {
+                invalid("signing.rsa_engine", format!("{text:?}: use \"aws-lc\" (the default) or \"ifma-pairs\""))
+            })?,
+        };
 
         let t = &file.tokens;
         let tokens = TokenTtls {
@@ -489,6 +535,7 @@ impl Config {
             allowed_uids: file.admin.allowed_uids,
             rsa_bits,
             kek_file,
+            rsa_engine,
             tokens,
             challenge_ttl,
             limits,
@@ -563,6 +610,7 @@ impl Config {
                 from: Some(s.from.clone()),
                 starttls: Some(s.starttls),
             }),
+            signing: SigningSection { rsa_engine: Some(self.rsa_engine.as_str().to_owned()) },
         };
         toml::to_string(&file).unwrap_or_else(|e| format!("# cannot render: {e}\n"))
     }
@@ -581,7 +629,8 @@ impl FileConfig {
     }
 }
 
-const SECTIONS: [&str; 9] = ["server", "storage", "admin", "keys", "tokens", "webauthn", "limits", "audit", "smtp"];
+const SECTIONS: [&str; 10] =
+    ["server", "storage", "admin", "keys", "tokens", "webauthn", "limits", "audit", "smtp", "signing"];
 
 /// Applies `LATCHKEY_<SECTION>_<KEY>` variables: `LATCHKEY_SERVER_PUBLIC_URL=…` sets
 /// `server.public_url`. Values are read as TOML values when they parse as one (numbers, arrays,
@@ -911,6 +960,29 @@ mod tests {
         assert_eq!(format_size(65536), "64KiB");
         assert!(duration("x", &Some("30d".into()), "1s").is_ok());
         assert!(duration("x", &Some("soon".into()), "1s").is_err());
+    }
+
+    #[test]
+    fn rsa_engine_defaults_to_aws_lc_and_names_the_key_when_wrong() {
+        let with = |signing: &str| {
+            let text = format!("[server]\npublic_url = \"https://id.example.com\"\n[signing]\n{signing}");
+            Config::from_file(FileConfig::parse(&text).unwrap(), &Overrides::default())
+        };
+        assert_eq!(with("").unwrap().rsa_engine, RsaEngine::AwsLc);
+        assert_eq!(Config::load(&dev(), []).unwrap().rsa_engine, RsaEngine::AwsLc);
+        let c = with("rsa_engine = \"ifma-pairs\"").unwrap();
+        assert_eq!(c.rsa_engine, RsaEngine::IfmaPairs);
+        assert!(c.to_toml().contains("[signing]\nrsa_engine = \"ifma-pairs\""), "{}", c.to_toml());
+        let again = Config::from_file(FileConfig::parse(&c.to_toml()).unwrap(), &Overrides::default()).unwrap();
+        assert_eq!(again.rsa_engine, RsaEngine::IfmaPairs);
+        let err = with("rsa_engine = \"openssl\"").unwrap_err().to_string();
+        assert!(err.contains("signing.rsa_engine") && err.contains("ifma-pairs"), "{err}");
+        assert!(FileConfig::parse("[signing]\nengine = \"aws-lc\"\n").unwrap_err().contains("engine"));
+        let env = vec![("LATCHKEY_SIGNING_RSA_ENGINE".to_owned(), "ifma-pairs".to_owned())];
+        let mut warnings = vec![];
+        let f = apply_env(FileConfig::default(), env, &mut warnings).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(Config::from_file(f, &dev()).unwrap().rsa_engine, RsaEngine::IfmaPairs);
     }
 
     #[test]

@@ -168,7 +168,8 @@ impl Kek {
         }
         let (nonce, body) = sealed.split_at(NONCE_LEN);
         let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| CryptoError::Open)?;
-        let mut buf = body.to_vec();
+        // The plaintext is a private key: the working copy is wiped, only the returned one stays.
+        let mut buf = zeroize::Zeroizing::new(body.to_vec());
         let plain = self.key.open_in_place(nonce, Aad::from(aad), &mut buf).map_err(|_| CryptoError::Open)?;
         Ok(plain.to_vec())
     }

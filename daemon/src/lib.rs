@@ -91,6 +91,9 @@ pub struct State {
     pub spare_keys: Arc<oidc::spare::SpareKeys>,
     /// The `Strict-Transport-Security` value, when this daemon serves TLS itself.
     pub hsts: Option<hyper::header::HeaderValue>,
+    /// What signs RS256 tokens: `config.rsa_engine` as this CPU allows it
+    /// ([`oidc::signer::effective`]); every tenant's keys are loaded for it.
+    pub rsa_engine: config::RsaEngine,
 }
 
 /// How the caller wants the daemon run.
@@ -348,6 +351,15 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let metrics_addr = metrics_tcp.as_ref().and_then(|l| l.local_addr().ok());
 
     let live = reload::Live::from_config(&config).map_err(StartError::Setup)?;
+    let rsa_engine = oidc::signer::effective(config.rsa_engine);
+    if rsa_engine != config.rsa_engine {
+        tracing::warn!(
+            "signing.rsa_engine = {:?} needs a CPU with AVX-512 IFMA (avx512f, avx512vl, avx512ifma), which this \
+             one lacks: tokens are signed with aws-lc",
+            config.rsa_engine.as_str()
+        );
+    }
+    tracing::info!(rsa_engine = rsa_engine.as_str(), "RS256 token signatures: {}", oidc::signer::describe(rsa_engine));
     let (audit_log, audit_task) = audit::AuditLog::start(db.clone());
     let state = Arc::new(State {
         config: config.clone(),
@@ -368,6 +380,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         hsts: tls.as_ref().and_then(|_| {
             hyper::header::HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age.as_secs())).ok()
         }),
+        rsa_engine,
     });
     let generation =
         state.registry.load_all(&state.db, &state.kek, &config.public_base()).await.map_err(|e| {

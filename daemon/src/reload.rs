@@ -123,7 +123,7 @@ pub fn apply(
         report.reloaded.push("TLS certificate and key".to_owned());
     }
 
-    let fixed: [(&'static str, bool); 13] = [
+    let fixed: [(&'static str, bool); 14] = [
         ("server.listen", new.listen != old.listen),
         ("server.public_url", new.public_url != old.public_url),
         ("server.tls_cert/tls_key (turning TLS on or off)", new.tls.is_some() != old.tls.is_some()),
@@ -140,6 +140,7 @@ pub fn apply(
                 || new.allowed_uids != old.allowed_uids,
         ),
         ("keys.*", new.rsa_bits != old.rsa_bits || new.kek_file != old.kek_file),
+        ("signing.rsa_engine", new.rsa_engine != old.rsa_engine),
         ("tokens.* and webauthn.challenge_ttl", new.tokens != old.tokens || new.challenge_ttl != old.challenge_ttl),
         (
             "limits body and file sizes, audit.retention",

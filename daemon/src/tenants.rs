@@ -16,6 +16,7 @@ use url::Url;
 
 use crate::State;
 use crate::clock::date;
+use crate::config::RsaEngine;
 use crate::crypto::Kek;
 use crate::error::{Error, Kind};
 use crate::oidc::keys::{Jwk, Jwks, SigningKey};
@@ -75,8 +76,9 @@ impl Hot {
         let mut keys = keys.into_iter();
         let signer = keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?;
         let retired: Vec<SigningKey> = keys.collect();
-        // The current key is prepared for the pair signer now (0.6 ms, on a CPU with AVX-512
-        // IFMA), not on a token request; the retired ones only verify, so their DER goes.
+        // The current key is prepared for the pair signer now (about 1 ms, when the engine is
+        // `ifma-pairs` on a CPU with AVX-512 IFMA; nothing with aws-lc), not on a token request;
+        // the retired ones only verify, so their DER goes.
         #[cfg(target_arch = "x86_64")]
         let _ = signer.ifma();
         retired.iter().for_each(SigningKey::forget_pkcs8);
@@ -169,7 +171,7 @@ impl TenantRuntime {
                 Ok((row, keys))
             })
             .await?;
-        let keys = unseal(&state.kek, &row, &key_rows)?;
+        let keys = unseal(&state.kek, &row, &key_rows, state.rsa_engine)?;
         let hot = Hot::build(&row, &self.origin, keys)?;
         let _ = self.hot.set(Arc::new(hot));
         self.hot()
@@ -340,7 +342,7 @@ impl Registry {
         match loaded {
             None => self.write().remove(slug),
             Some((row, key_rows)) => {
-                let rt = Arc::new(runtime(&state.kek, &row, &key_rows, &state.config.public_base())?);
+                let rt = Arc::new(runtime(state, &row, &key_rows)?);
                 self.write().put(rt);
             }
         }
@@ -363,7 +365,8 @@ impl Registry {
             })
             .await?;
         if let Some((row, keys)) = &sample
-            && let Err(e) = unseal(kek, row, keys)
+            // Only whether the key-encryption key opens them: nothing signs with these.
+            && let Err(e) = unseal(kek, row, keys, RsaEngine::AwsLc)
         {
             return Err(Error::new(
                 Kind::Internal,
@@ -391,16 +394,16 @@ impl Registry {
     }
 }
 
-fn unseal(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow]) -> Result<Vec<SigningKey>, Error> {
+fn unseal(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], engine: RsaEngine) -> Result<Vec<SigningKey>, Error> {
     key_rows
         .iter()
-        .map(|k| SigningKey::unseal(kek, row.id, k))
+        .map(|k| SigningKey::unseal(kek, row.id, k, engine))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Error::internal(format!("tenant {}: {e}", row.slug)))
 }
 
-fn runtime(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], public_url: &str) -> Result<TenantRuntime, Error> {
-    TenantRuntime::build(row, unseal(kek, row, key_rows)?, public_url)
+fn runtime(state: &State, row: &TenantRow, key_rows: &[KeyRow]) -> Result<TenantRuntime, Error> {
+    TenantRuntime::build(row, unseal(&state.kek, row, key_rows, state.rsa_engine)?, &state.config.public_base())
 }
 
 pub fn to_wire(row: &TenantRow) -> Tenant {

@@ -5,7 +5,8 @@
 //! clients, each refresh token rotated once: the same signatures and commit). Prints the machine's
 //! single-core RSA-2048 signing rate from `openssl speed` in the same run, as the ceiling.
 //!
-//! Run: `cargo bench -p latchkey-tests --bench tokens`. With
+//! Run: `cargo bench -p latchkey-tests --bench tokens`; the daemon signs with aws-lc unless
+//! `LATCHKEY_SIGNING_RSA_ENGINE=ifma-pairs` (as bench/run sets) asks for the pair signer. With
 //! `BENCH_PEER_OIDC=http://127.0.0.1:PORT` (bench/peers/oidc-provider.mjs) the same clients then
 //! exchange node-oidc-provider's codes for its ID, access and refresh tokens.
 //!
@@ -170,9 +171,13 @@ fn main() {
     if let Some(count) = nodes::postgres_nodes() {
         return on_postgres(count, n);
     }
+    // The daemon processes of the PostgreSQL runs read LATCHKEY_SIGNING_RSA_ENGINE themselves;
+    // this in-process one is given it (bench/run sets "ifma-pairs").
+    let engine = std::env::var("LATCHKEY_SIGNING_RSA_ENGINE").ok();
     let d = TestDaemon::start_with(|f| {
         f.limits.ceremony_rate_per_minute = Some(0);
         f.limits.token_rate_per_minute = Some(0);
+        f.signing.rsa_engine = engine.clone();
     });
     admin(&d, "/admin/v1/tenants", json!({"slug": "bench"}));
     let site = Site { d: &d, slug: "bench".into(), base: format!("{}/bench", d.base), origin: d.base.clone() };
@@ -181,6 +186,8 @@ fn main() {
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
     println!("RSA-2048 ceiling: {}", openssl_rsa2048());
+    let (_, status) = admin_raw(&d.socket, &admin_request("GET", "/admin/v1/status", None, b""));
+    println!("signing: rsa_engine = {}", status["rsa_engine"]);
 
     let m2m =
         admin(&d, "/admin/v1/tenants/bench/apps", json!({"name": "m2m", "type": "m2m", "scopes": ["users:invite"]}));

@@ -30,6 +30,7 @@ mod passkeys;
 mod passkeys_negative;
 mod routing;
 mod security;
+mod signing;
 mod social;
 mod social_link;
 mod social_upstream;

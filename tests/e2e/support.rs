@@ -892,7 +892,8 @@ fn sign_with_current_key_in(
         })
         .expect("read keys");
     let current = rows.iter().find(|r| r.state == latchkey::admin::KeyState::Current).expect("current key");
-    let key = latchkeyd::oidc::keys::SigningKey::unseal(&kek, tenant_id, current).expect("unseal");
+    let key = latchkeyd::oidc::keys::SigningKey::unseal(&kek, tenant_id, current, latchkeyd::config::RsaEngine::AwsLc)
+        .expect("unseal");
     (latchkeyd::oidc::jwt::sign(&key, "JWT", claims).expect("sign"), key.kid.clone())
 }
 

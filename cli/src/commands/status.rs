@@ -15,6 +15,7 @@ pub fn run(client: &Client) -> Result<Output, CliError> {
         ("database", s.database.clone()),
         ("admin socket", s.admin_socket.clone()),
         ("tenants", s.tenants.to_string()),
+        ("rsa engine", s.rsa_engine.clone()),
     ]);
     let uptime = format!("{}s", s.uptime_seconds);
     Ok(Output::new(&s)?

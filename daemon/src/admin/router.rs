@@ -311,5 +311,6 @@ async fn status(state: &State) -> Result<Status, Error> {
         database: state.db.describe(),
         admin_socket: state.config.admin_socket.display().to_string(),
         tenants,
+        rsa_engine: state.rsa_engine.as_str().to_owned(),
     })
 }

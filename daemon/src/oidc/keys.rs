@@ -6,6 +6,7 @@ use aws_lc_rs::rsa::{KeyPair as RsaKeyPair, KeySize};
 use aws_lc_rs::signature::KeyPair as _;
 use serde::Serialize;
 
+use crate::config::RsaEngine;
 use crate::crypto::{CryptoError, Kek, b64url, sha256};
 use crate::store::TenantId;
 use crate::store::keys::KeyRow;
@@ -17,11 +18,14 @@ pub struct SigningKey {
     pub bits: u32,
     pair: RsaKeyPair,
     pub jwk: Jwk,
-    /// The key for the vector pair signer, prepared once (0.6 ms: when the tenant's keys are
-    /// loaded, for the current key only); `None` inside when this CPU or key cannot use it.
+    /// The key for the vector pair signer, prepared once (about 1 ms: when the tenant's keys are
+    /// loaded, for the current key only); `None` inside when this CPU or key cannot use it, or
+    /// when the engine is aws-lc.
     #[cfg(target_arch = "x86_64")]
     ifma: std::sync::OnceLock<Option<super::rsa_ifma::IfmaKey>>,
     /// The PKCS#8 DER until that preparation (or [`SigningKey::forget_pkcs8`]) takes it; wiped.
+    /// Kept only when the engine is the pair signer and could use this key: with aws-lc no copy
+    /// is made, so nothing is ever prepared and no request ever parks.
     #[cfg(target_arch = "x86_64")]
     pkcs8: std::sync::Mutex<Option<Vec<u8>>>,
     /// Set when a vector signature failed its check: this key then signs with aws-lc only.
@@ -101,7 +105,15 @@ pub fn aad(tenant: TenantId, kid: &str) -> Vec<u8> {
 }
 
 impl SigningKey {
+    /// A key that signs with aws-lc (the default engine).
     pub fn from_pkcs8(kid: &str, bits: u32, der: &[u8]) -> Result<SigningKey, CryptoError> {
+        SigningKey::from_pkcs8_with(kid, bits, der, RsaEngine::AwsLc)
+    }
+
+    /// A key that signs with `engine`: the effective one ([`super::signer::effective`]), since
+    /// only an RSA-2048 key of an `ifma-pairs` daemon on a CPU with IFMA keeps what the pair
+    /// signer needs.
+    pub fn from_pkcs8_with(kid: &str, bits: u32, der: &[u8], engine: RsaEngine) -> Result<SigningKey, CryptoError> {
         let pair = RsaKeyPair::from_pkcs8(der).map_err(|_| CryptoError::KeyParse)?;
         let (n, e) = public_parts(&pair);
         let jwk = Jwk { kty: "RSA", use_: "sig", alg: "RS256", kid: kid.to_owned(), n, e };
@@ -113,13 +125,16 @@ impl SigningKey {
             #[cfg(target_arch = "x86_64")]
             ifma: std::sync::OnceLock::new(),
             #[cfg(target_arch = "x86_64")]
-            pkcs8: std::sync::Mutex::new((super::rsa_ifma::available() && bits == 2048).then(|| der.to_vec())),
+            pkcs8: std::sync::Mutex::new(
+                (engine == RsaEngine::IfmaPairs && super::rsa_ifma::available() && bits == 2048).then(|| der.to_vec()),
+            ),
             #[cfg(target_arch = "x86_64")]
             ifma_failed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
-    /// This key prepared for the pair signer, when this CPU and key can use it.
+    /// This key prepared for the pair signer, when its engine is the pair signer and this CPU
+    /// and key can use it.
     #[cfg(target_arch = "x86_64")]
     pub fn ifma(&self) -> Option<&super::rsa_ifma::IfmaKey> {
         if self.ifma_failed.load(std::sync::atomic::Ordering::Relaxed) {
@@ -152,10 +167,10 @@ impl SigningKey {
         }
     }
 
-    /// Opens a stored key with the key-encryption key and parses it.
-    pub fn unseal(kek: &Kek, tenant: TenantId, row: &KeyRow) -> Result<SigningKey, CryptoError> {
-        let der = kek.open(&aad(tenant, &row.kid), &row.sealed_private_key)?;
-        SigningKey::from_pkcs8(&row.kid, row.bits, &der)
+    /// Opens a stored key with the key-encryption key and parses it, to sign with `engine`.
+    pub fn unseal(kek: &Kek, tenant: TenantId, row: &KeyRow, engine: RsaEngine) -> Result<SigningKey, CryptoError> {
+        let der = zeroize::Zeroizing::new(kek.open(&aad(tenant, &row.kid), &row.sealed_private_key)?);
+        SigningKey::from_pkcs8_with(&row.kid, row.bits, &der, engine)
     }
 
     /// RSASSA-PKCS1-v1_5 with SHA-256 over `message`.

@@ -1,5 +1,13 @@
-//! Where tokens get their RS256 signatures: in pairs with the vector signer ([`super::rsa_ifma`])
-//! when the CPU has AVX-512 IFMA, one at a time with aws-lc otherwise.
+//! Where tokens get their RS256 signatures: one at a time with aws-lc (the default), or, when
+//! `[signing] rsa_engine = "ifma-pairs"` asks for it and the CPU has AVX-512 IFMA, in pairs with
+//! the vector signer ([`super::rsa_ifma`]).
+//!
+//! The engine is chosen once at start ([`effective`], kept in `State::rsa_engine`) and handed to
+//! each key as the tenant's keys are loaded ([`SigningKey::from_pkcs8_with`]): only a key made for
+//! the pair signer keeps the copy of its DER that the pair signer is prepared from, so with aws-lc
+//! no key is ever prepared ([`SigningKey::ifma`] is `None`) and the functions below sign each
+//! token alone, at once, as plain aws-lc does. No process-wide switch: daemons with different
+//! engines can share a process (the tests do).
 //!
 //! A grant that issues two tokens (an ID token and an access token) signs them as a pair. A grant
 //! that issues one (client credentials, a grant without `openid`) parks its signing input and
@@ -13,10 +21,30 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::config::RsaEngine;
 use crate::crypto::CryptoError;
 use crate::tenants::Hot;
 
 use super::keys::SigningKey;
+
+/// The engine that signs when `asked` is configured: the pair signer needs AVX-512 IFMA.
+pub fn effective(asked: RsaEngine) -> RsaEngine {
+    #[cfg(target_arch = "x86_64")]
+    let can = super::rsa_ifma::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    let can = false;
+    if asked == RsaEngine::IfmaPairs && can { RsaEngine::IfmaPairs } else { RsaEngine::AwsLc }
+}
+
+/// The engine in words, for the start-up log line.
+pub fn describe(engine: RsaEngine) -> &'static str {
+    match engine {
+        RsaEngine::AwsLc => "aws-lc, one at a time",
+        RsaEngine::IfmaPairs => {
+            "two at a time with AVX-512 IFMA (blinded, each checked by aws-lc) for RSA-2048 keys; aws-lc for others"
+        }
+    }
+}
 
 /// Token signatures made in vector pairs, and one at a time with aws-lc (`/metrics`).
 static PAIRED: AtomicU64 = AtomicU64::new(0);
@@ -65,7 +93,8 @@ fn finish(mut input: String, sig: &[u8]) -> String {
 }
 
 /// Two signatures with the vector signer; one whose check failed (never expected: it would be a
-/// fault or a bug) is made again with aws-lc and logged, and its key signs with aws-lc from then on.
+/// fault or a bug; or the random generator failed to give a blinding) is made again with aws-lc
+/// and logged, and its key signs with aws-lc from then on.
 #[cfg(target_arch = "x86_64")]
 fn pair(
     ka: &SigningKey,
@@ -84,7 +113,8 @@ fn pair(
         None => {
             tracing::error!(
                 kid = %key.kid,
-                "a vector RSA signature failed its check; signed again with aws-lc, as this key's signatures will be"
+                "a vector RSA signature failed its check (or could not be blinded); signed again with aws-lc, as this \
+                 key's signatures will be"
             );
             key.ifma_failed();
             alone(key, message)
@@ -174,15 +204,31 @@ mod parking {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Mutex, MutexGuard, PoisonError};
+
+    use futures_util::FutureExt as _;
+
     use super::*;
     use crate::oidc::keys::generate;
     use crate::store::TenantId;
     use crate::store::tenants::TenantRow;
     use crate::tenants::TenantRuntime;
 
-    fn tenant(id: i64) -> Arc<Hot> {
+    /// The counters and the parking slot are the process's: these tests take turns.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether this CPU can run the pair signer (else the `ifma-pairs` tests check aws-lc's work).
+    fn pairs() -> bool {
+        effective(RsaEngine::IfmaPairs) == RsaEngine::IfmaPairs
+    }
+
+    fn tenant(id: i64, engine: RsaEngine) -> Arc<Hot> {
         let g = generate(2048).unwrap();
-        let key = SigningKey::from_pkcs8(&g.kid, 2048, &g.pkcs8).unwrap();
+        let key = SigningKey::from_pkcs8_with(&g.kid, 2048, &g.pkcs8, effective(engine)).unwrap();
         let row = TenantRow {
             id: TenantId(id),
             slug: format!("t{id}"),
@@ -206,11 +252,12 @@ mod tests {
     }
 
     /// Lone signatures from many requests at once on two workers, for two tenants (pairs may mix
-    /// keys): every token verifies under its own tenant's key and no other.
-    #[test]
-    fn concurrent_lone_signatures_pair_up_and_each_verifies_under_its_own_key() {
+    /// keys): every token verifies under its own tenant's key and no other. Returns how many
+    /// signatures were (paired, alone) meanwhile.
+    fn concurrent_lone_signatures(engine: RsaEngine) -> (u64, u64) {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
-        let (a, b) = (tenant(1), tenant(2));
+        let (a, b) = (tenant(1, engine), tenant(2, engine));
+        let before = counts();
         let tokens = rt.block_on(async {
             let tasks: Vec<_> = (0..200)
                 .map(|i| {
@@ -229,25 +276,65 @@ mod tests {
             }
             out
         });
+        let after = counts();
         for (i, token) in tokens {
             let (own, other) = if i % 3 == 0 { (&b, &a) } else { (&a, &b) };
             assert!(verifies(own, &token), "token {i}");
             assert!(!verifies(other, &token), "token {i} under the other key");
         }
+        (after.0 - before.0, after.1 - before.1)
+    }
+
+    #[test]
+    fn concurrent_lone_signatures_pair_up_and_each_verifies_under_its_own_key() {
+        let _serial = serial();
+        let (paired, alone) = concurrent_lone_signatures(RsaEngine::IfmaPairs);
+        assert_eq!(paired + alone, 200);
+        if !pairs() {
+            assert_eq!(paired, 0, "no IFMA on this CPU: aws-lc signs");
+        }
+    }
+
+    /// With aws-lc (the default) nothing is prepared for the pair signer, no request parks (a
+    /// lone signature is ready at its first poll), and every signature counts as `single`.
+    #[test]
+    fn with_aws_lc_no_key_is_prepared_no_request_parks_and_every_signature_is_single() {
+        let _serial = serial();
+        let a = tenant(5, RsaEngine::AwsLc);
+        #[cfg(target_arch = "x86_64")]
+        assert!(a.signer.ifma().is_none());
+        let (paired, alone) = concurrent_lone_signatures(RsaEngine::AwsLc);
+        assert_eq!((paired, alone), (0, 200));
+        let before = counts();
+        let token = sign_one(&a, "eyJ6IjozfQ.e30".into()).now_or_never().expect("signed at once, not parked");
+        assert!(verifies(&a, &token.unwrap()));
+        let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
+        assert!(verifies(&a, &x) && verifies(&a, &y));
+        let after = counts();
+        assert_eq!((after.0 - before.0, after.1 - before.1), (0, 3));
+        // The pair signer's engine on the same CPU parks a lone signature (when it can run).
+        let b = tenant(6, RsaEngine::IfmaPairs);
+        let parked = sign_one(&b, "eyJ6IjozfQ.e30".into()).now_or_never();
+        assert_eq!(parked.is_none(), pairs(), "ifma-pairs parks a lone signature for one turn");
     }
 
     /// A key whose vector signature once failed its check signs with aws-lc from then on; a
     /// retired key's DER is wiped, so it is never prepared.
     #[test]
     fn a_key_that_failed_or_was_retired_signs_with_aws_lc() {
-        let a = tenant(4);
+        let _serial = serial();
+        let a = tenant(4, RsaEngine::IfmaPairs);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(a.signer.ifma().is_some(), pairs());
         a.signer.ifma_failed();
         #[cfg(target_arch = "x86_64")]
         assert!(a.signer.ifma().is_none());
+        let before = counts();
         let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
         assert!(verifies(&a, &x) && verifies(&a, &y));
+        assert_eq!(counts().0, before.0);
         let g = generate(2048).unwrap();
-        let retired = SigningKey::from_pkcs8(&g.kid, 2048, &g.pkcs8).unwrap();
+        let retired = SigningKey::from_pkcs8_with(&g.kid, 2048, &g.pkcs8, RsaEngine::IfmaPairs).unwrap();
         retired.forget_pkcs8();
         #[cfg(target_arch = "x86_64")]
         assert!(retired.ifma().is_none());
@@ -255,9 +342,14 @@ mod tests {
 
     #[test]
     fn two_tokens_sign_as_a_pair() {
-        let a = tenant(3);
+        let _serial = serial();
+        let a = tenant(3, RsaEngine::IfmaPairs);
+        let before = counts();
         let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
         assert!(verifies(&a, &x) && verifies(&a, &y));
         assert!(x.starts_with("eyJ4Ijox.e30.") && y.starts_with("eyJ5Ijoy.e30."));
+        let after = counts();
+        let want = if pairs() { (2, 0) } else { (0, 2) };
+        assert_eq!((after.0 - before.0, after.1 - before.1), want);
     }
 }

@@ -8,10 +8,17 @@
 //! between steps and nothing branches on data. Every function runs the same instructions whatever
 //! the values: the only secret-dependent choice, the exponent window, selects a table entry with
 //! masks after reading every entry.
+//!
+//! Wiping: every vector number here is a [`Vec4`] and every packed per-lane constant a [`Lanes`],
+//! both wiped when dropped and neither `Copy` nor `Clone`. What no Rust code can wipe is what
+//! lives only in registers (the accumulators of a multiplication) or in copies the compiler makes
+//! on its own; the accumulators are kept in registers on purpose (see [`end_step`]).
 
 use std::arch::x86_64::*;
 
-use zeroize::Zeroize;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use super::num::{L52, U1024};
 
 /// Limbs per number: 20 × 52 bits = 1,040 bits.
 pub const LIMBS: usize = 20;
@@ -22,20 +29,38 @@ pub const LIMB_MASK: u64 = (1 << LIMB_BITS) - 1;
 const WINDOW: usize = 5;
 
 /// Four numbers, limb `j` of lane `l` in `self.0[j]` lane `l`; limbs are below 2^52.
-#[derive(Clone, Copy)]
+#[derive(Zeroize, ZeroizeOnDrop)]
 pub struct Vec4(pub [__m256i; LIMBS]);
+
+impl Vec4 {
+    pub fn zero() -> Vec4 {
+        // SAFETY: all-zero bits are a valid `__m256i` (no instruction runs here).
+        Vec4(unsafe { std::mem::zeroed() })
+    }
+}
+
+/// One 64-bit value per lane (the keys' `k0`, the exponents' windows).
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub struct Lanes(pub __m256i);
 
 /// One lane's part of a batch: its modulus and constants, and its exponent.
 pub struct LaneKey<'a> {
     /// The modulus, 52-bit limbs.
-    pub n: &'a [u64; LIMBS],
+    pub n: &'a L52,
     /// -n⁻¹ mod 2^52.
-    pub k0: u64,
+    pub k0: &'a u64,
     /// R² mod n and R³ mod n, 52-bit limbs.
-    pub rr: &'a [u64; LIMBS],
-    pub rrr: &'a [u64; LIMBS],
+    pub rr: &'a L52,
+    pub rrr: &'a L52,
     /// The exponent, 64-bit limbs, least significant first.
-    pub exp: &'a [u64; 16],
+    pub exp: &'a U1024,
+}
+
+/// Base blinding, per lane: `a` = r^e·R mod n and `ai` = r⁻¹·R mod n (Montgomery form, below n)
+/// for a random r of that lane's modulus and the key's public exponent e (see `super::blinding`).
+pub struct Blinding {
+    pub a: Vec4,
+    pub ai: Vec4,
 }
 
 /// Adds one row of partial products into the accumulators named from `$lo`: for each limb `j`,
@@ -129,8 +154,8 @@ macro_rules! sqr_step {
 // The last step's fence "changes" the zeroed top accumulator, which nothing reads after it.
 #[allow(unused_assignments)]
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-pub fn mont_mul(a: &Vec4, b: &Vec4, n: &Vec4, k0: __m256i) -> Vec4 {
-    let (a, b, n) = (&a.0, &b.0, &n.0);
+pub fn mont_mul(a: &Vec4, b: &Vec4, n: &Vec4, k0: &Lanes) -> Vec4 {
+    let (a, b, n, k0) = (&a.0, &b.0, &n.0, k0.0);
     let zero = _mm256_setzero_si256();
     let (mut t0, mut t1, mut t2, mut t3, mut t4, mut t5, mut t6) = (zero, zero, zero, zero, zero, zero, zero);
     let (mut t7, mut t8, mut t9, mut t10, mut t11, mut t12, mut t13) = (zero, zero, zero, zero, zero, zero, zero);
@@ -157,15 +182,15 @@ pub fn mont_mul(a: &Vec4, b: &Vec4, n: &Vec4, k0: __m256i) -> Vec4 {
     step!(a[19], b, n, k0, zero; t19 t20 t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 t11 t12 t13 t14 t15 t16 t17 t18);
     // After twenty steps the accumulators, least significant first, are t20, t0, …, t18 (t19 is
     // the zeroed top). Each holds a sum of a few dozen 52-bit values: carry them into 52-bit limbs.
-    normalise([t20, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15, t16, t17, t18])
+    normalise(Vec4([t20, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15, t16, t17, t18]))
 }
 
 /// a·a·R⁻¹ mod n in each lane, as [`mont_mul`] with the same bounds, with 420 multiplications
 /// of the product part instead of 800 (the cross products a_i·a_j = a_j·a_i are made once).
 #[allow(unused_assignments)]
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-pub fn mont_sqr(a: &Vec4, n: &Vec4, k0: __m256i) -> Vec4 {
-    let (a, n) = (&a.0, &n.0);
+pub fn mont_sqr(a: &Vec4, n: &Vec4, k0: &Lanes) -> Vec4 {
+    let (a, n, k0) = (&a.0, &n.0, k0.0);
     let zero = _mm256_setzero_si256();
     let (mut t0, mut t1, mut t2, mut t3, mut t4, mut t5, mut t6) = (zero, zero, zero, zero, zero, zero, zero);
     let (mut t7, mut t8, mut t9, mut t10, mut t11, mut t12, mut t13) = (zero, zero, zero, zero, zero, zero, zero);
@@ -190,30 +215,29 @@ pub fn mont_sqr(a: &Vec4, n: &Vec4, k0: __m256i) -> Vec4 {
     sqr_step!(a, 17, n, k0, zero; t17 t18 t19 t20 t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 t11 t12 t13 t14 t15 t16; t13 t14; t14 t15 t16);
     sqr_step!(a, 18, n, k0, zero; t18 t19 t20 t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 t11 t12 t13 t14 t15 t16 t17; t15 t16; t16 t17);
     sqr_step!(a, 19, n, k0, zero; t19 t20 t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 t11 t12 t13 t14 t15 t16 t17 t18; t17 t18; );
-    normalise([t20, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15, t16, t17, t18])
+    normalise(Vec4([t20, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15, t16, t17, t18]))
 }
 
-/// Carries every limb's bits above 52 into the next limb; the top limb keeps its overflow (the
-/// callers' bounds keep values below 2^1040).
+/// Carries every limb's bits above 52 into the next limb, in place; the top limb keeps its
+/// overflow (the callers' bounds keep values below 2^1040).
 #[target_feature(enable = "avx512f,avx512vl")]
-fn normalise(t: [__m256i; LIMBS]) -> Vec4 {
+fn normalise(mut t: Vec4) -> Vec4 {
     let mask = _mm256_set1_epi64x(LIMB_MASK as i64);
-    let mut out = t;
     let mut carry = _mm256_setzero_si256();
-    for (o, v) in out.iter_mut().zip(t) {
-        let v = _mm256_add_epi64(v, carry);
+    for o in t.0.iter_mut() {
+        let v = _mm256_add_epi64(*o, carry);
         carry = _mm256_srli_epi64(v, 52);
         *o = _mm256_and_si256(v, mask);
     }
-    out[LIMBS - 1] = _mm256_add_epi64(out[LIMBS - 1], _mm256_slli_epi64(carry, 52));
-    Vec4(out)
+    t.0[LIMBS - 1] = _mm256_add_epi64(t.0[LIMBS - 1], _mm256_slli_epi64(carry, 52));
+    t
 }
 
 /// a + b, limb by limb, then normalised.
 #[target_feature(enable = "avx512f,avx512vl")]
 pub fn add(a: &Vec4, b: &Vec4) -> Vec4 {
-    let mut t = a.0;
-    for (t, b) in t.iter_mut().zip(&b.0) {
+    let mut t = Vec4(a.0);
+    for (t, b) in t.0.iter_mut().zip(&b.0) {
         *t = _mm256_add_epi64(*t, *b);
     }
     normalise(t)
@@ -223,67 +247,68 @@ pub fn add(a: &Vec4, b: &Vec4) -> Vec4 {
 #[target_feature(enable = "avx512f,avx512vl")]
 pub fn reduce_once(a: &Vec4, n: &Vec4) -> Vec4 {
     let mask = _mm256_set1_epi64x(LIMB_MASK as i64);
-    let mut d = a.0;
+    let mut d = Vec4(a.0);
     let mut borrow = _mm256_setzero_si256();
-    for ((d, a), n) in d.iter_mut().zip(&a.0).zip(&n.0) {
+    for ((d, a), n) in d.0.iter_mut().zip(&a.0).zip(&n.0) {
         let v = _mm256_sub_epi64(_mm256_sub_epi64(*a, *n), borrow);
         borrow = _mm256_srli_epi64(v, 63);
         *d = _mm256_and_si256(v, mask);
     }
     let keep_a = _mm256_cmpneq_epi64_mask(borrow, _mm256_setzero_si256());
-    let mut out = d;
-    for (o, a) in out.iter_mut().zip(&a.0) {
+    for (o, a) in d.0.iter_mut().zip(&a.0) {
         *o = _mm256_mask_mov_epi64(*o, keep_a, *a);
     }
-    Vec4(out)
+    d
 }
 
 /// The table entry each lane's `window` names, reading every entry.
 #[target_feature(enable = "avx512f,avx512vl")]
-fn select(table: &[Vec4; 1 << WINDOW], window: __m256i) -> Vec4 {
-    let mut out = [_mm256_setzero_si256(); LIMBS];
+fn select(table: &[Vec4; 1 << WINDOW], window: &Lanes) -> Vec4 {
+    let mut out = Vec4::zero();
     for (k, entry) in table.iter().enumerate() {
-        let hit = _mm256_cmpeq_epi64_mask(window, _mm256_set1_epi64x(k as i64));
-        for (o, e) in out.iter_mut().zip(&entry.0) {
+        let hit = _mm256_cmpeq_epi64_mask(window.0, _mm256_set1_epi64x(k as i64));
+        for (o, e) in out.0.iter_mut().zip(&entry.0) {
             *o = _mm256_mask_mov_epi64(*o, hit, *e);
-        }
-    }
-    Vec4(out)
-}
-
-/// Packs one value per lane.
-#[target_feature(enable = "avx512f,avx512vl")]
-pub fn lanes(v: [u64; 4]) -> __m256i {
-    _mm256_setr_epi64x(v[0] as i64, v[1] as i64, v[2] as i64, v[3] as i64)
-}
-
-/// Packs four numbers given as 52-bit limbs.
-#[target_feature(enable = "avx512f,avx512vl")]
-pub fn pack(v: [&[u64; LIMBS]; 4]) -> Vec4 {
-    let mut out = [_mm256_setzero_si256(); LIMBS];
-    for (j, o) in out.iter_mut().enumerate() {
-        *o = lanes([v[0][j], v[1][j], v[2][j], v[3][j]]);
-    }
-    Vec4(out)
-}
-
-/// Unpacks four numbers into 52-bit limbs.
-#[target_feature(enable = "avx512f,avx512vl")]
-pub fn unpack(v: &Vec4) -> [[u64; LIMBS]; 4] {
-    let mut out = [[0u64; LIMBS]; 4];
-    for (j, limb) in v.0.iter().enumerate() {
-        let mut l = [0u64; 4];
-        // SAFETY: `l` is 32 writable bytes; an unaligned store is allowed.
-        unsafe { _mm256_storeu_si256(l.as_mut_ptr().cast(), *limb) };
-        for (o, x) in out.iter_mut().zip(l) {
-            o[j] = x;
         }
     }
     out
 }
 
+/// Packs one value per lane.
+#[target_feature(enable = "avx512f,avx512vl")]
+pub fn lanes(v: [u64; 4]) -> Lanes {
+    Lanes(_mm256_setr_epi64x(v[0] as i64, v[1] as i64, v[2] as i64, v[3] as i64))
+}
+
+/// Packs four numbers given as 52-bit limbs.
+#[target_feature(enable = "avx512f,avx512vl")]
+pub fn pack(v: [&L52; 4]) -> Vec4 {
+    let mut out = Vec4::zero();
+    for (j, o) in out.0.iter_mut().enumerate() {
+        *o = _mm256_setr_epi64x(v[0].0[j] as i64, v[1].0[j] as i64, v[2].0[j] as i64, v[3].0[j] as i64);
+    }
+    out
+}
+
+/// Unpacks four numbers into 52-bit limbs.
+#[target_feature(enable = "avx512f,avx512vl")]
+pub fn unpack(v: &Vec4) -> [L52; 4] {
+    let mut out = [L52::zero(), L52::zero(), L52::zero(), L52::zero()];
+    let mut l = [0u64; 4];
+    for (j, limb) in v.0.iter().enumerate() {
+        // SAFETY: `l` is 32 writable bytes; an unaligned store is allowed.
+        unsafe { _mm256_storeu_si256(l.as_mut_ptr().cast(), *limb) };
+        for (o, x) in out.iter_mut().zip(l) {
+            o.0[j] = x;
+        }
+    }
+    l.zeroize();
+    out
+}
+
 /// The exponent's bits `[pos, pos + width)` (positions are public; the bits are not).
-fn window_bits(e: &[u64; 16], pos: usize, width: usize) -> u64 {
+fn window_bits(e: &U1024, pos: usize, width: usize) -> u64 {
+    let e = &e.0;
     let (i, s) = (pos / 64, pos % 64);
     let mut v = e[i] >> s;
     if s + width > 64 && i + 1 < e.len() {
@@ -293,42 +318,48 @@ fn window_bits(e: &[u64; 16], pos: usize, width: usize) -> u64 {
 }
 
 /// x^exp mod n in each lane, fully reduced, for x given as its low and high 1,040 bits (x below
-/// each lane's 2,048-bit RSA modulus).
+/// 2^2048: each lane's RSA modulus, or random bits). With `blind`, the base is x·r^e and the
+/// result is multiplied by r⁻¹: for an RSA CRT half (exp = d mod (p − 1), e·exp ≡ 1) that is
+/// (x·r^e)^exp·r⁻¹ = x^exp·r·r⁻¹ = x^exp, the same value, from a random-looking base.
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-pub fn mod_exp(x_lo: &Vec4, x_hi: &Vec4, keys: [&LaneKey<'_>; 4]) -> Vec4 {
+pub fn mod_exp(x_lo: &Vec4, x_hi: &Vec4, keys: [&LaneKey<'_>; 4], blind: Option<&Blinding>) -> Vec4 {
     let n = pack(keys.map(|k| k.n));
-    let k0 = lanes(keys.map(|k| k.k0));
+    let k0 = lanes(keys.map(|k| *k.k0));
     let rr = pack(keys.map(|k| k.rr));
     let rrr = pack(keys.map(|k| k.rrr));
-    let mut one = [0u64; LIMBS];
-    one[0] = 1;
-    let one = pack([&one; 4]);
+    let one = L52::one();
+    let one = pack([&one, &one, &one, &one]);
     // x·R mod n = lo·R + hi·R² = MM(lo, R²) + MM(hi, R³): below 4n, which MM accepts (4n·4n < R·n).
-    let x = add(&mont_mul(x_lo, &rr, &n, k0), &mont_mul(x_hi, &rrr, &n, k0));
-    let mut table = [one; 1 << WINDOW];
-    table[0] = mont_mul(&rr, &one, &n, k0);
+    let mut x = add(&mont_mul(x_lo, &rr, &n, &k0), &mont_mul(x_hi, &rrr, &n, &k0));
+    if let Some(b) = blind {
+        // x·r^e·R: below 2n (4n·n < R·n).
+        x = mont_mul(&x, &b.a, &n, &k0);
+    }
+    let mut table: [Vec4; 1 << WINDOW] = std::array::from_fn(|_| Vec4::zero());
+    table[0] = mont_mul(&rr, &one, &n, &k0);
     table[1] = x;
     for k in 2..table.len() {
-        table[k] = mont_mul(&table[k - 1], &x, &n, k0);
+        table[k] = mont_mul(&table[k - 1], &table[1], &n, &k0);
     }
     // 1,024 exponent bits: a top window of 4 bits, then 204 windows of 5.
     const BITS: usize = 1024;
     let top = BITS - BITS % WINDOW;
     let window = |pos: usize, width: usize| lanes(keys.map(|k| window_bits(k.exp, pos, width)));
-    let mut acc = select(&table, window(top, BITS % WINDOW));
+    let mut acc = select(&table, &window(top, BITS % WINDOW));
     let mut pos = top;
     while pos > 0 {
         pos -= WINDOW;
         for _ in 0..WINDOW {
-            acc = mont_sqr(&acc, &n, k0);
+            acc = mont_sqr(&acc, &n, &k0);
         }
-        acc = mont_mul(&acc, &select(&table, window(pos, WINDOW)), &n, k0);
+        acc = mont_mul(&acc, &select(&table, &window(pos, WINDOW)), &n, &k0);
+    }
+    if let Some(b) = blind {
+        // acc·r⁻¹: still in Montgomery form, below 2n (2n·n < R·n).
+        acc = mont_mul(&acc, &b.ai, &n, &k0);
     }
     // Out of Montgomery form: MM(acc, 1) ≤ n; equal only when x ≡ 0, which the subtraction maps to 0.
-    let out = reduce_once(&mont_mul(&acc, &one, &n, k0), &n);
-    // The table and the accumulator reveal the key's factors (gcd(x·R − table[1], n) = p).
-    for t in table.iter_mut().chain([&mut acc]) {
-        t.0.zeroize();
-    }
-    out
+    // The table, the accumulator and every other value here reveal the key's factors
+    // (gcd(x·R − table[1], n) = p): each is wiped as it is dropped.
+    reduce_once(&mont_mul(&acc, &one, &n, &k0), &n)
 }

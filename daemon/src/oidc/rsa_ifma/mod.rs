@@ -1,25 +1,39 @@
 //! RS256 signatures two at a time with AVX-512 IFMA, for CPUs that have it (Intel since Ice
-//! Lake, AMD since Zen 4). An RSA-2048 signature is two 1,024-bit exponentiations (the CRT halves,
-//! mod p and mod q); this signs two tokens at once as four independent exponentiations, one per
-//! lane of a vector register, which on such CPUs is about 1.4× the throughput of signing them one
-//! after another with aws-lc (measured side by side: `cargo bench --bench signing`). It is the
-//! "multi-buffer" technique of Intel's crypto_mb, written here for this one key size.
+//! Lake, AMD since Zen 4), when `[signing] rsa_engine = "ifma-pairs"` asks for it (aws-lc signs
+//! otherwise; see `super::signer`). An RSA-2048 signature is two 1,024-bit exponentiations (the
+//! CRT halves, mod p and mod q); this signs two tokens at once as four independent
+//! exponentiations, one per lane of a vector register, which on such CPUs is 1.3–1.4× the
+//! throughput of signing them one after another with aws-lc (measured side by side: `cargo bench
+//! --bench signing`). It is the "multi-buffer" technique of Intel's crypto_mb, written here for
+//! this one key size.
 //!
-//! Safety of the keys: the arithmetic runs the same instructions whatever the key and message
-//! (no branch or memory address depends on them), and every signature is checked against the
-//! public key with aws-lc before it leaves ([`sign_pair`]): a wrong CRT signature would reveal
-//! the key's factors, so one that fails its check is never returned (`super::signer` then signs
-//! with aws-lc and logs an error). Keys of another size, or whose primes are not both exactly 1,024 bits, use aws-lc only.
+//! Safety of the keys:
+//! - the arithmetic runs the same instructions whatever the key and message (no branch or memory
+//!   address depends on them), which the signing bench checks statistically (a dudect-style
+//!   fixed-against-random test of keys and messages);
+//! - the exponentiations are blinded as aws-lc's are ([`blinding`]): their base is the message
+//!   times r^e for a fresh random r, their result multiplied by r⁻¹;
+//! - every signature is checked against the public key with aws-lc before it leaves
+//!   ([`sign_pair`]): a wrong CRT signature would reveal the key's factors, so one that fails its
+//!   check is wiped and never returned (`super::signer` then signs with aws-lc and logs an error);
+//! - every value derived from the key (the primes in both limb forms, their Montgomery constants
+//!   R², R³ and k0, the exponents, the blinding pairs, the exponent's table, the CRT halves,
+//!   Garner's terms) is held in a type that is wiped when dropped and is neither `Copy` nor
+//!   `Clone` ([`num::U1024`], [`num::L52`], [`kernel::Vec4`], [`kernel::Lanes`]).
+//!
+//! Keys of another size, or whose primes are not both exactly 1,024 bits, use aws-lc only.
 
 #![cfg(target_arch = "x86_64")]
 
+mod blinding;
 mod kernel;
 mod num;
 
-use aws_lc_rs::signature::{RSA_PKCS1_2048_8192_SHA256, RsaPublicKeyComponents};
-use zeroize::Zeroize;
+use aws_lc_rs::signature::{ParsedPublicKey, RSA_PKCS1_2048_8192_SHA256};
+use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use kernel::{LIMBS, LaneKey};
+use blinding::{BlindPair, Blinder};
+use kernel::LaneKey;
 use num::{L52, U1024};
 
 /// Whether this CPU has the instructions (the standard library caches what it detects).
@@ -29,38 +43,45 @@ pub fn available() -> bool {
         && std::arch::is_x86_feature_detected!("avx512ifma")
 }
 
-/// The Garner step's lanes for q multiply by zero.
-const ZERO: L52 = [0; LIMBS];
-
-/// One CRT half: a prime with its Montgomery constants and its exponent.
+/// One CRT half: a prime with its Montgomery constants, its exponent, and the blinding's.
+#[derive(Zeroize, ZeroizeOnDrop)]
 struct Half {
     n: L52,
     k0: u64,
     rr: L52,
     rrr: L52,
+    /// d mod (prime − 1).
     exp: U1024,
+    /// prime − 1 − e: t^this = t^(−e) for the blinding ([`blinding`]).
+    blind_exp: U1024,
 }
 
 impl Half {
-    fn new(prime: &U1024, exp: &U1024) -> Half {
+    fn new(prime: &U1024, exp: &U1024, e: &U1024) -> Half {
         // R = 2^1040: R² and R³ mod the prime by doubling 1 (constant time, once per key).
-        let mut one = [0u64; 16];
-        one[0] = 1;
+        let one = U1024::one();
         Half {
             n: num::l52(prime),
-            k0: num::neg_inv_52(prime[0]),
+            k0: num::neg_inv_52(prime.0[0]),
             rr: num::l52(&num::shl_mod(&one, 2 * 1040, prime)),
             rrr: num::l52(&num::shl_mod(&one, 3 * 1040, prime)),
-            exp: *exp,
+            exp: exp.duplicate(),
+            blind_exp: num::sub_minus_one(prime, e),
         }
     }
 
     fn lane(&self) -> LaneKey<'_> {
-        LaneKey { n: &self.n, k0: self.k0, rr: &self.rr, rrr: &self.rrr, exp: &self.exp }
+        self.lane_with(&self.exp)
+    }
+
+    /// This prime's lane with another exponent.
+    fn lane_with<'a>(&'a self, exp: &'a U1024) -> LaneKey<'a> {
+        LaneKey { n: &self.n, k0: &self.k0, rr: &self.rr, rrr: &self.rrr, exp }
     }
 }
 
-/// An RSA-2048 private key prepared for the vector arithmetic.
+/// An RSA-2048 private key prepared for the vector arithmetic. Every part is wiped when it is
+/// dropped (its fields' types see to it).
 pub struct IfmaKey {
     p: Half,
     q: Half,
@@ -68,26 +89,15 @@ pub struct IfmaKey {
     q64: U1024,
     /// q⁻¹·R mod p (Montgomery form of the CRT coefficient).
     qinv_r: L52,
-    public_n: Vec<u8>,
-    public_e: Vec<u8>,
+    blinder: Blinder,
+    /// The public key, parsed once by aws-lc for the check of every signature (parsing it for
+    /// each check cost a tenth of the signer's time).
+    public: ParsedPublicKey,
 }
 
 impl std::fmt::Debug for IfmaKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("IfmaKey")
-    }
-}
-
-impl Drop for IfmaKey {
-    fn drop(&mut self) {
-        for h in [&mut self.p, &mut self.q] {
-            for x in [&mut h.n, &mut h.rr, &mut h.rrr] {
-                x.zeroize();
-            }
-            h.exp.zeroize();
-        }
-        self.q64.zeroize();
-        self.qinv_r.zeroize();
     }
 }
 
@@ -109,27 +119,25 @@ impl IfmaKey {
             return None;
         }
         let int = |u: &pkcs1::UintRef<'_>| num::u1024_from_be(u.as_bytes());
-        let (mut p, mut q) = (int(&k.prime1)?, int(&k.prime2)?);
-        let (mut dp, mut dq, mut qinv) = (int(&k.exponent1)?, int(&k.exponent2)?, int(&k.coefficient)?);
+        let (p, q, e) = (int(&k.prime1)?, int(&k.prime2)?, int(&k.public_exponent)?);
+        let (dp, dq, qinv) = (int(&k.exponent1)?, int(&k.exponent2)?, int(&k.coefficient)?);
+        let public = pkcs1::der::Encode::to_der(&k.public_key()).ok()?;
         let key = IfmaKey {
-            p: Half::new(&p, &dp),
-            q: Half::new(&q, &dq),
-            q64: q,
+            p: Half::new(&p, &dp, &e),
+            q: Half::new(&q, &dq, &e),
             qinv_r: num::l52(&num::shl_mod(&qinv, 1040, &p)),
-            public_n: k.modulus.as_bytes().to_vec(),
-            public_e: k.public_exponent.as_bytes().to_vec(),
+            q64: q,
+            blinder: Blinder::default(),
+            public: ParsedPublicKey::new(&RSA_PKCS1_2048_8192_SHA256, public).ok()?,
         };
-        for x in [&mut p, &mut q, &mut dp, &mut dq, &mut qinv] {
-            x.zeroize();
-        }
-        // A key this code gets wrong must never sign: try it once.
+        // p, dp, dq, qinv (and the moved q's husk) are wiped as they drop here. A key this code
+        // gets wrong (its arithmetic or its blinding) must never sign: try it once.
         let probe = sign_pair([(&key, b"latchkey: key self-test".as_slice()), (&key, b"second".as_slice())]);
         probe.iter().all(Option::is_some).then_some(key)
     }
 
     fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
-        let public = RsaPublicKeyComponents { n: &self.public_n, e: &self.public_e };
-        public.verify(&RSA_PKCS1_2048_8192_SHA256, message, signature).is_ok()
+        self.public.verify_sig(message, signature).is_ok()
     }
 }
 
@@ -150,50 +158,81 @@ fn encode(message: &[u8]) -> [u8; 256] {
 }
 
 /// RSASSA-PKCS1-v1_5 SHA-256 signatures of two messages (under the same or different keys), each
-/// checked with the public key; `None` for one that failed its check (never expected).
+/// blinded and checked with the public key; `None` for one that failed its check (never expected),
+/// or for both when the random generator failed.
 pub fn sign_pair(jobs: [(&IfmaKey, &[u8]); 2]) -> [Option<[u8; 256]>; 2] {
-    let encoded = jobs.map(|(_, m)| encode(m));
-    let split = encoded.each_ref().map(num::split_2048);
     let [(a, _), (b, _)] = jobs;
+    let (Some(blind_a), Some(blind_b)) = (a.next_blinding(), b.next_blinding()) else {
+        return [None, None];
+    };
+    sign_pair_blinded(jobs, [&blind_a, &blind_b])
+}
+
+/// [`sign_pair`] with given blinding pairs (the tests give their own).
+fn sign_pair_blinded(jobs: [(&IfmaKey, &[u8]); 2], blinds: [&BlindPair; 2]) -> [Option<[u8; 256]>; 2] {
+    let [sig_a, sig_b] = unchecked(jobs, blinds);
+    let [(a, ma), (b, mb)] = jobs;
+    [checked(a, ma, sig_a), checked(b, mb, sig_b)]
+}
+
+/// The arithmetic of [`sign_pair`] (blinding included) without the check, its results wiped and
+/// discarded: for the signing bench's timing test, which times the secret arithmetic apart from
+/// aws-lc's verification with the public key (whose time depends on the public key). Gives
+/// nothing back, so it cannot be used to sign.
+#[doc(hidden)]
+pub fn pair_arithmetic_for_timing(jobs: [(&IfmaKey, &[u8]); 2]) {
+    let [(a, _), (b, _)] = jobs;
+    if let (Some(blind_a), Some(blind_b)) = (a.next_blinding(), b.next_blinding()) {
+        let mut out = unchecked(jobs, [&blind_a, &blind_b]);
+        std::hint::black_box(&out);
+        out.zeroize();
+    }
+}
+
+/// The two signatures as computed, not yet checked.
+fn unchecked(jobs: [(&IfmaKey, &[u8]); 2], blinds: [&BlindPair; 2]) -> [[u8; 256]; 2] {
+    let [(a, ma), (b, mb)] = jobs;
+    let (sa, sb) = (num::split_2048(&encode(ma)), num::split_2048(&encode(mb)));
     // Lanes: (a mod p, a mod q, b mod p, b mod q).
     let keys = [a.p.lane(), a.q.lane(), b.p.lane(), b.q.lane()];
-    let [sa, sb] = [&split[0], &split[1]];
+    let [ba, bb] = blinds;
     // SAFETY: `available()` was true when these keys were made, so the CPU has the features.
-    let mut halves = unsafe {
+    let halves = unsafe {
         let lo = kernel::pack([&sa.0, &sa.0, &sb.0, &sb.0]);
         let hi = kernel::pack([&sa.1, &sa.1, &sb.1, &sb.1]);
-        let mut r = kernel::mod_exp(&lo, &hi, [&keys[0], &keys[1], &keys[2], &keys[3]]);
-        let out = kernel::unpack(&r);
-        r.0.zeroize();
-        out
+        let blind = kernel::Blinding {
+            a: kernel::pack([&ba.a[0], &ba.a[1], &bb.a[0], &bb.a[1]]),
+            ai: kernel::pack([&ba.ai[0], &ba.ai[1], &bb.ai[0], &bb.ai[1]]),
+        };
+        kernel::unpack(&kernel::mod_exp(&lo, &hi, [&keys[0], &keys[1], &keys[2], &keys[3]], Some(&blind)))
     };
     // Garner: h = q⁻¹·(s_p − s_q) mod p in the p lanes (below 3p: the vector product of it and
-    // q⁻¹·R is below 2p), then s = s_q + q·h.
-    let mut da = num::sub_plus_2p(&halves[0], &halves[1], &a.p.n);
-    let mut db = num::sub_plus_2p(&halves[2], &halves[3], &b.p.n);
-    let mut h = unsafe {
-        let mut d = kernel::pack([&da, &ZERO, &db, &ZERO]);
-        let c = kernel::pack([&a.qinv_r, &ZERO, &b.qinv_r, &ZERO]);
+    // q⁻¹·R is below 2p), then s = s_q + q·h. The CRT halves and Garner's terms each reveal a
+    // factor of n (gcd(s − s_p, n) = p); all are wiped as they drop.
+    let da = num::sub_plus_2p(&halves[0], &halves[1], &a.p.n);
+    let db = num::sub_plus_2p(&halves[2], &halves[3], &b.p.n);
+    let zero = L52::zero();
+    // SAFETY: as above.
+    let h = unsafe {
+        let d = kernel::pack([&da, &zero, &db, &zero]);
+        let c = kernel::pack([&a.qinv_r, &zero, &b.qinv_r, &zero]);
         let n = kernel::pack([&a.p.n, &a.q.n, &b.p.n, &b.q.n]);
         let k0 = kernel::lanes([a.p.k0, a.q.k0, b.p.k0, b.q.k0]);
-        let mut product = kernel::mont_mul(&d, &c, &n, k0);
-        let mut reduced = kernel::reduce_once(&product, &n);
-        let out = kernel::unpack(&reduced);
-        for v in [&mut d, &mut product, &mut reduced] {
-            v.0.zeroize();
-        }
-        out
+        kernel::unpack(&kernel::reduce_once(&kernel::mont_mul(&d, &c, &n, &k0), &n))
     };
-    let mut parts = [num::from_52(&halves[1]), num::from_52(&h[0]), num::from_52(&halves[3]), num::from_52(&h[2])];
-    let sig_a = num::recombine(&parts[0], &a.q64, &parts[1]);
-    let sig_b = num::recombine(&parts[2], &b.q64, &parts[3]);
-    // The CRT halves and Garner's terms each reveal a factor of n (gcd(s − s_p, n) = p).
-    for x in halves.iter_mut().chain(h.iter_mut()).chain([&mut da, &mut db]) {
-        x.zeroize();
+    [
+        num::recombine(&num::from_52(&halves[1]), &a.q64, &num::from_52(&h[0])),
+        num::recombine(&num::from_52(&halves[3]), &b.q64, &num::from_52(&h[2])),
+    ]
+}
+
+/// The signature if aws-lc verifies it; else wiped (a wrong CRT signature reveals a factor).
+fn checked(key: &IfmaKey, message: &[u8], mut signature: [u8; 256]) -> Option<[u8; 256]> {
+    if key.verify(message, &signature) {
+        return Some(signature);
     }
-    parts.zeroize();
-    let [(_, ma), (_, mb)] = jobs;
-    [a.verify(ma, &sig_a).then_some(sig_a), b.verify(mb, &sig_b).then_some(sig_b)]
+    signature.zeroize();
+    None
 }
 
 #[cfg(test)]

@@ -1,32 +1,67 @@
 //! Scalar big-number helpers for the batch signer: conversions between bytes, 64-bit and 52-bit
 //! limbs, the per-key constants, and the CRT recombination. Key constants are computed once per
 //! key; everything here runs the same instructions whatever the (secret) values.
+//!
+//! Every number here is a newtype that is wiped when dropped and is neither `Copy` nor `Clone`:
+//! a copy of a secret is made only where the code says so, and dies wiped.
 
-use zeroize::Zeroize;
+use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use super::kernel::{LIMB_BITS, LIMB_MASK, LIMBS};
 
 /// A 1,024-bit number as 64-bit limbs, least significant first.
-pub type U1024 = [u64; 16];
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub struct U1024(pub [u64; 16]);
+
 /// A 1,040-bit number as 52-bit limbs, least significant first.
-pub type L52 = [u64; LIMBS];
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub struct L52(pub [u64; LIMBS]);
+
+impl U1024 {
+    pub fn zero() -> U1024 {
+        U1024([0; 16])
+    }
+
+    pub fn one() -> U1024 {
+        let mut one = U1024::zero();
+        one.0[0] = 1;
+        one
+    }
+
+    /// A copy, wiped when dropped like the original.
+    pub fn duplicate(&self) -> U1024 {
+        U1024(self.0)
+    }
+}
+
+impl L52 {
+    pub fn zero() -> L52 {
+        L52([0; LIMBS])
+    }
+
+    pub fn one() -> L52 {
+        let mut one = L52::zero();
+        one.0[0] = 1;
+        one
+    }
+}
 
 /// Big-endian bytes (at most 128) as a 1,024-bit number; `None` if longer.
 pub fn u1024_from_be(bytes: &[u8]) -> Option<U1024> {
     if bytes.len() > 128 {
         return None;
     }
-    let mut out = [0u64; 16];
+    let mut out = U1024::zero();
     for (i, b) in bytes.iter().rev().enumerate() {
-        out[i / 8] |= u64::from(*b) << (8 * (i % 8));
+        out.0[i / 8] |= u64::from(*b) << (8 * (i % 8));
     }
     Some(out)
 }
 
-/// Bits `[52·j, 52·j + 52)` of a little-endian 64-bit-limb number, for `j` in `0..count`.
-fn to_52<const N: usize>(x: &[u64], first: usize) -> [u64; N] {
-    let mut out = [0u64; N];
-    for (k, o) in out.iter_mut().enumerate() {
+/// Bits `[52·j, 52·j + 52)` of a little-endian 64-bit-limb number, for `j` in `first..first + LIMBS`.
+fn to_52(x: &[u64], first: usize) -> L52 {
+    let mut out = L52::zero();
+    for (k, o) in out.0.iter_mut().enumerate() {
         let bit = (first + k) * LIMB_BITS as usize;
         let (i, s) = (bit / 64, bit % 64);
         let lo = x.get(i).map_or(0, |v| v >> s);
@@ -37,7 +72,7 @@ fn to_52<const N: usize>(x: &[u64], first: usize) -> [u64; N] {
 }
 
 pub fn l52(x: &U1024) -> L52 {
-    to_52(x, 0)
+    to_52(&x.0, 0)
 }
 
 /// A 2,048-bit big-endian value split at bit 1,040: (low, high) in 52-bit limbs.
@@ -46,18 +81,20 @@ pub fn split_2048(bytes: &[u8; 256]) -> (L52, L52) {
     for (i, b) in bytes.iter().rev().enumerate() {
         x[i / 8] |= u64::from(*b) << (8 * (i % 8));
     }
-    (to_52(&x, 0), to_52(&x, LIMBS))
+    let out = (to_52(&x, 0), to_52(&x, LIMBS));
+    x.zeroize();
+    out
 }
 
 /// 52-bit limbs back to 64-bit ones (the value must be below 2^1024).
 pub fn from_52(x: &L52) -> U1024 {
-    let mut out = [0u64; 16];
-    for (j, limb) in x.iter().enumerate() {
+    let mut out = U1024::zero();
+    for (j, limb) in x.0.iter().enumerate() {
         let bit = j * LIMB_BITS as usize;
         let (i, s) = (bit / 64, bit % 64);
-        out[i] |= limb << s;
+        out.0[i] |= limb << s;
         if s > 12 && i + 1 < 16 {
-            out[i + 1] |= limb >> (64 - s);
+            out.0[i + 1] |= limb >> (64 - s);
         }
     }
     out
@@ -65,36 +102,52 @@ pub fn from_52(x: &L52) -> U1024 {
 
 /// x ← 2x mod n for x < n: doubled, then n taken off where that does not borrow (by mask).
 fn double_mod(x: &mut U1024, n: &U1024) {
-    let mut d = [0u64; 16];
+    let mut d = U1024::zero();
     let mut carry = 0u64;
-    for (d, x) in d.iter_mut().zip(x.iter()) {
+    for (d, x) in d.0.iter_mut().zip(x.0.iter()) {
         *d = (x << 1) | carry;
         carry = x >> 63;
     }
-    let mut s = [0u64; 16];
+    let mut s = U1024::zero();
     let mut borrow = 0u64;
-    for ((s, d), n) in s.iter_mut().zip(&d).zip(n) {
+    for ((s, d), n) in s.0.iter_mut().zip(&d.0).zip(&n.0) {
         let (t, b1) = d.overflowing_sub(*n);
         let (t, b2) = t.overflowing_sub(borrow);
         *s = t;
         borrow = u64::from(b1 | b2);
     }
     // 2x ≥ n when it carried out of 1,024 bits or the subtraction did not borrow.
-    let take = (carry | (borrow ^ 1)).wrapping_neg();
-    for ((x, s), d) in x.iter_mut().zip(&s).zip(&d) {
+    let mut take = (carry | (borrow ^ 1)).wrapping_neg();
+    for ((x, s), d) in x.0.iter_mut().zip(&s.0).zip(&d.0) {
         *x = (s & take) | (d & !take);
     }
-    d.zeroize();
-    s.zeroize();
+    for bit in [&mut take, &mut carry, &mut borrow] {
+        bit.zeroize();
+    }
 }
 
 /// x·2^k mod n for x < n.
 pub fn shl_mod(x: &U1024, k: usize, n: &U1024) -> U1024 {
-    let mut v = *x;
+    let mut v = x.duplicate();
     for _ in 0..k {
         double_mod(&mut v, n);
     }
     v
+}
+
+/// a − b − 1 for b ≤ a − 1 (the blinding's exponent p − 1 − e); wraps below that, which the
+/// key's self-test would catch.
+pub fn sub_minus_one(a: &U1024, b: &U1024) -> U1024 {
+    let mut out = U1024::zero();
+    let mut borrow = 1u64;
+    for ((o, a), b) in out.0.iter_mut().zip(&a.0).zip(&b.0) {
+        let (t, b1) = a.overflowing_sub(*b);
+        let (t, b2) = t.overflowing_sub(borrow);
+        *o = t;
+        borrow = u64::from(b1 | b2);
+    }
+    borrow.zeroize();
+    out
 }
 
 /// -n⁻¹ mod 2^52 for odd n (Newton's iteration doubles the correct bits each round).
@@ -103,27 +156,30 @@ pub fn neg_inv_52(n0: u64) -> u64 {
     for _ in 0..6 {
         inv = inv.wrapping_mul(2u64.wrapping_sub(n0.wrapping_mul(inv)));
     }
-    inv.wrapping_neg() & LIMB_MASK
+    let out = inv.wrapping_neg() & LIMB_MASK;
+    inv.zeroize();
+    out
 }
 
 /// a + 2p − b in 52-bit limbs, for a < p and b < 2p (so the result is positive, below 3p).
 pub fn sub_plus_2p(a: &L52, b: &L52, p: &L52) -> L52 {
-    let mut out = [0u64; LIMBS];
+    let mut out = L52::zero();
     let mut carry: i64 = 0;
     for j in 0..LIMBS {
-        let v = a[j] as i64 + 2 * p[j] as i64 - b[j] as i64 + carry;
+        let v = a.0[j] as i64 + 2 * p.0[j] as i64 - b.0[j] as i64 + carry;
         carry = v >> LIMB_BITS;
-        out[j] = (v as u64) & LIMB_MASK;
+        out.0[j] = (v as u64) & LIMB_MASK;
     }
+    carry.zeroize();
     out
 }
 
 /// s_q + q·h as 256 big-endian bytes (the CRT recombination; below n = p·q).
 pub fn recombine(sq: &U1024, q: &U1024, h: &U1024) -> [u8; 256] {
     let mut acc = [0u64; 33];
-    for (i, hi) in h.iter().enumerate() {
+    for (i, hi) in h.0.iter().enumerate() {
         let mut carry = 0u128;
-        for (j, qj) in q.iter().enumerate() {
+        for (j, qj) in q.0.iter().enumerate() {
             let t = u128::from(*hi) * u128::from(*qj) + u128::from(acc[i + j]) + carry;
             acc[i + j] = t as u64;
             carry = t >> 64;
@@ -132,7 +188,7 @@ pub fn recombine(sq: &U1024, q: &U1024, h: &U1024) -> [u8; 256] {
     }
     let mut carry = 0u128;
     for (i, a) in acc.iter_mut().enumerate() {
-        let t = u128::from(*a) + u128::from(sq.get(i).copied().unwrap_or(0)) + carry;
+        let t = u128::from(*a) + u128::from(sq.0.get(i).copied().unwrap_or(0)) + carry;
         *a = t as u64;
         carry = t >> 64;
     }
@@ -140,6 +196,10 @@ pub fn recombine(sq: &U1024, q: &U1024, h: &U1024) -> [u8; 256] {
     for (i, b) in out.iter_mut().rev().enumerate() {
         *b = (acc[i / 8] >> (8 * (i % 8))) as u8;
     }
+    // The partial sums hold multiples of q; the result is the signature, public once checked
+    // (the caller wipes it when the check fails).
+    acc.zeroize();
+    carry.zeroize();
     out
 }
 
@@ -149,12 +209,12 @@ mod tests {
 
     #[test]
     fn limb_conversions_round_trip() {
-        let mut x = [0u64; 16];
-        for (i, v) in x.iter_mut().enumerate() {
+        let mut x = U1024::zero();
+        for (i, v) in x.0.iter_mut().enumerate() {
             *v = 0x0123_4567_89ab_cdefu64.rotate_left(i as u32 * 7);
         }
-        assert_eq!(from_52(&l52(&x)), x);
-        assert!(l52(&x).iter().all(|l| *l <= LIMB_MASK));
+        assert_eq!(from_52(&l52(&x)).0, x.0);
+        assert!(l52(&x).0.iter().all(|l| *l <= LIMB_MASK));
     }
 
     #[test]
@@ -162,5 +222,15 @@ mod tests {
         for n0 in [1u64, 3, 0xffff_ffff_ffff_ffff, 0x1234_5678_9abc_def1] {
             assert_eq!(n0.wrapping_mul(neg_inv_52(n0)).wrapping_add(1) & LIMB_MASK, 0);
         }
+    }
+
+    #[test]
+    fn subtraction_with_one_more_borrow() {
+        let a = u1024_from_be(&[1, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        let b = u1024_from_be(&[1, 0, 1]).unwrap();
+        // 2^64 − 65537 − 1
+        let d = sub_minus_one(&a, &b);
+        assert_eq!(d.0[0], 0u64.wrapping_sub(65538));
+        assert!(d.0[1..].iter().all(|l| *l == 0));
     }
 }
