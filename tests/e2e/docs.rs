@@ -5,7 +5,7 @@
 //!   another page that does not exist, or when an option has no help text;
 //! - `latchkeyd(8)` carries the sections an operator looks for (FILES, ENVIRONMENT, SIGNALS,
 //!   EXIT STATUS), written here in roff next to what clap renders;
-//! - README.md and docs/*.md link only to files of this repository.
+//! - README.md, bench/README.md and docs/*.md link only to files of this repository.
 //!
 //! Regenerate with `LATCHKEY_UPDATE_DOCS=1 cargo test -p latchkey-tests --test e2e docs`.
 
@@ -400,9 +400,9 @@ fn every_option_and_argument_has_help() {
     assert!(missing.is_empty(), "arguments without help text (add a /// doc comment): {missing:?}");
 }
 
-/// README.md and every Markdown file under docs/.
+/// README.md, bench/README.md (the benchmark results) and every Markdown file under docs/.
 fn markdown_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = vec![root.join("README.md")];
+    let mut files = vec![root.join("README.md"), root.join("bench/README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
         .unwrap()
         .map(|e| e.unwrap().path())
