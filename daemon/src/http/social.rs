@@ -2,7 +2,7 @@
 //! browser-binding cookie, `/login/{provider}/callback` brings it back signed in (or linked), and
 //! `/api/social` lists and removes the signed-in user's links.
 
-use hyper::header;
+use hyper::header::{self, HeaderMap};
 use hyper::{Response, StatusCode};
 use latchkey::codes;
 
@@ -12,6 +12,7 @@ use super::request::{self, session_token};
 use super::response::{empty, json, redirect, with_header_value};
 use super::{Body, Cx};
 use crate::error::Error;
+use crate::params::Params;
 use crate::sessions;
 use crate::social::flow::{self, BROWSER_COOKIE, Callback, Purpose, STATE_TTL};
 use crate::store::SocialPurpose;
@@ -60,8 +61,8 @@ pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<B
 }
 
 /// The browser-binding cookie, if the browser sent it.
-fn browser_cookie(req: &Req) -> Option<String> {
-    req.headers()
+fn browser_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -71,12 +72,17 @@ fn browser_cookie(req: &Req) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
+/// What the provider's redirect brings back: its query (a repeated parameter counts as absent)
+/// and the browser-binding cookie.
+pub fn callback_of(query: &[u8], headers: &HeaderMap) -> Callback {
+    let q = Params::parse(query);
+    let param = |name: &str| q.owned(name).ok().flatten();
+    Callback { code: param("code"), state: param("state"), error: param("error"), browser: browser_cookie(headers) }
+}
+
 /// `GET /login/{provider}/callback?code&state` (or `?error`).
 pub async fn callback(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
-    let q = request::query(&req);
-    let param = |name: &str| q.owned(name).ok().flatten();
-    let cb =
-        Callback { code: param("code"), state: param("state"), error: param("error"), browser: browser_cookie(&req) };
+    let cb = callback_of(req.uri().query().unwrap_or("").as_bytes(), req.headers());
     let result = flow::finish(cx.state, &cx.tenant, &provider, cb).await;
     let action = match &result {
         Ok(f) if f.purpose == SocialPurpose::Link => "social.link",

@@ -99,7 +99,18 @@ struct RawClaims {
     hd: Option<String>,
 }
 
-fn decode_keys(set: &JwkSet) -> HashMap<String, (DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>)> {
+/// Checks a discovery document fetched for `issuer` before anything in it is used.
+pub fn check_discovery(issuer: &str, discovery: &Discovery) -> Result<(), Refused> {
+    // The document must be the issuer's own (OIDC Discovery §4.3).
+    if discovery.issuer.trim_end_matches('/') != issuer.trim_end_matches('/') {
+        return Err(refused("discovery_mismatch", format!("discovery names issuer {:?}", discovery.issuer)));
+    }
+    Ok(())
+}
+
+/// The usable keys of a provider's key set, by `kid` (keys without one, or that do not decode, are
+/// left out).
+pub fn decode_keys(set: &JwkSet) -> HashMap<String, (DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>)> {
     set.keys
         .iter()
         .filter_map(|jwk| {
@@ -114,10 +125,7 @@ impl Cache {
     async fn load(&self, up: &Upstream, issuer: &str) -> Result<Arc<Entry>, Refused> {
         let url = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
         let discovery: Discovery = up.get_json(&url, None).await?;
-        // The document must be the issuer's own (OIDC Discovery §4.3).
-        if discovery.issuer.trim_end_matches('/') != issuer.trim_end_matches('/') {
-            return Err(refused("discovery_mismatch", format!("discovery names issuer {:?}", discovery.issuer)));
-        }
+        check_discovery(issuer, &discovery)?;
         let set: JwkSet = up.get_json(&discovery.jwks_uri, None).await?;
         let entry = Arc::new(Entry { keys: decode_keys(&set), discovery, fetched: Instant::now() });
         self.put(issuer, entry.clone());
@@ -217,29 +225,52 @@ pub async fn exchange(up: &Upstream, cache: &Cache, x: &Exchange<'_>) -> Result<
         ("code_verifier", x.verifier),
     ];
     let (status, answer) = up.post_form(&d.token_endpoint, &form, Some((x.client_id, x.client_secret))).await?;
+    let id_token = id_token_of(status, &answer)?;
+    verify(up, cache, x, &d.issuer, id_token).await
+}
+
+/// The ID token of the token endpoint's answer (its HTTP status and JSON body).
+pub fn id_token_of(status: u16, answer: &serde_json::Value) -> Result<&str, Refused> {
     if status != 200 || answer.get("error").is_some() {
         return Err(refused("token_refused", format!("HTTP {status}: {answer}")));
     }
-    let id_token = answer["id_token"].as_str().ok_or_else(|| refused("no_id_token", "the answer has no id_token"))?;
-    verify(up, cache, x, &d.issuer, id_token).await
+    answer["id_token"].as_str().ok_or_else(|| refused("no_id_token", "the answer has no id_token"))
 }
 
 /// `issuer` is the discovery document's own spelling of the issuer (it matched the configured
 /// one, trailing slash aside, when fetched): `iss` must equal it exactly, and providers differ on
 /// the slash (Auth0's issuers end with one, Google's and Keycloak's do not).
 async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, issuer: &str, token: &str) -> Result<Claims, Refused> {
+    let (alg, kid) = id_token_header(token)?;
+    let (key, _) = cache.key(up, x.issuer, &kid).await?;
+    check_id_token(x, issuer, token, alg, &key)
+}
+
+/// The ID token's algorithm (one of those accepted) and key id, read before its key is looked up.
+pub fn id_token_header(token: &str) -> Result<(Algorithm, String), Refused> {
     let header = jsonwebtoken::decode_header(token).map_err(|e| refused("invalid_id_token", e))?;
     if !ALLOWED.contains(&header.alg) {
         return Err(refused("invalid_id_token", format!("algorithm {:?} is not accepted", header.alg)));
     }
     let kid = header.kid.ok_or_else(|| refused("invalid_id_token", "no kid"))?;
-    let (key, _) = cache.key(up, x.issuer, &kid).await?;
-    let mut v = Validation::new(header.alg);
+    Ok((header.alg, kid))
+}
+
+/// Checks the ID token's signature with the provider's `key` (named by the token's `kid`), then
+/// its claims; `alg` is the header's, as [`id_token_header`] returned it.
+pub fn check_id_token(
+    x: &Exchange<'_>,
+    issuer: &str,
+    token: &str,
+    alg: Algorithm,
+    key: &DecodingKey,
+) -> Result<Claims, Refused> {
+    let mut v = Validation::new(alg);
     v.set_audience(&[x.client_id]);
     // Issuer and expiry are checked below: Google's two spellings, and the daemon's own clock.
     v.validate_exp = false;
     v.required_spec_claims = ["sub", "iss", "aud", "exp"].iter().map(|s| s.to_string()).collect();
-    let claims: RawClaims = jsonwebtoken::decode(token, &key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
+    let claims: RawClaims = jsonwebtoken::decode(token, key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
     // Google may send its issuer without the scheme (`accounts.google.com`).
     let without_scheme = issuer.split_once("://").map_or(issuer, |(_, rest)| rest);
     let iss_ok = claims.iss == issuer || (x.google && claims.iss == without_scheme);
