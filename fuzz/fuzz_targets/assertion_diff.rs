@@ -32,7 +32,7 @@ use webauthn_rs::prelude::{
     PublicKeyCredential, WebauthnError,
 };
 use webauthn_rs_core::internals::AuthenticatorData;
-use webauthn_rs_core::proto::Authentication;
+use webauthn_rs_core::proto::{Authentication, TokenBinding};
 
 const COUNTERS: [u32; 4] = [0, 1, 256, u32::MAX];
 
@@ -260,38 +260,55 @@ fn by_design(
     library: &Result<AuthenticationResult, WebauthnError>,
 ) -> Option<&'static str> {
     let cd = &a.response.client_data_json;
+    let value = serde_json::from_slice::<Value>(cd).ok();
     match (daemon, library) {
-        // The daemon compares the origin character for character (`webauthn::origin_is`);
-        // webauthn-rs compares parsed URLs (a trailing slash, a path, a default port, letter
-        // case in the host all pass there).
         (Err(DaemonRefusal::Origin), Ok(_)) => {
             let parsed = client_data(cd).ok()?;
-            (parsed.origin != ORIGIN).then_some("origin compared as text")
+            if parsed.origin != ORIGIN {
+                // The daemon compares the origin character for character (`webauthn::origin_is`);
+                // webauthn-rs compares parsed URLs (a trailing slash, a path, a default port,
+                // letter case in the host all pass there).
+                Some("origin compared as text")
+            } else if parsed.cross_origin {
+                // `crossOrigin: true` (a framed ceremony) is refused at sign-in too, the tenant's
+                // pages are never framed; webauthn-rs does not read it when signing in.
+                Some("crossOrigin refused at sign-in")
+            } else {
+                None
+            }
         }
-        // The challenge is compared as sent (base64url, unpadded); webauthn-rs decodes it first and
-        // also takes padded or standard base64 of the same bytes. Its acceptance proves the bytes
-        // are the challenge's, so only the spelling differs.
+        // The challenge is compared as sent (base64url, unpadded); webauthn-rs decodes it first,
+        // and takes it padded too. Its acceptance proves the bytes are the challenge's, so only
+        // the spelling differs.
         (Err(DaemonRefusal::Verify(WebauthnError::MismatchedChallenge)), Ok(_)) => Some("challenge compared as sent"),
-        // The daemon reads the rpIdHash, the flags and the counter (and the AAGUID after an AT
-        // flag), and lets the signature cover the rest; webauthn-rs parses attested credential data
-        // and extensions and refuses authenticator data whose tail does not parse, or with bytes
-        // after it. Only the authenticator itself can produce signed authenticator data, so this
-        // accepts nothing an attacker could make.
+        // `crossOrigin` is a boolean (WebAuthn §5.8.1); webauthn-rs reads it as optional and
+        // takes `null` for absent, the daemon refuses it as malformed.
+        (Err(DaemonRefusal::ClientData), Ok(_)) => {
+            value.filter(|v| v.get("crossOrigin") == Some(&Value::Null)).map(|_| "crossOrigin: null refused")
+        }
+        // The daemon reads the rpIdHash, the flags and the counter (and needs the AAGUID after an
+        // AT flag), and lets the signature cover the rest; webauthn-rs parses attested credential
+        // data and extensions and refuses authenticator data whose tail does not parse, or with
+        // bytes after it. Only the authenticator can make signed authenticator data, so this
+        // lets in nothing an attacker could make.
         (Ok(_), Err(_))
             if AuthenticatorData::<Authentication>::try_from(a.response.authenticator_data.as_ref()).is_err() =>
         {
             Some("authenticator data parsed only as far as read")
         }
+        // Nor does the daemon decode clientDataJSON members it does not read: webauthn-rs
+        // refuses invalid UTF-8 or a lone surrogate (`\udc00`) in any member, since it keeps them
+        // all, and a `tokenBinding` that is not `{status, id?}` (Token Binding is gone from
+        // WebAuthn Level 3 and neither side checks it). Signed, as above; and WebAuthn's own
+        // "UTF-8 decode" of clientDataJSON replaces invalid bytes rather than refusing them.
+        (Ok(_), Err(WebauthnError::ParseJSONFailure(_))) => match value {
+            None => Some("clientDataJSON members not read are not decoded"),
+            Some(v) => serde_json::from_value::<Option<TokenBinding>>(v["tokenBinding"].clone())
+                .is_err()
+                .then_some("tokenBinding not read"),
+        },
         _ => None,
     }
-    .or_else(|| {
-        // `crossOrigin: true` (a framed ceremony) is refused at sign-in too (the tenant's pages
-        // are never framed); webauthn-rs does not read it when signing in.
-        matches!((daemon, library), (Err(DaemonRefusal::Origin), Ok(_)))
-            .then(|| client_data(cd).ok().filter(|c| c.cross_origin))
-            .flatten()
-            .map(|_| "crossOrigin refused at sign-in")
-    })
 }
 
 fn show(bytes: &[u8]) -> String {
@@ -315,6 +332,9 @@ fuzz_target!(|data: &[u8]| {
 
     let ours = daemon(&a, s, discoverable, challenge);
     let theirs = library(&a, s, discoverable);
+    if latchkey_fuzz::verbose() {
+        eprintln!("assertion_diff: daemon {ours:?}; webauthn-rs {theirs:?}");
+    }
     match (&ours, &theirs) {
         (Ok(v), Ok(r)) => {
             let same = v.sign_count == r.counter()
