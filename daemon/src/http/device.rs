@@ -145,3 +145,17 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let data = [("email", email.as_str())];
     Ok(html(StatusCode::OK, render(&cx.tenant, "Sign in on your device", "device", &data, &main)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_code_field_is_prefilled_from_the_query() {
+        let prefilled = |q: &str| prefill(&Params::parse(q.as_bytes()));
+        assert_eq!(prefilled("user_code=bcdf%20ghjk"), "BCDF-GHJK");
+        assert_eq!(prefilled("user_code=ABCD"), "ABCD", "not a code: as typed, for the user to correct");
+        assert_eq!(prefilled(&format!("user_code={}", "x".repeat(40))).len(), 32);
+        assert_eq!(prefilled("user_code=BCDFGHJK&user_code=BCDFGHJK"), "", "a repeated parameter is absent");
+    }
+}

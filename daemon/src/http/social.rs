@@ -133,3 +133,21 @@ pub async fn unlink(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<
     result?;
     Ok(empty(StatusCode::NO_CONTENT))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_callback_reads_each_parameter_once_and_the_browser_cookie() {
+        let mut headers = HeaderMap::new();
+        headers.append(header::COOKIE, "a=1; latchkey_social=; b=2".parse().unwrap());
+        headers.append(header::COOKIE, "latchkey_social=brw".parse().unwrap());
+        let cb = callback_of(b"code=c%2F1&state=s&state=t&error=", &headers);
+        assert_eq!(cb.code.as_deref(), Some("c/1"));
+        assert_eq!(cb.state, None, "a repeated state is no state");
+        assert_eq!(cb.error, None, "an empty error is no error");
+        assert_eq!(cb.browser.as_deref(), Some("brw"), "the first non-empty cookie of that name");
+        assert_eq!(callback_of(b"", &HeaderMap::new()).browser, None);
+    }
+}

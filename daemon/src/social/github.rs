@@ -127,3 +127,36 @@ pub fn github_user(user: User, emails: Vec<Email>, active_orgs: Vec<String>) -> 
 fn url_segment(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_access_token_of_an_answer() {
+        assert_eq!(access_token_of(200, &json!({"access_token": "gho_x"})).unwrap(), "gho_x");
+        // GitHub refuses a code with 200 and an error.
+        assert!(access_token_of(200, &json!({"error": "bad_verification_code", "access_token": "x"})).is_err());
+        assert!(access_token_of(401, &json!({"access_token": "x"})).is_err());
+        assert!(access_token_of(200, &json!({})).is_err());
+    }
+
+    #[test]
+    fn only_the_primary_and_verified_address_is_kept() {
+        let user: User = serde_json::from_value(json!({"id": 42, "login": "ada"})).unwrap();
+        let emails: Vec<Email> = serde_json::from_value(json!([
+            {"email": "a@x.test", "primary": false, "verified": true},
+            {"email": "b@x.test", "primary": true, "verified": true},
+        ]))
+        .unwrap();
+        let who = github_user(user, emails, vec![]);
+        assert_eq!((who.id.as_str(), who.verified_email.as_deref()), ("42", Some("b@x.test")));
+        let user: User = serde_json::from_value(json!({"id": 42, "login": "ada"})).unwrap();
+        let unverified: Vec<Email> = serde_json::from_value(json!([{"email": "b@x.test", "primary": true}])).unwrap();
+        assert_eq!(github_user(user, unverified, vec![]).verified_email, None);
+        let pending: Membership = serde_json::from_value(json!({"state": "pending"})).unwrap();
+        assert!(!pending.is_active());
+    }
+}

@@ -296,3 +296,49 @@ pub fn check_id_token(
     };
     Ok(Claims { sub: claims.sub, email: claims.email, email_verified, name: claims.name, hd: claims.hd })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn discovery(issuer: &str) -> Discovery {
+        Discovery {
+            issuer: issuer.into(),
+            authorization_endpoint: format!("{issuer}/authorize"),
+            token_endpoint: format!("{issuer}/token"),
+            jwks_uri: format!("{issuer}/jwks"),
+        }
+    }
+
+    #[test]
+    fn a_discovery_document_names_its_own_issuer() {
+        assert!(check_discovery("https://idp.test", &discovery("https://idp.test")).is_ok());
+        assert!(check_discovery("https://idp.test/", &discovery("https://idp.test")).is_ok());
+        assert!(check_discovery("https://idp.test", &discovery("https://idp.test/")).is_ok());
+        let other = check_discovery("https://idp.test", &discovery("https://evil.test")).unwrap_err();
+        assert_eq!(other.reason, "discovery_mismatch");
+    }
+
+    #[test]
+    fn the_token_answer_must_carry_an_id_token() {
+        assert_eq!(id_token_of(200, &json!({"id_token": "a.b.c"})).unwrap(), "a.b.c");
+        let reason = |status, answer| id_token_of(status, &answer).unwrap_err().reason;
+        assert_eq!(reason(400, json!({"id_token": "a.b.c"})), "token_refused");
+        assert_eq!(reason(200, json!({"error": "invalid_grant", "id_token": "a.b.c"})), "token_refused");
+        assert_eq!(reason(200, json!({"access_token": "x"})), "no_id_token");
+        assert_eq!(reason(200, json!({"id_token": 7})), "no_id_token");
+    }
+
+    #[test]
+    fn only_accepted_algorithms_with_a_key_id_pass_the_header() {
+        let token =
+            |header: serde_json::Value| format!("{}.e30.", crate::crypto::b64url(header.to_string().as_bytes()));
+        let (alg, kid) = id_token_header(&token(json!({"alg": "ES256", "kid": "k"}))).unwrap();
+        assert_eq!((alg, kid.as_str()), (Algorithm::ES256, "k"));
+        assert!(id_token_header(&token(json!({"alg": "HS256", "kid": "k"}))).is_err());
+        assert!(id_token_header(&token(json!({"alg": "none", "kid": "k"}))).is_err());
+        assert!(id_token_header(&token(json!({"alg": "RS256"}))).is_err());
+    }
+}
