@@ -47,6 +47,20 @@ pub mod fuzzing {
     ) -> Result<TenantRuntime, crate::error::Error> {
         TenantRuntime::build(row, keys, public_url)
     }
+
+    /// What `/token` reads of a device code poll before it opens the database (RFC 8628 §3.4):
+    /// the client as it presented itself (HTTP Basic or the form), `grant_type` and
+    /// `device_code`, with the one rule for repeated and empty parameters.
+    pub fn device_token_request(
+        authorization: Option<&str>,
+        body: &[u8],
+    ) -> Result<(crate::oidc::clients::Presented, String, String), crate::oidc::error::OAuthError> {
+        let form = crate::params::Params::parse(body);
+        let client = crate::oidc::clients::presented(authorization, &form)?;
+        let grant = crate::oidc::grants::require(&form, "grant_type")?.to_owned();
+        let code = crate::oidc::grants::require(&form, "device_code")?.to_owned();
+        Ok((client, grant, code))
+    }
 }
 
 use std::net::SocketAddr;

@@ -256,6 +256,141 @@ def admin_seeds() -> None:
         write(t, name, json.dumps(body).encode())
 
 
+def assertion_diff_seeds() -> None:
+    """[select][signature mode][n] authenticatorData(n) clientDataJSON \0 extra (see the target)."""
+    t = "assertion_diff"
+
+    def auth(flags: int, counter: int, tail: bytes = b"") -> bytes:
+        return RP_HASH + bytes([flags]) + struct.pack(">I", counter) + tail
+
+    def seed(name: str, select: int, sig_mode: int, a: bytes, cd: bytes = None, extra: bytes = b"") -> None:
+        cd = client_data("webauthn.get") if cd is None else cd
+        write(t, name, bytes([select, sig_mode, len(a)]) + a + cd + b"\x00" + extra)
+
+    def cd_with(**fields) -> bytes:
+        c = {"type": "webauthn.get", "challenge": "CHALLENGE", "origin": ORIGIN, "crossOrigin": False}
+        c.update(fields)
+        return json.dumps(c, separators=(",", ":")).encode()
+
+    seed("username-first", 0x00, 0, auth(0x05, 1))
+    seed("username-less", 0x01, 0, auth(0x05, 2))
+    seed("counters-both-zero", 0x00, 0, auth(0x05, 0))
+    seed("counter-regression", 0x04, 0, auth(0x05, 5))
+    seed("counter-max", 0x06, 0, auth(0x05, 0xFFFFFFFF))
+    seed("backed-up", 0x08, 0, auth(0x1D, 3))
+    seed("eligible-upgrade", 0x00, 0, auth(0x0D, 3))
+    seed("eligible-upgrade-username-less", 0x01, 0, auth(0x0D, 3))
+    seed("not-verified", 0x00, 0, auth(0x01, 3))
+    seed("extensions", 0x00, 0, auth(0x85, 4, cbor({"credProtect": 1})))
+    seed("extension-garbage", 0x00, 0, auth(0x85, 4, b"\xa1\x63"))
+    seed("trailing-bytes", 0x00, 0, auth(0x05, 4, b"\x00\x00"))
+    seed("attested-data", 0x00, 0, reg_auth_data(0x45, 4))
+    seed("other-valid-signature", 0x00, 3, auth(0x05, 1))
+    seed("signature-xor", 0x00, 2, auth(0x05, 1), extra=b"\x00" * 40 + b"\x01")
+    seed("signature-non-minimal", 0x00, 5, auth(0x05, 1), extra=b"\x01")
+    seed("signature-long-form", 0x00, 6, auth(0x05, 1))
+    seed("signature-raw", 0x00, 7, auth(0x05, 1))
+    seed("signature-s-plus-n", 0x00, 8, auth(0x05, 1))
+    seed("signature-splice", 0x00, 9, auth(0x05, 1), extra=b"\x01\x46")
+    seed("signature-given", 0x00, 1, auth(0x05, 1), extra=bytes.fromhex("3006020101020101"))
+    seed("signature-trailing", 0x00, 4, auth(0x05, 1), extra=b"\x00")
+    seed("origin-slash", 0x00, 0, auth(0x05, 1), cd_with(origin=ORIGIN + "/"))
+    seed("origin-case", 0x00, 0, auth(0x05, 1), cd_with(origin=ORIGIN.replace("localhost", "LOCALHOST")))
+    seed("cross-origin", 0x01, 0, auth(0x05, 1), cd_with(crossOrigin=True, topOrigin="https://evil.example"))
+    seed("cross-origin-null", 0x00, 0, auth(0x05, 1), cd_with(crossOrigin=None))
+    seed("token-binding", 0x00, 0, auth(0x05, 1), cd_with(tokenBinding={"status": "supported"}))
+    seed("challenge-padded", 0x00, 0, auth(0x05, 1), cd_with(challenge="CHALLENGE="))
+    seed("type-create", 0x00, 0, auth(0x05, 1), cd_with(type="webauthn.create"))
+    seed("duplicate-key", 0x00, 0, auth(0x05, 1), client_data("webauthn.get")[:-1] + b',"type":"webauthn.get"}')
+
+
+def social_seeds() -> None:
+    """[mode][status or switches] input (see fuzz_targets/social.rs)."""
+    t = "social"
+    issuer = "https://idp.example.test"
+
+    def j(v) -> bytes:
+        return json.dumps(v, separators=(",", ":")).encode()
+
+    discovery = {
+        "issuer": issuer,
+        "authorization_endpoint": issuer + "/authorize",
+        "token_endpoint": issuer + "/token",
+        "jwks_uri": issuer + "/jwks",
+        "userinfo_endpoint": issuer + "/userinfo",
+        "response_types_supported": ["code"],
+        "id_token_signing_alg_values_supported": ["RS256", "ES256"],
+    }
+    write(t, "discovery", b"\x00\x00" + j(discovery))
+    write(t, "discovery-slash", b"\x00\x40" + j(dict(discovery, issuer=issuer + "/")))
+    write(t, "discovery-query", b"\x00\x00" + j(dict(discovery, authorization_endpoint=issuer + "/authorize?tenant=1")))
+    write(t, "discovery-elsewhere", b"\x00\x00" + j(dict(discovery, token_endpoint="http://idp.example.test:8080/token")))
+    write(t, "discovery-404", b"\x00\x88" + b"<html>not found</html>")
+    n = bytes([0xC5]) + bytes(range(255)) * 1 + bytes([0x01])
+    rsa = {"kty": "RSA", "use": "sig", "alg": "RS256", "kid": "r", "n": b64(n), "e": "AQAB"}
+    ec = {"kty": "EC", "crv": "P-256", "alg": "ES256", "kid": "e", "x": b64(GX), "y": b64(GY)}
+    write(t, "jwks", b"\x01\x00" + j({"keys": [rsa, ec]}))
+    write(t, "jwks-odd", b"\x01\x00" + j({"keys": [{"kty": "oct", "k": "AAAA", "kid": "h"}, {"kty": "OKP", "crv": "Ed25519", "x": b64(bytes(32)), "kid": "o"}, dict(rsa, kid=None)]}))
+    claims = {
+        "iss": issuer,
+        "sub": "248289761001",
+        "aud": "latchkey-client",
+        "exp": 1_800_000_600,
+        "iat": 1_800_000_000,
+        "nonce": "n-0S6_WzA2Mj",
+        "email": "ada@example.test",
+        "email_verified": True,
+        "name": "Ada",
+    }
+    rs = {"alg": "RS256", "kid": "rsa1", "typ": "JWT"}
+    es = {"alg": "ES256", "kid": "ec1"}
+    write(t, "id-token-rs256", b"\x03\x00" + j(rs) + b"\x00" + j(claims))
+    write(t, "id-token-es256", b"\x03\x01" + j(es) + b"\x00" + j(claims))
+    write(t, "id-token-google", b"\x03\x02" + j(rs) + b"\x00" + j(dict(claims, iss="idp.example.test", hd="example.test", email_verified="true")))
+    write(t, "id-token-slash", b"\x03\x04" + j(rs) + b"\x00" + j(dict(claims, iss=issuer + "/")))
+    write(t, "id-token-audiences", b"\x03\x00" + j(rs) + b"\x00" + j(dict(claims, aud=["latchkey-client", "other"], azp="latchkey-client")))
+    write(t, "id-token-expired", b"\x03\x00" + j(rs) + b"\x00" + j(dict(claims, exp=1_799_999_000)))
+    write(t, "id-token-ps256", b"\x03\x00" + j(dict(rs, alg="PS256")) + b"\x00" + j(claims))
+    write(t, "id-token-hs256", b"\x03\x00" + j(dict(rs, alg="HS256")) + b"\x00" + j(claims))
+    unsigned = f"{b64(j(rs))}.{b64(j(claims))}.{b64(bytes(256))}"
+    write(t, "token-answer", b"\x02\x00" + j({"access_token": "at", "token_type": "Bearer", "expires_in": 3600, "id_token": unsigned}))
+    write(t, "token-answer-error", b"\x02\x85" + j({"error": "invalid_grant", "error_description": "bad code"}))
+    write(t, "id-token-text", b"\x04\x00" + unsigned.encode())
+    write(t, "id-token-none", b"\x04\x00" + f"{b64(j({'alg': 'none', 'kid': 'rsa1'}))}.{b64(j(claims))}.".encode())
+    write(t, "github-token", b"\x05\x00" + j({"access_token": "gho_16C7e42F292c6912E7710c838347Ae178B4a", "scope": "read:user,user:email", "token_type": "bearer"}))
+    write(t, "github-token-error", b"\x05\x00" + j({"error": "bad_verification_code", "error_description": "The code passed is incorrect or expired."}))
+    user = {"login": "octocat", "id": 583231, "name": "The Octocat", "type": "User"}
+    emails = [
+        {"email": "octocat@users.noreply.github.com", "primary": False, "verified": True, "visibility": None},
+        {"email": "octocat@github.com", "primary": True, "verified": True, "visibility": "public"},
+    ]
+    membership = {"state": "active", "role": "member", "organization": {"login": "acme"}}
+    write(t, "github-user", b"\x06\x00" + j(user) + b"\x00" + j(emails) + b"\x00" + j(membership))
+    write(t, "github-user-unverified", b"\x06\x00" + j(dict(user, name=None)) + b"\x00" + j([dict(emails[1], verified=False)]) + b"\x00" + j({"state": "pending"}))
+    write(t, "callback", b"\x07\x00code=4%2F0AX4XfWh&state=s7a8te&scope=openid\x00latchkey_social=brw0; latchkey_session=x")
+    write(t, "callback-error", b"\x07\x00error=access_denied&state=s&state=t\x00a=b\x00latchkey_social=\x00latchkey_social=brw1")
+
+
+def device_seeds() -> None:
+    """[mode] input (see fuzz_targets/device.rs)."""
+    t = "device"
+    grant = "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code"
+    write(t, "typed-code", b"\x00bcdf-ghjk")
+    write(t, "typed-code-spaces", b"\x00 BCDF\tghjk ")
+    write(t, "typed-code-wrong", b"\x00ABCD-EFGH")
+    write(t, "page-query", b"\x01user_code=BCDF-GHJK")
+    write(t, "page-query-markup", b"\x01user_code=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E&user_code=x")
+    write(t, "lookup", b"\x02" + json.dumps({"user_code": "BCDF-GHJK"}).encode())
+    write(t, "decide", b"\x03" + json.dumps({"user_code": "bcdfghjk", "approve": True}).encode())
+    write(t, "decide-extra", b"\x03" + json.dumps({"user_code": "bcdfghjk", "approve": "yes", "x": 1}).encode())
+    write(t, "poll-public", b"\x04\x00grant_type=" + grant.encode() + b"&device_code=Ag_EE5Xl2ldcnrfUkLqYOWxuHBlDtX&client_id=tv-app")
+    basic = base64.b64encode(b"tv-app:s%3Acret").decode()
+    write(t, "poll-basic", b"\x04Basic " + basic.encode() + b"\x00grant_type=" + grant.encode() + b"&device_code=abc")
+    write(t, "poll-both", b"\x04basic " + basic.encode() + b"\x00grant_type=" + grant.encode() + b"&device_code=abc&client_secret=x")
+    write(t, "authorization", b"\x05\x00client_id=tv-app&scope=openid+profile+email+credentials")
+    write(t, "authorization-repeated", b"\x05\x00client_id=tv-app&scope=openid&scope=email")
+
+
 if __name__ == "__main__":
     webauthn()
     client_data_seeds()
@@ -263,3 +398,6 @@ if __name__ == "__main__":
     multipart_seeds()
     jwt_seeds()
     admin_seeds()
+    assertion_diff_seeds()
+    social_seeds()
+    device_seeds()

@@ -262,3 +262,10 @@ pub fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(build)
 }
+
+/// Whether `FUZZ_VERBOSE` is set: targets then print their verdicts (to check that seeds reach
+/// what they are meant to, e.g. `FUZZ_VERBOSE=1 fuzz/target/…/assertion_diff -runs=0 seeds/assertion_diff`).
+pub fn verbose() -> bool {
+    static V: OnceLock<bool> = OnceLock::new();
+    *V.get_or_init(|| std::env::var_os("FUZZ_VERBOSE").is_some())
+}

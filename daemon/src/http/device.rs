@@ -17,6 +17,7 @@ use super::{Body, Cx, oauth};
 use crate::error::{Error, Kind};
 use crate::oidc::device::{self, DecideRequest, Decided, Decision, LookupRequest, WRONG_CODES_PER_MINUTE};
 use crate::oidc::error::OAuthError;
+use crate::params::Params;
 use crate::sessions;
 
 const BUCKET: crate::ratelimit::Bucket = crate::ratelimit::Bucket::DeviceUserCodes;
@@ -102,12 +103,18 @@ pub async fn decide(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     }
 }
 
+/// The code field's value from the page's query (`?user_code=`, as `verification_uri_complete`
+/// sends it), not yet escaped: in canonical form when it is a code; otherwise as given (the user
+/// corrects it), cut to the field's 32 characters.
+pub fn prefill(query: &Params) -> String {
+    let typed = query.owned("user_code").ok().flatten().unwrap_or_default();
+    let prefill = device::canonical_user_code(&typed).map(|c| device::display(&c)).unwrap_or(typed);
+    prefill.chars().take(32).collect()
+}
+
 /// `GET /device[?user_code=…]`: enter the code, sign in with a passkey, approve or deny.
 pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
-    let typed = request::query(&req).owned("user_code").ok().flatten().unwrap_or_default();
-    // Prefilled in canonical form when it is one; otherwise as given (the user corrects it).
-    let prefill = device::canonical_user_code(&typed).map(|c| device::display(&c)).unwrap_or(typed);
-    let prefill: String = prefill.chars().take(32).collect();
+    let prefill = prefill(&request::query(&req));
     let (now, t) = (cx.now(), cx.tenant.id);
     let session = match session_token(req.headers(), &cx.tenant) {
         Some(token) => cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?,
@@ -138,4 +145,18 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     );
     let data = [("email", email.as_str())];
     Ok(html(StatusCode::OK, render(&cx.tenant, "Sign in on your device", "device", &data, &main)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_code_field_is_prefilled_from_the_query() {
+        let prefilled = |q: &str| prefill(&Params::parse(q.as_bytes()));
+        assert_eq!(prefilled("user_code=bcdf%20ghjk"), "BCDF-GHJK");
+        assert_eq!(prefilled("user_code=ABCD"), "ABCD", "not a code: as typed, for the user to correct");
+        assert_eq!(prefilled(&format!("user_code={}", "x".repeat(40))).len(), 32);
+        assert_eq!(prefilled("user_code=BCDFGHJK&user_code=BCDFGHJK"), "", "a repeated parameter is absent");
+    }
 }

@@ -3,7 +3,7 @@
 //! to a confirmation page whose form posts to `/login/{provider}/confirm`), and `/api/social`
 //! lists the signed-in user's links, starts linking (POST) and unlinks (DELETE).
 
-use hyper::header;
+use hyper::header::{self, HeaderMap};
 use hyper::{Response, StatusCode};
 use latchkey::codes;
 
@@ -13,6 +13,7 @@ use super::request::{self, session_token};
 use super::response::{empty, json, redirect, with_header_value};
 use super::{Body, Cx, pages};
 use crate::error::Error;
+use crate::params::Params;
 use crate::sessions;
 use crate::social::flow::{self, BROWSER_COOKIE, Callback, Purpose, STATE_TTL, Started};
 use crate::social::link;
@@ -102,23 +103,26 @@ pub async fn link(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Bo
     Ok(with_header_value(json(StatusCode::OK, &body), header::SET_COOKIE, &binding_cookie(cx, &started)))
 }
 
-/// The browser-binding cookie, if the browser sent it.
-fn browser_cookie(cx: &Cx<'_>, req: &Req) -> Option<String> {
-    request::cookie(req.headers(), &sessions::cookie_name(&cx.tenant, BROWSER_COOKIE))
+/// The callback's parts as the provider's redirect brings them back: its query (a repeated
+/// parameter counts as absent), the browser-binding cookie under `browser_cookie` (its name for
+/// this tenant), and the browser's session (a link's callback checks it is the one that started).
+pub fn callback_of(query: &[u8], headers: &HeaderMap, browser_cookie: &str, session: Option<String>) -> Callback {
+    let q = Params::parse(query);
+    let param = |name: &str| q.owned(name).ok().flatten();
+    Callback {
+        code: param("code"),
+        state: param("state"),
+        error: param("error"),
+        browser: request::cookie(headers, browser_cookie),
+        session,
+    }
 }
 
 /// `GET /login/{provider}/callback?code&state` (or `?error`).
 pub async fn callback(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
-    let q = request::query(&req);
-    let param = |name: &str| q.owned(name).ok().flatten();
     let old_session = session_token(req.headers(), &cx.tenant);
-    let cb = Callback {
-        code: param("code"),
-        state: param("state"),
-        error: param("error"),
-        browser: browser_cookie(cx, &req),
-        session: old_session.clone(),
-    };
+    let browser = sessions::cookie_name(&cx.tenant, BROWSER_COOKIE);
+    let cb = callback_of(req.uri().query().unwrap_or("").as_bytes(), req.headers(), &browser, old_session.clone());
     let result = flow::finish(cx.state, &cx.tenant, &provider, cb).await;
     // A link waiting for its confirmation is audited when confirmed (`confirm`).
     if !result.as_ref().is_ok_and(|f| f.confirm.is_some()) {
@@ -208,4 +212,23 @@ pub async fn unlink(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<
     cx.state.audit.record(e);
     result?;
     Ok(empty(StatusCode::NO_CONTENT))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_callback_reads_each_parameter_once_and_the_browser_cookie() {
+        let mut headers = HeaderMap::new();
+        headers.append(header::COOKIE, "a=1; latchkey_social=; b=2".parse().unwrap());
+        headers.append(header::COOKIE, "latchkey_social=brw".parse().unwrap());
+        let cb = callback_of(b"code=c%2F1&state=s&state=t&error=", &headers, "latchkey_social", None);
+        assert_eq!(cb.code.as_deref(), Some("c/1"));
+        assert_eq!(cb.state, None, "a repeated state is no state");
+        assert_eq!(cb.error, None, "an empty error is no error");
+        assert_eq!(cb.browser.as_deref(), Some("brw"), "the first non-empty cookie of that name");
+        assert_eq!(callback_of(b"", &HeaderMap::new(), "latchkey_social", None).browser, None);
+        assert_eq!(callback_of(b"", &headers, "__Host-latchkey_social", None).browser, None, "the tenant's name only");
+    }
 }

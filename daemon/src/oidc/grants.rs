@@ -38,7 +38,7 @@ pub struct TokenResponse {
 }
 
 /// `name`, which must be present.
-pub(super) fn require<'a>(form: &'a Params, name: &str) -> Result<&'a str, OAuthError> {
+pub(crate) fn require<'a>(form: &'a Params, name: &str) -> Result<&'a str, OAuthError> {
     form.get(name)?.ok_or_else(|| OAuthError::invalid_request(format!("{name} is required")))
 }
 

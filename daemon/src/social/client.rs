@@ -105,7 +105,8 @@ fn checked(url: &str) -> Result<(), UpstreamError> {
     super::callable_url(url).map(|_| ()).map_err(|message| UpstreamError::Url { url: url.to_owned(), message })
 }
 
-fn parse<T: DeserializeOwned>(url: &str, status: u16, body: &[u8]) -> Result<T, UpstreamError> {
+/// A provider's answer to `GET url`: a 2xx status and JSON of the expected shape.
+pub fn parse<T: DeserializeOwned>(url: &str, status: u16, body: &[u8]) -> Result<T, UpstreamError> {
     if !(200..300).contains(&status) {
         let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
         return Err(UpstreamError::Status { url: url.to_owned(), status, body: text });

@@ -41,16 +41,18 @@ pub struct GithubUser {
     pub active_orgs: Vec<String>,
 }
 
+/// GitHub's `/user` (the fields read).
 #[derive(Deserialize)]
-struct User {
+pub struct User {
     id: u64,
     login: String,
     #[serde(default)]
     name: Option<String>,
 }
 
+/// An entry of GitHub's `/user/emails`.
 #[derive(Deserialize)]
-struct Email {
+pub struct Email {
     email: String,
     #[serde(default)]
     primary: bool,
@@ -58,9 +60,16 @@ struct Email {
     verified: bool,
 }
 
+/// GitHub's `/user/memberships/orgs/{org}`.
 #[derive(Deserialize)]
-struct Membership {
+pub struct Membership {
     state: String,
+}
+
+impl Membership {
+    pub fn is_active(&self) -> bool {
+        self.state == "active"
+    }
 }
 
 pub struct Exchange<'a> {
@@ -84,27 +93,70 @@ pub async fn exchange(up: &Upstream, x: &Exchange<'_>) -> Result<GithubUser, Ref
         ("code_verifier", x.verifier),
     ];
     let (status, answer) = up.post_form(&url, &form, None).await?;
-    // GitHub answers a refused code with 200 and an `error` field.
-    if status != 200 || answer.get("error").is_some() {
-        return Err(refused("token_refused", format!("HTTP {status}: {answer}")));
-    }
-    let token = answer["access_token"].as_str().ok_or_else(|| refused("token_refused", "no access_token"))?;
+    let token = access_token_of(status, &answer)?;
     let user: User = up.get_json(&format!("{}/user", x.api_url), Some(token)).await?;
     let emails: Vec<Email> = up.get_json(&format!("{}/user/emails", x.api_url), Some(token)).await?;
-    let verified_email = emails.into_iter().find(|e| e.primary && e.verified).map(|e| e.email);
     let mut active_orgs = vec![];
     for org in x.orgs {
         let url = format!("{}/user/memberships/orgs/{}", x.api_url, url_segment(org));
         // 404 (not a member) and 403 (membership hidden) mean "not active" here.
         if let Ok(m) = up.get_json::<Membership>(&url, Some(token)).await
-            && m.state == "active"
+            && m.is_active()
         {
             active_orgs.push(org.clone());
         }
     }
-    Ok(GithubUser { id: user.id.to_string(), login: user.login, name: user.name, verified_email, active_orgs })
+    Ok(github_user(user, emails, active_orgs))
+}
+
+/// The access token of GitHub's answer to the code exchange (its HTTP status and JSON body).
+pub fn access_token_of(status: u16, answer: &serde_json::Value) -> Result<&str, Refused> {
+    // GitHub answers a refused code with 200 and an `error` field.
+    if status != 200 || answer.get("error").is_some() {
+        return Err(refused("token_refused", format!("HTTP {status}: {answer}")));
+    }
+    answer["access_token"].as_str().ok_or_else(|| refused("token_refused", "no access_token"))
+}
+
+/// Who signed in, from `/user`, `/user/emails` and the organisations found active.
+pub fn github_user(user: User, emails: Vec<Email>, active_orgs: Vec<String>) -> GithubUser {
+    let verified_email = emails.into_iter().find(|e| e.primary && e.verified).map(|e| e.email);
+    GithubUser { id: user.id.to_string(), login: user.login, name: user.name, verified_email, active_orgs }
 }
 
 fn url_segment(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_access_token_of_an_answer() {
+        assert_eq!(access_token_of(200, &json!({"access_token": "gho_x"})).unwrap(), "gho_x");
+        // GitHub refuses a code with 200 and an error.
+        assert!(access_token_of(200, &json!({"error": "bad_verification_code", "access_token": "x"})).is_err());
+        assert!(access_token_of(401, &json!({"access_token": "x"})).is_err());
+        assert!(access_token_of(200, &json!({})).is_err());
+    }
+
+    #[test]
+    fn only_the_primary_and_verified_address_is_kept() {
+        let user: User = serde_json::from_value(json!({"id": 42, "login": "ada"})).unwrap();
+        let emails: Vec<Email> = serde_json::from_value(json!([
+            {"email": "a@x.test", "primary": false, "verified": true},
+            {"email": "b@x.test", "primary": true, "verified": true},
+        ]))
+        .unwrap();
+        let who = github_user(user, emails, vec![]);
+        assert_eq!((who.id.as_str(), who.verified_email.as_deref()), ("42", Some("b@x.test")));
+        let user: User = serde_json::from_value(json!({"id": 42, "login": "ada"})).unwrap();
+        let unverified: Vec<Email> = serde_json::from_value(json!([{"email": "b@x.test", "primary": true}])).unwrap();
+        assert_eq!(github_user(user, unverified, vec![]).verified_email, None);
+        let pending: Membership = serde_json::from_value(json!({"state": "pending"})).unwrap();
+        assert!(!pending.is_active());
+    }
 }

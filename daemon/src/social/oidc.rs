@@ -145,7 +145,20 @@ struct RawClaims {
     hd: Option<String>,
 }
 
-fn decode_keys(set: &JwkSet) -> HashMap<String, (DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>)> {
+/// Checks a discovery document fetched for `issuer` before anything in it is used.
+pub fn check_discovery(issuer: &str, discovery: &Discovery) -> Result<(), Refused> {
+    // The document must be the issuer's own (OIDC Discovery §4.3).
+    if discovery.issuer.trim_end_matches('/') != issuer.trim_end_matches('/') {
+        return Err(refused("discovery_mismatch", format!("discovery names issuer {:?}", discovery.issuer)));
+    }
+    // Before anything is sent to them (the key set is fetched next, the code and the secret at
+    // the callback): the caller caches nothing that is refused.
+    own_endpoints(issuer, discovery)
+}
+
+/// The usable keys of a provider's key set, by `kid` (keys without one, or that do not decode, are
+/// left out).
+pub fn decode_keys(set: &JwkSet) -> HashMap<String, (DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>)> {
     set.keys
         .iter()
         .filter_map(|jwk| {
@@ -160,13 +173,7 @@ impl Cache {
     async fn load(&self, up: &Upstream, issuer: &str) -> Result<Arc<Entry>, Refused> {
         let url = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
         let discovery: Discovery = up.get_json(&url, None).await?;
-        // The document must be the issuer's own (OIDC Discovery §4.3).
-        if discovery.issuer.trim_end_matches('/') != issuer.trim_end_matches('/') {
-            return Err(refused("discovery_mismatch", format!("discovery names issuer {:?}", discovery.issuer)));
-        }
-        // Before anything is sent to them (the key set is fetched just below, the code and the
-        // secret at the callback): not cached when refused.
-        own_endpoints(issuer, &discovery)?;
+        check_discovery(issuer, &discovery)?;
         let set: JwkSet = up.get_json(&discovery.jwks_uri, None).await?;
         let entry = Arc::new(Entry { keys: decode_keys(&set), discovery, fetched: Instant::now() });
         self.put(issuer, entry.clone());
@@ -266,29 +273,52 @@ pub async fn exchange(up: &Upstream, cache: &Cache, x: &Exchange<'_>) -> Result<
         ("code_verifier", x.verifier),
     ];
     let (status, answer) = up.post_form(&d.token_endpoint, &form, Some((x.client_id, x.client_secret))).await?;
+    let id_token = id_token_of(status, &answer)?;
+    verify(up, cache, x, &d.issuer, id_token).await
+}
+
+/// The ID token of the token endpoint's answer (its HTTP status and JSON body).
+pub fn id_token_of(status: u16, answer: &serde_json::Value) -> Result<&str, Refused> {
     if status != 200 || answer.get("error").is_some() {
         return Err(refused("token_refused", format!("HTTP {status}: {answer}")));
     }
-    let id_token = answer["id_token"].as_str().ok_or_else(|| refused("no_id_token", "the answer has no id_token"))?;
-    verify(up, cache, x, &d.issuer, id_token).await
+    answer["id_token"].as_str().ok_or_else(|| refused("no_id_token", "the answer has no id_token"))
 }
 
 /// `issuer` is the discovery document's own spelling of the issuer (it matched the configured
 /// one, trailing slash aside, when fetched): `iss` must equal it exactly, and providers differ on
 /// the slash (Auth0's issuers end with one, Google's and Keycloak's do not).
 async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, issuer: &str, token: &str) -> Result<Claims, Refused> {
+    let (alg, kid) = id_token_header(token)?;
+    let (key, _) = cache.key(up, x.issuer, &kid).await?;
+    check_id_token(x, issuer, token, alg, &key)
+}
+
+/// The ID token's algorithm (one of those accepted) and key id, read before its key is looked up.
+pub fn id_token_header(token: &str) -> Result<(Algorithm, String), Refused> {
     let header = jsonwebtoken::decode_header(token).map_err(|e| refused("invalid_id_token", e))?;
     if !ALLOWED.contains(&header.alg) {
         return Err(refused("invalid_id_token", format!("algorithm {:?} is not accepted", header.alg)));
     }
     let kid = header.kid.ok_or_else(|| refused("invalid_id_token", "no kid"))?;
-    let (key, _) = cache.key(up, x.issuer, &kid).await?;
-    let mut v = Validation::new(header.alg);
+    Ok((header.alg, kid))
+}
+
+/// Checks the ID token's signature with the provider's `key` (named by the token's `kid`), then
+/// its claims; `alg` is the header's, as [`id_token_header`] returned it.
+pub fn check_id_token(
+    x: &Exchange<'_>,
+    issuer: &str,
+    token: &str,
+    alg: Algorithm,
+    key: &DecodingKey,
+) -> Result<Claims, Refused> {
+    let mut v = Validation::new(alg);
     v.set_audience(&[x.client_id]);
     // Issuer and expiry are checked below: Google's two spellings, and the daemon's own clock.
     v.validate_exp = false;
     v.required_spec_claims = ["sub", "iss", "aud", "exp"].iter().map(|s| s.to_string()).collect();
-    let claims: RawClaims = jsonwebtoken::decode(token, &key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
+    let claims: RawClaims = jsonwebtoken::decode(token, key, &v).map_err(|e| refused("invalid_id_token", e))?.claims;
     // Google may send its issuer without the scheme (`accounts.google.com`).
     let without_scheme = issuer.split_once("://").map_or(issuer, |(_, rest)| rest);
     let iss_ok = claims.iss == issuer || (x.google && claims.iss == without_scheme);
@@ -327,7 +357,9 @@ async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, issuer: &str, to
 
 #[cfg(test)]
 mod tests {
-    use super::own_endpoint;
+    use serde_json::json;
+
+    use super::*;
 
     #[test]
     fn discovery_endpoints_must_be_the_issuers_own() {
@@ -350,5 +382,44 @@ mod tests {
         assert!(!ok("https://accounts.google.com", "https://storage.googleapis.com/x"));
         assert!(!ok("https://accounts.google.com", "http://oauth2.googleapis.com/token"));
         assert!(!ok("https://sso.example.com", "https://oauth2.googleapis.com/token"));
+    }
+
+    fn discovery(issuer: &str) -> Discovery {
+        Discovery {
+            issuer: issuer.into(),
+            authorization_endpoint: format!("{issuer}/authorize"),
+            token_endpoint: format!("{issuer}/token"),
+            jwks_uri: format!("{issuer}/jwks"),
+        }
+    }
+
+    #[test]
+    fn a_discovery_document_names_its_own_issuer() {
+        assert!(check_discovery("https://idp.test", &discovery("https://idp.test")).is_ok());
+        assert!(check_discovery("https://idp.test/", &discovery("https://idp.test")).is_ok());
+        assert!(check_discovery("https://idp.test", &discovery("https://idp.test/")).is_ok());
+        let other = check_discovery("https://idp.test", &discovery("https://evil.test")).unwrap_err();
+        assert_eq!(other.reason, "discovery_mismatch");
+    }
+
+    #[test]
+    fn the_token_answer_must_carry_an_id_token() {
+        assert_eq!(id_token_of(200, &json!({"id_token": "a.b.c"})).unwrap(), "a.b.c");
+        let reason = |status, answer| id_token_of(status, &answer).unwrap_err().reason;
+        assert_eq!(reason(400, json!({"id_token": "a.b.c"})), "token_refused");
+        assert_eq!(reason(200, json!({"error": "invalid_grant", "id_token": "a.b.c"})), "token_refused");
+        assert_eq!(reason(200, json!({"access_token": "x"})), "no_id_token");
+        assert_eq!(reason(200, json!({"id_token": 7})), "no_id_token");
+    }
+
+    #[test]
+    fn only_accepted_algorithms_with_a_key_id_pass_the_header() {
+        let token =
+            |header: serde_json::Value| format!("{}.e30.", crate::crypto::b64url(header.to_string().as_bytes()));
+        let (alg, kid) = id_token_header(&token(json!({"alg": "ES256", "kid": "k"}))).unwrap();
+        assert_eq!((alg, kid.as_str()), (Algorithm::ES256, "k"));
+        assert!(id_token_header(&token(json!({"alg": "HS256", "kid": "k"}))).is_err());
+        assert!(id_token_header(&token(json!({"alg": "none", "kid": "k"}))).is_err());
+        assert!(id_token_header(&token(json!({"alg": "RS256"}))).is_err());
     }
 }
