@@ -177,6 +177,8 @@ fn a_wrong_key_encryption_key_still_stops_the_start() {
     let mut file = latchkeyd::config::FileConfig::default();
     file.server.public_url = Some(d.base.clone());
     file.server.listen = Some("127.0.0.1:0".into());
+    // Not the default port, which a development daemon of another test may hold.
+    file.server.metrics_listen = Some(String::new());
     (d.same_store())(&mut file);
     file.keys.encryption_key_file = Some(other);
     file.admin.socket = Some(dir.join("again.sock"));
