@@ -58,7 +58,8 @@ if [ "$POSTGRES_PASS" = 1 ]; then
     pg_threads=$(nproc)
     [ "$pg_threads" -le 8 ] || pg_threads=8
     pg_virtualenv -t -o max_connections=300 env PG_THREADS="$pg_threads" sh -c '
-        LATCHKEY_TEST_PG=1 cargo test --locked -p latchkeyd --lib store:: &&
+        LATCHKEY_TEST_PG=1 cargo test --locked -p latchkey-store &&
+        LATCHKEY_TEST_PG=1 cargo test --locked -p latchkeyd --lib postgres_ &&
         LATCHKEY_TEST_BACKEND=postgres cargo test --locked -p latchkey-tests --test e2e -- --test-threads="$PG_THREADS"'
 fi
 

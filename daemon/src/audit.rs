@@ -227,4 +227,29 @@ mod tests {
         assert_eq!(e.subject.as_deref(), Some("s\u{FFFD}"));
         assert_eq!(e.detail.map(|d| d.chars().count()), Some(DETAIL_MAX + 1));
     }
+
+    /// On PostgreSQL (`LATCHKEY_TEST_PG=1` under `pg_virtualenv`), which refuses a NUL byte.
+    #[test]
+    fn postgres_an_audit_event_the_database_refuses_does_not_take_its_batch_down() {
+        let Some(t) = crate::store::testing::postgres::test_db() else { return };
+        let db = Db::open_postgres(&t.settings).unwrap();
+        // Events as the writer receives them, one of them with a NUL byte (which `AuditLog::record`
+        // cleans; here it reaches the database raw, as any other refusal would).
+        let event = |actor: &str| super::Event {
+            at: 1,
+            actor: actor.into(),
+            action: "token.client_credentials".into(),
+            outcome: "success".into(),
+            ..Default::default()
+        };
+        let batch = vec![event("good-1"), event("bad\0"), event("good-2"), event("good-3")];
+        let before = super::lost();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(super::write_batch(&db, batch));
+        let stored = db.read_blocking(|tx| crate::store::audit::query(tx, None, 0, None, 0, 100)).unwrap();
+        let actors: Vec<String> = stored.into_iter().map(|(_, e)| e.actor).collect();
+        assert_eq!(actors, ["good-1", "good-2", "good-3"]);
+        let refused = |l: [(&str, u64); 3]| l.iter().find(|(why, _)| *why == "refused").map(|(_, n)| *n).unwrap();
+        assert!(refused(super::lost()) > refused(before), "the lost event is counted");
+    }
 }

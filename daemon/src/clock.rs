@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Seconds since the Unix epoch.
-pub type Timestamp = i64;
+pub use latchkey_store::Timestamp;
 
 pub trait Clock: Send + Sync + std::fmt::Debug {
     fn now(&self) -> Timestamp;

@@ -12,11 +12,9 @@ pub mod crypto;
 pub mod declarative;
 pub mod error;
 pub mod http;
-pub mod lockfile;
 pub mod mail;
 pub mod memory;
 pub mod metrics;
-pub mod migrate_store;
 pub mod netrange;
 pub mod notify;
 pub mod oidc;
@@ -26,7 +24,9 @@ pub mod ratelimit;
 pub mod reload;
 pub mod sessions;
 pub mod social;
-pub mod store;
+/// The storage crate, under the name the daemon's modules have always used for it.
+pub use latchkey_store as store;
+pub use latchkey_store::{lockfile, migrate_store};
 pub mod tenants;
 pub mod urls;
 pub mod users;
@@ -256,6 +256,14 @@ fn bind_metrics(config: &Config) -> Result<Option<tokio::net::TcpListener>, Star
     }
 }
 
+/// Opens the database the configuration names.
+fn open_store(config: &Config) -> Result<Db, store::StoreError> {
+    match (&config.storage_backend, &config.postgres) {
+        (config::StorageBackend::Postgres, Some(settings)) => Db::open_postgres(settings),
+        _ => Db::open(&config.storage_path),
+    }
+}
+
 /// Whether a database with content is there (an empty file left by a failed start is not one).
 fn database_exists(path: &std::path::Path) -> bool {
     std::fs::metadata(path).map(|m| m.len() > 0).unwrap_or(false)
@@ -339,7 +347,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
             config.kek_file.display()
         )));
     }
-    let db = Db::open_config(&config)?;
+    let db = open_store(&config)?;
     let kek = Arc::new(Kek::load_or_create(&config.kek_file)?);
     // Ready before the tenants load (on SQLite, the spare the previous run kept at shutdown),
     // else generated on an otherwise idle core meanwhile: the first tenant created (or key

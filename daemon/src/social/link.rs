@@ -255,8 +255,7 @@ pub fn notify(state: &State, tenant: &TenantRuntime, linked: Linked) {
 mod tests {
     use super::*;
     use crate::store::SocialKind;
-    use crate::store::sql::{ConnExt, params};
-    use crate::store::testing::{temp_db, tenant, user};
+    use crate::store::testing::{count_rows, temp_db, tenant, user};
     use crate::store::users::UserId;
 
     fn session(amr: &str, auth_time: Timestamp) -> SessionRow {
@@ -325,10 +324,7 @@ mod tests {
             let pending = Pending { session_token: token.map(str::to_owned), token: "form-token".into() };
             t.db.write_blocking(|tx| pend(tx, a, "http://localhost/a", &github(), f, id, &pending, 10))
         };
-        let rows = || -> i64 {
-            t.read(|tx| tx.conn().query_one("SELECT count(*) FROM social_pending_links", params![], |r| r.get(0)))
-                .unwrap()
-        };
+        let rows = || -> i64 { t.read(|tx| count_rows(tx, "social_pending_links")) };
         let ada_flow = flow(ada, ada_session.id);
         // No session, or another session (Bob's) than the one that started the flow.
         for token in [None, Some(bob_session.token.as_str()), Some("made-up")] {

@@ -20,9 +20,8 @@ use crate::store::users::UserId;
 use crate::store::{self, SocialKind, TenantId};
 use crate::tenants::require;
 
-pub const GOOGLE_ISSUER: &str = "https://accounts.google.com";
+pub use crate::store::social::{GITHUB_API_URL, GOOGLE_ISSUER};
 pub const GITHUB_URL: &str = "https://github.com";
-pub const GITHUB_API_URL: &str = "https://api.github.com";
 
 /// Associated data of a sealed client secret: bound to its tenant and provider.
 fn aad(tenant: TenantId, slug: &str) -> Vec<u8> {

@@ -3,7 +3,7 @@
 use super::sql::{ConnExt, Row, params};
 
 use super::{Reader, Registration, StoreError, TenantId, Text, WriteTx, cluster};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TenantRow {
@@ -94,8 +94,8 @@ pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registra
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{app_row, assert_corrupt, force, temp_db, tenant, user};
-    use crate::store::{apps, users};
+    use crate::testing::{app_row, assert_corrupt, force, temp_db, tenant, user};
+    use crate::{apps, users};
 
     #[test]
     fn insert_and_look_up() {

@@ -8,8 +8,8 @@ use std::error::Error;
 use bytes::BytesMut;
 use postgres::types::{FromSql, IsNull, ToSql, Type};
 
-use crate::store::StoreError;
-use crate::store::sql::{RowAccess, Value, ValueRef};
+use crate::StoreError;
+use crate::sql::{RowAccess, Value, ValueRef};
 
 type BoxError = Box<dyn Error + Sync + Send>;
 

@@ -5,7 +5,7 @@ use super::sql::{Conn, ConnExt, Engine, ToValue, params};
 
 use super::users::UserId;
 use super::{Reader, StoreError, TenantId, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 pub fn insert_request(
     tx: &WriteTx<'_>,
@@ -476,7 +476,7 @@ pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::store::testing::{temp_db, tenant, user};
+    use crate::testing::{temp_db, tenant, user};
 
     fn code_row(user_id: UserId, session_id: Option<i64>, expires_at: Timestamp) -> CodeRow {
         CodeRow {
@@ -515,7 +515,7 @@ pub(crate) mod tests {
     }
 
     /// Two tenants, with a user in the first.
-    fn setup(t: &crate::store::testing::TempDb) -> (TenantId, TenantId, UserId) {
+    fn setup(t: &crate::testing::TempDb) -> (TenantId, TenantId, UserId) {
         t.write(|tx| {
             let a = tenant(tx, "a");
             let b = tenant(tx, "b");
@@ -532,7 +532,7 @@ pub(crate) mod tests {
     /// amr, created_at, expires_at, access_jti, access_expires_at, used_at, revoked_at).
     type Redeemed = (Vec<(i64, Vec<u8>, Option<i64>, Option<String>, Option<String>)>, Vec<Vec<String>>);
 
-    fn redeemed(db: &crate::store::Db) -> Redeemed {
+    fn redeemed(db: &crate::Db) -> Redeemed {
         db.read_blocking(|tx| {
             let c = tx.conn();
             let codes = c.query_all(
@@ -588,9 +588,9 @@ pub(crate) mod tests {
         ]
     }
 
-    /// [`redeem_code`] on `db` (either engine), through [`crate::store::Db::write_one`] as the
+    /// [`redeem_code`] on `db` (either engine), through [`crate::Db::write_one`] as the
     /// PostgreSQL exchange calls it.
-    pub(crate) fn redeem_scenario(db: &crate::store::Db) {
+    pub(crate) fn redeem_scenario(db: &crate::Db) {
         let (a, u) = db
             .write_blocking(|tx| {
                 let a = tenant(tx, "a");
@@ -640,9 +640,9 @@ pub(crate) mod tests {
         assert_eq!(last.1[1][1], format!("{:?}", b"t3".to_vec()));
     }
 
-    /// [`rotate_refresh`] on `db` (either engine), through [`crate::store::Db::write_one`] as the
+    /// [`rotate_refresh`] on `db` (either engine), through [`crate::Db::write_one`] as the
     /// PostgreSQL rotation calls it.
-    pub(crate) fn rotate_scenario(db: &crate::store::Db) {
+    pub(crate) fn rotate_scenario(db: &crate::Db) {
         let (a, b, u, ids) = db
             .write_blocking(|tx| {
                 let a = tenant(tx, "a");

@@ -262,7 +262,7 @@ text_enum!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::sql::{Conn, ConnExt, params};
+    use crate::sql::{Conn, ConnExt, params};
 
     fn round_trip<T: StoredText + PartialEq + fmt::Debug>(all: &[T]) {
         for v in all {
@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn sql_values_are_plain() {
-        let c = crate::store::testing::sqlite_memory();
+        let c = crate::testing::sqlite_memory();
         let db: &dyn Conn = &c;
         let (status, app): (String, String) = db
             .query_one("SELECT ?1, ?2", params![UserStatus::Active, Text(AppType::M2m)], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn ids_are_plain_integers() {
-        let c = crate::store::testing::sqlite_memory();
+        let c = crate::testing::sqlite_memory();
         let db: &dyn Conn = &c;
         let (t, u): (i64, i64) =
             db.query_one("SELECT ?1, ?2", params![TenantId(3), UserId(9)], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
@@ -325,7 +325,7 @@ mod tests {
 
     #[test]
     fn unknown_text_is_corrupt() {
-        let c = crate::store::testing::sqlite_memory();
+        let c = crate::testing::sqlite_memory();
         let db: &dyn Conn = &c;
         let err = db.query_one("SELECT 'sleeping'", params![], |r| r.get::<_, UserStatus>(0)).unwrap_err();
         assert!(

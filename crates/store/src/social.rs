@@ -6,7 +6,7 @@ use super::sql::{ConnExt, Row, params};
 
 use super::users::UserId;
 use super::{Reader, SocialKind, SocialPurpose, StoreError, TenantId, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderRow {
@@ -53,13 +53,18 @@ fn provider_row(r: &Row<'_>) -> Result<ProviderRow, StoreError> {
     })
 }
 
+/// Google's issuer, and GitHub's API: where the subjects of a provider come from when its row
+/// names no other (rows of releases that did not store the default).
+pub const GOOGLE_ISSUER: &str = "https://accounts.google.com";
+pub const GITHUB_API_URL: &str = "https://api.github.com";
+
 impl ProviderRow {
     /// Where the provider's subjects come from: its issuer (Google, OpenID Connect) or its
     /// GitHub API. A subject is linked together with it.
     pub fn authority(&self) -> &str {
         match self.kind {
-            SocialKind::Github => self.github_api_url.as_deref().unwrap_or(crate::social::GITHUB_API_URL),
-            SocialKind::Google => self.issuer.as_deref().unwrap_or(crate::social::GOOGLE_ISSUER),
+            SocialKind::Github => self.github_api_url.as_deref().unwrap_or(GITHUB_API_URL),
+            SocialKind::Google => self.issuer.as_deref().unwrap_or(GOOGLE_ISSUER),
             SocialKind::Oidc => self.issuer.as_deref().unwrap_or_default(),
         }
     }
@@ -354,7 +359,7 @@ pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{temp_db, tenant, user};
+    use crate::testing::{temp_db, tenant, user};
 
     fn google(slug: &str) -> ProviderRow {
         ProviderRow {
@@ -424,7 +429,7 @@ mod tests {
             created_at: 1,
         };
         t.write(|tx| {
-            let gh = crate::social::GITHUB_API_URL;
+            let gh = GITHUB_API_URL;
             insert_link(tx, a, &link(ada, "42"), gh).unwrap();
             assert!(
                 insert_link(tx, a, &link(bob, "42"), gh).unwrap_err().is_unique_violation(),
@@ -473,9 +478,9 @@ mod tests {
         gh.issuer = None;
         t.write(|tx| {
             assert_eq!(upsert_provider(tx, a, &gh).unwrap(), 0);
-            assert_eq!(gh.authority(), crate::social::GITHUB_API_URL, "the default API");
+            assert_eq!(gh.authority(), GITHUB_API_URL, "the default API");
             insert_link(tx, a, &link("github", ada), gh.authority()).unwrap();
-            insert_link(tx, a, &link("google", bob), crate::social::GOOGLE_ISSUER).unwrap();
+            insert_link(tx, a, &link("google", bob), GOOGLE_ISSUER).unwrap();
             // Other settings change: the link stays.
             gh.client_id = "other".into();
             assert_eq!(upsert_provider(tx, a, &gh).unwrap(), 0);
@@ -506,7 +511,7 @@ mod tests {
             let b = tenant(tx, "b");
             let ada = user(tx, a, "ada@example.com");
             let session = |hash: &[u8]| {
-                let new = crate::store::sessions::NewSession {
+                let new = crate::sessions::NewSession {
                     user_id: ada,
                     token_hash: hash,
                     auth_time: 1,
@@ -514,7 +519,7 @@ mod tests {
                     created_at: 1,
                     expires_at: 1000,
                 };
-                crate::store::sessions::insert(tx, a, &new).unwrap()
+                crate::sessions::insert(tx, a, &new).unwrap()
             };
             (a, b, ada, session(b"s1"), session(b"s2"))
         });
@@ -525,7 +530,7 @@ mod tests {
             session_id,
             email: "".into(),
             account: "octo-ada".into(),
-            authority: crate::social::GITHUB_API_URL.into(),
+            authority: GITHUB_API_URL.into(),
             expires_at: 100,
         };
         t.write(|tx| {
@@ -538,7 +543,7 @@ mod tests {
             assert!(take_pending(tx, a, "github", b"p1", s1, 10).unwrap().is_none(), "single use");
             // Ending the session (sign-out, recovery) ends what waited for it.
             insert_pending(tx, a, b"p2", &pending(s2)).unwrap();
-            assert!(crate::store::sessions::delete(tx, a, b"s2").unwrap());
+            assert!(crate::sessions::delete(tx, a, b"s2").unwrap());
             let left: i64 =
                 tx.conn().query_one("SELECT count(*) FROM social_pending_links", params![], |r| r.get(0)).unwrap();
             assert_eq!(left, 0);

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use postgres::config::{Host, SslMode as WireSslMode};
 
-use crate::store::StoreError;
+use crate::StoreError;
 
 /// Connections per node when `pool_size` is not set.
 pub const DEFAULT_POOL_SIZE: u32 = 10;

@@ -3,7 +3,7 @@
 use super::sql::{ConnExt, Row, params};
 
 use super::{KeyState, Reader, StoreError, TenantId, Text, WriteTx, cluster};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Clone)]
 pub struct KeyRow {
@@ -111,7 +111,7 @@ pub fn delete_previous(tx: &WriteTx<'_>, tenant: TenantId, kid: &str) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{assert_corrupt, force, temp_db, tenant};
+    use crate::testing::{assert_corrupt, force, temp_db, tenant};
 
     fn key(kid: &str, created_at: Timestamp) -> KeyRow {
         KeyRow {

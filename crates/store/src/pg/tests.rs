@@ -1,59 +1,15 @@
 //! Tests against a real PostgreSQL server. They run only with `LATCHKEY_TEST_PG=1` and the `PG*`
 //! variables naming a server where the user may create databases, e.g. as root:
-//! `pg_virtualenv -t sh -c 'LATCHKEY_TEST_PG=1 cargo test -p latchkeyd --lib store::pg'`.
+//! `pg_virtualenv -t sh -c 'LATCHKEY_TEST_PG=1 cargo test -p latchkey-store'`.
 //! Each test gets a database of its own, dropped at the end.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use super::*;
-use crate::store::sql::{ConnExt, params};
+use crate::sql::{ConnExt, params};
 
-struct TestDb {
-    name: String,
-    settings: PgSettings,
-    url_file: std::path::PathBuf,
-}
-
-fn admin() -> postgres::Client {
-    let target = PgSettings::default().resolve().unwrap();
-    let tls = tls::connector(&target).unwrap();
-    target.config.connect(tls).unwrap()
-}
-
-/// A new empty database, or `None` (and a note) when no server is configured.
-fn test_db() -> Option<TestDb> {
-    if std::env::var("LATCHKEY_TEST_PG").as_deref() != Ok("1") {
-        eprintln!("skipped: set LATCHKEY_TEST_PG=1 and the PG* variables to run the PostgreSQL tests");
-        return None;
-    }
-    static N: AtomicU32 = AtomicU32::new(0);
-    let name = format!("lk_unit_{}_{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst));
-    let mut client = admin();
-    // One statement each: a multi-statement text runs as one transaction, which these refuse.
-    client.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
-    client.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-    client.close().unwrap();
-    let url_file = std::env::temp_dir().join(format!("{name}.url"));
-    std::fs::write(&url_file, format!("dbname={name}")).unwrap();
-    let settings = PgSettings { url_file: Some(url_file.clone()), pool_size: 4, sslrootcert: None };
-    Some(TestDb { name, settings, url_file })
-}
-
-impl TestDb {
-    fn client(&self) -> postgres::Client {
-        let target = self.settings.resolve().unwrap();
-        target.config.connect(tls::connector(&target).unwrap()).unwrap()
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.url_file);
-        let _ = admin().batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-    }
-}
+use crate::testing::postgres::{admin, test_db};
 
 /// A tenant row with every other column a placeholder.
 fn insert_tenant(tx: &dyn Conn, slug: &str) -> Result<usize, StoreError> {
@@ -81,7 +37,10 @@ fn open_migrates_once_and_again_changes_nothing() {
             Ok::<_, StoreError>((v.0, v.1, g))
         })
         .unwrap();
-    assert_eq!((versions, max), (migrate::MIGRATIONS.len() as i64, migrate::MIGRATIONS.len() as i64));
+    assert_eq!(
+        (versions, max),
+        (crate::migrations::MIGRATIONS.len() as i64, crate::migrations::MIGRATIONS.len() as i64)
+    );
     assert_eq!(generation, 0);
     assert!(db.pool_state().connections >= 1);
     migrate_only(&t.settings).unwrap();
@@ -111,7 +70,7 @@ fn every_value_type_round_trips_through_conn() {
     let db = PgDb::open(&t.settings).unwrap();
     let blob = vec![0u8, 255, 7];
     db.write_blocking(|tx| {
-        assert_eq!(tx.engine(), crate::store::sql::Engine::Postgres);
+        assert_eq!(tx.engine(), crate::sql::Engine::Postgres);
         tx.batch("CREATE TABLE t (i BIGINT, n INTEGER, s TEXT, v VARCHAR(10), b BYTEA, f BOOLEAN)")?;
         let n = tx.execute(
             "INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -333,14 +292,14 @@ fn nodes_starting_together_migrate_once() {
     }
     let mut c = t.client();
     let rows: i64 = c.query_one("SELECT count(*) FROM latchkey_schema", &[]).unwrap().get(0);
-    assert_eq!(rows, migrate::MIGRATIONS.len() as i64);
+    assert_eq!(rows, crate::migrations::MIGRATIONS.len() as i64);
 }
 
 /// store::cluster over this engine: the journal, the listener and its acknowledgement, the
 /// admin lock and job claims.
 #[test]
 fn cluster_functions_run_on_this_engine() {
-    use crate::store::{ReadTx, WriteTx, cluster};
+    use crate::{ReadTx, WriteTx, cluster};
     let Some(t) = test_db() else { return };
     let db = PgDb::open(&t.settings).unwrap();
     let tenant: i64 = db
@@ -359,7 +318,7 @@ fn cluster_functions_run_on_this_engine() {
         .write_blocking(|c| {
             let tx = &WriteTx(c);
             cluster::admin_lock(tx)?;
-            cluster::changed(c, crate::store::TenantId(tenant))?;
+            cluster::changed(c, crate::TenantId(tenant))?;
             cluster::generation(tx)
         })
         .unwrap();
@@ -385,9 +344,8 @@ fn cluster_functions_run_on_this_engine() {
 
 #[test]
 fn bulk_invites_run_on_this_engine() {
-    use crate::store::users::{NewUser, by_email, insert_if_new};
-    use crate::store::{InvitePurpose, ReadTx, TenantId, UserStatus, WriteTx, invites};
-    use crate::users::ids;
+    use crate::users::{NewUser, by_email, insert_if_new};
+    use crate::{InvitePurpose, ReadTx, TenantId, UserStatus, WriteTx, invites};
     let Some(t) = test_db() else { return };
     let db = PgDb::open(&t.settings).unwrap();
     let tenant = TenantId(
@@ -402,36 +360,34 @@ fn bulk_invites_run_on_this_engine() {
         .unwrap(),
     );
     // A new user and their first invitation, as an import stores them; the same address again
-    // is "already present", not an error; the token is found by its key (a legacy 32-byte key
-    // too) and only in its tenant.
-    let (token, legacy) = db
-        .write_blocking(|c| {
-            let tx = &WriteTx(c);
-            let fresh = ids::new_user().unwrap();
-            let new = NewUser {
-                public_id: &fresh.public_id,
-                user_handle: &fresh.handle,
-                email: "Ada@example.com",
-                name: "Ada",
-                status: UserStatus::Invited,
-                created_at: 1,
-            };
-            let id = insert_if_new(tx, tenant, &new)?.expect("a new user");
-            invites::insert(tx, tenant, id, &fresh.token_key, InvitePurpose::Invite, 1, 100)?;
-            let again = NewUser { email: "ada@EXAMPLE.com", ..new };
-            assert_eq!(insert_if_new(tx, tenant, &again)?, None);
-            let legacy = crate::crypto::b64url(&[9u8; 32]);
-            invites::insert(tx, tenant, id, &ids::token_key(&legacy), InvitePurpose::Recovery, 1, 100)?;
-            Ok::<_, StoreError>((fresh.token, legacy))
-        })
-        .unwrap();
+    // is "already present", not an error; the invitation is found by its key (38 bytes, or a
+    // legacy 32-byte one) and only in its tenant. Keys are opaque bytes to the store.
+    let (key, legacy) = (vec![1u8; 38], vec![9u8; 32]);
+    db.write_blocking(|c| {
+        let tx = &WriteTx(c);
+        let new = NewUser {
+            public_id: "0190a4f2-0000-7000-8000-000000000001",
+            user_handle: &[7u8; 16],
+            email: "Ada@example.com",
+            name: "Ada",
+            status: UserStatus::Invited,
+            created_at: 1,
+        };
+        let id = insert_if_new(tx, tenant, &new)?.expect("a new user");
+        invites::insert(tx, tenant, id, &key, InvitePurpose::Invite, 1, 100)?;
+        let again = NewUser { email: "ada@EXAMPLE.com", ..new };
+        assert_eq!(insert_if_new(tx, tenant, &again)?, None);
+        invites::insert(tx, tenant, id, &legacy, InvitePurpose::Recovery, 1, 100)?;
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
     db.read_blocking(|c| {
         let tx = &ReadTx(c);
         let ada = by_email(tx, tenant, "ada@example.com")?.expect("stored");
-        let found = invites::valid(tx, tenant, &ids::token_key(&token), 10)?.expect("found by its key");
+        let found = invites::valid(tx, tenant, &key, 10)?.expect("found by its key");
         assert_eq!((found.user_id, found.purpose), (ada.id, InvitePurpose::Invite));
-        assert!(invites::valid(tx, tenant, &ids::token_key(&legacy), 10)?.expect("legacy").is_recovery());
-        assert!(invites::valid(tx, TenantId(tenant.0 + 1), &ids::token_key(&token), 10)?.is_none());
+        assert!(invites::valid(tx, tenant, &legacy, 10)?.expect("legacy").is_recovery());
+        assert!(invites::valid(tx, TenantId(tenant.0 + 1), &key, 10)?.is_none());
         Ok::<_, StoreError>(())
     })
     .unwrap();
@@ -442,8 +398,8 @@ fn bulk_invites_run_on_this_engine() {
 /// until it has committed or rolled back, and leaves every entry read before it stale.
 #[test]
 fn a_change_to_applications_keeps_the_cache_unused_until_its_transaction_ends() {
-    use crate::store::testing::{m2m_app, tenant};
-    use crate::store::{StoreError, WriteTx, cluster};
+    use crate::testing::{m2m_app, tenant};
+    use crate::{StoreError, WriteTx, cluster};
     let Some(t) = test_db() else { return };
     let db = PgDb::open(&t.settings).unwrap();
     let tenant = db.write_blocking(|c| Ok::<_, StoreError>(tenant(&WriteTx(c), "acme"))).unwrap();
@@ -528,63 +484,35 @@ fn statements_outside_a_transaction() {
 #[test]
 fn a_begun_write_is_under_way_before_it_is_awaited_here() {
     let Some(t) = test_db() else { return };
-    crate::store::tests::begun_scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+    crate::tests::begun_scenario(&crate::Db::open_postgres(&t.settings).unwrap());
 }
 
 #[test]
 fn a_sign_in_finish_is_one_statement_here() {
     let Some(t) = test_db() else { return };
-    crate::store::sign_in::tests::scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+    crate::sign_in::tests::scenario(&crate::Db::open_postgres(&t.settings).unwrap());
 }
 
 #[test]
 fn a_sign_in_finish_reads_its_challenge_and_its_credential_here() {
     let Some(t) = test_db() else { return };
-    crate::store::sign_in::tests::lookup_scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+    crate::sign_in::tests::lookup_scenario(&crate::Db::open_postgres(&t.settings).unwrap());
 }
 
 #[test]
 fn a_code_redemption_is_one_statement_here() {
     let Some(t) = test_db() else { return };
-    crate::store::oidc::tests::redeem_scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+    crate::oidc::tests::redeem_scenario(&crate::Db::open_postgres(&t.settings).unwrap());
 }
 
 #[test]
 fn a_refresh_rotation_is_one_statement_here() {
     let Some(t) = test_db() else { return };
-    crate::store::oidc::tests::rotate_scenario(&crate::store::Db::open_postgres(&t.settings).unwrap());
+    crate::oidc::tests::rotate_scenario(&crate::Db::open_postgres(&t.settings).unwrap());
 }
 
 #[test]
 fn audit_batches_are_multi_row_inserts_here_too() {
     let Some(t) = test_db() else { return };
-    crate::store::audit::tests::batches_round_trip(&crate::store::Db::open_postgres(&t.settings).unwrap());
-}
-
-#[test]
-fn an_audit_event_the_database_refuses_does_not_take_its_batch_down() {
-    let Some(t) = test_db() else { return };
-    let db = crate::store::Db::open_postgres(&t.settings).unwrap();
-    // Events as the writer receives them, one of them with a NUL byte (which `AuditLog::record`
-    // cleans; here it reaches the database raw, as any other refusal would).
-    let event = |actor: &str| crate::store::audit::Event {
-        at: 1,
-        actor: actor.into(),
-        action: "token.client_credentials".into(),
-        outcome: "success".into(),
-        ..Default::default()
-    };
-    let batch = vec![event("good-1"), event("bad\0"), event("good-2"), event("good-3")];
-    let before = crate::audit::lost();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(crate::audit::write_batch(&db, batch));
-    let actors = db
-        .read_blocking(|tx| {
-            crate::store::Reader::conn(tx)
-                .query_all("SELECT actor FROM audit ORDER BY id", params![], |r| r.get::<_, String>(0))
-        })
-        .unwrap();
-    assert_eq!(actors, ["good-1", "good-2", "good-3"]);
-    let refused = |l: [(&str, u64); 3]| l.iter().find(|(why, _)| *why == "refused").map(|(_, n)| *n).unwrap();
-    assert!(refused(crate::audit::lost()) > refused(before), "the lost event is counted");
+    crate::audit::tests::batches_round_trip(&crate::Db::open_postgres(&t.settings).unwrap());
 }

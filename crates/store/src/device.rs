@@ -6,7 +6,7 @@ use super::sql::{Conn, ConnExt, Engine, Row, params};
 
 use super::users::UserId;
 use super::{DeviceStatus, Reader, StoreError, TenantId, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 /// A device code to store.
 #[derive(Debug, Clone)]
@@ -166,7 +166,7 @@ pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{temp_db, tenant, user};
+    use crate::testing::{temp_db, tenant, user};
 
     fn new<'a>(device: &'a [u8], user_code: &'a [u8], expires_at: Timestamp) -> NewDevice<'a> {
         NewDevice {

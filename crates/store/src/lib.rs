@@ -1,4 +1,6 @@
-//! SQLite storage: the only module that speaks SQL.
+//! Latchkey's storage: one [`Db`] over SQLite (embedded, one node) or PostgreSQL (several nodes),
+//! and their migrations. The only crate that speaks SQL or names an engine; it knows nothing of
+//! the domain above it.
 //!
 //! [`Db::read`] runs its closure in a read transaction on a blocking thread (a pool of
 //! connections, WAL readers run beside the writer). [`Db::write`] queues its closure for the
@@ -21,6 +23,9 @@ pub mod credentials;
 pub mod device;
 pub mod invites;
 pub mod keys;
+pub mod lockfile;
+pub mod migrate_store;
+pub mod migrations;
 pub mod oidc;
 pub mod pg;
 pub mod roles;
@@ -49,20 +54,13 @@ pub use types::{
     SocialPurpose, TenantId, Text, UserStatus,
 };
 
-const MIGRATIONS: &[M<'static>] = &[
-    M::up(include_str!("../../../migrations/0001-initial/up.sql")),
-    M::up(include_str!("../../../migrations/0002-passkeys/up.sql")),
-    M::up(include_str!("../../../migrations/0003-oidc/up.sql")),
-    M::up(include_str!("../../../migrations/0004-users-roles-audit/up.sql")),
-    M::up(include_str!("../../../migrations/0005-revocation-reach/up.sql")),
-    M::up(include_str!("../../../migrations/0006-social-login/up.sql")),
-    M::up(include_str!("../../../migrations/0007-unique-app-names/up.sql")),
-    M::up(include_str!("../../../migrations/0008-device-grant/up.sql")),
-    M::up(include_str!("../../../migrations/0009-code-family/up.sql")),
-    M::up(include_str!("../../../migrations/0010-challenges-by-key/up.sql")),
-    M::up(include_str!("../../../migrations/0011-link-authority/up.sql")),
-    M::up(include_str!("../../../migrations/0012-link-confirmation/up.sql")),
-];
+/// The SQLite migrations of [`migrations::MIGRATIONS`], as the runner takes them.
+fn sqlite_migrations(count: usize) -> Vec<M<'static>> {
+    migrations::MIGRATIONS.iter().take(count).map(|m| M::up(m.sqlite)).collect()
+}
+
+/// Seconds since the Unix epoch: how every time is stored.
+pub type Timestamp = i64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -331,14 +329,6 @@ impl Db {
             node: std::sync::OnceLock::new(),
             heard: std::sync::OnceLock::new(),
         })))))
-    }
-
-    /// Opens the database the configuration names.
-    pub fn open_config(config: &crate::config::Config) -> Result<Db, StoreError> {
-        match (&config.storage_backend, &config.postgres) {
-            (crate::config::StorageBackend::Postgres, Some(settings)) => Db::open_postgres(settings),
-            _ => Db::open(&config.storage_path),
-        }
     }
 
     /// `sqlite` or `postgres`.
@@ -809,8 +799,9 @@ impl Db {
 }
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
-    let migrations = Migrations::from_slice(MIGRATIONS);
-    let known = MIGRATIONS.len();
+    let known = migrations::MIGRATIONS.len();
+    let all = sqlite_migrations(known);
+    let migrations = Migrations::from_slice(&all);
     let version: usize = conn
         .pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))
         .map(|v| v.max(0) as usize)
@@ -840,8 +831,65 @@ pub(crate) fn to_json_list(items: &[String]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".to_owned())
 }
 
-#[cfg(test)]
-pub(crate) mod testing {
+/// A temporary database with rows in it, for the tests of this crate and of the crates above it
+/// (feature `testing`).
+#[cfg(any(test, feature = "testing"))]
+// Test support: a failure here is the test's failure, reported where it happened.
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub mod testing {
+    /// A database of its own on the PostgreSQL server the `PG*` variables name, dropped with its
+    /// value: for tests that run only with `LATCHKEY_TEST_PG=1` (under `pg_virtualenv`).
+    pub mod postgres {
+        use std::sync::atomic::{AtomicU32, Ordering};
+
+        use crate::pg::{PgSettings, tls};
+
+        pub struct TestDb {
+            pub name: String,
+            pub settings: PgSettings,
+            pub url_file: std::path::PathBuf,
+        }
+
+        pub fn admin() -> postgres::Client {
+            let target = PgSettings::default().resolve().unwrap();
+            let tls = tls::connector(&target).unwrap();
+            target.config.connect(tls).unwrap()
+        }
+
+        /// A new empty database, or `None` (and a note) when no server is configured.
+        pub fn test_db() -> Option<TestDb> {
+            if std::env::var("LATCHKEY_TEST_PG").as_deref() != Ok("1") {
+                eprintln!("skipped: set LATCHKEY_TEST_PG=1 and the PG* variables to run the PostgreSQL tests");
+                return None;
+            }
+            static N: AtomicU32 = AtomicU32::new(0);
+            let name = format!("lk_unit_{}_{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst));
+            let mut client = admin();
+            // One statement each: a multi-statement text runs as one transaction, which these refuse.
+            client.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+            client.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+            client.close().unwrap();
+            let url_file = std::env::temp_dir().join(format!("{name}.url"));
+            std::fs::write(&url_file, format!("dbname={name}")).unwrap();
+            let settings = PgSettings { url_file: Some(url_file.clone()), pool_size: 4, sslrootcert: None };
+            Some(TestDb { name, settings, url_file })
+        }
+
+        impl TestDb {
+            pub fn client(&self) -> postgres::Client {
+                let target = self.settings.resolve().unwrap();
+                target.config.connect(tls::connector(&target).unwrap()).unwrap()
+            }
+        }
+
+        impl Drop for TestDb {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_file(&self.url_file);
+                let _ = admin().batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+            }
+        }
+    }
+
     use super::users::UserId;
     use super::*;
 
@@ -961,6 +1009,11 @@ pub(crate) mod testing {
         }
     }
 
+    /// The rows of `table` (of every tenant).
+    pub fn count_rows(tx: &impl Reader, table: &str) -> i64 {
+        tx.conn().query_one(&format!("SELECT count(*) FROM {table}"), sql::params![], |r| r.get(0)).unwrap()
+    }
+
     /// Runs `sql` with CHECK constraints off: stores what no code path would write. SQLite only
     /// (a PRAGMA): the corrupt-value tests need a value the schema refuses.
     pub fn force(tx: &WriteTx<'_>, sql: &str) {
@@ -1009,7 +1062,7 @@ pub(crate) mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let old = dir.join("old.sqlite");
         let mut conn = Connection::open(&old).unwrap();
-        Migrations::from_slice(&MIGRATIONS[..version]).to_latest(&mut conn).unwrap();
+        Migrations::from_slice(&sqlite_migrations(version)).to_latest(&mut conn).unwrap();
         conn.execute_batch(rows).unwrap();
         (dir, old)
     }

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use super::sql::{ConnExt, ToValue, params};
 
 use super::{Reader, StoreError, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Debug, Clone, Default)]
 pub struct Event {
@@ -110,8 +110,8 @@ pub fn sweep(tx: &WriteTx<'_>, before: Timestamp) -> Result<usize, StoreError> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::store::Db;
-    use crate::store::testing::temp_db;
+    use crate::Db;
+    use crate::testing::temp_db;
 
     fn event(at: Timestamp, tenant: Option<&str>, subject: Option<&str>, action: &str) -> Event {
         Event {

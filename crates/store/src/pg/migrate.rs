@@ -1,29 +1,15 @@
-//! PostgreSQL migrations: `migrations/NNNN-name/postgres.sql`, paired by directory with SQLite's
-//! `up.sql`, so both engines count the same schema versions (what "refuse a newer schema" and
+//! PostgreSQL migrations: `migrations/NNNN-name/postgres.sql` of the one list
+//! ([`crate::migrations`]) that SQLite's runner reads too, so both engines count the same schema versions (what "refuse a newer schema" and
 //! `migrate-store` compare). Several nodes may start at once: the run holds a session advisory
 //! lock, and each migration commits in its own transaction (PostgreSQL DDL is transactional, so a
 //! failed migration leaves nothing half-done).
 
-use crate::store::StoreError;
+use crate::StoreError;
 
-/// `(directory, PostgreSQL DDL)`, in order; version N is the N-th entry.
-pub const MIGRATIONS: &[(&str, &str)] = &[
-    ("0001-initial", include_str!("../../../../migrations/0001-initial/postgres.sql")),
-    ("0002-passkeys", include_str!("../../../../migrations/0002-passkeys/postgres.sql")),
-    ("0003-oidc", include_str!("../../../../migrations/0003-oidc/postgres.sql")),
-    ("0004-users-roles-audit", include_str!("../../../../migrations/0004-users-roles-audit/postgres.sql")),
-    ("0005-revocation-reach", include_str!("../../../../migrations/0005-revocation-reach/postgres.sql")),
-    ("0006-social-login", include_str!("../../../../migrations/0006-social-login/postgres.sql")),
-    ("0007-unique-app-names", include_str!("../../../../migrations/0007-unique-app-names/postgres.sql")),
-    ("0008-device-grant", include_str!("../../../../migrations/0008-device-grant/postgres.sql")),
-    ("0009-code-family", include_str!("../../../../migrations/0009-code-family/postgres.sql")),
-    ("0010-challenges-by-key", include_str!("../../../../migrations/0010-challenges-by-key/postgres.sql")),
-    ("0011-link-authority", include_str!("../../../../migrations/0011-link-authority/postgres.sql")),
-    ("0012-link-confirmation", include_str!("../../../../migrations/0012-link-confirmation/postgres.sql")),
-];
+use crate::migrations::MIGRATIONS;
 
 /// The advisory lock key of a migration run, held for the whole run.
-const MIGRATE_LOCK: i64 = crate::store::cluster::locks::MIGRATE;
+const MIGRATE_LOCK: i64 = crate::cluster::locks::MIGRATE;
 
 /// Brings the database to the latest schema; refuses, changing nothing, a database of a newer one.
 pub fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {
@@ -69,36 +55,16 @@ fn run(client: &mut postgres::Client) -> Result<(), StoreError> {
              applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
          )",
     )?;
-    for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(version) {
+    for (i, m) in MIGRATIONS.iter().enumerate().skip(version) {
+        let (name, sql) = (m.name, m.postgres);
         let number = i32::try_from(i + 1).unwrap_or(i32::MAX);
         let fail =
             |e: postgres::Error| StoreError::Migration(format!("applying PostgreSQL migration {name} failed: {e}"));
         let mut tx = client.transaction().map_err(fail)?;
         tx.batch_execute(sql).map_err(fail)?;
-        tx.execute("INSERT INTO latchkey_schema (version, name) VALUES ($1, $2)", &[&number, name]).map_err(fail)?;
+        tx.execute("INSERT INTO latchkey_schema (version, name) VALUES ($1, $2)", &[&number, &name]).map_err(fail)?;
         tx.commit().map_err(fail)?;
         tracing::info!(version = number, name, "applied PostgreSQL migration");
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::MIGRATIONS;
-
-    #[test]
-    fn both_engines_have_the_same_migrations() {
-        assert_eq!(MIGRATIONS.len(), crate::store::MIGRATIONS.len(), "a migration lacks its other engine's file");
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
-        let mut dirs: Vec<String> =
-            std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        dirs.sort();
-        let listed: Vec<&str> = MIGRATIONS.iter().map(|(d, _)| *d).collect();
-        assert_eq!(dirs, listed, "every directory of migrations/ is listed, in order");
-        for dir in &dirs {
-            for file in ["up.sql", "postgres.sql"] {
-                assert!(root.join(dir).join(file).is_file(), "{dir}/{file} is missing");
-            }
-        }
-    }
 }

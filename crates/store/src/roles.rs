@@ -4,7 +4,7 @@ use super::sql::{ConnExt, Row, params};
 
 use super::users::UserId;
 use super::{Reader, StoreError, TenantId, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct RoleRow {
@@ -117,7 +117,7 @@ pub fn by_user(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{temp_db, tenant, user};
+    use crate::testing::{temp_db, tenant, user};
 
     fn role_id(tx: &impl Reader, tenant: TenantId, name: &str) -> i64 {
         by_name(tx, tenant, name).unwrap().unwrap().id

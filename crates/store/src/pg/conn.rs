@@ -14,9 +14,9 @@ use postgres::{Client, Statement, Transaction};
 
 use super::manager::StatementCache;
 use super::rewrite;
-use crate::store::StoreError;
-use crate::store::app_cache::{AppCache, Change};
-use crate::store::sql::{Conn, Engine, Row, ToValue, Value};
+use crate::StoreError;
+use crate::app_cache::{AppCache, Change};
+use crate::sql::{Conn, Engine, Row, ToValue, Value};
 
 /// Where a [`PgTx`]'s statements go.
 enum Session<'c> {
@@ -86,7 +86,7 @@ pub struct PgTx<'c> {
 }
 
 impl<'c> PgTx<'c> {
-    pub(in crate::store) fn new(
+    pub(crate) fn new(
         tx: Transaction<'c>,
         stmts: &'c mut StatementCache,
         apps: &'c AppCache,
@@ -96,7 +96,7 @@ impl<'c> PgTx<'c> {
     }
 
     /// Statements on `client` outside any transaction, at most `limit` of them.
-    pub(in crate::store) fn each(
+    pub(crate) fn each(
         client: &'c mut Client,
         limit: Option<u32>,
         stmts: &'c mut StatementCache,

@@ -3,7 +3,7 @@
 use super::sql::{ConnExt, Row, params};
 
 use super::{AppType, Reader, StoreError, TenantId, Text, WriteTx, json_list, to_json_list};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct AppRow {
@@ -135,7 +135,7 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{app_row, assert_corrupt, force, temp_db, tenant};
+    use crate::testing::{app_row, assert_corrupt, force, temp_db, tenant};
 
     #[test]
     fn apps_are_isolated_per_tenant() {

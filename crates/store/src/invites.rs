@@ -4,7 +4,7 @@ use super::sql::{ConnExt, params};
 
 use super::users::UserId;
 use super::{InvitePurpose, Reader, StoreError, TenantId, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 pub type InviteId = i64;
 
@@ -81,7 +81,7 @@ pub fn revoke_unused(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{assert_corrupt, force, temp_db, tenant, user};
+    use crate::testing::{assert_corrupt, force, temp_db, tenant, user};
 
     use InvitePurpose::{Invite, Recovery};
 

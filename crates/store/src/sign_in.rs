@@ -14,7 +14,7 @@ use super::sessions::NewSession;
 use super::sql::{ConnExt, Engine, params, qualified};
 use super::users::{self, UserRow};
 use super::{ChallengeKind, Reader, StoreError, TenantId, WriteTx, challenges, credentials, sessions};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 /// What a finish reads before it verifies the assertion: its challenge (unexpired, of one of
 /// `kinds`, not taken: [`challenges::consume`] takes it in the finish's write), and the credential
@@ -126,10 +126,10 @@ pub fn finish(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::store::challenges::ChallengeRow;
-    use crate::store::testing::{credential_row, temp_db, tenant, user};
-    use crate::store::users::UserId;
-    use crate::store::{ChallengeKind, Db};
+    use crate::challenges::ChallengeRow;
+    use crate::testing::{credential_row, temp_db, tenant, user};
+    use crate::users::UserId;
+    use crate::{ChallengeKind, Db};
 
     fn challenge(challenge: &str, user: UserId, expires_at: Timestamp) -> ChallengeRow {
         ChallengeRow {

@@ -25,9 +25,9 @@ use postgres::IsolationLevel;
 pub use self::config::{PgSettings, PgTarget, SslMode};
 use self::conn::PgTx;
 use self::manager::{PgConn, PgManager};
-use crate::store::StoreError;
-use crate::store::app_cache::{AppCache, Change};
-use crate::store::sql::Conn;
+use crate::StoreError;
+use crate::app_cache::{AppCache, Change};
+use crate::sql::Conn;
 
 /// A PostgreSQL error as a sentence: the server's message and detail, or the client's error with
 /// its causes (`postgres::Error` itself only says "db error" or "error serializing parameter 0").
@@ -72,7 +72,7 @@ pub struct PgDb {
     /// `None` only inside `drop`.
     pool: Option<r2d2::Pool<PgManager>>,
     /// Applications for the client-credentials grant; transactions that change applications or
-    /// tenants begin and end a change on it ([`crate::store::app_cache`]).
+    /// tenants begin and end a change on it ([`crate::app_cache`]).
     apps: AppCache,
     /// For connections outside the pool.
     manager: PgManager,
@@ -176,14 +176,14 @@ impl PgDb {
         &self.target
     }
 
-    pub(in crate::store) fn apps(&self) -> &AppCache {
+    pub(crate) fn apps(&self) -> &AppCache {
         &self.apps
     }
 
     /// Opens connections outside the pool, without the session bounds: the change listener's
     /// (`cluster::Listener`), which waits on notifications for as long as the node runs. Call it
     /// from a std thread, as the listener does.
-    pub fn connect_fn(&self) -> crate::store::cluster::Connect {
+    pub fn connect_fn(&self) -> crate::cluster::Connect {
         let mut manager = self.manager.clone();
         // Told apart from the pool's in `pg_stat_activity`.
         let name = format!("{} listener", manager.config.get_application_name().unwrap_or("latchkeyd"));

@@ -387,10 +387,10 @@ fn first_words(sql: &str) -> String {
 /// `params![a, b]`: the parameters of a statement, as `&[&dyn ToValue]`.
 macro_rules! params {
     () => {
-        &[] as &[&dyn $crate::store::sql::ToValue]
+        &[] as &[&dyn $crate::sql::ToValue]
     };
     ($($p:expr),+ $(,)?) => {
-        &[$(&$p as &dyn $crate::store::sql::ToValue),+] as &[&dyn $crate::store::sql::ToValue]
+        &[$(&$p as &dyn $crate::sql::ToValue),+] as &[&dyn $crate::sql::ToValue]
     };
 }
 pub(crate) use params;

@@ -19,8 +19,8 @@ use postgres::types::{ToSql, Type};
 use rusqlite::types::ValueRef as SqliteRef;
 use rusqlite::{Connection, OpenFlags};
 
-use crate::store::pg::{PgSettings, PgTarget, error_text, migrate};
-use crate::store::sql::Value;
+use crate::pg::{PgSettings, PgTarget, error_text, migrate};
+use crate::sql::Value;
 
 /// Every table of the schema, parents before children (the foreign keys of `migrations/`): the
 /// copy inserts in this order, so each row's parent is there before it. The unit tests check that
@@ -166,7 +166,7 @@ fn copy(plan: &Plan, out: &mut dyn Write, progress: &mut dyn Write) -> Result<Co
 
     let mut tx = client.transaction().map_err(|e| pg_err("cannot begin a transaction", e))?;
     // Nodes starting meanwhile wait for this lock (they take it to migrate) until the COMMIT.
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&crate::store::cluster::locks::MIGRATE])
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&crate::cluster::locks::MIGRATE])
         .map_err(|e| pg_err("cannot take the migration lock", e))?;
     refuse_unless_empty(&mut tx, &where_to)?;
 
@@ -210,7 +210,7 @@ fn open_source(path: &Path) -> Result<Connection, String> {
         .map_err(fail)?;
     conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(fail)?;
-    let known = i64::try_from(migrate::MIGRATIONS.len()).unwrap_or(i64::MAX);
+    let known = i64::try_from(crate::migrations::MIGRATIONS.len()).unwrap_or(i64::MAX);
     if version == 0 {
         return Err(format!("{} is not a Latchkey database (it has no schema version)", path.display()));
     }
@@ -258,7 +258,7 @@ fn sqlite_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String
 }
 
 fn connect(target: &PgTarget) -> Result<postgres::Client, String> {
-    let tls = crate::store::pg::tls::connector(target)?;
+    let tls = crate::pg::tls::connector(target)?;
     target.config.connect(tls).map_err(|e| {
         format!(
             "cannot connect to the PostgreSQL database {}: {}. Check [storage] url_file (or the PG* variables) \
@@ -300,7 +300,7 @@ fn refuse_unless_empty(tx: &mut impl postgres::GenericClient, where_to: &str) ->
         .query(
             "SELECT host, pid FROM cluster_nodes
              WHERE heartbeat_at >= CAST(extract(epoch FROM clock_timestamp()) AS BIGINT) - $1",
-            &[&crate::store::cluster::NODE_TIMEOUT_SECS],
+            &[&crate::cluster::NODE_TIMEOUT_SECS],
         )
         .map_err(|e| format!("cannot read cluster_nodes of {where_to}: {}", error_text(&e)))?;
     if let Some(node) = live.first() {
@@ -492,16 +492,11 @@ pub fn next_steps(plan: &Plan, copied: &Copied) -> String {
 mod tests {
     use super::*;
 
-    fn migrations_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations")
-    }
-
     /// SQLite's schema as this release's migrations make it.
     fn sqlite_schema() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
-        for (dir, _) in migrate::MIGRATIONS {
-            let sql = std::fs::read_to_string(migrations_dir().join(dir).join("up.sql")).unwrap();
-            conn.execute_batch(&sql).unwrap();
+        for m in crate::migrations::MIGRATIONS {
+            conn.execute_batch(m.sqlite).unwrap();
         }
         conn
     }
@@ -509,7 +504,7 @@ mod tests {
     /// `CREATE TABLE name` of every postgres.sql, in order.
     fn pg_tables() -> Vec<String> {
         let mut out = vec![];
-        for (_, sql) in migrate::MIGRATIONS {
+        for sql in crate::migrations::MIGRATIONS.iter().map(|m| m.postgres) {
             for line in sql.lines() {
                 if let Some(rest) = line.trim_start().strip_prefix("CREATE TABLE ") {
                     let name = rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap();
@@ -554,7 +549,7 @@ mod tests {
     fn boolean_columns_are_integers_in_sqlite() {
         let conn = sqlite_schema();
         let mut booleans = vec![];
-        for (_, sql) in migrate::MIGRATIONS {
+        for sql in crate::migrations::MIGRATIONS.iter().map(|m| m.postgres) {
             let mut table = String::new();
             for line in sql.lines() {
                 let line = line.trim();

@@ -4,7 +4,7 @@ use super::sql::{ConnExt, params};
 
 use super::users::UserId;
 use super::{Reader, StoreError, TenantId, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct SessionRow {
@@ -83,8 +83,8 @@ pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::UserStatus;
-    use crate::store::testing::{temp_db, tenant, user, user_with};
+    use crate::UserStatus;
+    use crate::testing::{temp_db, tenant, user, user_with};
 
     fn new(user_id: UserId, hash: &[u8], expires_at: Timestamp) -> NewSession<'_> {
         NewSession { user_id, token_hash: hash, auth_time: 3, amr: r#"["hwk","user"]"#, created_at: 4, expires_at }
@@ -125,9 +125,9 @@ mod tests {
             (a, ada)
         });
         assert!(t.read(|tx| valid(tx, a, b"bob", 10).unwrap()).is_none());
-        t.write(|tx| crate::store::users::set_status(tx, a, ada, UserStatus::Disabled).unwrap());
+        t.write(|tx| crate::users::set_status(tx, a, ada, UserStatus::Disabled).unwrap());
         assert!(t.read(|tx| valid(tx, a, b"ada", 10).unwrap()).is_none());
-        t.write(|tx| crate::store::users::set_status(tx, a, ada, UserStatus::Active).unwrap());
+        t.write(|tx| crate::users::set_status(tx, a, ada, UserStatus::Active).unwrap());
         assert!(t.read(|tx| valid(tx, a, b"ada", 10).unwrap()).is_some());
     }
 

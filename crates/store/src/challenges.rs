@@ -6,7 +6,7 @@ use super::sql::{ConnExt, Row, params};
 
 use super::users::UserId;
 use super::{ChallengeKind, Reader, StoreError, TenantId, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct ChallengeRow {
@@ -85,7 +85,7 @@ pub fn count(tx: &impl Reader) -> Result<i64, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{assert_corrupt, force, temp_db, tenant, user};
+    use crate::testing::{assert_corrupt, force, temp_db, tenant, user};
 
     use ChallengeKind::{Authenticate, Discoverable, Register};
 

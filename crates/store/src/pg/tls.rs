@@ -159,7 +159,7 @@ impl ServerCertVerifier for AnyName {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::pg::config::PgSettings;
+    use crate::pg::config::PgSettings;
 
     #[test]
     fn a_connector_for_every_mode_and_clear_errors_for_bad_roots() {

@@ -4,7 +4,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -112,8 +111,8 @@ const HELD_FOR_A_MOMENT: Duration = Duration::from_millis(300);
 fn flock_soon(file: &File) -> bool {
     let deadline = Instant::now() + HELD_FOR_A_MOMENT;
     loop {
-        // SAFETY: flock on a file descriptor we own; it has no memory effects.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        // The standard library's advisory lock: flock(2) on Linux, as other programs see it.
+        if file.try_lock().is_ok() {
             return true;
         }
         if Instant::now() >= deadline {

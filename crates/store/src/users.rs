@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use super::credentials::{self, CredentialRow};
 use super::sql::{ConnExt, Row, params, qualified};
 use super::{Reader, StoreError, TenantId, UserStatus, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 pub use super::types::UserId;
 
@@ -216,10 +216,10 @@ pub fn lock(tx: &WriteTx<'_>, tenant: TenantId, user: UserId) -> Result<(), Stor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::oidc::{self, NewRefresh};
-    use crate::store::sessions::{self, NewSession};
-    use crate::store::testing::{assert_corrupt, credential_row, force, temp_db, tenant, user, user_with};
-    use crate::store::{InvitePurpose, credentials, invites, roles};
+    use crate::oidc::{self, NewRefresh};
+    use crate::sessions::{self, NewSession};
+    use crate::testing::{assert_corrupt, credential_row, force, temp_db, tenant, user, user_with};
+    use crate::{InvitePurpose, credentials, invites, roles};
 
     fn session(tx: &WriteTx<'_>, tenant: TenantId, user: UserId, hash: &[u8]) -> i64 {
         let s =
@@ -465,7 +465,7 @@ mod tests {
 
     #[test]
     fn a_user_comes_with_their_credentials_and_a_credential_with_its_owner_in_one_tenant() {
-        use crate::store::ChallengeKind::{Authenticate, Discoverable};
+        use crate::ChallengeKind::{Authenticate, Discoverable};
         let t = temp_db();
         let (a, b, ada) = t.write(|tx| {
             let a = tenant(tx, "a");
@@ -488,8 +488,7 @@ mod tests {
             let ids: Vec<&[u8]> = creds.iter().map(|c| c.credential_id.as_slice()).collect();
             assert_eq!(ids, [b"older".as_slice(), b"newer"], "the user's own, oldest first");
             assert_eq!(creds[0].created_at, 3);
-            let owned =
-                |t, id| crate::store::sign_in::lookup(tx, t, "none", (Authenticate, Discoverable), id, 0).unwrap().1;
+            let owned = |t, id| crate::sign_in::lookup(tx, t, "none", (Authenticate, Discoverable), id, 0).unwrap().1;
             let (cred, owner) = owned(a, b"newer").unwrap();
             assert_eq!((cred.credential_id.as_slice(), owner), (b"newer".as_slice(), ada_row.clone()));
             assert!(by_email_with_credentials(tx, a, "eve@example.com").unwrap().is_none());
@@ -502,7 +501,7 @@ mod tests {
 
     #[test]
     fn a_user_comes_with_their_role_names_in_order_in_one_tenant() {
-        use crate::store::roles;
+        use crate::roles;
         let t = temp_db();
         let (a, b, ada, bob) = t.write(|tx| {
             let a = tenant(tx, "a");

@@ -3,7 +3,7 @@
 use super::sql::{ConnExt, Row, params};
 use super::users::UserId;
 use super::{CredentialKind, Reader, StoreError, TenantId, WriteTx};
-use crate::clock::Timestamp;
+use crate::Timestamp;
 
 #[derive(Debug, Clone)]
 pub struct CredentialRow {
@@ -153,7 +153,7 @@ pub fn counts_by_user(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::{assert_corrupt, credential_row, force, temp_db, tenant, user};
+    use crate::testing::{assert_corrupt, credential_row, force, temp_db, tenant, user};
 
     #[test]
     fn insert_and_read_back() {
