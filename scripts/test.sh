@@ -66,6 +66,9 @@ fi
 step "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "cargo doc (no warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+
 # fuzz/ is a workspace of its own, built with a sanitizer by scripts/fuzz.sh (minutes, so not
 # here); checking that its targets compile keeps them in step with the daemon's API.
 step "fuzz targets compile"

@@ -1,4 +1,8 @@
 //! The command line of `latchkey` (clap only; no behaviour here).
+//!
+//! The doc comments below are the commands' `--help` text (clap reads them), written for a
+//! terminal, not for rustdoc: `[smtp]`, `<TAB>` and bare URLs mean what they say there.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 
 use std::path::PathBuf;
 

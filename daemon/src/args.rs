@@ -1,5 +1,9 @@
 //! Command line of `latchkeyd` (clap). Kept in the library so the man page can be generated
 //! from it.
+//!
+//! The doc comments below are the commands' `--help` text (clap reads them), written for a
+//! terminal, not for rustdoc: `[smtp]`, `<TAB>` and bare URLs mean what they say there.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 
 use std::path::PathBuf;
 

@@ -335,7 +335,7 @@ pub struct Overrides {
 
 /// `d` in days, hours, minutes, seconds and milliseconds, largest first, zero parts left out:
 /// `90d`, `1h30m`, `0s`; under two minutes in seconds (`60s`, as the defaults are written).
-/// What [`duration`] reads back.
+/// What `duration` reads back.
 pub fn compact_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms.is_multiple_of(1000) && ms < 120_000 {

@@ -3,7 +3,7 @@
 //! for a limit at the edge when many addresses are involved. An IPv6 client is counted by its
 //! /64, the block one subscriber or host is given: its 2^64 addresses are one caller's.
 //!
-//! The counters live in [`SHARDS`] maps, each behind its own lock and chosen by a keyed hash (so
+//! The counters live in `SHARDS` maps, each behind its own lock and chosen by a keyed hash (so
 //! no client can aim at one): a request takes one lock for one lookup, whatever the number of
 //! callers. A map is emptied when its minute is over, which is all the forgetting a fixed window
 //! needs. Memory is bounded (about 26 MiB): past [`MAX_CALLERS`] callers in one minute, new ones are let through

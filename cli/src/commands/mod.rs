@@ -1,4 +1,4 @@
-//! One module per noun. Each command makes its admin calls and returns an [`Output`].
+//! One module per noun. Each command makes its admin calls and returns an `Output`.
 
 pub mod app;
 pub mod apply;

@@ -27,7 +27,7 @@ use super::{Reader, StoreError, TenantId, WriteTx};
 /// How long a node may miss a notification before it looks at the journal anyway.
 pub const POLL: Duration = Duration::from_millis(500);
 /// A node whose listener has read and applied the journal within this long serves applications
-/// from memory for the client-credentials grant ([`super::app_cache`]); past it, it reads them
+/// from memory for the client-credentials grant (`super::app_cache`); past it, it reads them
 /// from the database. Other nodes' changes then reach its grants within a second, as they reach
 /// the rest of what it serves.
 pub const CACHE_LAG: Duration = Duration::from_secs(1);

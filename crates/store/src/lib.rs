@@ -5,7 +5,7 @@
 //! [`Db::read`] runs its closure in a read transaction on a blocking thread (a pool of
 //! connections, WAL readers run beside the writer). [`Db::write`] queues its closure for the
 //! writer thread, which runs queued writes in one `BEGIN IMMEDIATE` transaction, each under its
-//! own savepoint, and commits them together ([`writer`]: group commit). Mutating functions in the
+//! own savepoint, and commits them together (`writer`: group commit). Mutating functions in the
 //! table modules take `&WriteTx`, so a mutation cannot be written inside a read transaction. A
 //! write is kept when its closure returns `Ok` and rolled back otherwise; its caller hears `Ok`
 //! only once the commit is durable.
@@ -695,7 +695,7 @@ impl Db {
 
     /// An application by Client ID, for the client-credentials grant (a read-only hot path):
     /// from memory while no write has touched applications or tenants since it was read
-    /// ([`app_cache`]), else from the database. On PostgreSQL memory also needs the change
+    /// (`app_cache`), else from the database. On PostgreSQL memory also needs the change
     /// listener to have applied the other nodes' changes within [`cluster::CACHE_LAG`].
     pub async fn app_for_grant(
         &self,

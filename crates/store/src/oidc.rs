@@ -124,7 +124,7 @@ pub fn code(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option<Co
     code_row(tx.conn(), select_code!(), tenant, hash)
 }
 
-/// [`code`] for redemption, the row locked on PostgreSQL (see [`for_use`]).
+/// [`code`] for redemption, the row locked on PostgreSQL (see `for_use`).
 pub fn code_for_use(tx: &WriteTx<'_>, tenant: TenantId, hash: &[u8]) -> Result<Option<CodeRow>, StoreError> {
     code_row(tx.conn(), for_use(tx, select_code!(), concat!(select_code!(), " FOR UPDATE")), tenant, hash)
 }
@@ -230,7 +230,7 @@ fn stored_already(tx: &WriteTx<'_>, tenant: TenantId, r: &NewRefresh<'_>) -> Res
 /// Redeems a code: marks it used and stores the refresh token issued for it, both or neither;
 /// false (and nothing changed) when the code was used already (a concurrent redemption won).
 /// True, changing nothing, when this very redemption (`r`) is stored already: a retry of a
-/// statement whose first run committed (see [`refresh_if`]), never a reuse.
+/// statement whose first run committed (see `refresh_if`), never a reuse.
 /// On PostgreSQL one statement (a data-modifying `WITH`) that commits on its own through
 /// [`super::Db::write_one`]: the insert runs only if the update took the code, and of two
 /// concurrent redemptions the second's update waits for the first's commit and then finds the
@@ -328,7 +328,7 @@ pub fn refresh(tx: &impl Reader, tenant: TenantId, hash: &[u8]) -> Result<Option
     refresh_row(tx.conn(), select_refresh!(), tenant, hash)
 }
 
-/// [`refresh`] for rotation, the row locked on PostgreSQL (see [`for_use`]).
+/// [`refresh`] for rotation, the row locked on PostgreSQL (see `for_use`).
 pub fn refresh_for_use(tx: &WriteTx<'_>, tenant: TenantId, hash: &[u8]) -> Result<Option<RefreshRow>, StoreError> {
     refresh_row(tx.conn(), for_use(tx, select_refresh!(), concat!(select_refresh!(), " FOR UPDATE")), tenant, hash)
 }

@@ -288,7 +288,7 @@ pub trait Conn {
         returned_id(self, sql, params)
     }
     /// This transaction changes applications or tenants, which nodes keep in memory: on
-    /// PostgreSQL it begins a change on the application cache ([`super::app_cache`]), ended
+    /// PostgreSQL it begins a change on the application cache (`super::app_cache`), ended
     /// after the transaction. SQLite's writer learns of such changes from its update hook.
     fn changing_cached_state(&self) {}
 }

@@ -31,7 +31,7 @@ pub type Req = Request<RequestBody>;
 /// that sends its whole body before reading (Node's fetch, curl) then gets the answer instead of
 /// a connection reset, which is what closing a socket with unread data would give it.
 ///
-/// A body that stops arriving for [`BODY_GAP`] (1-2×), or comes slower than [`BODY_MIN_RATE`]
+/// A body that stops arriving for [`BODY_GAP`] (1-2×), or comes slower than `BODY_MIN_RATE`
 /// after its first [`BODY_GAP`], fails with [`BodyError::Stalled`]: a client that declares a
 /// length and then sends nothing, or a byte now and then, would otherwise hold its request and
 /// its connection for as long as it liked. The timer starts only when the body is waited for, so

@@ -1,5 +1,5 @@
 //! The public listener: parse the request into a [`Route`], apply the per-IP limits, then run the
-//! one handler of that route. Each arm of [`dispatch`] also names the error renderer of its
+//! one handler of that route. Each arm of `dispatch` also names the error renderer of its
 //! boundary (JSON API, OAuth or page).
 
 use std::net::SocketAddr;

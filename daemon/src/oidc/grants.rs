@@ -1,8 +1,8 @@
 //! `POST {base_url}/token`: the `authorization_code`, `refresh_token` and `client_credentials`
 //! grants (RFC 6749 §4.1, §6, §4.4; PKCE RFC 7636) and device code polling (RFC 8628 §3.4). Every
 //! grant that consumes something consumes it in one write (a transaction, or on PostgreSQL a code
-//! exchange's or a refresh rotation's one statement, [`code::exchange_now`],
-//! [`refresh::rotate_now`]) whose condition lets only one of concurrent redemptions through, so a
+//! exchange's or a refresh rotation's one statement, `code::exchange_now`,
+//! `refresh::rotate_now`) whose condition lets only one of concurrent redemptions through, so a
 //! code or refresh token is consumed exactly once. On SQLite the transaction decides the tokens'
 //! claims; they are signed beside the writer while its batch commits (RSA signatures are the
 //! costly step and the write queue is single-threaded), and answered once the commit is durable.

@@ -257,7 +257,7 @@ impl PgDb {
     /// one statement (`limit`: a statement past it fails before it runs).
     ///
     /// `f` runs again, on another connection, when it failed and its connection turns out closed
-    /// (a connection the server closed while it sat in the pool: see [`Self::in_transaction`]),
+    /// (a connection the server closed while it sat in the pool: see `Self::in_transaction`),
     /// hence `Fn`. Reads can always run again. A single write that failed that way almost always
     /// never reached the server; if the server went away after running it, the second run meets
     /// what the first wrote, and nothing is doubled: a challenge insert (a random key) fails as a

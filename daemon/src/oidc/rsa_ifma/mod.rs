@@ -11,7 +11,7 @@
 //! - the arithmetic runs the same instructions whatever the key and message (no branch or memory
 //!   address depends on them), which the signing bench checks statistically (a dudect-style
 //!   fixed-against-random test of keys and messages);
-//! - the exponentiations are blinded as aws-lc's are ([`blinding`]): their base is the message
+//! - the exponentiations are blinded as aws-lc's are (`blinding`): their base is the message
 //!   times r^e for a fresh random r, their result multiplied by r⁻¹;
 //! - every signature is checked against the public key with aws-lc before it leaves
 //!   ([`sign_pair`]): a wrong CRT signature would reveal the key's factors, so one that fails its
@@ -19,7 +19,7 @@
 //! - every value derived from the key (the primes in both limb forms, their Montgomery constants
 //!   R², R³ and k0, the exponents, the blinding pairs, the exponent's table, the CRT halves,
 //!   Garner's terms) is held in a type that is wiped when dropped and is neither `Copy` nor
-//!   `Clone` ([`num::U1024`], [`num::L52`], [`kernel::Vec4`], [`kernel::Lanes`]).
+//!   `Clone` (`num::U1024`, `num::L52`, `kernel::Vec4`, `kernel::Lanes`).
 //!
 //! Keys of another size, or whose primes are not both exactly 1,024 bits, use aws-lc only.
 
