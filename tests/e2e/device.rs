@@ -511,8 +511,12 @@ fn openid_client_completes_the_device_flow_and_jose_verifies_its_id_token() {
     let first: Value = serde_json::from_str(&lines.next().expect("a first line").expect("read")).unwrap();
     let user_code = first["user_code"].as_str().unwrap_or_else(|| panic!("{first}"));
     assert_eq!(first["verification_uri"], format!("{}/device", site.base));
-    // The user types the code and approves while the library polls.
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    // The user types the code and approves while the library polls: once it has polled.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while d.sql().opt_i64("SELECT max(last_poll_at) FROM device_codes").is_none() {
+        assert!(std::time::Instant::now() < deadline, "the library never polled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let r = decide(&site, user_code, true, Some(&cookie));
     assert_eq!(r.status, 200, "{}", r.body);
     let last: Vec<String> = lines.map(|l| l.unwrap()).collect();

@@ -359,7 +359,7 @@ fn google_and_any_oidc_provider_with_key_rotation() {
     // The provider rotates its key: an unknown kid fetches the key set again (not at once:
     // at most every few seconds).
     sso.rotate_key();
-    std::thread::sleep(std::time::Duration::from_millis(5200));
+    d.clock.advance(6);
     let before = sso.log().iter().filter(|l| l.as_str() == "GET /jwks").count();
     assert!(app_sign_in(&site, &web, "work-sso").is_ok());
     let after = sso.log().iter().filter(|l| l.as_str() == "GET /jwks").count();

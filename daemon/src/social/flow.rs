@@ -113,7 +113,7 @@ pub async fn start(state: &State, tenant: &Arc<TenantRuntime>, slug: &str, purpo
         ),
         SocialKind::Google | SocialKind::Oidc => {
             let issuer = provider.issuer.as_deref().unwrap_or(super::GOOGLE_ISSUER);
-            let d = state.social_cache.discovery(&state.upstream, issuer).await.map_err(upstream_failed)?;
+            let d = state.social_cache.discovery(&state.upstream, issuer, now).await.map_err(upstream_failed)?;
             oidc::authorize_url(&d, &provider.client_id, &redirect_uri, &state_token, &s256(&verifier), &nonce)
         }
     };

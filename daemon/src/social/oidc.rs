@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -19,11 +18,12 @@ use crate::clock::Timestamp;
 /// Signature algorithms accepted in upstream ID tokens: never `none`, never HMAC.
 const ALLOWED: &[Algorithm] =
     &[Algorithm::RS256, Algorithm::RS384, Algorithm::RS512, Algorithm::PS256, Algorithm::ES256, Algorithm::ES384];
-/// How long discovery and keys are used before being fetched again anyway.
-const MAX_AGE: Duration = Duration::from_secs(3600);
-/// An unknown `kid` fetches the key set again, but no more often than this (a flood of forged
-/// tokens must not turn into a flood of requests to the provider).
-pub const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(5);
+/// How long (seconds of the daemon's clock) discovery and keys are used before being fetched
+/// again anyway.
+const MAX_AGE: i64 = 3600;
+/// An unknown `kid` fetches the key set again, but no more often than this many seconds (a flood
+/// of forged tokens must not turn into a flood of requests to the provider).
+pub const REFRESH_AT_MOST_EVERY: i64 = 5;
 /// Clock skew tolerated on `exp`.
 const LEEWAY: i64 = 60;
 /// Google's discovery document names endpoints on googleapis.com beside its issuer's host
@@ -80,7 +80,8 @@ pub struct Discovery {
 struct Entry {
     discovery: Discovery,
     keys: HashMap<String, (DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>)>,
-    fetched: Instant,
+    /// When it was fetched, by the daemon's clock.
+    fetched: Timestamp,
 }
 
 /// Per issuer: its discovery document and keys.
@@ -170,12 +171,12 @@ pub fn decode_keys(set: &JwkSet) -> HashMap<String, (DecodingKey, Option<jsonweb
 }
 
 impl Cache {
-    async fn load(&self, up: &Upstream, issuer: &str) -> Result<Arc<Entry>, Refused> {
+    async fn load(&self, up: &Upstream, issuer: &str, now: Timestamp) -> Result<Arc<Entry>, Refused> {
         let url = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
         let discovery: Discovery = up.get_json(&url, None).await?;
         check_discovery(issuer, &discovery)?;
         let set: JwkSet = up.get_json(&discovery.jwks_uri, None).await?;
-        let entry = Arc::new(Entry { keys: decode_keys(&set), discovery, fetched: Instant::now() });
+        let entry = Arc::new(Entry { keys: decode_keys(&set), discovery, fetched: now });
         self.put(issuer, entry.clone());
         Ok(entry)
     }
@@ -197,10 +198,10 @@ impl Cache {
     }
 
     /// The issuer's discovery document (cached).
-    pub async fn discovery(&self, up: &Upstream, issuer: &str) -> Result<Discovery, Refused> {
-        match self.cached(issuer).filter(|e| e.fetched.elapsed() < MAX_AGE) {
+    pub async fn discovery(&self, up: &Upstream, issuer: &str, now: Timestamp) -> Result<Discovery, Refused> {
+        match self.cached(issuer).filter(|e| now - e.fetched < MAX_AGE) {
             Some(e) => Ok(e.discovery.clone()),
-            None => Ok(self.load(up, issuer).await?.discovery.clone()),
+            None => Ok(self.load(up, issuer, now).await?.discovery.clone()),
         }
     }
 
@@ -210,18 +211,19 @@ impl Cache {
         up: &Upstream,
         issuer: &str,
         kid: &str,
+        now: Timestamp,
     ) -> Result<(DecodingKey, Option<jsonwebtoken::jwk::KeyAlgorithm>), Refused> {
         let entry = match self.cached(issuer) {
             Some(e) => e,
-            None => self.load(up, issuer).await?,
+            None => self.load(up, issuer, now).await?,
         };
         if let Some(k) = entry.keys.get(kid) {
             return Ok(k.clone());
         }
-        if entry.fetched.elapsed() < REFRESH_AT_MOST_EVERY {
+        if now - entry.fetched < REFRESH_AT_MOST_EVERY {
             return Err(refused("unknown_key", format!("kid {kid:?} (key set fetched moments ago)")));
         }
-        let entry = self.load(up, issuer).await?;
+        let entry = self.load(up, issuer, now).await?;
         entry.keys.get(kid).cloned().ok_or_else(|| refused("unknown_key", format!("kid {kid:?}")))
     }
 }
@@ -265,7 +267,7 @@ pub struct Exchange<'a> {
 
 /// Redeems the code at the token endpoint and verifies the ID token it returns.
 pub async fn exchange(up: &Upstream, cache: &Cache, x: &Exchange<'_>) -> Result<Claims, Refused> {
-    let d = cache.discovery(up, x.issuer).await?;
+    let d = cache.discovery(up, x.issuer, x.now).await?;
     let form = [
         ("grant_type", "authorization_code"),
         ("code", x.code),
@@ -290,7 +292,7 @@ pub fn id_token_of(status: u16, answer: &serde_json::Value) -> Result<&str, Refu
 /// the slash (Auth0's issuers end with one, Google's and Keycloak's do not).
 async fn verify(up: &Upstream, cache: &Cache, x: &Exchange<'_>, issuer: &str, token: &str) -> Result<Claims, Refused> {
     let (alg, kid) = id_token_header(token)?;
-    let (key, _) = cache.key(up, x.issuer, &kid).await?;
+    let (key, _) = cache.key(up, x.issuer, &kid, x.now).await?;
     check_id_token(x, issuer, token, alg, &key)
 }
 
