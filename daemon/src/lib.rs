@@ -24,6 +24,7 @@ pub mod ratelimit;
 pub mod reload;
 pub mod sessions;
 pub mod social;
+pub mod sys;
 /// The storage crate, under the name the daemon's modules have always used for it.
 pub use latchkey_store as store;
 pub use latchkey_store::{lockfile, migrate_store};

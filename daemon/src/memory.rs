@@ -20,13 +20,6 @@ pub async fn trim_periodically(mut shutdown: watch::Receiver<bool>) {
 }
 
 /// Returns the free memory of every arena to the operating system now.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn trim() {
-    // SAFETY: malloc_trim has no preconditions; it only releases free memory.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::sys::trim_heap();
 }
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn trim() {}

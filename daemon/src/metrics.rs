@@ -214,11 +214,7 @@ fn process_metrics(out: &mut String, started_at: f64) {
     out.push_str("# TYPE process_start_time_seconds gauge\n");
     let _ = writeln!(out, "process_start_time_seconds {started_at:.3}");
     // statm: size resident shared ... in pages.
-    // SAFETY: sysconf reads a constant of the system; it has no memory effects.
-    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-        n if n > 0 => n as u64,
-        _ => 4096,
-    };
+    let page = rustix::param::page_size() as u64;
     if let Some(rss) = std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))

@@ -79,7 +79,6 @@ impl Hot {
         // The current key is prepared for the pair signer now (about 1 ms, when the engine is
         // `ifma-pairs` on a CPU with AVX-512 IFMA; nothing with aws-lc), not on a token request;
         // the retired ones only verify, so their DER goes.
-        #[cfg(target_arch = "x86_64")]
         let _ = signer.ifma();
         retired.iter().for_each(SigningKey::forget_pkcs8);
         let mut published: Vec<&Jwk> = vec![&signer.jwk];

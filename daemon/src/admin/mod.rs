@@ -88,7 +88,6 @@ impl Acceptor for AdminAcceptor {
 
 /// The uids allowed by default: root and the daemon's own.
 pub fn default_allowed_uids() -> Vec<u32> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = rustix::process::geteuid().as_raw();
     if me == 0 { vec![0] } else { vec![0, me] }
 }

@@ -21,19 +21,15 @@ pub struct SigningKey {
     /// The key for the vector pair signer, prepared once (about 1 ms: when the tenant's keys are
     /// loaded, for the current key only); `None` inside when this CPU or key cannot use it, or
     /// when the engine is aws-lc.
-    #[cfg(target_arch = "x86_64")]
-    ifma: std::sync::OnceLock<Option<super::rsa_ifma::IfmaKey>>,
+    ifma: std::sync::OnceLock<Option<latchkey_rsa_ifma::IfmaKey>>,
     /// The PKCS#8 DER until that preparation (or [`SigningKey::forget_pkcs8`]) takes it; wiped.
     /// Kept only when the engine is the pair signer and could use this key: with aws-lc no copy
     /// is made, so nothing is ever prepared and no request ever parks.
-    #[cfg(target_arch = "x86_64")]
     pkcs8: std::sync::Mutex<Option<Vec<u8>>>,
     /// Set when a vector signature failed its check: this key then signs with aws-lc only.
-    #[cfg(target_arch = "x86_64")]
     ifma_failed: std::sync::atomic::AtomicBool,
 }
 
-#[cfg(target_arch = "x86_64")]
 impl Drop for SigningKey {
     fn drop(&mut self) {
         self.forget_pkcs8();
@@ -122,28 +118,24 @@ impl SigningKey {
             bits,
             pair,
             jwk,
-            #[cfg(target_arch = "x86_64")]
             ifma: std::sync::OnceLock::new(),
-            #[cfg(target_arch = "x86_64")]
             pkcs8: std::sync::Mutex::new(
-                (engine == RsaEngine::IfmaPairs && super::rsa_ifma::available() && bits == 2048).then(|| der.to_vec()),
+                (engine == RsaEngine::IfmaPairs && latchkey_rsa_ifma::available() && bits == 2048).then(|| der.to_vec()),
             ),
-            #[cfg(target_arch = "x86_64")]
             ifma_failed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
     /// This key prepared for the pair signer, when its engine is the pair signer and this CPU
     /// and key can use it.
-    #[cfg(target_arch = "x86_64")]
-    pub fn ifma(&self) -> Option<&super::rsa_ifma::IfmaKey> {
+    pub fn ifma(&self) -> Option<&latchkey_rsa_ifma::IfmaKey> {
         if self.ifma_failed.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
         self.ifma
             .get_or_init(|| {
                 let mut der = self.pkcs8.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()?;
-                let key = super::rsa_ifma::IfmaKey::from_pkcs8(&der);
+                let key = latchkey_rsa_ifma::IfmaKey::from_pkcs8(&der);
                 zeroize::Zeroize::zeroize(&mut der);
                 if key.is_none() {
                     tracing::warn!(kid = %self.kid, "this key cannot use the AVX-512 IFMA signer; signing with aws-lc");
@@ -155,13 +147,11 @@ impl SigningKey {
 
     /// Stops using the pair signer for this key (one of its signatures failed its check).
     pub fn ifma_failed(&self) {
-        #[cfg(target_arch = "x86_64")]
         self.ifma_failed.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Wipes the kept DER of a key that will not sign (a retired key): nothing prepares it.
     pub fn forget_pkcs8(&self) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(mut der) = self.pkcs8.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
             zeroize::Zeroize::zeroize(&mut der);
         }

@@ -12,9 +12,10 @@ pub mod jwt;
 pub mod keys;
 mod refresh;
 pub mod rotation;
-#[cfg(target_arch = "x86_64")]
-pub mod rsa_ifma;
 pub mod signer;
 pub mod spare;
 pub mod spare_file;
 pub mod tokens;
+
+/// The opt-in pair signer, a crate of its own (the workspace's only unsafe code).
+pub use latchkey_rsa_ifma as rsa_ifma;

@@ -1,6 +1,6 @@
 //! Where tokens get their RS256 signatures: one at a time with aws-lc (the default), or, when
 //! `[signing] rsa_engine = "ifma-pairs"` asks for it and the CPU has AVX-512 IFMA, in pairs with
-//! the vector signer ([`super::rsa_ifma`]).
+//! the vector signer (`latchkey_rsa_ifma`).
 //!
 //! The engine is chosen once at start ([`effective`], kept in `State::rsa_engine`) and handed to
 //! each key as the tenant's keys are loaded ([`SigningKey::from_pkcs8_with`]): only a key made for
@@ -29,10 +29,7 @@ use super::keys::SigningKey;
 
 /// The engine that signs when `asked` is configured: the pair signer needs AVX-512 IFMA.
 pub fn effective(asked: RsaEngine) -> RsaEngine {
-    #[cfg(target_arch = "x86_64")]
-    let can = super::rsa_ifma::available();
-    #[cfg(not(target_arch = "x86_64"))]
-    let can = false;
+    let can = latchkey_rsa_ifma::available();
     if asked == RsaEngine::IfmaPairs && can { RsaEngine::IfmaPairs } else { RsaEngine::AwsLc }
 }
 
@@ -69,7 +66,6 @@ fn signed_alone(key: &SigningKey, input: String) -> Result<String, CryptoError> 
 
 /// Signs one JWS signing input (`header.claims`) and appends `.signature`.
 pub async fn sign_one(hot: &Arc<Hot>, input: String) -> Result<String, CryptoError> {
-    #[cfg(target_arch = "x86_64")]
     if hot.signer.ifma().is_some() {
         return parking::sign(hot, input).await;
     }
@@ -78,7 +74,6 @@ pub async fn sign_one(hot: &Arc<Hot>, input: String) -> Result<String, CryptoErr
 
 /// Signs two JWS signing inputs of the same key, as a pair when it can.
 pub fn sign_two(key: &SigningKey, a: String, b: String) -> Result<(String, String), CryptoError> {
-    #[cfg(target_arch = "x86_64")]
     if let Some(k) = key.ifma() {
         let [sa, sb] = pair(key, k, a.as_bytes(), key, k, b.as_bytes());
         return Ok((finish(a, &sa?), finish(b, &sb?)));
@@ -95,16 +90,15 @@ fn finish(mut input: String, sig: &[u8]) -> String {
 /// Two signatures with the vector signer; one whose check failed (never expected: it would be a
 /// fault or a bug; or the random generator failed to give a blinding) is made again with aws-lc
 /// and logged, and its key signs with aws-lc from then on.
-#[cfg(target_arch = "x86_64")]
 fn pair(
     ka: &SigningKey,
-    ia: &super::rsa_ifma::IfmaKey,
+    ia: &latchkey_rsa_ifma::IfmaKey,
     a: &[u8],
     kb: &SigningKey,
-    ib: &super::rsa_ifma::IfmaKey,
+    ib: &latchkey_rsa_ifma::IfmaKey,
     b: &[u8],
 ) -> [Result<Vec<u8>, CryptoError>; 2] {
-    let [sa, sb] = super::rsa_ifma::sign_pair([(ia, a), (ib, b)]);
+    let [sa, sb] = latchkey_rsa_ifma::sign_pair([(ia, a), (ib, b)]);
     let checked = |sig: Option<[u8; 256]>, key: &SigningKey, message: &[u8]| match sig {
         Some(sig) => {
             PAIRED.fetch_add(1, Ordering::Relaxed);
@@ -123,7 +117,6 @@ fn pair(
     [checked(sa, ka, a), checked(sb, kb, b)]
 }
 
-#[cfg(target_arch = "x86_64")]
 mod parking {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex, PoisonError};
@@ -301,7 +294,6 @@ mod tests {
     fn with_aws_lc_no_key_is_prepared_no_request_parks_and_every_signature_is_single() {
         let _serial = serial();
         let a = tenant(5, RsaEngine::AwsLc);
-        #[cfg(target_arch = "x86_64")]
         assert!(a.signer.ifma().is_none());
         let (paired, alone) = concurrent_lone_signatures(RsaEngine::AwsLc);
         assert_eq!((paired, alone), (0, 200));
@@ -324,10 +316,8 @@ mod tests {
     fn a_key_that_failed_or_was_retired_signs_with_aws_lc() {
         let _serial = serial();
         let a = tenant(4, RsaEngine::IfmaPairs);
-        #[cfg(target_arch = "x86_64")]
         assert_eq!(a.signer.ifma().is_some(), pairs());
         a.signer.ifma_failed();
-        #[cfg(target_arch = "x86_64")]
         assert!(a.signer.ifma().is_none());
         let before = counts();
         let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
@@ -336,7 +326,6 @@ mod tests {
         let g = generate(2048).unwrap();
         let retired = SigningKey::from_pkcs8_with(&g.kid, 2048, &g.pkcs8, RsaEngine::IfmaPairs).unwrap();
         retired.forget_pkcs8();
-        #[cfg(target_arch = "x86_64")]
         assert!(retired.ifma().is_none());
     }
 

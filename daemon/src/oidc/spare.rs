@@ -148,13 +148,8 @@ fn take_ready(ready: &mut Vec<(u32, GeneratedKey)>, bits: u32) -> Option<Generat
 /// and never preempts a request. Under sustained load a spare key may then come late; `take`
 /// generates one itself meanwhile, at normal priority.
 fn idle_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for SCHED_IDLE.
-        if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
-            tracing::debug!("spare keys generate at normal priority: {}", std::io::Error::last_os_error());
-        }
+    if let Err(e) = crate::sys::idle_priority() {
+        tracing::debug!("spare keys generate at normal priority: {e}");
     }
 }
 

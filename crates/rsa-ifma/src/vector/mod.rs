@@ -1,29 +1,5 @@
-//! RS256 signatures two at a time with AVX-512 IFMA, for CPUs that have it (Intel since Ice
-//! Lake, AMD since Zen 4), when `[signing] rsa_engine = "ifma-pairs"` asks for it (aws-lc signs
-//! otherwise; see `super::signer`). An RSA-2048 signature is two 1,024-bit exponentiations (the
-//! CRT halves, mod p and mod q); this signs two tokens at once as four independent
-//! exponentiations, one per lane of a vector register, which on such CPUs is 1.3–1.4× the
-//! throughput of signing them one after another with aws-lc (measured side by side: `cargo bench
-//! --bench signing`). It is the "multi-buffer" technique of Intel's crypto_mb, written here for
-//! this one key size.
-//!
-//! Safety of the keys:
-//! - the arithmetic runs the same instructions whatever the key and message (no branch or memory
-//!   address depends on them), which the signing bench checks statistically (a dudect-style
-//!   fixed-against-random test of keys and messages);
-//! - the exponentiations are blinded as aws-lc's are (`blinding`): their base is the message
-//!   times r^e for a fresh random r, their result multiplied by r⁻¹;
-//! - every signature is checked against the public key with aws-lc before it leaves
-//!   ([`sign_pair`]): a wrong CRT signature would reveal the key's factors, so one that fails its
-//!   check is wiped and never returned (`super::signer` then signs with aws-lc and logs an error);
-//! - every value derived from the key (the primes in both limb forms, their Montgomery constants
-//!   R², R³ and k0, the exponents, the blinding pairs, the exponent's table, the CRT halves,
-//!   Garner's terms) is held in a type that is wiped when dropped and is neither `Copy` nor
-//!   `Clone` (`num::U1024`, `num::L52`, `kernel::Vec4`, `kernel::Lanes`).
-//!
-//! Keys of another size, or whose primes are not both exactly 1,024 bits, use aws-lc only.
+//! The vector arithmetic itself, for x86_64 (see the crate's documentation).
 
-#![cfg(target_arch = "x86_64")]
 
 mod blinding;
 mod kernel;
@@ -153,7 +129,7 @@ fn encode(message: &[u8]) -> [u8; 256] {
     let tail = 256 - SHA256_PREFIX.len() - 32;
     em[tail - 1] = 0;
     em[tail..tail + SHA256_PREFIX.len()].copy_from_slice(&SHA256_PREFIX);
-    em[256 - 32..].copy_from_slice(&crate::crypto::sha256(message));
+    em[256 - 32..].copy_from_slice(aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, message).as_ref());
     em
 }
 

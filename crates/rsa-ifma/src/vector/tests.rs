@@ -1,11 +1,29 @@
 use super::*;
-use crate::config::RsaEngine;
-use crate::oidc::keys::{SigningKey, generate};
+use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der};
+use aws_lc_rs::rsa::{KeyPair, KeySize};
 
-/// A new key: its PKCS#8 DER and the daemon's aws-lc signer for it.
-fn key(bits: u32) -> (SigningKey, Vec<u8>) {
-    let g = generate(bits).unwrap();
-    (SigningKey::from_pkcs8_with(&g.kid, bits, &g.pkcs8, RsaEngine::AwsLc).unwrap(), g.pkcs8)
+/// aws-lc's signer of a key, to compare with.
+struct Reference(KeyPair);
+
+impl Reference {
+    fn sign_rs256(&self, message: &[u8]) -> Result<Vec<u8>, aws_lc_rs::error::Unspecified> {
+        let mut sig = vec![0u8; self.0.public_modulus_len()];
+        let rng = aws_lc_rs::rand::SystemRandom::new();
+        self.0.sign(&aws_lc_rs::signature::RSA_PKCS1_SHA256, &rng, message, &mut sig)?;
+        Ok(sig)
+    }
+}
+
+/// A new key: its PKCS#8 DER and aws-lc's signer for it.
+fn key(bits: u32) -> (Reference, Vec<u8>) {
+    let size = match bits {
+        2048 => KeySize::Rsa2048,
+        3072 => KeySize::Rsa3072,
+        _ => KeySize::Rsa4096,
+    };
+    let pair = KeyPair::generate(size).unwrap();
+    let der = AsDer::<Pkcs8V1Der<'static>>::as_der(&pair).unwrap().as_ref().to_vec();
+    (Reference(pair), der)
 }
 
 /// PKCS#1 v1.5 signatures are deterministic: the vector arithmetic, blinded, must give aws-lc's bytes.
