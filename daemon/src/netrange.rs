@@ -6,70 +6,50 @@ use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
 
+use ipnet::IpNet;
+
+/// A trusted range: the `ipnet` network, written back as the operator wrote it (an address alone
+/// without its `/32` or `/128`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IpRange {
-    network: IpAddr,
-    prefix: u8,
-}
+pub struct IpRange(IpNet);
 
 impl IpRange {
     pub fn contains(&self, ip: IpAddr) -> bool {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
-            v4 => v4,
-        };
-        match (self.network, ip) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => masked(u32::from(ip).into(), 32, self.prefix) == u32::from(net).into(),
-            (IpAddr::V6(net), IpAddr::V6(ip)) => masked(u128::from(ip), 128, self.prefix) == u128::from(net),
-            _ => false,
-        }
+        self.0.contains(&ip.to_canonical())
     }
-}
-
-/// `value` with all but its first `prefix` bits (of `width`) cleared.
-fn masked(value: u128, width: u8, prefix: u8) -> u128 {
-    if prefix == 0 {
-        return 0;
-    }
-    let keep = u32::from(width - prefix);
-    (value >> keep) << keep
 }
 
 impl FromStr for IpRange {
     type Err = String;
 
     fn from_str(text: &str) -> Result<IpRange, String> {
-        let (addr, prefix) = match text.split_once('/') {
-            Some((a, p)) => (a, Some(p)),
-            None => (text, None),
-        };
-        let addr: IpAddr = addr
-            .trim()
-            .parse()
-            .map_err(|_| format!("{text:?} is not an IP address or a CIDR range like 10.0.0.0/8"))?;
-        let width: u8 = if addr.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            None => width,
-            Some(p) => match p.trim().parse::<u8>() {
-                Ok(n) if n <= width => n,
-                _ => return Err(format!("{text:?}: the prefix length must be 0 to {width}")),
+        let text = text.trim();
+        let net = match text.parse::<IpNet>() {
+            Ok(net) => net,
+            Err(_) => match text.parse::<IpAddr>() {
+                Ok(addr) => IpNet::from(addr),
+                Err(_) => {
+                    let (addr, prefix) = text.split_once('/').unwrap_or((text, ""));
+                    return Err(match addr.trim().parse::<IpAddr>() {
+                        Ok(a) => {
+                            let width = if a.is_ipv4() { 32 } else { 128 };
+                            format!("{text:?}: the prefix length {prefix:?} must be 0 to {width}")
+                        }
+                        Err(_) => format!("{text:?} is not an IP address or a CIDR range like 10.0.0.0/8"),
+                    });
+                }
             },
         };
-        let network = match addr {
-            IpAddr::V4(a) => IpAddr::V4((masked(u32::from(a).into(), 32, prefix) as u32).into()),
-            IpAddr::V6(a) => IpAddr::V6(masked(u128::from(a), 128, prefix).into()),
-        };
-        if network != addr {
-            return Err(format!("{text:?} has host bits set; the range is {network}/{prefix}"));
+        if net.network() != net.addr() {
+            return Err(format!("{text:?} has host bits set; the range is {}", net.trunc()));
         }
-        Ok(IpRange { network, prefix })
+        Ok(IpRange(net))
     }
 }
 
 impl fmt::Display for IpRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let width = if self.network.is_ipv4() { 32 } else { 128 };
-        if self.prefix == width { write!(f, "{}", self.network) } else { write!(f, "{}/{}", self.network, self.prefix) }
+        if self.0.prefix_len() == self.0.max_prefix_len() { write!(f, "{}", self.0.addr()) } else { write!(f, "{}", self.0) }
     }
 }
 
