@@ -31,15 +31,10 @@ pub fn seg(value: &str) -> Result<String, CliError> {
     if value.is_empty() {
         return Err(CliError::Usage("an empty name is not valid here".into()));
     }
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'@' | b'+') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    Ok(out)
+    // Unreserved characters, `@` and `+` (e-mail addresses) stay as they are.
+    const ESCAPED: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~').remove(b'@').remove(b'+');
+    Ok(percent_encoding::utf8_percent_encode(value, ESCAPED).to_string())
 }
 
 #[cfg(test)]

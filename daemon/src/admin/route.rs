@@ -103,23 +103,18 @@ impl AdminRoute {
     }
 }
 
-/// Decodes `%XX` escapes of a path segment (e-mail addresses travel in paths).
+/// Decodes `%XX` escapes of a path segment (e-mail addresses travel in paths). Strict where the
+/// `percent-encoding` crate is lenient: a `%` not followed by two hex digits is refused rather
+/// than kept, and so is a decoding that is not UTF-8.
 fn percent_decode(seg: &str) -> Result<String, AdminUnrouted> {
     let bad = || AdminUnrouted::BadEncoding(seg.to_owned());
-    let bytes = seg.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = seg.get(i + 1..i + 3).ok_or_else(bad)?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let escapes_ok = seg.match_indices('%').all(|(i, _)| {
+        seg.as_bytes().get(i + 1..i + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    if !escapes_ok {
+        return Err(bad());
     }
-    String::from_utf8(out).map_err(|_| bad())
+    percent_encoding::percent_decode_str(seg).decode_utf8().map(|s| s.into_owned()).map_err(|_| bad())
 }
 
 const GET: &[Method] = &[Method::GET];
