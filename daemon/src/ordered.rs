@@ -18,40 +18,34 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::crypto::{CryptoError, b64url, b64url_decode, random_bytes, sha256};
 
-/// Milliseconds since the Unix epoch, as the 48 bits that begin each value. The wall clock, not
-/// the daemon's clock: only the order matters, and a clock set back merely costs locality.
+/// Milliseconds since the Unix epoch. The wall clock, not the daemon's clock: only the order
+/// matters, and a clock set back merely costs locality.
+fn unix_millis() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// The 48 bits of [`unix_millis`] that begin each token.
 fn unix_ms() -> [u8; 6] {
-    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    let b = ms.to_be_bytes();
+    let b = unix_millis().to_be_bytes();
     [b[2], b[3], b[4], b[5], b[6], b[7]]
 }
 
 /// A UUIDv7 (RFC 9562): 48 bits of Unix time in milliseconds, the version and variant bits, and
-/// 74 random bits.
+/// 74 random bits (from aws-lc's generator; the `uuid` crate lays the fields out).
 pub fn uuid_v7() -> Result<[u8; 16], CryptoError> {
     Ok(uuid_v7_from(random_bytes::<16>()?))
 }
 
-/// A UUIDv7 whose random bits come from `b` (its first 6 bytes are replaced by the time).
-pub(crate) fn uuid_v7_from(mut b: [u8; 16]) -> [u8; 16] {
-    b[..6].copy_from_slice(&unix_ms());
-    b[6] = (b[6] & 0x0f) | 0x70;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    b
+/// A UUIDv7 whose random bits come from `b` (its first ten bytes).
+pub(crate) fn uuid_v7_from(b: [u8; 16]) -> [u8; 16] {
+    let mut random = [0u8; 10];
+    random.copy_from_slice(&b[..10]);
+    uuid::Builder::from_unix_timestamp_millis(unix_millis(), &random).into_uuid().into_bytes()
 }
 
 /// A UUID's lowercase hyphenated text form (`01890a5d-ac96-774b-bcce-b302099a8057`).
 pub fn uuid_text(b: &[u8; 16]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(36);
-    for (i, x) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            s.push('-');
-        }
-        s.push(char::from(HEX[usize::from(x >> 4)]));
-        s.push(char::from(HEX[usize::from(x & 0x0f)]));
-    }
-    s
+    uuid::Uuid::from_bytes(*b).hyphenated().to_string()
 }
 
 /// Bytes of time that begin a token, and of random secret that follow.
