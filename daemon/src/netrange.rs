@@ -49,7 +49,11 @@ impl FromStr for IpRange {
 
 impl fmt::Display for IpRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.prefix_len() == self.0.max_prefix_len() { write!(f, "{}", self.0.addr()) } else { write!(f, "{}", self.0) }
+        if self.0.prefix_len() == self.0.max_prefix_len() {
+            write!(f, "{}", self.0.addr())
+        } else {
+            write!(f, "{}", self.0)
+        }
     }
 }
 

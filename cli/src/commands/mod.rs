@@ -32,8 +32,13 @@ pub fn seg(value: &str) -> Result<String, CliError> {
         return Err(CliError::Usage("an empty name is not valid here".into()));
     }
     // Unreserved characters, `@` and `+` (e-mail addresses) stay as they are.
-    const ESCAPED: &percent_encoding::AsciiSet =
-        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~').remove(b'@').remove(b'+');
+    const ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'@')
+        .remove(b'+');
     Ok(percent_encoding::utf8_percent_encode(value, ESCAPED).to_string())
 }
 

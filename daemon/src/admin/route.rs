@@ -108,9 +108,9 @@ impl AdminRoute {
 /// than kept, and so is a decoding that is not UTF-8.
 fn percent_decode(seg: &str) -> Result<String, AdminUnrouted> {
     let bad = || AdminUnrouted::BadEncoding(seg.to_owned());
-    let escapes_ok = seg.match_indices('%').all(|(i, _)| {
-        seg.as_bytes().get(i + 1..i + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
-    });
+    let escapes_ok = seg
+        .match_indices('%')
+        .all(|(i, _)| seg.as_bytes().get(i + 1..i + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)));
     if !escapes_ok {
         return Err(bad());
     }

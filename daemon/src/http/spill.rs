@@ -6,28 +6,17 @@
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use bytes::Bytes;
 
 use super::body::too_large;
-use crate::crypto::random_token;
 use crate::error::Error;
 
-/// An unlinked, private temporary file in `dir`.
+/// An unlinked, private (mode 0600) temporary file in `dir`, by the `tempfile` crate.
 pub fn temp_file(dir: &Path) -> Result<File, Error> {
-    let token = random_token().map_err(Error::internal)?;
-    let path = dir.join(format!(".latchkey-upload-{}", &token[..16]));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| Error::internal(format!("cannot create a temporary file in {}: {e}", dir.display())))?;
-    std::fs::remove_file(&path).map_err(|e| Error::internal(format!("cannot unlink {}: {e}", path.display())))?;
-    Ok(file)
+    tempfile::tempfile_in(dir)
+        .map_err(|e| Error::internal(format!("cannot create a temporary file in {}: {e}", dir.display())))
 }
 
 /// Collects an upload's chunks into a temporary file, refusing it past `limit` bytes.

@@ -120,7 +120,8 @@ impl SigningKey {
             jwk,
             ifma: std::sync::OnceLock::new(),
             pkcs8: std::sync::Mutex::new(
-                (engine == RsaEngine::IfmaPairs && latchkey_rsa_ifma::available() && bits == 2048).then(|| der.to_vec()),
+                (engine == RsaEngine::IfmaPairs && latchkey_rsa_ifma::available() && bits == 2048)
+                    .then(|| der.to_vec()),
             ),
             ifma_failed: std::sync::atomic::AtomicBool::new(false),
         })

@@ -1,6 +1,5 @@
 //! The vector arithmetic itself, for x86_64 (see the crate's documentation).
 
-
 mod blinding;
 mod kernel;
 mod num;
