@@ -4,10 +4,10 @@
 use latchkey::admin::{App, AppCreated, AppType, CreateApp, SecretRotated, UpdateApp};
 use latchkey::codes;
 
-use crate::State;
 use crate::clock::date;
 use crate::crypto::{random_bytes, random_token, sha256};
 use crate::error::Error;
+use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::{self, Reader, TenantId};
 use crate::tenants::require;

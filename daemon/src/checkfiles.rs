@@ -16,7 +16,7 @@ pub fn problems(config: &Config) -> Vec<String> {
         let key_ok = readable("server.tls_key", &tls.key, &mut found);
         if cert_ok
             && key_ok
-            && let Err(e) = crate::http::tls::server_config(&tls.cert, &tls.key)
+            && let Err(e) = crate::certs::server_config(&tls.cert, &tls.key)
         {
             found.push(e);
         }
@@ -34,24 +34,21 @@ pub fn problems(config: &Config) -> Vec<String> {
         if let Err(e) = Kek::load(&config.kek_file) {
             found.push(format!("keys.encryption_key_file: {e}"));
         }
-    } else if let Some(pg) = &config.postgres {
-        // A missing key file is normal before the first node starts (it creates one), and fatal
-        // once the database holds keys: ask the database, changing nothing. If it does not
-        // answer, the daemon's own start decides.
-        if let Ok(true) = crate::store::pg::holds_signing_keys(pg) {
+    } else {
+        // A missing key file is normal before the first start (it creates one), and fatal once
+        // the database holds keys: ask the database, changing nothing. If it does not answer,
+        // the daemon's own start decides.
+        let location = config.store_location();
+        if let Ok(true) = location.holds_sealed_keys() {
+            let restore =
+                if location.is_shared() { "copy it from another node or your backup" } else { "from your backup" };
             found.push(format!(
-                "keys.encryption_key_file {}: missing, but the PostgreSQL database holds signing keys; the daemon \
-                 will refuse to start until the key file is restored (copy it from another node or your backup)",
-                config.kek_file.display()
+                "keys.encryption_key_file {}: missing, but the database {} holds signing keys; the daemon will \
+                 refuse to start until the key file is restored ({restore})",
+                config.kek_file.display(),
+                location.describe()
             ));
         }
-    } else if std::fs::metadata(&config.storage_path).map(|m| m.len() > 0).unwrap_or(false) {
-        found.push(format!(
-            "keys.encryption_key_file {}: missing, but the database {} exists; the daemon will refuse to start \
-             until the key file is restored",
-            config.kek_file.display(),
-            config.storage_path.display()
-        ));
     }
     found
 }

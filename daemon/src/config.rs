@@ -355,6 +355,14 @@ pub fn compact_duration(d: Duration) -> String {
 }
 
 impl Config {
+    /// The database this configuration names.
+    pub fn store_location(&self) -> crate::store::Location {
+        match (&self.storage_backend, &self.postgres) {
+            (StorageBackend::Postgres, Some(settings)) => crate::store::Location::Postgres(Box::new(settings.clone())),
+            _ => crate::store::Location::Sqlite(self.storage_path.clone()),
+        }
+    }
+
     /// Where uploads are spilled while they are checked (bulk imports): beside the SQLite
     /// database, whose disk holds the data anyway; on PostgreSQL, where a node keeps no files,
     /// the system's temporary directory (`TMPDIR`).

@@ -16,10 +16,10 @@ use latchkey::admin::{
 use latchkey::codes;
 use serde_json::Value;
 
-use crate::State;
 use crate::crypto::{Kek, constant_time_eq, random_token, sha256};
 use crate::error::Error;
 use crate::oidc::keys::GeneratedKey;
+use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::social::ProviderRow;
 use crate::store::{self, Reader, TenantId, WriteTx};

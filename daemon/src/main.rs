@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use latchkeyd::args::{Args, Command, MigrateStore, StoreEngine};
 use latchkeyd::config::{Config, LogFormat, Overrides};
-use latchkeyd::reload::LogFilterSetter;
+use latchkeyd::live::LogFilterSetter;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
 

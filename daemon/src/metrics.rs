@@ -29,6 +29,17 @@ struct Inner {
     tenants: BTreeMap<String, u64>,
 }
 
+/// What `/metrics` shows beside the counters kept here, read by the caller from their owners.
+#[derive(Clone, Copy)]
+pub struct Readings<'a> {
+    pub db: &'a crate::store::WriteStats,
+    pub health: &'a crate::store::Health,
+    /// Requests the per-address limits let through uncounted.
+    pub untracked: u64,
+    /// Token signatures made two at once, and one at a time.
+    pub signatures: (u64, u64),
+}
+
 pub struct Metrics {
     inner: Mutex<Inner>,
     /// Public connections closed at accept because `server.max_connections` were open.
@@ -80,9 +91,9 @@ impl Metrics {
         *g.ceremonies.entry((kind, outcome.to_owned())).or_default() += 1;
     }
 
-    /// Counts a token request; unknown grant types are counted as `other` to bound the series.
-    pub fn grant(&self, grant: &str, outcome: &str) {
-        let grant = crate::oidc::grants::grant_name(grant);
+    /// Counts a token request; `grant` is one of a fixed set (the caller maps unknown grant types
+    /// to `other`, which bounds the series).
+    pub fn grant(&self, grant: &'static str, outcome: &str) {
         let mut g = self.lock();
         *g.grants.entry((grant.to_owned(), outcome.to_owned())).or_default() += 1;
     }
@@ -105,7 +116,8 @@ impl Metrics {
         }
     }
 
-    pub fn render(&self, db: &crate::store::WriteStats, health: &crate::store::Health, untracked: u64) -> String {
+    pub fn render(&self, others: &Readings<'_>) -> String {
+        let Readings { db, health, untracked, signatures: (paired, alone) } = *others;
         let g = match self.inner.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -150,7 +162,6 @@ impl Metrics {
         out.push_str("# TYPE latchkey_db_unsynced_commits_total counter\n");
         let unsynced = db.unsynced_commits.load(std::sync::atomic::Ordering::Relaxed);
         let _ = writeln!(out, "latchkey_db_unsynced_commits_total {unsynced}");
-        let (paired, alone) = crate::oidc::signer::counts();
         out.push_str("# HELP latchkey_token_signatures_total Token signatures by how they were made: two at once with AVX-512 IFMA (vector_pair), or one at a time with aws-lc (single).\n");
         out.push_str("# TYPE latchkey_token_signatures_total counter\n");
         let _ = writeln!(out, "latchkey_token_signatures_total{{method=\"vector_pair\"}} {paired}");

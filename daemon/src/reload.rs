@@ -3,72 +3,8 @@
 //! the configuration again with the flags and environment of the start and hands it to
 //! [`apply`]; everything is prepared first, so an error keeps every old setting.
 
-use std::sync::{Arc, RwLock};
-
-use rustls::ServerConfig;
-
-use crate::config::{Config, Smtp};
-use crate::mail::Mailer;
-
-/// The settings a reload may replace, read once per request through [`LiveSlot::get`].
-#[derive(Debug)]
-pub struct Live {
-    pub ceremony_rate_per_minute: u32,
-    pub token_rate_per_minute: u32,
-    pub smtp: Option<Smtp>,
-    /// Present when `[smtp]` is configured.
-    pub mailer: Option<Arc<Mailer>>,
-}
-
-impl Live {
-    pub fn from_config(config: &Config) -> Result<Live, String> {
-        let mailer = match &config.smtp {
-            Some(smtp) => Some(Arc::new(Mailer::from_config(smtp)?)),
-            None => None,
-        };
-        Ok(Live {
-            ceremony_rate_per_minute: config.limits.ceremony_rate_per_minute,
-            token_rate_per_minute: config.limits.token_rate_per_minute,
-            smtp: config.smtp.clone(),
-            mailer,
-        })
-    }
-}
-
-/// A shared, swappable value: readers clone the `Arc` under a short read lock.
-#[derive(Debug)]
-pub struct Slot<T>(RwLock<Arc<T>>);
-
-impl<T> Slot<T> {
-    pub fn new(value: T) -> Slot<T> {
-        Slot(RwLock::new(Arc::new(value)))
-    }
-
-    pub fn from_arc(value: Arc<T>) -> Slot<T> {
-        Slot(RwLock::new(value))
-    }
-
-    pub fn get(&self) -> Arc<T> {
-        match self.0.read() {
-            Ok(g) => g.clone(),
-            // A writer never panics while holding the lock; if one did, the value is still whole.
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    pub fn set(&self, value: T) {
-        match self.0.write() {
-            Ok(mut g) => *g = Arc::new(value),
-            Err(poisoned) => *poisoned.into_inner() = Arc::new(value),
-        }
-    }
-}
-
-pub type LiveSlot = Slot<Live>;
-pub type TlsSlot = Arc<Slot<ServerConfig>>;
-
-/// Sets the log filter (a `tracing_subscriber` reload handle in `main.rs`).
-pub type LogFilterSetter = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+use crate::config::Config;
+use crate::live::{Live, LogFilterSetter, TlsSlot};
 
 /// What a reload did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -80,7 +16,7 @@ pub struct Report {
 
 /// Prepares every new setting, then swaps them in together; on any error nothing changes.
 pub fn apply(
-    state: &crate::State,
+    state: &crate::state::State,
     new: &Config,
     tls: Option<&TlsSlot>,
     log_filter: Option<&LogFilterSetter>,
@@ -88,7 +24,7 @@ pub fn apply(
     let old = &state.config;
     let live = Live::from_config(new)?;
     let tls_config = match (&new.tls, tls) {
-        (Some(files), Some(_)) => Some(crate::http::tls::server_config(&files.cert, &files.key)?),
+        (Some(files), Some(_)) => Some(crate::certs::server_config(&files.cert, &files.key)?),
         (Some(_), None) => None,
         (None, _) => None,
     };
@@ -152,13 +88,4 @@ pub fn apply(
     ];
     report.needs_restart = fixed.iter().filter(|(_, changed)| *changed).map(|(name, _)| *name).collect();
     Ok(report)
-}
-
-impl<T> Slot<T> {
-    pub fn set_arc(&self, value: Arc<T>) {
-        match self.0.write() {
-            Ok(mut g) => *g = value,
-            Err(poisoned) => *poisoned.into_inner() = value,
-        }
-    }
 }

@@ -14,13 +14,13 @@ use latchkey::admin::{CreateTenant, KeyState, Registration, Tenant};
 use latchkey::codes;
 use url::Url;
 
-use crate::State;
 use crate::clock::date;
 use crate::config::RsaEngine;
 use crate::crypto::Kek;
 use crate::error::{Error, Kind};
 use crate::oidc::keys::{Jwk, Jwks, SigningKey};
 use crate::oidc::{discovery, keys};
+use crate::state::State;
 use crate::store::keys::KeyRow;
 use crate::store::tenants::{NewTenant, TenantRow};
 use crate::store::{self, Db, Reader, StoreError, TenantId, WriteTx};

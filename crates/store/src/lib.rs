@@ -23,6 +23,7 @@ pub mod credentials;
 pub mod device;
 pub mod invites;
 pub mod keys;
+mod location;
 pub mod lockfile;
 pub mod migrate_store;
 pub mod migrations;
@@ -39,6 +40,7 @@ pub mod types;
 pub mod users;
 mod writer;
 
+pub use location::Location;
 pub use writer::WriteStats;
 
 use std::path::{Path, PathBuf};
@@ -209,6 +211,18 @@ pub struct Health {
     pub pool_idle: u32,
 }
 
+/// What a write costs on the engine a [`Db`] runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteCost {
+    /// Writes queue for one writer that commits them in batches under one fsync: one closure
+    /// that reads and writes is cheapest, and a caller may work while the batch commits
+    /// ([`Db::write_early`]).
+    Batched,
+    /// Every statement is a round trip to a server and every transaction a commit of its own:
+    /// read beside it, then write in as few statements as possible.
+    RoundTrips,
+}
+
 /// The daemon's database: one SQLite file, or a PostgreSQL database that several nodes share.
 /// Cheap to clone (one shared handle).
 #[derive(Clone)]
@@ -332,10 +346,18 @@ impl Db {
     }
 
     /// `sqlite` or `postgres`.
-    pub fn backend(&self) -> &'static str {
+    fn backend(&self) -> &'static str {
         match &*self.0 {
             Engine::Sqlite(_) => "sqlite",
             Engine::Postgres(_) => "postgres",
+        }
+    }
+
+    /// What a write costs here, for the few callers that can shape a request either way.
+    pub fn write_cost(&self) -> WriteCost {
+        match &*self.0 {
+            Engine::Sqlite(_) => WriteCost::Batched,
+            Engine::Postgres(_) => WriteCost::RoundTrips,
         }
     }
 
@@ -353,14 +375,6 @@ impl Db {
         match &*self.0 {
             Engine::Sqlite(s) => Some(&s.path),
             Engine::Postgres(_) => None,
-        }
-    }
-
-    /// The PostgreSQL engine, for what only it has (the change listener's connections).
-    pub fn postgres(&self) -> Option<&pg::PgDb> {
-        match &*self.0 {
-            Engine::Sqlite(_) => None,
-            Engine::Postgres(p) => Some(&p.db),
         }
     }
 
@@ -384,11 +398,23 @@ impl Db {
         }
     }
 
-    pub fn set_listener(&self, id: String, heard: cluster::Heard) {
-        if let Engine::Postgres(p) = &*self.0 {
-            let _ = p.node.set(id);
-            let _ = p.heard.set(heard);
-        }
+    /// Starts hearing the changes other nodes commit to tenants, keys and applications, from
+    /// `generation` (read in the snapshot the caller loaded its tenants from): the listener, to
+    /// stop at shutdown, and its batches of changed tenants to apply. `None` on SQLite, which has
+    /// no other nodes. Also records this node, so that [`Db::wait_published`] and
+    /// [`Db::out_of_step`] can speak of it.
+    pub fn listen_to_other_nodes(
+        &self,
+        generation: i64,
+    ) -> Result<Option<(cluster::Listener, tokio::sync::mpsc::Receiver<cluster::Batch>)>, StoreError> {
+        let Engine::Postgres(p) = &*self.0 else { return Ok(None) };
+        let node = cluster::NodeInfo::this_process();
+        let id = node.id.clone();
+        tracing::info!(node = %id, generation, "listening for changes from other nodes");
+        let (listener, batches) = cluster::Listener::start(p.db.connect_fn(), node, generation)?;
+        let _ = p.node.set(id);
+        let _ = p.heard.set(listener.heard());
+        Ok(Some((listener, batches)))
     }
 
     /// Other nodes have changed tenants or applications, and this node is about to apply their

@@ -7,7 +7,7 @@
 use latchkey::admin::ApplyResult;
 
 use super::route::AdminRoute;
-use crate::State;
+use crate::state::State;
 use crate::store::audit::Event;
 
 /// Every admin mutation the trail names.

@@ -14,9 +14,9 @@ use hyper::{Response, StatusCode};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-use crate::State;
 use crate::crypto::random_token;
 use crate::error::{Error, Kind};
+use crate::state::State;
 use latchkey::codes;
 
 struct Chunks(mpsc::Receiver<Result<Bytes, std::io::Error>>);

@@ -18,9 +18,9 @@ use latchkey::codes;
 
 use super::audit::AdminAction;
 use super::lines::{json_line, stream};
-use crate::State;
 use crate::error::Error;
 use crate::http::body::Req;
+use crate::state::State;
 use crate::store;
 use crate::tenants::require;
 use crate::users::import::{self, Outcome, Row};

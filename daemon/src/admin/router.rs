@@ -24,7 +24,8 @@ use crate::http::body::{Req, RequestBody, Text, read_json, read_json_or_default}
 use crate::http::response::{empty, json, with_header_value};
 use crate::http::{Body, errors, request};
 use crate::oidc::rotation;
-use crate::{State, apps, store, tenants, users};
+use crate::state::State;
+use crate::{apps, store, tenants, users};
 
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) -> Response<Body> {
     let started = Instant::now();

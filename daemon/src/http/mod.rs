@@ -42,7 +42,7 @@ use tokio::sync::{Semaphore, watch};
 /// What every tenant handler is given: the daemon, the tenant the request was routed to, and the
 /// facts about the request computed once (the caller's address).
 pub struct Cx<'a> {
-    pub state: &'a crate::State,
+    pub state: &'a crate::state::State,
     pub tenant: std::sync::Arc<crate::tenants::TenantRuntime>,
     pub ip: std::net::IpAddr,
 }

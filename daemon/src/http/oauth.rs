@@ -108,7 +108,9 @@ pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> 
     let mut e = cx.event(&client.client_id, &action, "");
     let result = grants::token(cx.state, cx.tenant.clone(), client, form).await;
     e.outcome = crate::audit::outcome(&result, |e| e.code().to_owned());
-    cx.state.metrics.grant(&grant, e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
+    cx.state
+        .metrics
+        .grant(crate::oidc::grants::grant_name(&grant), e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
     // A device polls every few seconds until the user decides: only the final answer is audited.
     let waiting = matches!(&result, Err(e) if matches!(e.code, OAuthCode::AuthorizationPending | OAuthCode::SlowDown));
     if !(device && waiting) {

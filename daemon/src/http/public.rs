@@ -15,10 +15,10 @@ use super::body::{Req, RequestBody};
 use super::response::{self, bytes, secure, with_header};
 use super::route::{self, Route, TenantRoute, Unrouted};
 use super::{Body, Cx, bulk, ceremony, device, errors, oauth, pages, request, social};
-use crate::State;
 use crate::error::{Error, Kind};
 use crate::oidc::error::OAuthError;
 use crate::ratelimit::Bucket;
+use crate::state::State;
 
 /// Entry point of the public listener.
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {

@@ -8,12 +8,12 @@ use url::form_urlencoded;
 
 use super::clients::redirect_allowed;
 use super::error::{OAuthCode, OAuthError};
-use crate::State;
 use crate::clock::Timestamp;
 use crate::crypto::random_token;
 use crate::ordered::{new_token, token_key};
 use crate::params::Params;
 use crate::sessions;
+use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::oidc::CodeRow;
 use crate::store::sessions::SessionRow;

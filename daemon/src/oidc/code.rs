@@ -8,11 +8,11 @@ use super::grants::{
     Decision, PendingRefresh, TokenResponse, Ttls, Unsigned, UserGrant, active_user, require, user_tokens,
 };
 use super::tokens::new_jti;
-use crate::State;
 use crate::clock::Timestamp;
 use crate::crypto::{b64url, sha256};
 use crate::ordered::{self, token_key};
 use crate::params::Params;
+use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{CodeRow, Grants};
 use crate::store::users::UserRow;

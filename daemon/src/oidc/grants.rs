@@ -14,11 +14,11 @@ use super::clients::{Presented, authenticate_for_grant};
 use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdClaims, new_jti, scopes, sign_tokens, user_claims};
 use super::{code, refresh};
-use crate::State;
 use crate::clock::Timestamp;
 use crate::crypto::sha256;
 use crate::ordered;
 use crate::params::Params;
+use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::oidc::NewRefresh;
 use crate::store::users::{UserId, UserRow};
@@ -123,8 +123,8 @@ pub async fn token(
             Decision::Refused(e) => Err(e),
         };
     }
-    // On PostgreSQL a transaction costs round trips; SQLite's queued transaction does not. Run
-    // there too (the reads beside the writer, the one write after), the code exchange gained
+    // Where a transaction costs round trips (PostgreSQL), read first and write once; a queued,
+    // batched transaction (SQLite's writer) costs none. Run there too (the reads beside the writer, the one write after), the code exchange gained
     // nothing measurable and its batches shrank from 4.6 writes per fsync to 3.0 (16 clients,
     // 2026-11-27). Nor with the tokens signed while that write is under way (as on PostgreSQL):
     // the machine's idle time fell from 9% to 2%, but batches fell to 1.5 writes per fsync and
@@ -132,7 +132,7 @@ pub async fn token(
     // their callers had signed and was waiting kept it at 1.4. Each request then waits only for
     // its own signatures, so little queues behind an fsync (16 clients, 2026-11-27). Device
     // codes are polled every few seconds, not worth a second path.
-    if state.db.backend() == "postgres" {
+    if state.db.write_cost() == store::WriteCost::RoundTrips {
         match grant.as_str() {
             "authorization_code" => return code::exchange_now(state, tenant, client, form, now, &ttl).await,
             "refresh_token" => return refresh::rotate_now(state, tenant, client, form, now, &ttl).await,

@@ -6,9 +6,9 @@
 use latchkey::admin::{Key, KeyState};
 use latchkey::codes;
 
-use crate::State;
 use crate::clock::date;
 use crate::error::Error;
+use crate::state::State;
 use crate::store;
 use crate::store::keys::KeyRow;
 use crate::tenants::{require, seal_key};

@@ -14,11 +14,11 @@ use std::sync::Arc;
 use latchkey::codes;
 
 use super::flow::{Finished, Identity, already_linked, failed, provider_gone, sign_in_first};
-use crate::State;
 use crate::clock::Timestamp;
 use crate::crypto::sha256;
 use crate::error::{Error, Kind};
 use crate::sessions;
+use crate::state::State;
 use crate::store::sessions::SessionRow;
 use crate::store::social::{LinkRow, PendingLinkRow, ProviderRow, StateRow};
 use crate::store::{self, Reader, SocialPurpose, TenantId, WriteTx};

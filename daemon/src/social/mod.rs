@@ -12,9 +12,9 @@ pub mod oidc;
 use latchkey::admin::{EnableSocial, Registration, SocialProvider};
 use latchkey::codes;
 
-use crate::State;
 use crate::crypto::Kek;
 use crate::error::Error;
+use crate::state::State;
 use crate::store::social::ProviderRow;
 use crate::store::users::UserId;
 use crate::store::{self, SocialKind, TenantId};

@@ -209,7 +209,7 @@ pub fn count_lines<R: std::io::Read>(mut input: R) -> std::io::Result<usize> {
 
 /// E-mails the invitations (eight at a time) when `[smtp]` is configured, noting per row whether
 /// it worked. The invitations are already stored: a failure loses nothing.
-pub async fn deliver_all(state: &crate::State, tenant_name: &str, invited: &mut [InvitedRow]) {
+pub async fn deliver_all(state: &crate::state::State, tenant_name: &str, invited: &mut [InvitedRow]) {
     deliver_with(state.live.get().mailer.clone(), tenant_name, invited).await
 }
 

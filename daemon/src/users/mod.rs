@@ -10,10 +10,10 @@ pub mod sorted;
 use latchkey::admin::{AdminCredential, Invitation, InviteUser, Recovery, User};
 use latchkey::codes;
 
-use crate::State;
 use crate::clock::{Timestamp, date, rfc3339};
 use crate::crypto::{b64url, b64url_decode};
 use crate::error::Error;
+use crate::state::State;
 use crate::store::users::{NewUser, UserId, UserRow};
 use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
 use crate::tenants::require;

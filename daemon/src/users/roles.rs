@@ -4,9 +4,9 @@ use latchkey::admin::{CreateRole, Emails, Role, RoleChange};
 use latchkey::codes;
 
 use super::require_user;
-use crate::State;
 use crate::clock::date;
 use crate::error::Error;
+use crate::state::State;
 use crate::store::roles::RoleRow;
 use crate::store::{self, Reader, TenantId};
 use crate::tenants::require;

@@ -62,7 +62,8 @@ impl Sorter {
 
     fn spill(&mut self) -> Result<(), Error> {
         self.rows.sort_unstable_by(Keyed::order);
-        let mut file = crate::http::spill::temp_file(&self.dir)?;
+        let mut file = tempfile::tempfile_in(&self.dir)
+            .map_err(|e| Error::internal(format!("cannot create a temporary file in {}: {e}", self.dir.display())))?;
         let count = self.rows.len();
         let written = (|| -> io::Result<()> {
             let mut out = BufWriter::new(&mut file);

@@ -16,11 +16,11 @@ use webauthn_rs::prelude::{Passkey, PublicKeyCredential};
 
 use super::assertion::{self, Verified};
 use super::{UserInfo, invalid_challenge, malformed};
-use crate::State;
 use crate::clock::rfc3339;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
+use crate::state::State;
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
 use crate::store::users::{UserId, normalise_email};

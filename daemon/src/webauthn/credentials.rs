@@ -6,9 +6,9 @@ use latchkey::codes;
 use serde::Deserialize;
 
 use super::CredentialInfo;
-use crate::State;
 use crate::crypto::b64url_decode;
 use crate::error::Error;
+use crate::state::State;
 use crate::store;
 use crate::store::users::UserId;
 use crate::tenants::TenantRuntime;

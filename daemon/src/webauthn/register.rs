@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 use webauthn_rs::prelude::{COSEAlgorithm, PasskeyRegistration, RegisterPublicKeyCredential, Uuid};
 
 use super::{CredentialInfo, UserInfo, authdata, device, invalid_challenge, malformed, valid_email, valid_name};
-use crate::State;
 use crate::crypto::{b64url, b64url_decode};
 use crate::error::{Error, Kind};
 use crate::sessions::{self, Issued};
+use crate::state::State;
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
 use crate::store::invites::InviteId;

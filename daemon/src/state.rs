@@ -1,0 +1,44 @@
+//! The shared state every request handler and background task reads: configuration, store,
+//! clock, keys, registry of tenants, limits and logs. Built once by [`crate::server::run`].
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::clock::SharedClock;
+use crate::config::{self, Config};
+use crate::crypto::Kek;
+use crate::metrics::Metrics;
+use crate::store::Db;
+use crate::tenants::Registry;
+use crate::{audit, live, oidc, ratelimit, social};
+
+/// Everything a request handler may need, shared by both listeners.
+#[derive(Debug)]
+pub struct State {
+    pub config: Arc<Config>,
+    pub db: Db,
+    pub kek: Arc<Kek>,
+    pub clock: SharedClock,
+    pub registry: Registry,
+    pub metrics: Metrics,
+    pub limiter: ratelimit::RateLimiter,
+    pub audit: audit::AuditLog,
+    /// Rate limits and SMTP: what SIGHUP may replace (`config` keeps the values of the start).
+    pub live: live::LiveSlot,
+    /// The log filter in force.
+    pub log_filter: live::Slot<String>,
+    /// The HTTP client towards social identity providers.
+    pub upstream: social::client::Upstream,
+    /// Providers' discovery documents and keys.
+    pub social_cache: social::oidc::Cache,
+    pub started: Instant,
+    pub listen_addr: SocketAddr,
+    /// A signing key generated ahead for the next tenant creation or rotation.
+    pub spare_keys: Arc<oidc::spare::SpareKeys>,
+    /// The `Strict-Transport-Security` value, when this daemon serves TLS itself.
+    pub hsts: Option<hyper::header::HeaderValue>,
+    /// What signs RS256 tokens: `config.rsa_engine` as this CPU allows it
+    /// ([`oidc::signer::effective`]); every tenant's keys are loaded for it.
+    pub rsa_engine: config::RsaEngine,
+}
