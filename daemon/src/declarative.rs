@@ -512,7 +512,7 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
     // New tenants are routed from now on; changed ones serve their new name and registration
     // mode at once (the registry holds both).
     for slug in &touched {
-        state.registry.refresh(state, slug).await?;
+        state.registry.refresh(slug).await?;
     }
     // Changed applications too: on PostgreSQL every node then refuses a removed application.
     if !changes.is_empty() {

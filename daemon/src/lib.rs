@@ -24,6 +24,7 @@ pub mod oidc;
 pub mod ordered;
 pub mod params;
 pub mod ratelimit;
+pub mod registry;
 pub mod reload;
 pub mod server;
 pub mod sessions;
@@ -42,8 +43,8 @@ pub mod webauthn;
 #[doc(hidden)]
 pub mod fuzzing {
     use crate::oidc::keys::SigningKey;
+    use crate::registry::TenantRuntime;
     use crate::store::tenants::TenantRow;
-    use crate::tenants::TenantRuntime;
 
     /// A tenant as the registry holds it, built from a row and its keys without a database.
     pub fn tenant_runtime(

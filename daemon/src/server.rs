@@ -13,8 +13,8 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
 use crate::crypto::Kek;
 use crate::metrics::Metrics;
+use crate::registry::{Loader, Registry};
 use crate::state::State;
-use crate::tenants::Registry;
 use crate::{admin, audit, crypto, http, live, memory, notify, oidc, ratelimit, reload, social, store, tenants};
 
 /// Admin-socket connections served at once.
@@ -132,7 +132,7 @@ async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::clu
         };
         let mut applied = true;
         for slug in &slugs {
-            if let Err(e) = state.registry.refresh(&state, slug).await {
+            if let Err(e) = state.registry.refresh(slug).await {
                 tracing::warn!(tenant = %slug, error = %e, "cannot reload a tenant another node changed; retrying");
                 applied = false;
             }
@@ -270,12 +270,18 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     }
     tracing::info!(rsa_engine = rsa_engine.as_str(), "RS256 token signatures: {}", oidc::signer::describe(rsa_engine));
     let (audit_log, audit_task) = audit::AuditLog::start(db.clone());
+    let registry = Registry::new(Loader {
+        db: db.clone(),
+        kek: kek.clone(),
+        public_url: config.public_base(),
+        engine: rsa_engine,
+    });
     let state = Arc::new(State {
         config: config.clone(),
         db,
         kek,
         clock: options.clock,
-        registry: Registry::default(),
+        registry,
         metrics: Metrics::default(),
         limiter: ratelimit::RateLimiter::default(),
         audit: audit_log,
@@ -292,7 +298,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         rsa_engine,
     });
     let generation =
-        state.registry.load_all(&state.db, &state.kek, &config.public_base()).await.map_err(|e| {
+        state.registry.load_all().await.map_err(|e| {
             StartError::Setup(format!("loading tenants: {e} ({})", e.cause.clone().unwrap_or_default()))
         })?;
     // Several nodes on PostgreSQL: apply the changes other nodes make to tenants and keys.

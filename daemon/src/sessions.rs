@@ -4,10 +4,10 @@
 use crate::clock::Timestamp;
 use crate::error::Error;
 use crate::ordered::{token, token_key};
+use crate::registry::TenantRuntime;
 use crate::store::sessions::{NewSession, SessionRow};
 use crate::store::users::{UserId, UserRow};
 use crate::store::{self, Reader, TenantId, WriteTx};
-use crate::tenants::TenantRuntime;
 
 pub const COOKIE_NAME: &str = "latchkey_session";
 

@@ -9,9 +9,12 @@ use crate::clock::SharedClock;
 use crate::config::{self, Config};
 use crate::crypto::Kek;
 use crate::metrics::Metrics;
+use crate::oidc::spare::SpareKeys;
+use crate::registry::Registry;
+use crate::social::client::Upstream;
+use crate::social::oidc::Cache as SocialCache;
 use crate::store::Db;
-use crate::tenants::Registry;
-use crate::{audit, live, oidc, ratelimit, social};
+use crate::{audit, live, ratelimit};
 
 /// Everything a request handler may need, shared by both listeners.
 #[derive(Debug)]
@@ -29,16 +32,16 @@ pub struct State {
     /// The log filter in force.
     pub log_filter: live::Slot<String>,
     /// The HTTP client towards social identity providers.
-    pub upstream: social::client::Upstream,
+    pub upstream: Upstream,
     /// Providers' discovery documents and keys.
-    pub social_cache: social::oidc::Cache,
+    pub social_cache: SocialCache,
     pub started: Instant,
     pub listen_addr: SocketAddr,
     /// A signing key generated ahead for the next tenant creation or rotation.
-    pub spare_keys: Arc<oidc::spare::SpareKeys>,
+    pub spare_keys: Arc<SpareKeys>,
     /// The `Strict-Transport-Security` value, when this daemon serves TLS itself.
     pub hsts: Option<hyper::header::HeaderValue>,
     /// What signs RS256 tokens: `config.rsa_engine` as this CPU allows it
-    /// ([`oidc::signer::effective`]); every tenant's keys are loaded for it.
+    /// ([`crate::oidc::signer::effective`]); every tenant's keys are loaded for it.
     pub rsa_engine: config::RsaEngine,
 }

@@ -19,7 +19,7 @@ use latchkeyd::oidc::tokens::{verify_access, verify_id_hint};
 use latchkeyd::store::tenants::{NewTenant, TenantRow};
 use latchkeyd::store::users::NewUser;
 use latchkeyd::store::{Db, Registration, TenantId, UserStatus};
-use latchkeyd::tenants::TenantRuntime;
+use latchkeyd::registry::TenantRuntime;
 use libfuzzer_sys::fuzz_target;
 
 const BASE_URL: &str = "http://localhost:8080/acme";

@@ -19,7 +19,7 @@ use super::html::{escape, html, render};
 use super::response::{json, no_store, with_header};
 use crate::error::{Error, Kind};
 use crate::oidc::error::{OAuthCode, OAuthError};
-use crate::tenants::TenantRuntime;
+use crate::registry::TenantRuntime;
 
 /// The HTTP status of each kind of failure.
 pub fn status(kind: Kind) -> StatusCode {

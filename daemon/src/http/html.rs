@@ -7,7 +7,7 @@ use hyper::{Response, StatusCode};
 
 use super::Body;
 use super::response::{bytes, with_header};
-use crate::tenants::TenantRuntime;
+use crate::registry::TenantRuntime;
 
 const JS: &str = include_str!("../../assets/latchkey.js");
 const CSS: &str = include_str!("../../assets/latchkey.css");

@@ -43,7 +43,7 @@ use tokio::sync::{Semaphore, watch};
 /// facts about the request computed once (the caller's address).
 pub struct Cx<'a> {
     pub state: &'a crate::state::State,
-    pub tenant: std::sync::Arc<crate::tenants::TenantRuntime>,
+    pub tenant: std::sync::Arc<crate::registry::TenantRuntime>,
     pub ip: std::net::IpAddr,
 }
 

@@ -12,9 +12,9 @@ use super::{Body, Cx};
 use crate::crypto::sha256;
 use crate::error::Error;
 use crate::oidc::authorize::AuthorizationRequest;
+use crate::registry::TenantRuntime;
 use crate::sessions;
 use crate::store;
-use crate::tenants::TenantRuntime;
 
 /// `/invite/{token}` and `/recover/{token}`: create a passkey with a one-time link.
 pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Response<Body>, Error> {

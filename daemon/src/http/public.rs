@@ -163,7 +163,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
     }
     state.metrics.tenant_request(&tenant.slug);
     // Keys load on a tenant's first request (see tenants.rs); the documents are ready bytes.
-    let (discovery_json, jwks_json) = match tenant.load(state).await {
+    let (discovery_json, jwks_json) = match tenant.load(&state.registry).await {
         Ok(hot) => (hot.discovery_json.clone(), hot.jwks_json.clone()),
         Err(e) => return errors::api(&e),
     };

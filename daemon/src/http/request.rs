@@ -8,8 +8,8 @@ use hyper::header::{self, HeaderMap, HeaderName};
 
 use crate::netrange::{IpRange, any_contains};
 use crate::params::Params;
+use crate::registry::TenantRuntime;
 use crate::sessions::{COOKIE_NAME, cookie_name};
-use crate::tenants::TenantRuntime;
 
 /// A header's value, when present and visible ASCII.
 pub fn header(headers: &HeaderMap, name: HeaderName) -> Option<&str> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use hyper::Method;
 
 use super::html::Asset;
-use crate::tenants::TenantRuntime;
+use crate::registry::TenantRuntime;
 
 #[derive(Debug)]
 pub enum Route {

@@ -12,6 +12,7 @@ use crate::clock::Timestamp;
 use crate::crypto::random_token;
 use crate::ordered::{new_token, token_key};
 use crate::params::Params;
+use crate::registry::TenantRuntime;
 use crate::sessions;
 use crate::state::State;
 use crate::store::apps::AppRow;
@@ -19,7 +20,6 @@ use crate::store::oidc::CodeRow;
 use crate::store::sessions::SessionRow;
 use crate::store::users::UserRow;
 use crate::store::{self, AppType, WriteTx};
-use crate::tenants::TenantRuntime;
 
 /// Scopes a user may grant an application at `/authorize`.
 pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "offline_access", CREDENTIALS_SCOPE];

@@ -12,12 +12,12 @@ use crate::clock::Timestamp;
 use crate::crypto::{b64url, sha256};
 use crate::ordered::{self, token_key};
 use crate::params::Params;
+use crate::registry::TenantRuntime;
 use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{CodeRow, Grants};
 use crate::store::users::UserRow;
 use crate::store::{self, TenantId, WriteTx};
-use crate::tenants::TenantRuntime;
 
 /// What a code exchange's form names: the code (by its key), the redirect URI and the PKCE
 /// verifier.

@@ -18,14 +18,14 @@ use super::error::OAuthError;
 use crate::crypto::{CryptoError, random_bytes, random_token, sha256};
 use crate::error::Error;
 use crate::params::Params;
+use crate::registry::TenantRuntime;
 use crate::sessions;
 use crate::state::State;
 use crate::store::device::{Approval, NewDevice};
 use crate::store::{self, AppType, TenantId};
-use crate::tenants::TenantRuntime;
 
-/// The `grant_type` of token polling (RFC 8628 §3.4).
-pub const GRANT_TYPE: &str = "urn:ietf:params:oauth:grant-type:device_code";
+/// The device grant's `grant_type` (RFC 8628 §3.4), named where discovery advertises it.
+pub use super::discovery::DEVICE_GRANT_TYPE as GRANT_TYPE;
 /// How long a device code and its user code live: 10 minutes.
 pub const EXPIRES_IN: i64 = 600;
 /// The polling interval first given to the client, in seconds.

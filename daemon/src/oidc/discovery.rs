@@ -3,6 +3,9 @@
 
 use serde::Serialize;
 
+/// The device authorization grant's `grant_type` (RFC 8628 §3.4).
+pub const DEVICE_GRANT_TYPE: &str = "urn:ietf:params:oauth:grant-type:device_code";
+
 #[derive(Serialize)]
 pub struct ProviderMetadata<'a> {
     pub issuer: &'a str,
@@ -53,7 +56,7 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
             "authorization_code",
             "refresh_token",
             "client_credentials",
-            super::device::GRANT_TYPE,
+            DEVICE_GRANT_TYPE,
         ],
         subject_types_supported: &["public"],
         id_token_signing_alg_values_supported: &["RS256"],

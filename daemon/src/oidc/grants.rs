@@ -18,12 +18,12 @@ use crate::clock::Timestamp;
 use crate::crypto::sha256;
 use crate::ordered;
 use crate::params::Params;
+use crate::registry::TenantRuntime;
 use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::oidc::NewRefresh;
 use crate::store::users::{UserId, UserRow};
 use crate::store::{self, AppType, DeviceStatus, Reader, TenantId, UserStatus, WriteTx};
-use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Serialize)]
 pub struct TokenResponse {

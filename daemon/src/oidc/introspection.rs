@@ -11,11 +11,11 @@ use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdTokenHint, UserClaims, user_claims, verify_access, verify_id_hint};
 use crate::clock::Timestamp;
 use crate::ordered::token_key;
+use crate::registry::TenantRuntime;
 use crate::state::State;
 use crate::store::oidc::Grants;
 use crate::store::users::UserRow;
 use crate::store::{self, Reader, StoreError, UserStatus};
-use crate::tenants::TenantRuntime;
 
 /// A valid access token of this tenant: signature, issuer, expiry, not revoked, and for user
 /// tokens a user who may still sign in.

@@ -12,12 +12,12 @@ use super::tokens::{new_jti, scopes};
 use crate::clock::Timestamp;
 use crate::ordered::token_key;
 use crate::params::Params;
+use crate::registry::TenantRuntime;
 use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::oidc::{Grants, RefreshRow};
 use crate::store::users::UserRow;
 use crate::store::{self, TenantId, WriteTx};
-use crate::tenants::TenantRuntime;
 
 /// Why a refresh token cannot be rotated.
 enum Unusable {

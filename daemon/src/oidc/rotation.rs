@@ -56,7 +56,7 @@ pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
             Ok(store::keys::insert_published(tx, tenant.id, &row)?)
         })
         .await?;
-    state.registry.publish(state, &slug).await?;
+    state.registry.publish(&slug).await?;
     let s = slug.clone();
     let key = state
         .db
@@ -76,7 +76,7 @@ pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
                 .ok_or_else(|| Error::internal("new key not found after insert"))
         })
         .await?;
-    state.registry.publish(state, &slug).await?;
+    state.registry.publish(&slug).await?;
     Ok(key)
 }
 
@@ -108,6 +108,6 @@ pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>
             Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
         })
         .await?;
-    state.registry.publish(state, &slug).await?;
+    state.registry.publish(&slug).await?;
     Ok(left)
 }

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::RsaEngine;
 use crate::crypto::CryptoError;
-use crate::tenants::Hot;
+use crate::registry::Hot;
 
 use super::keys::SigningKey;
 
@@ -125,7 +125,7 @@ mod parking {
 
     use super::{finish, pair, signed_alone};
     use crate::crypto::CryptoError;
-    use crate::tenants::Hot;
+    use crate::registry::Hot;
 
     /// A signing input waiting for a partner, who answers with the signed token.
     struct Parked {
@@ -203,9 +203,9 @@ mod tests {
 
     use super::*;
     use crate::oidc::keys::generate;
+    use crate::registry::TenantRuntime;
     use crate::store::TenantId;
     use crate::store::tenants::TenantRow;
-    use crate::tenants::TenantRuntime;
 
     /// The counters and the parking slot are the process's: these tests take turns.
     static SERIAL: Mutex<()> = Mutex::new(());

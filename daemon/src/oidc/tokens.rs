@@ -8,8 +8,8 @@ use super::error::OAuthError;
 use super::{jwt, signer};
 use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_bytes};
+use crate::registry::TenantRuntime;
 use crate::store::users::UserRow;
-use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct AccessClaims {

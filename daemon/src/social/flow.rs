@@ -15,13 +15,13 @@ use super::{client_secret, github, oidc};
 use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_token, sha256};
 use crate::error::{Error, Kind};
+use crate::registry::TenantRuntime;
 use crate::sessions::{self, Issued};
 use crate::state::State;
 use crate::store::sessions::SessionRow;
 use crate::store::social::{LinkRow, ProviderRow, StateRow};
 use crate::store::users::{NewUser, UserId, UserRow};
 use crate::store::{self, InvitePurpose, SocialKind, SocialPurpose, UserStatus, WriteTx};
-use crate::tenants::TenantRuntime;
 use crate::users::ids::token_key;
 
 /// How long a flow may take at the provider.

@@ -17,12 +17,12 @@ use super::flow::{Finished, Identity, already_linked, failed, provider_gone, sig
 use crate::clock::Timestamp;
 use crate::crypto::sha256;
 use crate::error::{Error, Kind};
+use crate::registry::TenantRuntime;
 use crate::sessions;
 use crate::state::State;
 use crate::store::sessions::SessionRow;
 use crate::store::social::{LinkRow, PendingLinkRow, ProviderRow, StateRow};
 use crate::store::{self, Reader, SocialPurpose, TenantId, WriteTx};
-use crate::tenants::TenantRuntime;
 
 /// How recent the session's passkey sign-in must be for linking to start.
 pub const PASSKEY_WITHIN: i64 = 600;

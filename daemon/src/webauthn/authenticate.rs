@@ -19,13 +19,13 @@ use super::{UserInfo, invalid_challenge, malformed};
 use crate::clock::rfc3339;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Kind};
+use crate::registry::TenantRuntime;
 use crate::sessions::{self, Issued};
 use crate::state::State;
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
 use crate::store::users::{UserId, normalise_email};
 use crate::store::{self, ChallengeKind, UserStatus};
-use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -8,10 +8,10 @@ use serde::Deserialize;
 use super::CredentialInfo;
 use crate::crypto::b64url_decode;
 use crate::error::Error;
+use crate::registry::TenantRuntime;
 use crate::state::State;
 use crate::store;
 use crate::store::users::UserId;
-use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -16,6 +16,7 @@ use webauthn_rs::prelude::{COSEAlgorithm, PasskeyRegistration, RegisterPublicKey
 use super::{CredentialInfo, UserInfo, authdata, device, invalid_challenge, malformed, valid_email, valid_name};
 use crate::crypto::{b64url, b64url_decode};
 use crate::error::{Error, Kind};
+use crate::registry::TenantRuntime;
 use crate::sessions::{self, Issued};
 use crate::state::State;
 use crate::store::challenges::ChallengeRow;
@@ -23,7 +24,6 @@ use crate::store::credentials::CredentialRow;
 use crate::store::invites::InviteId;
 use crate::store::users::{NewUser, UserId, UserRow, normalise_email};
 use crate::store::{self, ChallengeKind, CredentialKind, InvitePurpose, TenantId, UserStatus, WriteTx};
-use crate::tenants::TenantRuntime;
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]

@@ -1,0 +1,508 @@
+//! The in-memory registry of tenants: it routes requests to tenants and holds what each serves on
+//! hot paths (parsed signing key, pre-serialised JWKS and discovery bytes). It is rebuilt for one
+//! tenant whenever that tenant's keys or settings change ([`Registry::refresh`]).
+//!
+//! At start only the tenants' rows are read: with ten thousand tenants, unsealing and parsing
+//! every signing key would cost seconds and most of the memory. A tenant's keys, relying party
+//! and documents ([`Hot`]) are built on its first request and kept.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use bytes::Bytes;
+use latchkey::admin::Registration;
+use latchkey::codes;
+use url::Url;
+
+use crate::config::RsaEngine;
+use crate::crypto::Kek;
+use crate::error::{Error, Kind};
+use crate::oidc::discovery;
+use crate::oidc::keys::{Jwk, Jwks, SigningKey};
+use crate::store::keys::KeyRow;
+use crate::store::tenants::TenantRow;
+use crate::store::{self, Db, StoreError, TenantId};
+use crate::urls;
+
+/// What the daemon keeps in memory for one tenant.
+#[derive(Debug)]
+pub struct TenantRuntime {
+    pub id: TenantId,
+    pub slug: String,
+    pub name: String,
+    /// Issuer; no trailing slash.
+    pub base_url: String,
+    pub base: Url,
+    /// `scheme://host[:port]`, the only WebAuthn origin of the tenant.
+    pub origin: String,
+    pub rp_id: String,
+    pub registration: Registration,
+    /// `host[:port]` for routing.
+    authority: String,
+    /// Path prefix without trailing slash; empty when the tenant owns a whole host.
+    pub path_prefix: String,
+    /// The tenant lives under the daemon's public URL (not a custom domain).
+    under_public_url: bool,
+    /// On a host other than the public URL's: the tenant's own domain.
+    own_domain: bool,
+    /// Built on the tenant's first request ([`TenantRuntime::load`]), or at once after a change.
+    hot: OnceLock<Arc<Hot>>,
+}
+
+/// What signing, verifying and ceremonies need: costly to build, so built once per tenant.
+#[derive(Debug)]
+pub struct Hot {
+    pub signer: SigningKey,
+    /// The tenant's relying party (RP id and origin), or why there is none: an RP ID that is an
+    /// IP address (a tenant at `http://127.0.0.1/...`), which WebAuthn does not allow. Such a
+    /// tenant serves everything else (discovery, tokens, social login); its passkey ceremonies
+    /// answer `invalid_rp_id` ([`Hot::relying_party`]).
+    webauthn: Result<webauthn_rs::prelude::Webauthn, String>,
+    /// Every published key by kid, parsed for verifying this tenant's own tokens.
+    pub decoding: HashMap<String, jsonwebtoken::DecodingKey>,
+    pub jwks_json: Bytes,
+    pub discovery_json: Bytes,
+}
+
+impl Hot {
+    /// The relying party for a ceremony; `invalid_rp_id` for a tenant whose RP ID is an IP address.
+    pub fn relying_party(&self) -> Result<&webauthn_rs::prelude::Webauthn, Error> {
+        self.webauthn.as_ref().map_err(|why| Error::invalid(codes::INVALID_RP_ID, why.clone()))
+    }
+
+    fn build(row: &TenantRow, origin: &str, keys: Vec<SigningKey>) -> Result<Hot, Error> {
+        let mut keys = keys.into_iter();
+        let signer = keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?;
+        let retired: Vec<SigningKey> = keys.collect();
+        // The current key is prepared for the pair signer now (about 1 ms, when the engine is
+        // `ifma-pairs` on a CPU with AVX-512 IFMA; nothing with aws-lc), not on a token request;
+        // the retired ones only verify, so their DER goes.
+        let _ = signer.ifma();
+        retired.iter().for_each(SigningKey::forget_pkcs8);
+        let mut published: Vec<&Jwk> = vec![&signer.jwk];
+        published.extend(retired.iter().map(|k| &k.jwk));
+        let decoding = published
+            .iter()
+            .map(|k| jsonwebtoken::DecodingKey::from_rsa_components(&k.n, &k.e).map(|d| (k.kid.clone(), d)))
+            .collect::<Result<HashMap<_, _>, _>>()
+            .map_err(Error::internal)?;
+        let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(Error::internal)?;
+        let discovery_json = serde_json::to_vec(&discovery::metadata(&row.base_url)).map_err(Error::internal)?;
+        // An IP address is told apart before webauthn-rs is asked, which would refuse it too,
+        // but with an error-level log line of its own.
+        let webauthn = if row.rp_id.parse::<std::net::IpAddr>().is_ok() {
+            Err(format!(
+                "tenant {:?} has the RP ID {:?}, an IP address, and WebAuthn needs a domain name: passkeys cannot be \
+                 used here. Create the tenant at http://localhost:PORT/... (or a domain) instead",
+                row.slug, row.rp_id
+            ))
+        } else {
+            Ok(crate::webauthn::relying_party(&row.rp_id, origin, &row.name).map_err(Error::internal)?)
+        };
+        Ok(Hot {
+            signer,
+            webauthn,
+            decoding,
+            jwks_json: Bytes::from(jwks_json),
+            discovery_json: Bytes::from(discovery_json),
+        })
+    }
+}
+
+impl TenantRuntime {
+    /// The tenant with its keys loaded (after a change, and for the fuzz targets).
+    pub(crate) fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
+        let t = TenantRuntime::routing(row, public_url)?;
+        let hot = Hot::build(row, &t.origin, keys)?;
+        let _ = t.hot.set(Arc::new(hot));
+        Ok(t)
+    }
+
+    /// The tenant as routing needs it, keys not loaded: what start-up builds for every tenant.
+    fn routing(row: &TenantRow, public_url: &str) -> Result<TenantRuntime, Error> {
+        let base = Url::parse(&row.base_url).map_err(|e| Error::internal(format!("stored base_url: {e}")))?;
+        let origin = base.origin().ascii_serialization();
+        Ok(TenantRuntime {
+            id: row.id,
+            slug: row.slug.clone(),
+            name: row.name.clone(),
+            base_url: row.base_url.clone(),
+            origin,
+            rp_id: row.rp_id.clone(),
+            registration: row.registration,
+            authority: urls::authority(&base),
+            path_prefix: base.path().trim_end_matches('/').to_owned(),
+            under_public_url: row.base_url.starts_with(&format!("{public_url}/")),
+            own_domain: Url::parse(public_url).map(|p| urls::authority(&p)).ok() != Some(urls::authority(&base)),
+            base,
+            hot: OnceLock::new(),
+        })
+    }
+
+    /// The tenant's keys, relying party and documents; loaded by [`TenantRuntime::load`] before
+    /// any handler runs, so an error here is a bug, not a state.
+    pub fn hot(&self) -> Result<&Hot, Error> {
+        self.hot.get().map(Arc::as_ref).ok_or_else(|| Error::internal(format!("tenant {} is not loaded", self.slug)))
+    }
+
+    /// [`TenantRuntime::hot`], shared: for work that outlives the borrow (a signature parked for a
+    /// partner, [`crate::oidc::signer`]).
+    pub fn hot_shared(&self) -> Result<Arc<Hot>, Error> {
+        self.hot.get().cloned().ok_or_else(|| Error::internal(format!("tenant {} is not loaded", self.slug)))
+    }
+
+    /// Loads the keys on the tenant's first request: reads and unseals them, parses them and
+    /// builds the documents. Two first requests at once both build; one result is kept.
+    pub async fn load(&self, registry: &Registry) -> Result<&Hot, Error> {
+        if let Some(hot) = self.hot.get() {
+            return Ok(hot);
+        }
+        let (id, slug) = (self.id, self.slug.clone());
+        let loader = &registry.loader;
+        let (row, key_rows) = loader
+            .db
+            .read(move |tx| -> Result<_, Error> {
+                // By id and slug: a tenant deleted meanwhile (whose id SQLite may give to a new
+                // one) must not be served another tenant's keys.
+                let row = store::tenants::by_id(tx, id)?.filter(|r| r.slug == slug).ok_or_else(|| not_found(&slug))?;
+                let keys = store::keys::list(tx, id)?;
+                Ok((row, keys))
+            })
+            .await?;
+        let keys = unseal(&loader.kek, &row, &key_rows, loader.engine)?;
+        let hot = Hot::build(&row, &self.origin, keys)?;
+        let _ = self.hot.set(Arc::new(hot));
+        self.hot()
+    }
+}
+
+/// The routing maps. Changed in place, one tenant at a time, so that creating a tenant costs the
+/// same with ten or ten thousand others.
+#[derive(Debug, Default)]
+struct Maps {
+    by_slug: HashMap<String, Arc<TenantRuntime>>,
+    /// `authority` + `path_prefix` → tenant: routing by `Host` and path.
+    by_address: HashMap<String, Arc<TenantRuntime>>,
+    /// `path_prefix` → tenant, for tenants under the daemon's public URL (routed by path alone
+    /// when a proxy rewrites `Host`).
+    by_prefix: HashMap<String, Arc<TenantRuntime>>,
+    /// Hosts (authorities) of tenants on a domain of their own (not the public URL's host), with
+    /// how many tenants each: a request to one of them is never routed by path alone, so that
+    /// the tenants under the public URL do not appear on a customer's domain (same-origin with
+    /// its pages).
+    custom_hosts: HashMap<String, usize>,
+    /// The most path segments any tenant's prefix has had: how many prefixes of a path to try.
+    depth: usize,
+}
+
+impl Maps {
+    fn put(&mut self, t: Arc<TenantRuntime>) {
+        self.remove(&t.slug);
+        self.by_address.insert(format!("{}{}", t.authority, t.path_prefix), t.clone());
+        if t.under_public_url {
+            self.by_prefix.insert(t.path_prefix.clone(), t.clone());
+        }
+        if t.own_domain {
+            *self.custom_hosts.entry(t.authority.clone()).or_default() += 1;
+        }
+        self.depth = self.depth.max(t.path_prefix.matches('/').count());
+        self.by_slug.insert(t.slug.clone(), t);
+    }
+
+    fn remove(&mut self, slug: &str) {
+        if let Some(old) = self.by_slug.remove(slug) {
+            self.by_address.remove(&format!("{}{}", old.authority, old.path_prefix));
+            if old.under_public_url {
+                self.by_prefix.remove(&old.path_prefix);
+            }
+            if old.own_domain
+                && let Some(n) = self.custom_hosts.get_mut(&old.authority)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    self.custom_hosts.remove(&old.authority);
+                }
+            }
+        }
+    }
+}
+
+/// A `Host` header as authorities are stored: lowercase, without a default port (a client may
+/// name one; stored authorities leave it out).
+fn stored_authority(host: &str) -> String {
+    let h = host.to_ascii_lowercase();
+    match h.strip_suffix(":443").or_else(|| h.strip_suffix(":80")) {
+        Some(bare) => bare.to_owned(),
+        None => h,
+    }
+}
+
+/// The prefixes of `path` that end at a segment boundary, longest first, at most `depth`
+/// segments deep, each with the rest of the path below it (always starting with `/`).
+fn prefixes(path: &str, depth: usize) -> impl Iterator<Item = (&str, String)> {
+    let mut ends: Vec<usize> = path.match_indices('/').map(|(i, _)| i).skip(1).take(depth).collect();
+    if path.matches('/').count() <= depth && path.len() > 1 && !path.ends_with('/') {
+        ends.push(path.len());
+    }
+    ends.push(0);
+    ends.sort_unstable_by(|a, b| b.cmp(a));
+    ends.dedup();
+    ends.into_iter().map(move |end| {
+        let rest = &path[end..];
+        (&path[..end], if rest.is_empty() { "/".to_owned() } else { rest.to_owned() })
+    })
+}
+
+/// What the registry needs to load a tenant: the store, the key that unseals signing keys, the
+/// daemon's public URL (which tenants live under it) and the engine the keys are loaded for.
+#[derive(Debug)]
+pub struct Loader {
+    pub db: Db,
+    pub kek: Arc<Kek>,
+    pub public_url: String,
+    pub engine: RsaEngine,
+}
+
+#[derive(Debug)]
+pub struct Registry {
+    loader: Loader,
+    inner: RwLock<Maps>,
+    /// Held by [`Registry::refresh`] from its read to its put. Two refreshes of a tenant could
+    /// otherwise interleave (on PostgreSQL the change listener's and a key rotation's own), and
+    /// the one that read first, put last, would serve a state older than the database's: a
+    /// rotated tenant's JWKS with the old key still first.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+impl Registry {
+    /// An empty registry; [`Registry::load_all`] fills it at start.
+    pub fn new(loader: Loader) -> Registry {
+        Registry { loader, inner: RwLock::default(), refreshing: tokio::sync::Mutex::default() }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Maps> {
+        self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Maps> {
+        self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn get(&self, slug: &str) -> Option<Arc<TenantRuntime>> {
+        self.read().by_slug.get(slug).cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        self.read().by_slug.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `host` (a `Host` header) is the domain of a tenant of its own (not the public URL).
+    pub fn is_own_domain(&self, host: &str) -> bool {
+        self.read().custom_hosts.contains_key(&stored_authority(host))
+    }
+
+    /// Finds the tenant for a request: first by `Host` and path prefix; then, for tenants under
+    /// the daemon's own public URL, by path prefix alone (a reverse proxy may rewrite `Host`).
+    /// Returns the tenant and the path below its prefix (always starting with `/`).
+    pub fn resolve(&self, host: Option<&str>, path: &str) -> Option<(Arc<TenantRuntime>, String)> {
+        // Hash lookups of the path's prefixes, longest first: the cost follows the path's depth,
+        // not the number of tenants.
+        let snap = self.read();
+        if !path.starts_with('/') {
+            return None;
+        }
+        if let Some(h) = host {
+            let h = stored_authority(h);
+            for (prefix, rest) in prefixes(path, snap.depth) {
+                if let Some(t) = snap.by_address.get(&format!("{h}{prefix}")) {
+                    return Some((t.clone(), rest));
+                }
+            }
+            if snap.custom_hosts.contains_key(&h) {
+                return None;
+            }
+        }
+        prefixes(path, snap.depth).find_map(|(prefix, rest)| snap.by_prefix.get(prefix).map(|t| (t.clone(), rest)))
+    }
+
+    /// Reloads one tenant here, then waits until the other nodes serve the change too (see
+    /// [`crate::store::Db::wait_published`]): the end of every admin change to a tenant or its keys.
+    pub async fn publish(&self, slug: &str) -> Result<(), Error> {
+        self.refresh(slug).await?;
+        self.loader.db.wait_published().await;
+        Ok(())
+    }
+
+    /// Reloads one tenant from the database (after creation, rotation, or a settings change).
+    pub async fn refresh(&self, slug: &str) -> Result<(), Error> {
+        // One at a time: each refresh reads the database after the previous one has put what it
+        // read, so the last one to run leaves the newest state.
+        let _one_at_a_time = self.refreshing.lock().await;
+        let slug_owned = slug.to_owned();
+        let loader = &self.loader;
+        let loaded = loader
+            .db
+            .read(move |tx| -> Result<_, StoreError> {
+                let Some(row) = store::tenants::by_slug(tx, &slug_owned)? else {
+                    return Ok(None);
+                };
+                let keys = store::keys::list(tx, row.id)?;
+                Ok(Some((row, keys)))
+            })
+            .await?;
+        match loaded {
+            None => self.write().remove(slug),
+            Some((row, key_rows)) => {
+                let keys = unseal(&loader.kek, &row, &key_rows, loader.engine)?;
+                let rt = Arc::new(TenantRuntime::build(&row, keys, &loader.public_url)?);
+                self.write().put(rt);
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads every tenant for routing; used at start-up. Keys load on each tenant's first
+    /// request, but one tenant's keys are unsealed here so that a wrong key-encryption key stops
+    /// the daemon at start rather than at its first sign-in. Returns the change generation the
+    /// tenants were read at (one snapshot): where this node's change listener starts.
+    pub async fn load_all(&self) -> Result<i64, Error> {
+        let Loader { db, kek, public_url, .. } = &self.loader;
+        let (rows, sample, generation) = db
+            .read(|tx| -> Result<_, StoreError> {
+                let rows = store::tenants::list(tx)?;
+                let sample = match rows.first() {
+                    Some(first) => Some((first.clone(), store::keys::list(tx, first.id)?)),
+                    None => None,
+                };
+                Ok((rows, sample, store::cluster::generation(tx)?))
+            })
+            .await?;
+        if let Some((row, keys)) = &sample
+            // Only whether the key-encryption key opens them: nothing signs with these.
+            && let Err(e) = unseal(kek, row, keys, RsaEngine::AwsLc)
+        {
+            return Err(Error::new(
+                Kind::Internal,
+                codes::INTERNAL,
+                format!(
+                    "the key-encryption key (keys.encryption_key_file) does not open the signing keys of tenant \
+                     {:?}: it is not the key this database was written with. Restore the key file that belongs \
+                     to this database (from the same backup), or point the configuration at it",
+                    row.slug
+                ),
+            )
+            .caused_by(e));
+        }
+        let mut maps = Maps::default();
+        for row in &rows {
+            maps.put(Arc::new(TenantRuntime::routing(row, public_url)?));
+        }
+        *self.write() = maps;
+        Ok(generation)
+    }
+
+    /// The slugs of the tenants served now.
+    pub fn slugs(&self) -> Vec<String> {
+        self.read().by_slug.keys().cloned().collect()
+    }
+}
+
+/// The error for a tenant that does not exist (any more).
+pub fn not_found(slug: &str) -> Error {
+    Error::new(
+        Kind::NotFound,
+        codes::TENANT_NOT_FOUND,
+        format!("no tenant {slug:?}; `latchkey tenant list` shows the tenants"),
+    )
+}
+
+fn unseal(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], engine: RsaEngine) -> Result<Vec<SigningKey>, Error> {
+    key_rows
+        .iter()
+        .map(|k| SigningKey::unseal(kek, row.id, k, engine))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::internal(format!("tenant {}: {e}", row.slug)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tenant(id: i64, slug: &str, base_url: &str) -> Arc<TenantRuntime> {
+        let row = TenantRow {
+            id: TenantId(id),
+            slug: slug.into(),
+            name: slug.into(),
+            base_url: base_url.into(),
+            rp_id: "localhost".into(),
+            registration: Registration::Invite,
+            created_at: 0,
+        };
+        Arc::new(TenantRuntime::routing(&row, "https://id.example.com").unwrap())
+    }
+
+    #[test]
+    fn prefixes_end_at_segment_boundaries_longest_first() {
+        fn all(p: &str, d: usize) -> Vec<(String, String)> {
+            prefixes(p, d).map(|(a, b)| (a.to_owned(), b)).collect()
+        }
+        fn own(v: Vec<(&str, &str)>) -> Vec<(String, String)> {
+            v.into_iter().map(|(a, b)| (a.to_owned(), b.to_owned())).collect()
+        }
+        assert_eq!(all("/acme/token", 1), own(vec![("/acme", "/token"), ("", "/acme/token")]));
+        assert_eq!(all("/acme", 1), own(vec![("/acme", "/"), ("", "/acme")]));
+        assert_eq!(all("/acme/", 1), own(vec![("/acme", "/"), ("", "/acme/")]));
+        assert_eq!(all("/", 1), own(vec![("", "/")]));
+        assert_eq!(all("/a/b/c", 0), own(vec![("", "/a/b/c")]));
+        assert_eq!(all("/a/b", 2), own(vec![("/a/b", "/"), ("/a", "/b"), ("", "/a/b")]));
+    }
+
+    #[test]
+    fn routing_finds_the_longest_prefix_among_ten_thousand_tenants() {
+        let store = crate::store::testing::temp_db();
+        let kek = Arc::new(Kek::from_bytes(&[7; 32]).unwrap());
+        let loader =
+            Loader { db: store.db.clone(), kek, public_url: "https://id.example.com".into(), engine: RsaEngine::AwsLc };
+        let registry = Registry::new(loader);
+        let mut list: Vec<Arc<TenantRuntime>> =
+            (0..10_000).map(|i| tenant(i, &format!("t{i}"), &format!("https://id.example.com/t{i}"))).collect();
+        list.push(tenant(10_001, "whole", "https://login.whole.test"));
+        list.push(tenant(10_002, "deep", "https://login.deep.test/a/b"));
+        list.push(tenant(10_003, "shallow", "https://login.deep.test/a"));
+        for t in list {
+            registry.write().put(t);
+        }
+        let at = |host: &str, path: &str| registry.resolve(Some(host), path).map(|(t, rest)| (t.slug.clone(), rest));
+        assert_eq!(at("id.example.com", "/t9999/token"), Some(("t9999".into(), "/token".into())));
+        assert_eq!(at("ID.EXAMPLE.COM", "/t0"), Some(("t0".into(), "/".into())));
+        // A proxy that rewrites Host still reaches tenants under the public URL by path.
+        assert_eq!(at("internal:8080", "/t42/jwks.json"), Some(("t42".into(), "/jwks.json".into())));
+        assert_eq!(at("internal:8080", "/nobody/token"), None);
+        assert_eq!(at("id.example.com", "/t42x/token"), None);
+        assert_eq!(at("login.whole.test", "/anything"), Some(("whole".into(), "/anything".into())));
+        // A default port named in Host is the same authority.
+        assert_eq!(at("login.whole.test:443", "/anything"), Some(("whole".into(), "/anything".into())));
+        assert_eq!(at("login.whole.test:8443", "/anything"), None);
+        assert_eq!(at("login.deep.test", "/a/b/token"), Some(("deep".into(), "/token".into())));
+        assert_eq!(at("login.deep.test", "/a/token"), Some(("shallow".into(), "/token".into())));
+        // A tenant under the public URL is not served on another tenant's own domain, where it
+        // would share that tenant's origin; on any other host (a proxy rewriting Host) it is.
+        assert_eq!(at("login.deep.test", "/t42/token"), None);
+        assert!(registry.is_own_domain("login.deep.test") && registry.is_own_domain("LOGIN.whole.test:443"));
+        assert!(!registry.is_own_domain("id.example.com") && !registry.is_own_domain("login.whole.test:8443"));
+        assert_eq!(at("login.whole.test:443", "/t42/token").map(|(s, _)| s), Some("whole".into()));
+        assert_eq!(at("other.proxy:8080", "/t42/token").map(|(s, _)| s), Some("t42".into()));
+        // Custom domains are only routed by their own host.
+        assert_eq!(at("id.example.com", "/a/b/token"), None);
+        assert_eq!(registry.len(), 10_003);
+        registry.write().remove("deep");
+        registry.write().remove("t9999");
+        assert_eq!(at("login.deep.test", "/a/b/token"), Some(("shallow".into(), "/b/token".into())));
+        assert_eq!(at("id.example.com", "/t9999/token"), None);
+        assert_eq!(registry.len(), 10_001);
+    }
+}
