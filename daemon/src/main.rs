@@ -7,6 +7,7 @@ use clap::Parser;
 use latchkeyd::args::{Args, Command, MigrateStore, StoreEngine};
 use latchkeyd::config::{Config, LogFormat, Overrides};
 use latchkeyd::live::LogFilterSetter;
+use latchkeyd::server::{self, Options, Ready};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -48,11 +49,11 @@ fn main() -> ExitCode {
         let (reload_tx, reload_rx) = mpsc::channel(1);
         let dev = config.dev;
         let data_dir = args.data_dir.clone();
-        let mut options = latchkeyd::Options::new(stop_rx);
+        let mut options = Options::new(stop_rx);
         options.ready = Some(ready_tx);
         options.reload = Some(reload_rx);
         options.log_filter = Some(log_filter);
-        let daemon = tokio::spawn(latchkeyd::run(config, options));
+        let daemon = tokio::spawn(server::run(config, options));
 
         tokio::spawn(async move {
             if let Ok(ready) = ready_rx.await
@@ -200,7 +201,7 @@ fn init_logging(format: LogFormat, filter: &str) -> LogFilterSetter {
     })
 }
 
-fn print_dev_banner(ready: &latchkeyd::Ready, data_dir: Option<&Path>) {
+fn print_dev_banner(ready: &Ready, data_dir: Option<&Path>) {
     let socket = ready.admin_socket.display();
     let dir = data_dir.map(|d| d.display().to_string()).unwrap_or_else(|| "./latchkey-data".to_owned());
     println!("latchkeyd is running in development mode (embedded defaults, data in {dir})");

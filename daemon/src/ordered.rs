@@ -9,7 +9,7 @@
 //! table. What follows the time is random, so none of them becomes guessable; they reveal when
 //! they were made, as a Unix-time UUID or a JWT's `iat` does.
 //!
-//! Used for users' public ids and WebAuthn handles ([`crate::users::ids`]), invitation and
+//! Used for users' public ids and WebAuthn handles ([`crate::ids`]), invitation and
 //! recovery tokens, authorization codes and refresh tokens. Values made by earlier releases (16
 //! random bytes, 43-character tokens stored as their SHA-256) stay valid beside these: the formats
 //! have different lengths, so they never clash, and a lookup works for both.

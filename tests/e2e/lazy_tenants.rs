@@ -186,11 +186,11 @@ fn a_wrong_key_encryption_key_still_stops_the_start() {
     let config = latchkeyd::config::Config::from_file(file, &flags).unwrap();
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
-    let mut options = latchkeyd::Options::new(stop_rx);
+    let mut options = latchkeyd::server::Options::new(stop_rx);
     options.ready = Some(ready_tx);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let result = rt.block_on(async {
-        let run = latchkeyd::run(config, options);
+        let run = latchkeyd::server::run(config, options);
         tokio::pin!(run);
         tokio::select! {
             r = &mut run => r,

@@ -1,4 +1,4 @@
-//! Test harness: a real daemon (in-process `latchkeyd::run`, or the built binary), a real store
+//! Test harness: a real daemon (in-process `latchkeyd::server::run`, or the built binary), a real store
 //! (a SQLite file in a temporary directory, or a database of a PostgreSQL test cluster with
 //! `LATCHKEY_TEST_BACKEND=postgres`), real HTTP on loopback, the real admin socket and the real CLI.
 
@@ -599,13 +599,13 @@ impl TestDaemon {
         let socket = config.admin_socket.clone();
         let kek_path = config.kek_file.clone();
         let base = config.public_base();
-        let mut options = latchkeyd::Options::new(stop_rx);
+        let mut options = latchkeyd::server::Options::new(stop_rx);
         options.clock = clock.clone();
         options.listener = Some(listener);
         options.ready = Some(ready_tx);
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
-            if let Err(e) = rt.block_on(latchkeyd::run(config, options)) {
+            if let Err(e) = rt.block_on(latchkeyd::server::run(config, options)) {
                 eprintln!("daemon failed: {e}");
             }
         });

@@ -17,9 +17,9 @@ use latchkey::admin::{ImportLine, InvitedRow};
 use latchkey::codes;
 
 use super::audit::AdminAction;
-use super::lines::{json_line, stream};
 use crate::error::Error;
 use crate::http::body::Req;
+use crate::http::lines::{json_line, stream};
 use crate::state::State;
 use crate::store;
 use crate::tenants::require;

@@ -4,7 +4,6 @@
 mod audit;
 mod backup;
 mod import;
-pub(crate) mod lines;
 mod reinvite;
 mod route;
 mod router;

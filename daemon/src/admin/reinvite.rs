@@ -10,9 +10,9 @@ use latchkey::admin::{Reinvite, ReinviteLine};
 
 use super::audit::AdminAction;
 use super::import::BATCH;
-use super::lines::{json_line, stream};
 use crate::error::Error;
 use crate::http::body::{Req, Text, read_json};
+use crate::http::lines::{json_line, stream};
 use crate::state::State;
 use crate::tenants::require;
 use crate::users::import::deliver_all;

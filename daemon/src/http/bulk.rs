@@ -219,7 +219,7 @@ impl Made {
 /// are committed already: a client that goes away loses nothing but the answer, and the
 /// e-mails still go out.
 fn answer(mailer: Option<std::sync::Arc<crate::mail::Mailer>>, tenant_name: String, made: Made) -> Response<Body> {
-    let (tx, response) = crate::admin::lines::stream_as("application/json");
+    let (tx, response) = super::lines::stream_as("application/json");
     let Made { invited_rows, already_rows, .. } = made;
     tokio::spawn(async move {
         let mut invited = read_back::<InvitedRow>(invited_rows);

@@ -12,6 +12,7 @@ pub mod device;
 pub mod errors;
 pub mod html;
 pub mod idle;
+pub mod lines;
 pub mod oauth;
 pub mod pages;
 pub mod public;

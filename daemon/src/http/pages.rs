@@ -19,7 +19,7 @@ use crate::store;
 /// `/invite/{token}` and `/recover/{token}`: create a passkey with a one-time link.
 pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Response<Body>, Error> {
     let (now, t) = (cx.now(), cx.tenant.id);
-    let hash = crate::users::ids::token_key(&token);
+    let hash = crate::ids::token_key(&token);
     let found = cx
         .state
         .db

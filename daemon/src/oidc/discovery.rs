@@ -52,12 +52,7 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
         scopes_supported: SCOPES,
         response_types_supported: &["code"],
         response_modes_supported: &["query"],
-        grant_types_supported: &[
-            "authorization_code",
-            "refresh_token",
-            "client_credentials",
-            DEVICE_GRANT_TYPE,
-        ],
+        grant_types_supported: &["authorization_code", "refresh_token", "client_credentials", DEVICE_GRANT_TYPE],
         subject_types_supported: &["public"],
         id_token_signing_alg_values_supported: &["RS256"],
         token_endpoint_auth_methods_supported: CLIENT_AUTH,

@@ -15,6 +15,7 @@ use super::{client_secret, github, oidc};
 use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_token, sha256};
 use crate::error::{Error, Kind};
+use crate::ids::token_key;
 use crate::registry::TenantRuntime;
 use crate::sessions::{self, Issued};
 use crate::state::State;
@@ -22,7 +23,6 @@ use crate::store::sessions::SessionRow;
 use crate::store::social::{LinkRow, ProviderRow, StateRow};
 use crate::store::users::{NewUser, UserId, UserRow};
 use crate::store::{self, InvitePurpose, SocialKind, SocialPurpose, UserStatus, WriteTx};
-use crate::users::ids::token_key;
 
 /// How long a flow may take at the provider.
 pub const STATE_TTL: i64 = 600;
@@ -479,8 +479,8 @@ fn first_use(
         // Only while the tenant's registration is open: it may have been closed since the
         // provider was enabled with `--create-users`, and the tenant's word is the last.
         None if p.create_users && open_registration(tx, t)? => {
-            let handle = crate::users::ids::user_handle()?;
-            let public_id = crate::users::ids::public_id()?;
+            let handle = crate::ids::user_handle()?;
+            let public_id = crate::ids::public_id()?;
             let name = id.name.clone().filter(|n| crate::webauthn::valid_name(n)).unwrap_or_else(|| email.clone());
             let new = NewUser {
                 public_id: &public_id,

@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use latchkey::admin::{InvitedRow, RejectedRow};
 use serde::Serialize;
 
-use super::ids;
 use crate::clock::{Timestamp, rfc3339};
 use crate::error::Error;
+use crate::ids;
 use crate::store::users::{NewUser, normalise_email};
 use crate::store::{self, InvitePurpose, TenantId, UserStatus, WriteTx};
 use crate::webauthn::{valid_email, valid_name};

@@ -1,7 +1,6 @@
 //! Users as operators manage them over the admin socket: invitations, recovery links, a user's
 //! credentials, and the user lifecycle (list, show, disable, enable, delete).
 
-pub mod ids;
 pub mod import;
 pub mod reinvite;
 pub mod roles;
@@ -13,6 +12,7 @@ use latchkey::codes;
 use crate::clock::{Timestamp, date, rfc3339};
 use crate::crypto::{b64url, b64url_decode};
 use crate::error::Error;
+use crate::ids;
 use crate::state::State;
 use crate::store::users::{NewUser, UserId, UserRow};
 use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};

@@ -127,12 +127,12 @@ pub async fn start(
     let display_name = req.display_name.trim().to_owned();
     let now = state.clock.now();
     let expires_at = now + state.config.challenge_ttl.as_secs() as i64;
-    let invite_hash = req.invite.as_deref().map(crate::users::ids::token_key);
+    let invite_hash = req.invite.as_deref().map(crate::ids::token_key);
     let attachment = req.authenticator.unwrap_or_default();
     let conveyance = req.attestation.unwrap_or_default();
     // The same kinds of identifiers as invited and imported users get (UUIDv7s).
-    let fresh_handle = crate::users::ids::user_handle()?;
-    let fresh_public_id = crate::users::ids::public_id()?;
+    let fresh_handle = crate::ids::user_handle()?;
+    let fresh_public_id = crate::ids::public_id()?;
 
     // Only the challenge is written (the rest is read): a challenge lost in a power cut only
     // means the user starts again, so there is no fsync to wait for.
@@ -169,7 +169,7 @@ pub async fn start(
                 let who = Who::Session {
                     user_id: user.id,
                     session_id: session.id,
-                    session_key: caller.session_token.as_deref().map(|t| b64url(&crate::users::ids::token_key(t))),
+                    session_key: caller.session_token.as_deref().map(|t| b64url(&crate::ids::token_key(t))),
                 };
                 (who, user.user_handle, Some(user.id), excluded)
             } else if tenant.registration == Registration::Open {

@@ -1,0 +1,29 @@
+//! Hooks for the fuzz targets under `fuzz/`: not an API, may change at any time. Each builds what
+//! a target needs without a database or a listener.
+
+use crate::oidc::keys::SigningKey;
+use crate::registry::TenantRuntime;
+use crate::store::tenants::TenantRow;
+
+/// A tenant as the registry holds it, built from a row and its keys without a database.
+pub fn tenant_runtime(
+    row: &TenantRow,
+    keys: Vec<SigningKey>,
+    public_url: &str,
+) -> Result<TenantRuntime, crate::error::Error> {
+    TenantRuntime::build(row, keys, public_url)
+}
+
+/// What `/token` reads of a device code poll before it opens the database (RFC 8628 §3.4):
+/// the client as it presented itself (HTTP Basic or the form), `grant_type` and
+/// `device_code`, with the one rule for repeated and empty parameters.
+pub fn device_token_request(
+    authorization: Option<&str>,
+    body: &[u8],
+) -> Result<(crate::oidc::clients::Presented, String, String), crate::oidc::error::OAuthError> {
+    let form = crate::params::Params::parse(body);
+    let client = crate::oidc::clients::presented(authorization, &form)?;
+    let grant = crate::oidc::grants::require(&form, "grant_type")?.to_owned();
+    let code = crate::oidc::grants::require(&form, "device_code")?.to_owned();
+    Ok((client, grant, code))
+}
