@@ -23,7 +23,7 @@ pub fn device_token_request(
 ) -> Result<(crate::oidc::clients::Presented, String, String), crate::oidc::error::OAuthError> {
     let form = crate::params::Params::parse(body);
     let client = crate::oidc::clients::presented(authorization, &form)?;
-    let grant = crate::oidc::grants::require(&form, "grant_type")?.to_owned();
-    let code = crate::oidc::grants::require(&form, "device_code")?.to_owned();
+    let grant = crate::oidc::issue::require(&form, "grant_type")?.to_owned();
+    let code = crate::oidc::issue::require(&form, "device_code")?.to_owned();
     Ok((client, grant, code))
 }

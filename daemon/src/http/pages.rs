@@ -97,7 +97,7 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
 /// A link's confirmation page (the callback of a link from `/account`): names the upstream
 /// account before anything is saved. The form posts back, from this page's origin and the
 /// session that started the link, to `/login/{provider}/confirm`.
-pub fn confirm_link(tenant: &TenantRuntime, email: &str, c: &crate::social::link::Confirm) -> Response<Body> {
+pub fn confirm_link(tenant: &TenantRuntime, email: &str, c: &crate::social::outcome::Confirm) -> Response<Body> {
     let main = format!(
         "<h1>Link your {label} account?</h1>\n\
          <p>{label} signed you in as <strong id=\"upstream-account\">{account}</strong>.</p>\n\

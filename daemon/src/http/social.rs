@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::params::Params;
 use crate::sessions;
 use crate::social::flow::{self, BROWSER_COOKIE, Callback, Purpose, STATE_TTL, Started};
-use crate::social::link;
+use crate::social::{link, outcome};
 
 /// The browser-binding cookie of a flow just started (named and scoped as the tenant's session
 /// cookie is: its path, so that tenants on one host do not see each other's flows, and `__Host-`
@@ -79,7 +79,7 @@ pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<B
 /// page asks for the passkey). Answers `{redirect}` (the provider's URL) and the browser-binding
 /// cookie.
 pub async fn link(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
-    let token = session_token(req.headers(), &cx.tenant).ok_or_else(flow::sign_in_first)?;
+    let token = session_token(req.headers(), &cx.tenant).ok_or_else(outcome::sign_in_first)?;
     if same_origin(cx, req.headers()) != Some(true) {
         return Err(Error::forbidden(
             codes::INVALID_ORIGIN_HEADER,
@@ -89,7 +89,7 @@ pub async fn link(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Bo
     let (t, now) = (cx.tenant.id, cx.now());
     let found = cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?;
     let Some((session, user)) = found else {
-        return Err(flow::sign_in_first());
+        return Err(outcome::sign_in_first());
     };
     let started = flow::start(cx.state, &cx.tenant, &provider, Purpose::Link { session }).await;
     if let Err(err) = &started {
@@ -164,7 +164,7 @@ pub async fn confirm(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response
             "This confirmation must come from this site's own page. Link the account again from your account page.",
         ));
     }
-    let token = session_token(req.headers(), &cx.tenant).ok_or_else(flow::sign_in_first)?;
+    let token = session_token(req.headers(), &cx.tenant).ok_or_else(outcome::sign_in_first)?;
     let form = read_form(req, cx.state.config.limits.json_body_max).await?;
     let bad = |r: crate::params::ParamError| Error::invalid(codes::INVALID_INPUT, r.to_string());
     let pending = form.owned("token").map_err(bad)?.unwrap_or_default();

@@ -4,7 +4,7 @@
 
 use super::clients::{Presented, authenticate_for_grant};
 use super::error::OAuthError;
-use super::grants::{
+use super::issue::{
     Decision, PendingRefresh, TokenResponse, Ttls, Unsigned, UserGrant, active_user, require, user_tokens,
 };
 use super::tokens::new_jti;

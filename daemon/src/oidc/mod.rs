@@ -8,6 +8,7 @@ pub mod discovery;
 pub mod error;
 pub mod grants;
 pub mod introspection;
+pub mod issue;
 pub mod jwt;
 pub mod keys;
 mod refresh;

@@ -6,8 +6,8 @@
 
 use super::clients::{Presented, authenticate_for_grant};
 use super::error::OAuthError;
-use super::grants::{Decision, PendingRefresh, TokenResponse, Ttls, Unsigned, UserGrant, active_user, require};
-use super::grants::{narrow, user_tokens};
+use super::issue::{Decision, PendingRefresh, TokenResponse, Ttls, Unsigned, UserGrant, active_user, require};
+use super::issue::{narrow, user_tokens};
 use super::tokens::{new_jti, scopes};
 use crate::clock::Timestamp;
 use crate::ordered::token_key;

@@ -11,13 +11,14 @@ use latchkey::codes;
 
 use super::client::Upstream;
 use super::oidc::{Cache, Refused};
+use super::outcome::{Finished, Identity, already_linked, failed, provider_gone};
 use super::{client_secret, github, oidc};
 use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_token, sha256};
 use crate::error::{Error, Kind};
 use crate::ids::token_key;
 use crate::registry::TenantRuntime;
-use crate::sessions::{self, Issued};
+use crate::sessions;
 use crate::state::State;
 use crate::store::sessions::SessionRow;
 use crate::store::social::{LinkRow, ProviderRow, StateRow};
@@ -52,18 +53,6 @@ pub struct Started {
     pub redirect: String,
     /// The browser-binding cookie value to set.
     pub browser: String,
-}
-
-pub(super) fn failed(kind: Kind, code: &'static str, message: impl Into<String>) -> Error {
-    Error::new(kind, code, message)
-}
-
-pub(super) fn provider_gone(slug: &str) -> Error {
-    failed(
-        Kind::NotFound,
-        codes::PROVIDER_NOT_FOUND,
-        format!("Sign-in with {slug:?} is not available here: the administrator has not set it up."),
-    )
 }
 
 /// The callback address registered at the provider.
@@ -167,10 +156,6 @@ fn expired_invite() -> Error {
     )
 }
 
-pub(crate) fn sign_in_first() -> Error {
-    failed(Kind::Unauthenticated, codes::LOGIN_REQUIRED, "Sign in first, then link your account from the account page.")
-}
-
 fn upstream_failed(r: Refused) -> Error {
     failed(
         Kind::Forbidden,
@@ -190,29 +175,6 @@ pub struct Callback {
     pub browser: Option<String>,
     /// The session cookie the browser sent back (a `link` flow goes on only in its session).
     pub session: Option<String>,
-}
-
-/// The upstream identity, checked against the provider's policy.
-#[derive(Debug, Clone)]
-pub struct Identity {
-    pub subject: String,
-    /// Present only when the provider verified it, and a valid address (as an invitation's).
-    pub verified_email: Option<String>,
-    pub name: Option<String>,
-    /// The account as the provider's users know it, to name it on the confirmation page: the
-    /// GitHub login, or the e-mail (else the name, else the subject) of an OpenID provider.
-    pub account: String,
-}
-
-#[derive(Debug)]
-pub struct Finished {
-    pub redirect: String,
-    /// A new session (sign-in); `None` when a signed-in user linked an account.
-    pub session: Option<Issued>,
-    pub email: String,
-    pub purpose: SocialPurpose,
-    /// A `link` flow: the upstream account waiting for the user's confirmation.
-    pub confirm: Option<super::link::Confirm>,
 }
 
 /// Takes the flow back, asks the provider, and signs in or links.
@@ -372,14 +334,6 @@ fn unverified(label: &str) -> Error {
         Kind::Forbidden,
         codes::EMAIL_NOT_VERIFIED,
         format!("{label} has not verified your e-mail address, so it cannot be matched to an account here."),
-    )
-}
-
-pub(super) fn already_linked(label: &str) -> Error {
-    failed(
-        Kind::Conflict,
-        codes::ALREADY_LINKED,
-        format!("This account is already linked to another {label} account. Unlink it on the account page first."),
     )
 }
 

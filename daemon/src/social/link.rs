@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use latchkey::codes;
 
-use super::flow::{Finished, Identity, already_linked, failed, provider_gone, sign_in_first};
+use super::outcome::{Confirm, Finished, Identity, already_linked, failed, provider_gone, sign_in_first};
 use crate::clock::Timestamp;
 use crate::crypto::sha256;
 use crate::error::{Error, Kind};
@@ -62,16 +62,6 @@ pub fn may_start(
         return Err(already_linked(&p.label));
     }
     Ok(())
-}
-
-/// The upstream account on the confirmation page.
-#[derive(Debug, Clone)]
-pub struct Confirm {
-    /// The form's token (only its hash is stored).
-    pub token: String,
-    pub provider: String,
-    pub label: String,
-    pub account: String,
 }
 
 /// What the callback of a `link` flow brings: the browser's session cookie, and the token the

@@ -8,6 +8,7 @@ pub mod flow;
 pub mod github;
 pub mod link;
 pub mod oidc;
+pub mod outcome;
 
 use latchkey::admin::{EnableSocial, Registration, SocialProvider};
 use latchkey::codes;
