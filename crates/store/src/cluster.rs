@@ -41,13 +41,7 @@ pub const WAIT_PUBLISHED: Duration = Duration::from_secs(3);
 /// Journal rows and departed nodes older than this are swept.
 pub const KEEP_SECS: i64 = 3600;
 
-/// Advisory-lock keys, one place for all of them ("LKADMIN", "LKJOB…" in ASCII, to be
-/// recognisable in `pg_locks`).
-pub mod locks {
-    pub const MIGRATE: i64 = 0x4C4B_4D49_4752_0001;
-    pub const ADMIN: i64 = 0x4C4B_4144_4D49_4E00;
-    pub const JOB: i64 = 0x4C4B_4A4F_4200_0000;
-}
+pub use crate::pg::common::locks;
 
 /// The database's clock in whole seconds: liveness is judged on one clock for every node (the
 /// daemon's own clock may be a test's manual clock, or skewed between machines).
@@ -182,8 +176,7 @@ pub struct Batch {
     pub done: tokio::sync::oneshot::Sender<()>,
 }
 
-/// Opens a dedicated connection for the listener (outside the pool: it waits on notifications).
-pub type Connect = Box<dyn FnMut() -> Result<postgres::Client, String> + Send>;
+pub use crate::pg::common::Connect;
 
 /// This node's identity in `cluster_nodes`.
 #[derive(Debug, Clone)]
@@ -305,7 +298,7 @@ fn listen(
         match session(&mut client, &node, &mut applied, &mut registered, &batches, &stop, &heard) {
             Ok(()) => break,
             Err(e) => {
-                tracing::warn!(error = %super::pg::error_text(&e), "change listener lost the database; reconnecting in 1 s");
+                tracing::warn!(error = %crate::pg::common::error_text(&e), "change listener lost the database; reconnecting in 1 s");
                 std::thread::sleep(Duration::from_secs(1));
             }
         }

@@ -1,7 +1,7 @@
 //! `credentials` table: a user's registered passkeys and security keys.
 
 use super::sql::{ConnExt, Row, params};
-use super::users::UserId;
+use super::types::UserId;
 use super::{CredentialKind, Reader, StoreError, TenantId, WriteTx};
 use crate::Timestamp;
 

@@ -3,7 +3,7 @@
 
 use super::sql::{Conn, ConnExt, Engine, ToValue, params};
 
-use super::users::UserId;
+use super::types::UserId;
 use super::{Reader, StoreError, TenantId, WriteTx};
 use crate::Timestamp;
 

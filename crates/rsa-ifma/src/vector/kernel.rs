@@ -18,13 +18,8 @@ use std::arch::x86_64::*;
 
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use super::num::{L52, U1024};
+use super::num::{L52, LIMB_MASK, LIMBS, U1024};
 
-/// Limbs per number: 20 × 52 bits = 1,040 bits.
-pub const LIMBS: usize = 20;
-/// Bits per limb.
-pub const LIMB_BITS: u32 = 52;
-pub const LIMB_MASK: u64 = (1 << LIMB_BITS) - 1;
 /// Exponent window: 32 table entries, 5 squarings per multiplication.
 const WINDOW: usize = 5;
 

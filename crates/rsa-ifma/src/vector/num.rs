@@ -7,7 +7,11 @@
 
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use super::kernel::{LIMB_BITS, LIMB_MASK, LIMBS};
+/// Limbs per number: 20 × 52 bits = 1,040 bits.
+pub const LIMBS: usize = 20;
+/// Bits per limb.
+pub const LIMB_BITS: u32 = 52;
+pub const LIMB_MASK: u64 = (1 << LIMB_BITS) - 1;
 
 /// A 1,024-bit number as 64-bit limbs, least significant first.
 #[derive(Zeroize, ZeroizeOnDrop)]

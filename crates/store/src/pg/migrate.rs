@@ -9,7 +9,7 @@ use crate::StoreError;
 use crate::migrations::MIGRATIONS;
 
 /// The advisory lock key of a migration run, held for the whole run.
-const MIGRATE_LOCK: i64 = crate::cluster::locks::MIGRATE;
+const MIGRATE_LOCK: i64 = super::common::locks::MIGRATE;
 
 /// Brings the database to the latest schema; refuses, changing nothing, a database of a newer one.
 pub fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {

@@ -8,6 +8,7 @@
 //! daemon calls them through `spawn_blocking`; [`PgDb::open`] and [`migrate_only`] move their
 //! work to a thread of their own, so they are safe anywhere.
 
+pub mod common;
 pub mod config;
 pub mod conn;
 pub mod manager;
@@ -22,31 +23,13 @@ use std::time::Duration;
 
 use postgres::IsolationLevel;
 
+pub use self::common::{Connect, error_text};
 pub use self::config::{PgSettings, PgTarget, SslMode};
 use self::conn::PgTx;
 use self::manager::{PgConn, PgManager};
 use crate::StoreError;
 use crate::app_cache::{AppCache, Change};
 use crate::sql::Conn;
-
-/// A PostgreSQL error as a sentence: the server's message and detail, or the client's error with
-/// its causes (`postgres::Error` itself only says "db error" or "error serializing parameter 0").
-pub fn error_text(e: &postgres::Error) -> String {
-    if let Some(db) = e.as_db_error() {
-        let mut text = format!("{} ({})", db.message(), db.code().code());
-        if let Some(detail) = db.detail() {
-            text.push_str(&format!(": {detail}"));
-        }
-        return text;
-    }
-    let mut text = e.to_string();
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        text.push_str(&format!(": {c}"));
-        cause = c.source();
-    }
-    text
-}
 
 /// Whether `e` says the server cannot be talked to, rather than that a statement failed: the
 /// connection closed or broke (no server answer at all), a connection exception (SQLSTATE class
@@ -183,7 +166,7 @@ impl PgDb {
     /// Opens connections outside the pool, without the session bounds: the change listener's
     /// (`cluster::Listener`), which waits on notifications for as long as the node runs. Call it
     /// from a std thread, as the listener does.
-    pub fn connect_fn(&self) -> crate::cluster::Connect {
+    pub fn connect_fn(&self) -> Connect {
         let mut manager = self.manager.clone();
         // Told apart from the pool's in `pg_stat_activity`.
         let name = format!("{} listener", manager.config.get_application_name().unwrap_or("latchkeyd"));
