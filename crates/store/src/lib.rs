@@ -17,7 +17,6 @@ mod app_cache;
 pub mod apps;
 pub mod audit;
 pub mod challenges;
-mod checkpoint;
 pub mod cluster;
 pub mod credentials;
 pub mod device;
@@ -34,32 +33,25 @@ pub mod sessions;
 pub mod sign_in;
 pub mod social;
 pub mod sql;
+mod sqlite;
 pub mod tenants;
-mod txn;
 pub mod types;
 pub mod users;
-mod writer;
 
 pub use location::Location;
-pub use writer::WriteStats;
+use sqlite::SqliteDb;
+pub use sqlite::WriteStats;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OpenFlags};
-use rusqlite_migration::{M, Migrations};
+use rusqlite::Connection;
 use sql::{Conn, ConnExt, ToValue};
 
 pub use types::{
     AppType, ChallengeKind, CredentialKind, DeviceStatus, InvitePurpose, KeyState, Registration, SocialKind,
     SocialPurpose, TenantId, Text, UserStatus,
 };
-
-/// The SQLite migrations of [`migrations::MIGRATIONS`], as the runner takes them.
-fn sqlite_migrations(count: usize) -> Vec<M<'static>> {
-    migrations::MIGRATIONS.iter().take(count).map(|m| M::up(m.sqlite)).collect()
-}
 
 /// Seconds since the Unix epoch: how every time is stored.
 pub type Timestamp = i64;
@@ -152,27 +144,8 @@ impl Reader for WriteTx<'_> {
 }
 
 /// A queued write whose answer never came (the writer thread is gone).
-fn dropped_write() -> StoreError {
+pub(crate) fn dropped_write() -> StoreError {
     StoreError::Task("the database writer dropped a write".into())
-}
-
-/// Queues `f` to SQLite's writer thread now; where its answer will come.
-fn submit<T, E, F>(sqlite: &SqliteDb, f: F, synced: bool) -> tokio::sync::oneshot::Receiver<Result<T, E>>
-where
-    T: Send + 'static,
-    E: From<StoreError> + Send + 'static,
-    F: FnOnce(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
-{
-    let (answer, answered) = tokio::sync::oneshot::channel();
-    let reply = move |r| {
-        let _ = answer.send(r);
-    };
-    sqlite.writer.submit(if synced {
-        Box::new(writer::Typed::new(f, reply))
-    } else {
-        Box::new(writer::Typed::unsynced(f, reply))
-    });
-    answered
 }
 
 /// A write of [`Db::write_one_begun`] under way.
@@ -233,16 +206,6 @@ enum Engine {
     Postgres(Box<PostgresDb>),
 }
 
-struct SqliteDb {
-    pool: r2d2::Pool<SqliteConnectionManager>,
-    path: PathBuf,
-    /// SQLite runs one writer at a time: one thread owns the write connection, and writes queue
-    /// in front of it in order (no busy handler sleeping and retrying) and share commits.
-    writer: writer::Writer,
-    /// Applications for the client-credentials grant ([`app_cache`]).
-    apps: app_cache::AppCache,
-}
-
 struct PostgresDb {
     db: pg::PgDb,
     /// Every write is its own transaction: writes and commits count alike.
@@ -267,70 +230,11 @@ impl std::fmt::Debug for Db {
     }
 }
 
-fn configure(conn: &mut Connection) -> Result<(), rusqlite::Error> {
-    conn.busy_timeout(Duration::from_secs(5))?;
-    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so a committed
-    // revocation or consumed invite survives power loss.
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
-    // Hot statements are prepared once per connection (the façade in `sql.rs` uses
-    // `prepare_cached`); the default cache of 16 is smaller than the set a sign-in and a token
-    // grant use.
-    conn.set_prepared_statement_cache_capacity(128);
-    Ok(())
-}
-
 impl Db {
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     /// A database written by a newer Latchkey is refused, never modified.
     pub fn open(path: &Path) -> Result<Db, StoreError> {
-        let open_err = |message: String| StoreError::Open { path: path.to_owned(), message };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| open_err(format!("cannot create directory: {e}")))?;
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = Connection::open_with_flags(path, flags).map_err(|e| open_err(e.to_string()))?;
-        // Hashed secrets and sealed keys are still nobody else's business; SQLite gives the WAL
-        // and shared-memory files the same mode as the database.
-        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
-            .map_err(|e| open_err(format!("cannot set mode 0600: {e}")))?;
-        configure(&mut conn).map_err(|e| open_err(e.to_string()))?;
-        migrate(&mut conn)?;
-        // The writer walks every index a write touches (users, invites, sessions: random keys
-        // spread over the whole index). SQLite's default 2 MiB page cache makes each of those
-        // page visits a read() system call once the tables outgrow it; 16 MiB keeps a large
-        // import's working set in memory. Readers keep the default: their lookups are few.
-        conn.pragma_update(None, "cache_size", -16 * 1024).map_err(|e| open_err(e.to_string()))?;
-        // Checkpoints run on a thread of their own (store/checkpoint.rs), not inside the writer's
-        // commits; a WAL that grew during a large import is cut back to 64 MiB afterwards.
-        conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| open_err(e.to_string()))?;
-        conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024).map_err(|e| open_err(e.to_string()))?;
-        checkpoint::count_frames(&conn);
-        let mut checkpoint_conn = Connection::open_with_flags(path, flags).map_err(|e| open_err(e.to_string()))?;
-        configure(&mut checkpoint_conn).map_err(|e| open_err(e.to_string()))?;
-        let checkpoints = checkpoint::start(checkpoint_conn)?;
-
-        let manager = SqliteConnectionManager::file(path).with_flags(flags).with_init(configure);
-        // No test as a connection is handed out: r2d2_sqlite's is a `SELECT 1` prepared anew each
-        // time (through `execute_batch`, past the statement cache), about 3% of the async
-        // workers' time in 16-client sign-ins, and a local file's connection does not go stale.
-        let pool = r2d2::Pool::builder()
-            .max_size(8)
-            .connection_timeout(Duration::from_secs(10))
-            .test_on_check_out(false)
-            .build(manager)?;
-        let apps = app_cache::AppCache::default();
-        let epoch = apps.epoch_handle();
-        let changing = epoch.clone();
-        conn.update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
-            if table == "applications" || table == "tenants" {
-                changing.changing();
-            }
-        }))
-        .map_err(|e| open_err(e.to_string()))?;
-        let writer = writer::Writer::start(conn, checkpoints, epoch)?;
-        Ok(Db(std::sync::Arc::new(Engine::Sqlite(SqliteDb { pool, path: path.to_owned(), writer, apps }))))
+        Ok(Db(std::sync::Arc::new(Engine::Sqlite(SqliteDb::open(path)?))))
     }
 
     /// Connects to a PostgreSQL database and applies pending migrations (once, under an
@@ -603,7 +507,7 @@ impl Db {
         F: Fn(&WriteTx<'_>) -> Result<T, E> + Send + 'static,
     {
         let begun: Begun<T, E> = match &*self.0 {
-            Engine::Sqlite(sqlite) => Begun::Queued(submit(sqlite, f, true)),
+            Engine::Sqlite(sqlite) => Begun::Queued(sqlite.submit(f, true)),
             Engine::Postgres(p) => {
                 p.count_write();
                 Begun::Spawned(self.each_spawn(Some(1), move |c| f(&WriteTx(c))))
@@ -647,7 +551,7 @@ impl Db {
             }
             return self.write_spawned(f).await;
         };
-        submit(sqlite, f, synced).await.map_err(|_| E::from(dropped_write()))?
+        sqlite.submit(f, synced).await.map_err(|_| E::from(dropped_write()))?
     }
 
     /// Like [`Db::write`], but answers as soon as the writer has run `f` and kept its changes,
@@ -665,17 +569,7 @@ impl Db {
             // PostgreSQL commits each transaction on its own: the answer comes after the commit.
             return Ok((self.write(f).await?, Durable(None)));
         };
-        let (decide, decided) = tokio::sync::oneshot::channel();
-        let (durable, committed) = tokio::sync::oneshot::channel();
-        sqlite.writer.submit(Box::new(writer::Early::new(
-            f,
-            move |r| {
-                let _ = decide.send(r);
-            },
-            move |r| {
-                let _ = durable.send(r);
-            },
-        )));
+        let (decided, committed) = sqlite.submit_early(f);
         let value = decided.await.map_err(|_| E::from(dropped_write()))??;
         Ok((value, Durable(Some(committed))))
     }
@@ -689,11 +583,7 @@ impl Db {
             Engine::Sqlite(s) => s,
             Engine::Postgres(p) => return p.db.read_blocking(|c| f(&ReadTx(c))),
         };
-        let conn = sqlite.pool.get().map_err(StoreError::from)?;
-        let tx = txn::Open::begin(&conn, txn::Begin::Deferred).map_err(StoreError::from)?;
-        let out = f(&ReadTx(tx.conn()))?;
-        tx.commit().map_err(StoreError::from)?;
-        Ok(out)
+        sqlite.read_blocking(f)
     }
 
     /// Runs `f` in a write transaction of its own on the calling thread (for closures that borrow
@@ -708,15 +598,7 @@ impl Db {
             Engine::Sqlite(s) => s,
             Engine::Postgres(p) => return p.db.write_blocking(|c| f(&WriteTx(c))),
         };
-        let conn = sqlite.writer.lock();
-        let out = (|| {
-            let tx = txn::Open::begin(&conn, txn::Begin::Immediate).map_err(StoreError::from)?;
-            let out = f(&WriteTx(tx.conn()))?;
-            tx.commit().map_err(StoreError::from)?;
-            Ok(out)
-        })();
-        sqlite.writer.settled();
-        out
+        sqlite.write_blocking(f)
     }
 
     /// An application by Client ID, for the client-credentials grant (a read-only hot path):
@@ -744,12 +626,7 @@ impl Db {
                 return Ok(row.map(|app| cache.remember(seen, tenant, app)));
             }
         };
-        if let Some(app) = sqlite.apps.get(tenant, client_id) {
-            return Ok(Some(app));
-        }
-        let seen = sqlite.apps.epoch();
-        let row = self.read_blocking(|tx| apps::get(tx, tenant, client_id))?;
-        Ok(row.map(|app| sqlite.apps.remember(seen, tenant, app)))
+        sqlite.app_for_grant(tenant, client_id)
     }
 
     /// At shutdown, once nothing writes any more: copies the whole WAL into the database file
@@ -760,13 +637,7 @@ impl Db {
         let db = self.clone();
         tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
             let Engine::Sqlite(sqlite) = &*db.0 else { return Ok(()) };
-            // The write connection: its current batch, if any, ends first.
-            let conn = sqlite.writer.lock();
-            let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
-            if busy != 0 {
-                return Err(StoreError::Commit("a reader kept the WAL checkpoint from finishing".into()));
-            }
-            Ok(())
+            sqlite.checkpoint_all()
         })
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?
@@ -782,9 +653,7 @@ impl Db {
                     "backups of a PostgreSQL database are PostgreSQL's own: pg_dump --format=custom".into(),
                 ));
             };
-            let conn = sqlite.pool.get()?;
-            conn.execute("VACUUM INTO ?1", [dest.to_string_lossy().as_ref()])?;
-            Ok(())
+            sqlite.backup_to(&dest)
         })
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?
@@ -822,23 +691,6 @@ impl Db {
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.read(|tx| tx.conn().query_one("SELECT 1", sql::params![], |_| Ok(()))).await
     }
-}
-
-fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
-    let known = migrations::MIGRATIONS.len();
-    let all = sqlite_migrations(known);
-    let migrations = Migrations::from_slice(&all);
-    let version: usize = conn
-        .pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))
-        .map(|v| v.max(0) as usize)
-        .map_err(StoreError::from)?;
-    if version > known {
-        return Err(StoreError::Migration(format!(
-            "the database is at schema version {version}, newer than this latchkeyd understands ({known}); \
-             it was written by a newer release. Run that release, or restore a backup; the database was not modified"
-        )));
-    }
-    migrations.to_latest(conn).map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))
 }
 
 /// Runs an `INSERT … RETURNING id` and gives the new row's id: one text for both engines
@@ -1088,7 +940,9 @@ pub(crate) mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let old = dir.join("old.sqlite");
         let mut conn = Connection::open(&old).unwrap();
-        Migrations::from_slice(&sqlite_migrations(version)).to_latest(&mut conn).unwrap();
+        rusqlite_migration::Migrations::from_slice(&crate::sqlite::sqlite_migrations(version))
+            .to_latest(&mut conn)
+            .unwrap();
         conn.execute_batch(rows).unwrap();
         (dir, old)
     }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use rusqlite::hooks::Wal;
 
-use super::StoreError;
+use crate::StoreError;
 
 /// At most one checkpoint per interval: each syncs the database file, and frames written twice
 /// in an interval (a hot index page) are copied once.

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use rusqlite::Connection;
 
 use super::txn::{Begin, Open};
-use super::{StoreError, WriteTx};
+use crate::{StoreError, WriteTx};
 
 /// At most this many writes share a commit: bounds how long the first of them waits for the
 /// others to run.
@@ -153,17 +153,17 @@ pub struct WriteStats {
     /// Transactions committed (or attempted) by the writer thread.
     pub commits: AtomicU64,
     /// Of those, the ones committed without an fsync of the WAL: every write in them was one
-    /// whose loss costs only a retry ([`super::Db::write_unsynced`]).
+    /// whose loss costs only a retry ([`crate::Db::write_unsynced`]).
     pub unsynced_commits: AtomicU64,
 }
 
 /// The write connection and the queue in front of it.
-pub(super) struct Writer {
+pub(crate) struct Writer {
     conn: Arc<Mutex<Connection>>,
     queue: mpsc::Sender<Box<dyn Job>>,
-    pub(super) stats: Arc<WriteStats>,
+    pub(crate) stats: Arc<WriteStats>,
     /// Moved on once a transaction that changed applications or tenants has ended.
-    apps: super::app_cache::Epoch,
+    apps: crate::app_cache::Epoch,
 }
 
 impl Writer {
@@ -171,7 +171,7 @@ impl Writer {
     pub(super) fn start(
         conn: Connection,
         checkpoints: super::checkpoint::Wake,
-        apps: super::app_cache::Epoch,
+        apps: crate::app_cache::Epoch,
     ) -> Result<Writer, StoreError> {
         let conn = Arc::new(Mutex::new(conn));
         let (queue, jobs) = mpsc::channel::<Box<dyn Job>>();
@@ -215,7 +215,7 @@ fn run(
     jobs: &mpsc::Receiver<Box<dyn Job>>,
     stats: &WriteStats,
     checkpoints: &super::checkpoint::Wake,
-    apps: &super::app_cache::Epoch,
+    apps: &crate::app_cache::Epoch,
 ) {
     // Whether the write connection is at `synchronous=FULL`, as it is opened.
     let mut full = true;
@@ -357,12 +357,12 @@ fn savepoint(tx: &Connection, sql: &str) -> Result<(), StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::sql::{ConnExt, params};
-    use super::super::testing::temp_db;
-    use super::super::{Reader, StoreError};
+    use crate::sql::{ConnExt, params};
+    use crate::testing::temp_db;
+    use crate::{Reader, StoreError};
     use std::sync::atomic::Ordering;
 
-    fn count(t: &super::super::testing::TempDb) -> i64 {
+    fn count(t: &crate::testing::TempDb) -> i64 {
         t.read(|tx| tx.conn().query_one("SELECT count(*) FROM tenants", params![], |r| r.get(0)).unwrap())
     }
 
@@ -417,9 +417,9 @@ mod tests {
         assert_eq!(kept, 0);
     }
 
-    fn writer(t: &super::super::testing::TempDb) -> &super::Writer {
+    fn writer(t: &crate::testing::TempDb) -> &super::Writer {
         match &*t.db.0 {
-            super::super::Engine::Sqlite(s) => &s.writer,
+            crate::Engine::Sqlite(s) => &s.writer,
             _ => unreachable!("temp_db is SQLite"),
         }
     }
@@ -432,7 +432,7 @@ mod tests {
             let (v, durable) = t.db.write_early(|tx| insert(tx, "early").map(|()| 7)).await.unwrap();
             assert_eq!(v, 7);
             durable.wait().await.unwrap();
-            let r: Result<((), super::super::Durable), StoreError> = t.db.write_early(|tx| insert(tx, "early")).await;
+            let r: Result<((), crate::Durable), StoreError> = t.db.write_early(|tx| insert(tx, "early")).await;
             assert!(r.err().unwrap().is_unique_violation());
         });
         assert_eq!(count(&t), 1);
