@@ -9,13 +9,13 @@ use hyper::Response;
 use latchkey::admin::{Reinvite, ReinviteLine};
 
 use super::audit::AdminAction;
-use super::import::BATCH;
 use crate::error::Error;
 use crate::http::body::{Req, Text, read_json};
 use crate::http::lines::{json_line, stream};
 use crate::state::State;
+use crate::store::{ReadTx, WriteTx};
 use crate::tenants::require;
-use crate::users::import::deliver_all;
+use crate::users::bulk;
 use crate::users::reinvite::{self, Outcome};
 
 pub async fn reinvite(
@@ -48,62 +48,31 @@ pub async fn reinvite(
     tokio::spawn(async move {
         let now = state.clock.now();
         let expires_at = now + state.config.tokens.invite.as_secs() as i64;
-        let (mut invited, mut skipped) = (0usize, 0usize);
-        let mut failure = None;
-        for (i, chunk) in targets.chunks(BATCH).enumerate() {
-            let chunk = chunk.to_vec();
-            let base = base_url.clone();
-            let result = if dry_run {
-                state
-                    .db
-                    .read(move |tx| -> Result<Outcome, Error> {
-                        let mut o = Outcome::default();
-                        reinvite::preview_rows(tx, tenant_id, &chunk, &mut o)?;
-                        Ok(o)
-                    })
-                    .await
-            } else {
-                state
-                    .db
-                    .write(move |tx| -> Result<Outcome, Error> {
-                        let mut o = Outcome::default();
-                        reinvite::reinvite_rows(tx, tenant_id, &base, &chunk, now, expires_at, &mut o)?;
-                        Ok(o)
-                    })
-                    .await
-            };
-            let mut batch = match result {
-                Ok(o) => o,
-                Err(e) => {
-                    failure = Some(format!("{e}"));
-                    break;
-                }
-            };
-            if !dry_run {
-                deliver_all(&state, &tenant_name, &mut batch.invited).await;
-            }
-            invited += batch.invited.len();
-            skipped += batch.skipped.len();
-            let line = ReinviteLine::Progress {
-                processed: ((i + 1) * BATCH).min(targets.len()) as u64,
-                total: targets.len() as u64,
+        let steps = bulk::Steps {
+            store: move |tx: &WriteTx<'_>, emails: &[String], o: &mut Outcome| {
+                reinvite::reinvite_rows(tx, tenant_id, &base_url, emails, now, expires_at, o)
+            },
+            preview: move |tx: &ReadTx<'_>, emails: &[String], o: &mut Outcome| {
+                reinvite::preview_rows(tx, tenant_id, emails, o)
+            },
+            dry_run,
+        };
+        let total = targets.len();
+        let mut done = 0;
+        let progress = |size: usize, batch: Outcome| {
+            done += size;
+            json_line(&ReinviteLine::Progress {
+                processed: done as u64,
+                total: total as u64,
                 invited: batch.invited,
                 skipped: batch.skipped,
-            };
-            if tx_lines.send(json_line(&line)).await.is_err() {
-                // The client went away: stop, but the trail still says what was done.
-                failure = Some("the client went away; a re-run continues".into());
-                break;
-            }
-        }
+            })
+        };
+        let totals = bulk::run(&state, &tenant_name, bulk::batches_of(targets), steps, progress, &tx_lines).await;
+        let (invited, skipped) = (totals.invited, totals.others);
         tracing::info!(tenant = %slug, invited, skipped, dry_run, "user reinvite");
         if !dry_run {
-            let mut detail = format!("invited={invited} skipped={skipped}");
-            if let Some(f) = &failure {
-                detail.push_str(&format!("; stopped: {f}"));
-            }
-            let outcome =
-                if failure.is_some() { format!("failure: {}", latchkey::codes::INTERNAL) } else { "success".into() };
+            let outcome = totals.outcome(latchkey::codes::INTERNAL);
             let mut event = crate::audit::event(
                 state.clock.now(),
                 Some(&slug),
@@ -112,11 +81,11 @@ pub async fn reinvite(
                 &outcome,
             );
             event.subject = subject;
-            event.detail = Some(detail);
+            event.detail = Some(totals.detail(format!("invited={invited} skipped={skipped}")));
             state.audit.record(event);
         }
         let summary =
-            ReinviteLine::Summary { dry_run, invited: invited as u64, skipped: skipped as u64, error: failure };
+            ReinviteLine::Summary { dry_run, invited: invited as u64, skipped: skipped as u64, error: totals.failure };
         let _ = tx_lines.send(json_line(&summary)).await;
     });
     Ok(response)

@@ -10,7 +10,7 @@ use crate::clock::{Timestamp, rfc3339};
 use crate::error::Error;
 use crate::ids;
 use crate::store::users::{NewUser, normalise_email};
-use crate::store::{self, InvitePurpose, TenantId, UserStatus, WriteTx};
+use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
 use crate::webauthn::{valid_email, valid_name};
 
 #[derive(Debug, Clone)]
@@ -247,6 +247,34 @@ pub async fn deliver_with(
 pub struct Outcome {
     pub invited: Vec<InvitedRow>,
     pub already_present: Vec<String>,
+}
+
+impl super::bulk::Batch for Outcome {
+    fn invited(&mut self) -> &mut Vec<InvitedRow> {
+        &mut self.invited
+    }
+
+    fn others(&self) -> usize {
+        self.already_present.len()
+    }
+}
+
+/// A dry run of [`invite_rows`]: who would be invited (with an empty link), who is present.
+pub fn preview_rows(tx: &impl Reader, tenant: TenantId, rows: &[Row], out: &mut Outcome) -> Result<(), Error> {
+    for row in rows {
+        if store::users::by_email(tx, tenant, &row.email)?.is_some() {
+            out.already_present.push(row.email.clone());
+        } else {
+            out.invited.push(InvitedRow {
+                email: row.email.clone(),
+                name: row.name.clone(),
+                invite_url: String::new(),
+                emailed: None,
+                email_error: None,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Invites each new user of `rows` in the caller's transaction; users that exist are reported,
