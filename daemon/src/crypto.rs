@@ -27,13 +27,12 @@ pub fn random_bytes<const N: usize>() -> Result<[u8; N], CryptoError> {
 }
 
 /// Seeds aws-lc's random generator on a thread of its own, at normal priority, and returns at
-/// once. The first use of randomness in a process costs about 30 ms of CPU (measured on a 2-vCPU
-/// VM: aws-lc gathers the entropy for its seed), and every other thread that needs randomness
+/// once. The first use of randomness in a process costs tens of milliseconds of CPU (aws-lc
+/// gathers the entropy for its seed), and every other thread that needs randomness
 /// meanwhile waits for it. Started first thing, the seeding overlaps the start instead of falling
 /// on whoever needs a random value first: a request, or a spare-key generation at idle priority
-/// that any other work on the machine delays while it holds the seeding. After a restart with a
-/// kept spare key, the writer sealing the first new tenant's key waited 33–43 ms for the seeding
-/// that generation had begun; with this, the creation took 1.8–9 ms (10,000-tenant bench).
+/// that any other work on the machine delays while it holds the seeding (after a restart, the
+/// first tenant creation waited for it: figures in bench/README.md, "Measurements behind the design").
 pub fn seed_random() {
     let seeding = std::thread::Builder::new().name("latchkey-seed".into()).spawn(|| {
         if random_bytes::<16>().is_err() {

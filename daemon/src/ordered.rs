@@ -2,7 +2,8 @@
 //!
 //! Each of them is found through a unique B-tree index. Purely random values go anywhere in it:
 //! a `user import` of 10,000 rows then touched nearly every leaf page of four indexes in each
-//! commit, and every such page is written again (a million rows wrote 14.7 GB on SQLite); a busy
+//! commit, and every such page is written again (over ten times the bytes of the same import
+//! with keys that append: bench/README.md, "Measurements behind the design"); a busy
 //! token endpoint split a random leaf of the refresh-token index in most commits. A value that
 //! begins with the time it was made goes in at the right-hand edge of its index instead (the
 //! reason for UUIDv7, RFC 9562 §6.10), and a commit writes a few pages whatever the size of the

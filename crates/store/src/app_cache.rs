@@ -1,7 +1,7 @@
 //! Applications held in memory for the client-credentials grant. That grant writes nothing:
 //! the lookup of the client was its only database work (on SQLite a read transaction with its
-//! shared-memory locks, about 4% of a grant's time beside the RSA signature; on PostgreSQL three
-//! round trips, which halved the grants one node served).
+//! shared-memory locks, a few percent of a grant's time beside the RSA signature; on PostgreSQL
+//! three round trips, which halved the grants one node served).
 //!
 //! Correctness rests on a version counter, not on expiry. The counter holds a generation and,
 //! above it, the number of changes under way. A write transaction that touches applications or

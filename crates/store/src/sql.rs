@@ -463,8 +463,8 @@ impl Conn for rusqlite::Connection {
         // SQLite carries out `RETURNING` with a temporary trigger that fills an ephemeral table:
         // a B-tree opened and closed per statement, and, the statement now writing twice, a
         // statement journal that copies every page it changes (inside the writer's savepoints,
-        // to a temporary file once the savepoint's journal has spilled: 31% of a bulk import's
-        // time). The insert alone, then the connection's last rowid, costs neither. Every table
+        // to a temporary file once the savepoint's journal has spilled: a third of a bulk
+        // import's time). The insert alone, then the connection's last rowid, costs neither. Every table
         // inserted into this way has `id INTEGER PRIMARY KEY` (the rowid) and no triggers.
         let Some(plain) = sql.trim_end().strip_suffix("RETURNING id") else {
             return returned_id(self, sql, params);

@@ -55,10 +55,10 @@ pub async fn token(
         id: c.id_token.as_secs() as i64,
         refresh: c.refresh_token.as_secs() as i64,
     };
-    // Tokens are signed here on the async worker (an RSA-2048 signature is ~0.3 ms of CPU that
-    // never waits): handing it to a blocking thread bought no throughput on a few cores and cost
-    // two thread switches per grant and a longer tail (bench/run: client credentials p99 6.3 ms
-    // on a blocking thread, 2.8 ms here, same rate).
+    // Tokens are signed here on the async worker (an RSA-2048 signature is a fraction of a
+    // millisecond of CPU that never waits): handing it to a blocking thread bought no throughput
+    // on a few cores and cost two thread switches per grant and a longer tail (figures in
+    // bench/README.md, "Measurements behind the design").
     if grant == "client_credentials" {
         // Nothing to store: the client (usually from memory), then the signature here on the
         // async worker.
@@ -69,13 +69,10 @@ pub async fn token(
         };
     }
     // Where a transaction costs round trips (PostgreSQL), read first and write once; a queued,
-    // batched transaction (SQLite's writer) costs none. Run there too (the reads beside the writer, the one write after), the code exchange gained
-    // nothing measurable and its batches shrank from 4.6 writes per fsync to 3.0 (16 clients,
-    // 2026-11-27). Nor with the tokens signed while that write is under way (as on PostgreSQL):
-    // the machine's idle time fell from 9% to 2%, but batches fell to 1.5 writes per fsync and
-    // CPU per exchange rose from 703 to 806 µs; holding a batch of such writes open until one of
-    // their callers had signed and was waiting kept it at 1.4. Each request then waits only for
-    // its own signatures, so little queues behind an fsync (16 clients, 2026-11-27). Device
+    // batched transaction (SQLite's writer) costs none. The read-then-write shape was measured on
+    // SQLite too, and so was signing while that write is under way: neither gained, both shrank
+    // the writer's batches (figures in bench/README.md, "Measurements behind the design"). Each
+    // request then waits only for its own signatures, so little queues behind an fsync. Device
     // codes are polled every few seconds, not worth a second path.
     if state.db.write_cost() == store::WriteCost::RoundTrips {
         match grant.as_str() {

@@ -6,8 +6,8 @@
 //! beside the database ([`SpareFile`]), and the next start moves it back into memory (a rename, a
 //! read, a removal and a directory sync: about a millisecond) before it loads the tenants. So the
 //! first tenant created right after a restart takes a ready key, and the start generates none:
-//! when every start generated its spare, a creation within 150 ms of the start waited for that
-//! generation (52.9 ms in one `bench/run`). A daemon's first start, or one after a crash, has no
+//! when every start generated its spare, a creation right after the start waited for that
+//! generation. A daemon's first start, or one after a crash, has no
 //! reserve and generates as before. On PostgreSQL nodes keep no files; their spare lives in
 //! memory only.
 //!
@@ -16,9 +16,9 @@
 //!
 //! Replacements are generated on a thread of their own at idle scheduling priority. At normal
 //! priority, the new thread took the CPU from the request that had just taken the spare key
-//! (a wakeup preemption costs up to a 3 ms scheduler slice) and from the writer committing it:
-//! on 2 cores, tenant creation one at a time measured p50 4.5 ms and p99 9–12 ms, of which
-//! 1–4 ms were spent waiting behind the key generation it had started itself.
+//! (a wakeup preemption costs up to a scheduler slice) and from the writer committing it: a
+//! creation spent part of its time waiting behind the key generation it had started itself
+//! (figures in bench/README.md, "Measurements behind the design").
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, TryLockError};

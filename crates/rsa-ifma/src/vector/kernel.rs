@@ -86,7 +86,7 @@ macro_rules! step {
 /// The end of a step: the lowest accumulator, now divisible by 2^52, is dropped (it becomes the
 /// new top, zero) and its high bits carried into the next; then an empty instruction that "uses
 /// and changes" every accumulator keeps the compiler from interleaving the steps, which would need
-/// more than the 32 registers and spill (measured: 9% slower without it).
+/// more than the 32 registers and spill (measurably slower without it).
 macro_rules! end_step {
     ($zero:ident; $t0:ident $t1:ident $($t:ident)*) => {
         let c = _mm256_srli_epi64($t0, 52);

@@ -240,9 +240,9 @@ fn run(
             // gained nothing, the second transaction costing the writer what the wait saved.
             // Nor does the writer leave the fsync to another thread (commit at NORMAL, fdatasync
             // the WAL there, answer after it): measured side by side with 16 clients signing in,
-            // batches halved (4 writes per commit to 2), commits doubled, and CPU per sign-in
-            // rose 1-10% (318-339 µs to 332-349 in one round, 300-313 to 333-375 in another),
-            // eating the idle time it filled; the wait for the disk is what lets batches grow.
+            // batches halved, commits doubled, and CPU per sign-in rose, eating the idle time it
+            // filled (figures in bench/README.md, "Measurements behind the design"); the wait for the disk is what lets
+            // batches grow.
             if !full {
                 full = synchronous(&guard, "FULL").is_ok();
             }
