@@ -2,8 +2,9 @@
 //!
 //! rusqlite's `Transaction` runs `BEGIN` and `COMMIT` through `execute_batch`, which parses them
 //! again every time; here they come from the connection's statement cache like every other hot
-//! statement (saving about a seventh of a point lookup's read transaction: bench/README.md, "Measurements behind the design"). A sign-in makes two read transactions and
-//! the writer two statements per commit: a small saving, on the hottest path there is.
+//! statement (saving about a seventh of a point lookup's read transaction: bench/README.md,
+//! "Measurements behind the design"). A sign-in makes two read transactions and the writer two
+//! statements per commit: a small saving, on the hottest path there is.
 
 use rusqlite::Connection;
 
