@@ -32,7 +32,8 @@ pub fn random_bytes<const N: usize>() -> Result<[u8; N], CryptoError> {
 /// meanwhile waits for it. Started first thing, the seeding overlaps the start instead of falling
 /// on whoever needs a random value first: a request, or a spare-key generation at idle priority
 /// that any other work on the machine delays while it holds the seeding (after a restart, the
-/// first tenant creation waited for it: figures in bench/README.md, "Measurements behind the design").
+/// first tenant creation waited for it: figures in bench/README.md, "Measurements behind the
+/// design").
 pub fn seed_random() {
     let seeding = std::thread::Builder::new().name("latchkey-seed".into()).spawn(|| {
         if random_bytes::<16>().is_err() {

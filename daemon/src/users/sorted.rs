@@ -5,8 +5,9 @@
 //! Why: the users' e-mail index is keyed by the addresses. Stored in the file's order, a batch of
 //! a shuffled file touches leaf pages all over that index, and every commit writes each page it
 //! touched, so a shuffled file wrote several times the bytes of the same rows in address order
-//! (figures in bench/README.md, "Measurements behind the design"). In address order every batch covers one stretch of the index, and each of its pages is
-//! written about once for the whole import.
+//! (figures in bench/README.md, "Measurements behind the design"). In address order every batch
+//! covers one stretch of the index, and each of its pages is written about once for the whole
+//! import.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -241,8 +241,8 @@ fn run(
             // Nor does the writer leave the fsync to another thread (commit at NORMAL, fdatasync
             // the WAL there, answer after it): measured side by side with 16 clients signing in,
             // batches halved, commits doubled, and CPU per sign-in rose, eating the idle time it
-            // filled (figures in bench/README.md, "Measurements behind the design"); the wait for the disk is what lets
-            // batches grow.
+            // filled (figures in bench/README.md, "Measurements behind the design"); the wait for
+            // the disk is what lets batches grow.
             if !full {
                 full = synchronous(&guard, "FULL").is_ok();
             }
