@@ -5,6 +5,7 @@
 
 use lettre::message::{Mailbox, header::ContentType};
 use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Certificate, CertificateStore, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use crate::config::Smtp;
@@ -45,7 +46,9 @@ impl Mailer {
     pub fn from_config(smtp: &Smtp) -> Result<Mailer, String> {
         let from: Mailbox = smtp.from.parse().map_err(|e| format!("smtp.from {:?}: {e}", smtp.from))?;
         let mut builder = if smtp.starttls {
-            AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&smtp.host).map_err(|e| format!("smtp.host: {e}"))?
+            AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&smtp.host)
+                .map_err(|e| format!("smtp.host: {e}"))?
+                .tls(Tls::Required(tls_parameters(&smtp.host)?))
         } else {
             AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&smtp.host)
         }
@@ -106,4 +109,16 @@ impl Mailer {
             .map_err(|e| e.to_string())?;
         self.transport.send(message).await.map(|_| ()).map_err(|e| e.to_string())
     }
+}
+
+/// STARTTLS towards `host`, verified against the system's trust store: the roots PostgreSQL and
+/// the identity providers are checked against too (`store::trust`).
+fn tls_parameters(host: &str) -> Result<TlsParameters, String> {
+    let mut params = TlsParameters::builder(host.to_owned()).certificate_store(CertificateStore::None);
+    for root in crate::store::trust::system_roots() {
+        if let Ok(cert) = Certificate::from_der(root.to_vec()) {
+            params = params.add_root_certificate(cert);
+        }
+    }
+    params.build_rustls().map_err(|e| format!("smtp.host {host}: TLS: {e}"))
 }

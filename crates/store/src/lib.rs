@@ -35,6 +35,7 @@ pub mod social;
 pub mod sql;
 mod sqlite;
 pub mod tenants;
+pub mod trust;
 pub mod types;
 pub mod users;
 

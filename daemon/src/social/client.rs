@@ -1,4 +1,5 @@
-//! The HTTP client towards identity providers: reqwest over rustls. It calls only the URLs of a
+//! The HTTP client towards identity providers: reqwest over rustls, trusting the system's roots
+//! (`store::trust`). It calls only the URLs of a
 //! provider's configuration (or its discovery document), follows no redirect, gives up after a
 //! few seconds, and reads at most [`MAX_RESPONSE`] bytes of an answer.
 
@@ -32,7 +33,10 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn new() -> Result<Upstream, String> {
+        // The system's trust store, as for PostgreSQL and SMTP (`store::trust`).
+        let roots = crate::store::trust::system_roots().iter().filter_map(|c| reqwest::Certificate::from_der(c).ok());
         let http = reqwest::Client::builder()
+            .tls_certs_only(roots)
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(10))

@@ -58,7 +58,7 @@ fn roots(sslrootcert: Option<&Path>) -> Result<RootCertStore, String> {
         Some(path) => CertificateDer::pem_file_iter(path)
             .and_then(|it| it.collect::<Result<Vec<_>, _>>())
             .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?,
-        None => rustls_native_certs::load_native_certs().certs,
+        None => crate::trust::system_roots().to_vec(),
     };
     let mut store = RootCertStore::empty();
     let (added, _ignored) = store.add_parsable_certificates(certs);
