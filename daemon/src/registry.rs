@@ -119,7 +119,7 @@ impl TenantRuntime {
     }
 
     /// The tenant as routing needs it, keys not loaded: what start-up builds for every tenant.
-    fn routing(row: &TenantRow, public_url: &str) -> Result<TenantRuntime, Error> {
+    pub(crate) fn routing(row: &TenantRow, public_url: &str) -> Result<TenantRuntime, Error> {
         let base = Url::parse(&row.base_url).map_err(|e| Error::internal(format!("stored base_url: {e}")))?;
         let origin = base.origin().ascii_serialization();
         Ok(TenantRuntime {

@@ -46,6 +46,7 @@ pub use sqlite::WriteStats;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+#[cfg(any(test, feature = "testing"))]
 use rusqlite::Connection;
 use sql::{Conn, ConnExt, ToValue};
 

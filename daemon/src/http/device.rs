@@ -10,7 +10,7 @@ use hyper::{Response, StatusCode};
 use latchkey::codes;
 
 use super::body::{Req, Text, read_json};
-use super::html::{escape, html, render};
+use super::html::{Data, Page, html, render};
 use super::request::{self, session_token};
 use super::response::json;
 use super::{Body, Cx, oauth};
@@ -124,27 +124,42 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     // Social providers sign in and come back here (the page keeps the code in the tab meanwhile).
     let providers = crate::social::buttons(cx.state, t).await;
     let social = super::pages::social_buttons(&cx.tenant, &providers, "device", "1");
-    let main = format!(
-        "<h1>Sign in on your device</h1>\n\
-         <section id=\"device-code\">\n<p>Enter the code your device shows.</p>\n\
-         <form id=\"device-form\" class=\"signin-form\">\n<label for=\"user-code\">Code</label>\n\
-         <input id=\"user-code\" name=\"user_code\" type=\"text\" autocomplete=\"off\" autocapitalize=\"characters\" \
-         spellcheck=\"false\" maxlength=\"32\" placeholder=\"XXXX-XXXX\" value=\"{prefill}\" required>\n\
-         <button class=\"primary\" type=\"submit\">Continue</button>\n</form>\n</section>\n\
-         <section id=\"device-signin\" hidden>\n<p>Sign in to continue to <strong data-field=\"app\"></strong>.</p>\n\
-         <div class=\"actions\"><button id=\"signin\" class=\"primary\" type=\"button\">Sign in with a passkey</button></div>\n\
-         {social}\n</section>\n\
-         <section id=\"device-confirm\" hidden>\n<p><strong data-field=\"app\"></strong> asks to sign in as \
-         <strong id=\"device-user\"></strong> with:</p>\n<ul id=\"device-scopes\" class=\"credentials\"></ul>\n\
-         <p class=\"code-check\">Code <strong id=\"device-code-shown\" class=\"user-code\"></strong>: check it \
-         matches the code your device shows. Approve only if it does and you started this sign-in.</p>\n\
-         <div class=\"actions\">\n<button id=\"approve\" class=\"primary\" type=\"button\">Approve</button>\n\
-         <button id=\"deny\" class=\"secondary\" type=\"button\">Deny</button>\n</div>\n</section>\n\
-         <section id=\"device-done\" hidden>\n<p id=\"device-result\"></p>\n<p class=\"muted\">You can close this window.</p>\n</section>",
-        prefill = escape(&prefill),
-    );
-    let data = [("email", email.as_str())];
-    Ok(html(StatusCode::OK, render(&cx.tenant, "Sign in on your device", "device", &data, &main)))
+    let main = maud::html! {
+        h1 { "Sign in on your device" }
+        section #device-code {
+            p { "Enter the code your device shows." }
+            form #device-form .signin-form {
+                label for="user-code" { "Code" }
+                input #user-code name="user_code" type="text" autocomplete="off" autocapitalize="characters"
+                    spellcheck="false" maxlength="32" placeholder="XXXX-XXXX" value=(prefill) required;
+                button.primary type="submit" { "Continue" }
+            }
+        }
+        section #device-signin hidden {
+            p { "Sign in to continue to " strong data-field="app" {} "." }
+            div.actions { button #signin .primary type="button" { "Sign in with a passkey" } }
+            (social)
+        }
+        section #device-confirm hidden {
+            p { strong data-field="app" {} " asks to sign in as " strong #device-user {} " with:" }
+            ul #device-scopes .credentials {}
+            p.code-check {
+                "Code " strong #device-code-shown .user-code {} ": check it matches the code your device shows. "
+                "Approve only if it does and you started this sign-in."
+            }
+            div.actions {
+                button #approve .primary type="button" { "Approve" }
+                button #deny .secondary type="button" { "Deny" }
+            }
+        }
+        section #device-done hidden {
+            p #device-result {}
+            p.muted { "You can close this window." }
+        }
+    };
+    let data = Data { email: Some(&email), ..Data::default() };
+    let page = Page::new("Sign in on your device", "device").with(data);
+    Ok(html(StatusCode::OK, render(&cx.tenant, &page, main)))
 }
 
 #[cfg(test)]

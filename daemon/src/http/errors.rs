@@ -15,7 +15,7 @@ use hyper::{Response, StatusCode};
 use serde::Serialize;
 
 use super::Body;
-use super::html::{escape, html, render};
+use super::html::{Page, html, render};
 use super::response::{json, no_store, with_header};
 use crate::error::{Error, Kind};
 use crate::oidc::error::{OAuthCode, OAuthError};
@@ -116,8 +116,11 @@ pub fn oauth(e: &OAuthError) -> Response<Body> {
 /// An error on a page a person looks at: the tenant's page layout with the message.
 pub fn page(tenant: &TenantRuntime, e: &Error) -> Response<Body> {
     log(e.kind, e.code, e.cause.as_deref());
-    let main = format!("<h1>Something went wrong</h1>\n<p>{}</p>", escape(&e.message));
-    decorate(html(status(e.kind), render(tenant, "Error", "error", &[], &main)), e.kind)
+    let main = maud::html! {
+        h1 { "Something went wrong" }
+        p { (e.message) }
+    };
+    decorate(html(status(e.kind), render(tenant, &Page::new("Error", "error"), main)), e.kind)
 }
 
 /// A plain-text error, for the few endpoints that serve no JSON (avatars).

@@ -5,6 +5,8 @@
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 
+use maud::{DOCTYPE, Markup};
+
 use super::Body;
 use super::response::{bytes, with_header};
 use crate::registry::TenantRuntime;
@@ -40,39 +42,67 @@ pub fn asset(a: Asset) -> Response<Body> {
     with_header(bytes(StatusCode::OK, ct, body), header::CACHE_CONTROL, "public, max-age=300")
 }
 
-/// Escapes text for HTML element content and double-quoted attributes.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
+/// What a page's `<main>` carries for the script, as `data-` attributes (each omitted when
+/// `None`): the page's values travel here, never in inline script.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Data<'a> {
+    pub token: Option<&'a str>,
+    pub email: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub request: Option<&'a str>,
 }
 
-/// A whole page: `main` is trusted markup; `data` values are escaped into attributes.
-pub fn render(tenant: &TenantRuntime, title: &str, page: &str, data: &[(&str, &str)], main: &str) -> String {
-    let prefix = escape(&tenant.path_prefix);
-    let attrs: String = data.iter().map(|(k, v)| format!(" data-{k}=\"{}\"", escape(v))).collect();
-    format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title} · {tenant_name}</title>\n<link rel=\"stylesheet\" href=\"{prefix}/assets/latchkey.css\">\n\
-         <script src=\"{prefix}/assets/latchkey.js\" defer></script>\n</head>\n\
-         <body>\n<main id=\"app\" data-page=\"{page}\" data-base=\"{prefix}\"{attrs}>\n\
-         <p class=\"tenant\">{tenant_name}</p>\n{main}\n\
-         <p id=\"status\" class=\"status\" role=\"status\" aria-live=\"polite\"></p>\n\
-         <noscript><p class=\"status error\">This page needs JavaScript to talk to your passkey.</p></noscript>\n\
-         </main>\n</body>\n</html>\n",
-        title = escape(title),
-        tenant_name = escape(&tenant.name),
-    )
+/// One page: its title, its kind (`data-page`, which the script dispatches on), its data.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Page<'a> {
+    pub title: &'a str,
+    pub kind: &'a str,
+    pub data: Data<'a>,
+    /// `Referrer-Policy: same-origin` for this page (the pages' header says `no-referrer`), for a
+    /// form whose POST must show its origin.
+    pub referrer_same_origin: bool,
+}
+
+impl<'a> Page<'a> {
+    pub fn new(title: &'a str, kind: &'a str) -> Page<'a> {
+        Page { title, kind, ..Page::default() }
+    }
+
+    pub fn with(self, data: Data<'a>) -> Page<'a> {
+        Page { data, ..self }
+    }
+}
+
+/// A whole page in the tenant's layout around `main`. Every value is escaped by the template
+/// (maud); `main` is markup built the same way.
+pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
+    let prefix = tenant.path_prefix.as_str();
+    let d = page.data;
+    maud::html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                @if page.referrer_same_origin {
+                    meta name="referrer" content="same-origin";
+                }
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (page.title) " · " (tenant.name) }
+                link rel="stylesheet" href={ (prefix) "/assets/latchkey.css" };
+                script src={ (prefix) "/assets/latchkey.js" } defer {}
+            }
+            body {
+                main #app data-page=(page.kind) data-base=(prefix) data-token=[d.token] data-email=[d.email]
+                    data-name=[d.name] data-request=[d.request] {
+                    p.tenant { (tenant.name) }
+                    (main)
+                    p #status .status role="status" aria-live="polite" {}
+                    noscript { p.status.error { "This page needs JavaScript to talk to your passkey." } }
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 /// An HTML response with the pages' security headers.
@@ -90,8 +120,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_markup() {
-        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+    fn values_are_escaped_and_absent_data_omitted() {
+        let row = crate::store::tenants::TenantRow {
+            id: crate::store::TenantId(1),
+            slug: "acme".into(),
+            name: "A<b>".into(),
+            base_url: "https://id.example.com/acme".into(),
+            rp_id: "id.example.com".into(),
+            registration: latchkey::admin::Registration::Invite,
+            created_at: 0,
+        };
+        let tenant = TenantRuntime::routing(&row, "https://id.example.com").unwrap();
+        let data = Data { email: Some(r#"x"><script>'&"#), ..Data::default() };
+        let page = render(&tenant, &Page::new("T", "k").with(data), maud::html! { p { "ok" } });
+        assert!(page.contains(r#"data-email="x&quot;&gt;&lt;script&gt;'&amp;""#), "{page}");
+        assert!(page.contains("<p class=\"tenant\">A&lt;b&gt;</p>"), "{page}");
+        assert!(!page.contains("data-token") && !page.contains("referrer"), "{page}");
     }
 
     #[test]
