@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clap::Command;
+use roff::{Roff, bold, roman};
 
 use crate::support::repo_root;
 
@@ -23,31 +24,30 @@ struct Section {
     items: &'static [(&'static str, &'static str)],
 }
 
-/// Text as roff: backslashes and hyphens escaped, no line starting a request.
-fn roff_text(text: &str) -> String {
-    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
-    escaped
-        .lines()
-        .map(|l| if l.starts_with('.') || l.starts_with('\'') { format!("\\&{l}") } else { l.to_owned() })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// `.SH` with its heading quoted when it has several words.
-fn heading(title: &str) -> String {
-    if title.contains(' ') { format!(".SH \"{title}\"\n") } else { format!(".SH {title}\n") }
-}
-
+/// A section written by hand, as roff (the `roff` crate escapes the text: backslashes, hyphens,
+/// apostrophes, a line that would start a request).
 fn render_section(s: &Section) -> String {
-    let mut out = heading(s.title);
+    let mut r = Roff::new();
+    r.control("SH", [s.title]);
     if !s.intro.is_empty() {
-        out.push_str(&roff_text(s.intro));
-        out.push('\n');
+        r.text([roman(s.intro)]);
     }
     for (tag, text) in s.items {
-        out.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff_text(tag), roff_text(text)));
+        r.control("TP", []).text([bold(*tag)]).text([roman(*text)]);
     }
-    out
+    r.to_roff()
+}
+
+/// A section of lines kept as they are (`.nf` … `.fi`): examples, file formats, SEE ALSO.
+fn verbatim_section(title: &str, body: &str, keep_lines: bool) -> String {
+    let mut r = Roff::new();
+    r.control("SH", [title]);
+    if keep_lines {
+        r.control("nf", []).text([roman(body)]).control("fi", []);
+    } else {
+        r.text([roman(body)]);
+    }
+    r.to_roff()
 }
 
 const DAEMON_SECTIONS: &[Section] = &[
@@ -200,10 +200,7 @@ fn page(cmd: Command, section: &str, custom: &[Section], see_also: &[String]) ->
             Some(examples) => ("EXAMPLES", examples.to_owned()),
             None => ("NOTES", after.clone()),
         };
-        text.push_str(&heading(title));
-        text.push_str(".nf\n");
-        text.push_str(&roff_text(body.trim_end()));
-        text.push_str("\n.fi\n");
+        text.push_str(&verbatim_section(title, body.trim_end(), true));
     }
     if cmd.get_version().is_some() {
         let mut buf = Vec::new();
@@ -211,9 +208,7 @@ fn page(cmd: Command, section: &str, custom: &[Section], see_also: &[String]) ->
         text.push_str(&String::from_utf8(buf).unwrap());
     }
     if !see_also.is_empty() {
-        text.push_str(&heading("SEE ALSO"));
-        text.push_str(&roff_text(&see_also.join(", ")));
-        text.push('\n');
+        text.push_str(&verbatim_section("SEE ALSO", &see_also.join(", "), false));
     }
     // Each of clap_mangen's section renderers repeats the page's two-line preamble; keep the first.
     let mut lines: Vec<&str> = text.lines().collect();
