@@ -128,6 +128,26 @@ pub trait Batch: Default + Send + 'static {
     fn others(&self) -> usize;
 }
 
+impl Batch for import::Outcome {
+    fn invited(&mut self) -> &mut Vec<InvitedRow> {
+        &mut self.invited
+    }
+
+    fn others(&self) -> usize {
+        self.already_present.len()
+    }
+}
+
+impl Batch for super::reinvite::Outcome {
+    fn invited(&mut self) -> &mut Vec<InvitedRow> {
+        &mut self.invited
+    }
+
+    fn others(&self) -> usize {
+        self.skipped.len()
+    }
+}
+
 /// How a run went: counts for the summary and the audit trail, and why it stopped early.
 #[derive(Debug, Default)]
 pub struct Totals {

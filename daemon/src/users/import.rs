@@ -249,16 +249,6 @@ pub struct Outcome {
     pub already_present: Vec<String>,
 }
 
-impl super::bulk::Batch for Outcome {
-    fn invited(&mut self) -> &mut Vec<InvitedRow> {
-        &mut self.invited
-    }
-
-    fn others(&self) -> usize {
-        self.already_present.len()
-    }
-}
-
 /// A dry run of [`invite_rows`]: who would be invited (with an empty link), who is present.
 pub fn preview_rows(tx: &impl Reader, tenant: TenantId, rows: &[Row], out: &mut Outcome) -> Result<(), Error> {
     for row in rows {

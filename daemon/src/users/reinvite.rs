@@ -54,16 +54,6 @@ pub struct Outcome {
     pub skipped: Vec<SkippedUser>,
 }
 
-impl super::bulk::Batch for Outcome {
-    fn invited(&mut self) -> &mut Vec<InvitedRow> {
-        &mut self.invited
-    }
-
-    fn others(&self) -> usize {
-        self.skipped.len()
-    }
-}
-
 fn skip(out: &mut Outcome, email: &str, reason: String) {
     out.skipped.push(SkippedUser { email: email.to_owned(), reason });
 }
