@@ -34,6 +34,9 @@ if [ "$POSTGRES_PASS" = 1 ]; then
     command -v pg_virtualenv >/dev/null || apt_install postgresql postgresql-common
 fi
 
+# Dependency licences and bans (deny.toml); built once into ~/.cargo/bin (about three minutes).
+command -v cargo-deny >/dev/null || cargo install --locked --quiet cargo-deny
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -62,6 +65,9 @@ if [ "$POSTGRES_PASS" = 1 ]; then
         LATCHKEY_TEST_PG=1 cargo test --locked -p latchkeyd --lib postgres_ &&
         LATCHKEY_TEST_BACKEND=postgres cargo test --locked -p latchkey-tests --test e2e -- --test-threads="$PG_THREADS"'
 fi
+
+step "cargo deny check licenses bans"
+cargo deny --log-level error check licenses bans
 
 step "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
