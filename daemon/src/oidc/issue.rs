@@ -1,5 +1,5 @@
 //! What every grant decides and issues, shared by the token endpoint ([`super::grants`]) and the
-//! grants that consume something ([`super::code`], [`super::refresh`]): the answer's shape, a
+//! grants that consume something (`oidc/code.rs`, `oidc/refresh.rs`): the answer's shape, a
 //! decision whose tokens are still to be signed, the lifetimes, a refresh token to store, and the
 //! tokens of a user's grant.
 
