@@ -27,3 +27,8 @@ pub fn device_token_request(
     let code = crate::oidc::issue::require(&form, "device_code")?.to_owned();
     Ok((client, grant, code))
 }
+
+/// Text as the page templates (maud) escape it, in element content and attribute values alike.
+pub fn escaped(text: &str) -> String {
+    maud::html! { (text) }.into_string()
+}

@@ -6,7 +6,7 @@
 //! 0. a typed user code: `oidc::device::canonical_user_code` (a canonical code is 8 letters of
 //!    the alphabet, is its own canonical form, and survives `display`), then the page's
 //!    `http::device::prefill` of `?user_code=` with it, form-encoded;
-//! 1. the `/device` page's query string: `http::device::prefill` and `http::html::escape`;
+//! 1. the `/device` page's query string: `http::device::prefill` and the templates' escaping;
 //! 2. a `/device/lookup` body: `http::body::parse_json` into `LookupRequest`, then the code;
 //! 3. a `/device/decide` body: the same into `DecideRequest`;
 //! 4. `Authorization header \0 form body` of a token poll: `latchkeyd::fuzzing::device_token_request`
@@ -19,7 +19,7 @@
 use latchkey_fuzz::split_at_byte;
 use latchkeyd::http::body::{Text, parse_json};
 use latchkeyd::http::device::prefill;
-use latchkeyd::http::html::escape;
+use latchkeyd::fuzzing::escaped as escape;
 use latchkeyd::oidc::authorize::user_scopes;
 use latchkeyd::oidc::clients::presented;
 use latchkeyd::oidc::device::{DecideRequest, GRANT_TYPE, LookupRequest, canonical_user_code, display};
