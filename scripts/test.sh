@@ -49,9 +49,11 @@ cargo test --workspace --locked
 
 # A short run of the crash trials on the debug binaries just built (SIGKILL under load, then
 # every acknowledged write checked): keeps the trials' checks in step with the storage format.
-# `bash scripts/crash-trials.sh` runs 100 on the release build.
+# `bash scripts/crash-trials.sh` runs 100 on the release build. Every cargo call below selects
+# the whole workspace and narrows by target: `-p` would unify features differently and rebuild
+# the daemon (about 40 s and gigabytes of disk each time).
 step "crash trials (20)"
-TRIALS=20 cargo test --locked -p latchkey-tests --bench crash_trials
+TRIALS=20 cargo test --workspace --locked --bench crash_trials
 
 if [ "$POSTGRES_PASS" = 1 ]; then
     # The same end-to-end tests, every daemon on its own database of a throwaway cluster (the
@@ -61,9 +63,8 @@ if [ "$POSTGRES_PASS" = 1 ]; then
     pg_threads=$(nproc)
     [ "$pg_threads" -le 8 ] || pg_threads=8
     pg_virtualenv -t -o max_connections=300 env PG_THREADS="$pg_threads" sh -c '
-        LATCHKEY_TEST_PG=1 cargo test --locked -p latchkey-store &&
-        LATCHKEY_TEST_PG=1 cargo test --locked -p latchkeyd --lib postgres_ &&
-        LATCHKEY_TEST_BACKEND=postgres cargo test --locked -p latchkey-tests --test e2e -- --test-threads="$PG_THREADS"'
+        LATCHKEY_TEST_PG=1 cargo test --workspace --locked --lib &&
+        LATCHKEY_TEST_BACKEND=postgres cargo test --workspace --locked --test e2e -- --test-threads="$PG_THREADS"'
 fi
 
 step "cargo deny check licenses bans"
