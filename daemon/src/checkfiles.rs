@@ -4,9 +4,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::config::Config;
-use crate::crypto::Kek;
-use crate::store::pg::PgSettings;
+use latchkey_domain::config::Config;
+use latchkey_domain::crypto::Kek;
+use latchkey_store::pg::PgSettings;
 
 /// Every problem found, as sentences naming the key and the file; empty when all is well.
 pub fn problems(config: &Config) -> Vec<String> {
@@ -78,7 +78,7 @@ fn postgres(pg: &PgSettings, found: &mut Vec<String>) {
     }
     match pg.resolve() {
         Ok(target) => {
-            if let Err(e) = crate::store::pg::tls::connector(&target) {
+            if let Err(e) = latchkey_store::pg::tls::connector(&target) {
                 found.push(format!("storage: {e}"));
             }
         }
@@ -101,7 +101,7 @@ fn readable(key: &str, path: &Path, found: &mut Vec<String>) -> bool {
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
-    use crate::config::{Config, FileConfig, Overrides};
+    use latchkey_domain::config::{Config, FileConfig, Overrides};
 
     fn problems_of(storage: &str) -> Vec<String> {
         let text = format!("[server]\npublic_url = \"https://id.example.com\"\n[storage]\n{storage}");

@@ -1,16 +1,16 @@
 //! Hooks for the fuzz targets under `fuzz/`: not an API, may change at any time. Each builds what
 //! a target needs without a database or a listener.
 
-use crate::oidc::keys::SigningKey;
-use crate::registry::TenantRuntime;
-use crate::store::tenants::TenantRow;
+use latchkey_domain::oidc::keys::SigningKey;
+use latchkey_domain::registry::TenantRuntime;
+use latchkey_store::tenants::TenantRow;
 
 /// A tenant as the registry holds it, built from a row and its keys without a database.
 pub fn tenant_runtime(
     row: &TenantRow,
     keys: Vec<SigningKey>,
     public_url: &str,
-) -> Result<TenantRuntime, crate::error::Error> {
+) -> Result<TenantRuntime, latchkey_domain::error::Error> {
     TenantRuntime::build(row, keys, public_url)
 }
 
@@ -20,11 +20,11 @@ pub fn tenant_runtime(
 pub fn device_token_request(
     authorization: Option<&str>,
     body: &[u8],
-) -> Result<(crate::oidc::clients::Presented, String, String), crate::oidc::error::OAuthError> {
-    let form = crate::params::Params::parse(body);
-    let client = crate::oidc::clients::presented(authorization, &form)?;
-    let grant = crate::oidc::issue::require(&form, "grant_type")?.to_owned();
-    let code = crate::oidc::issue::require(&form, "device_code")?.to_owned();
+) -> Result<(latchkey_domain::oidc::clients::Presented, String, String), latchkey_domain::oidc::error::OAuthError> {
+    let form = latchkey_domain::params::Params::parse(body);
+    let client = latchkey_domain::oidc::clients::presented(authorization, &form)?;
+    let grant = latchkey_domain::oidc::issue::require(&form, "grant_type")?.to_owned();
+    let code = latchkey_domain::oidc::issue::require(&form, "device_code")?.to_owned();
     Ok((client, grant, code))
 }
 

@@ -4,9 +4,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
+use latchkey_domain::config::{Config, LogFormat, Overrides};
+use latchkey_domain::live::LogFilterSetter;
 use latchkeyd::args::{Args, Command, MigrateStore, StoreEngine};
-use latchkeyd::config::{Config, LogFormat, Overrides};
-use latchkeyd::live::LogFilterSetter;
 use latchkeyd::server::{self, Options, Ready};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -115,7 +115,7 @@ fn migrate_store(config: &Config, m: &MigrateStore) -> ExitCode {
         );
         return ExitCode::from(1);
     };
-    let plan = latchkeyd::migrate_store::Plan {
+    let plan = latchkey_store::migrate_store::Plan {
         from: m.from.clone().unwrap_or_else(|| config.storage_path.clone()),
         to,
         kek_file: config.kek_file.clone(),
@@ -123,10 +123,10 @@ fn migrate_store(config: &Config, m: &MigrateStore) -> ExitCode {
     eprintln!("latchkeyd: copying {} into PostgreSQL", plan.from.display());
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
-    match latchkeyd::migrate_store::run(&plan, &mut out, &mut err) {
+    match latchkey_store::migrate_store::run(&plan, &mut out, &mut err) {
         Ok(copied) => {
             println!();
-            print!("{}", latchkeyd::migrate_store::next_steps(&plan, &copied));
+            print!("{}", latchkey_store::migrate_store::next_steps(&plan, &copied));
             ExitCode::SUCCESS
         }
         Err(e) => {

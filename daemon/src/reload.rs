@@ -3,8 +3,8 @@
 //! the configuration again with the flags and environment of the start and hands it to
 //! [`apply`]; everything is prepared first, so an error keeps every old setting.
 
-use crate::config::Config;
-use crate::live::{Live, LogFilterSetter, TlsSlot};
+use latchkey_domain::config::Config;
+use latchkey_domain::live::{Live, LogFilterSetter, TlsSlot};
 
 /// What a reload did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -16,7 +16,7 @@ pub struct Report {
 
 /// Prepares every new setting, then swaps them in together; on any error nothing changes.
 pub fn apply(
-    state: &crate::state::State,
+    state: &latchkey_domain::state::State,
     new: &Config,
     tls: Option<&TlsSlot>,
     log_filter: Option<&LogFilterSetter>,

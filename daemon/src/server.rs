@@ -9,13 +9,15 @@ use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::clock::{SharedClock, SystemClock};
-use crate::config::Config;
-use crate::crypto::Kek;
-use crate::metrics::Metrics;
-use crate::registry::{Loader, Registry};
-use crate::state::State;
-use crate::{admin, audit, crypto, http, live, memory, notify, oidc, ratelimit, reload, social, store, tenants};
+use crate::{admin, http, notify, reload};
+use latchkey_domain::clock::{SharedClock, SystemClock};
+use latchkey_domain::config::Config;
+use latchkey_domain::crypto::Kek;
+use latchkey_domain::metrics::Metrics;
+use latchkey_domain::registry::{Loader, Registry};
+use latchkey_domain::state::State;
+use latchkey_domain::{audit, crypto, live, memory, oidc, ratelimit, social, tenants};
+use latchkey_store as store;
 
 /// Admin-socket connections served at once.
 const ADMIN_MAX_CONNECTIONS: usize = 64;
@@ -292,9 +294,6 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         started: Instant::now(),
         listen_addr,
         spare_keys,
-        hsts: tls.as_ref().and_then(|_| {
-            hyper::header::HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age.as_secs())).ok()
-        }),
         rsa_engine,
     });
     let generation =
@@ -326,7 +325,11 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
             max_connections: config.max_connections,
             on_refused: Box::new(move || counted.metrics.connection_refused()),
         };
-        let handler = move |req, peer| http::public::handle(state.clone(), req, peer);
+        // HSTS only where this daemon terminates TLS itself (see `http::public::handle`).
+        let hsts = tls.as_ref().and_then(|_| {
+            hyper::header::HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age.as_secs())).ok()
+        });
+        let handler = move |req, peer| http::public::handle(state.clone(), hsts.clone(), req, peer);
         match &tls {
             Some(tls) => tokio::spawn(http::serve(
                 http::tls::TlsAcceptor::new(tcp, tls.clone()),

@@ -8,7 +8,7 @@
 
 use latchkey::admin::{ApplyRequest, Confirm, CreateApp, CreateRole, CreateTenant, Declared, Emails, InviteUser};
 use latchkeyd::http::body::{Text, parse_json};
-use latchkeyd::webauthn::{authenticate, credentials, register, valid_email, valid_name};
+use latchkey_domain::webauthn::{authenticate, credentials, register, valid_email, valid_name};
 use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -45,11 +45,11 @@ fn round_trip<T: Serialize + DeserializeOwned>(value: &T) {
 }
 
 fn tenant(req: &CreateTenant) {
-    let _ = latchkeyd::tenants::validate(req, PUBLIC_URL);
+    let _ = latchkey_domain::tenants::validate(req, PUBLIC_URL);
 }
 
 fn app(req: &CreateApp) {
-    let _ = latchkeyd::apps::validate(req);
+    let _ = latchkey_domain::apps::validate(req);
 }
 
 fn declared(d: &Declared) {
@@ -63,7 +63,7 @@ fn declared(d: &Declared) {
         };
         tenant(&req);
         for r in &t.roles {
-            let _ = latchkeyd::users::roles::valid_name(&r.name);
+            let _ = latchkey_domain::users::roles::valid_name(&r.name);
         }
         for a in &t.apps {
             app(&CreateApp {
@@ -90,7 +90,7 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Some(r) = both::<CreateRole>(data) {
         round_trip(&r);
-        let _ = latchkeyd::users::roles::valid_name(&r.name);
+        let _ = latchkey_domain::users::roles::valid_name(&r.name);
     }
     if let Some(r) = both::<InviteUser>(data) {
         round_trip(&r);
@@ -118,7 +118,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = public::<register::FinishRequest>(data);
     if let Some(r) = public::<authenticate::StartRequest>(data) {
-        let _ = r.username.map(|u| latchkeyd::store::users::normalise_email(&u));
+        let _ = r.username.map(|u| latchkey_store::users::normalise_email(&u));
     }
     let _ = public::<authenticate::FinishRequest>(data);
     let _ = public::<credentials::Rename>(data);

@@ -20,11 +20,11 @@
 use std::sync::OnceLock;
 
 use latchkey_fuzz::{CHALLENGE, ORIGIN, RP_ID, assertion_json, fixture, replace, split_at_byte};
-use latchkeyd::store::CredentialKind;
-use latchkeyd::store::credentials::CredentialRow;
-use latchkeyd::store::users::UserId;
-use latchkeyd::webauthn::assertion::{self, Expected, Verified};
-use latchkeyd::webauthn::{check_credential_id, client_data, origin_is};
+use latchkey_store::CredentialKind;
+use latchkey_store::credentials::CredentialRow;
+use latchkey_store::users::UserId;
+use latchkey_domain::webauthn::assertion::{self, Expected, Verified};
+use latchkey_domain::webauthn::{check_credential_id, client_data, origin_is};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use webauthn_rs::prelude::{

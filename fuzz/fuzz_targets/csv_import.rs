@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use latchkeyd::users::import::parse;
+use latchkey_domain::users::import::parse;
 use libfuzzer_sys::fuzz_target;
 
 fn roles() -> &'static HashSet<String> {
@@ -21,8 +21,8 @@ fuzz_target!(|data: &[u8]| {
     // Accepted rows respect the limit and the rules every one of them was checked against.
     assert!(rows.len() as u64 <= max_rows);
     for r in &rows {
-        assert!(latchkeyd::webauthn::valid_email(&r.email), "accepted bad email {:?}", r.email);
-        assert!(latchkeyd::webauthn::valid_name(&r.name), "accepted bad name {:?}", r.name);
+        assert!(latchkey_domain::webauthn::valid_email(&r.email), "accepted bad email {:?}", r.email);
+        assert!(latchkey_domain::webauthn::valid_name(&r.name), "accepted bad name {:?}", r.name);
         assert!(r.roles.iter().all(|x| roles().contains(x)));
         assert!(r.line >= 2);
     }

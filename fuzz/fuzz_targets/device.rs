@@ -20,12 +20,12 @@ use latchkey_fuzz::split_at_byte;
 use latchkeyd::http::body::{Text, parse_json};
 use latchkeyd::http::device::prefill;
 use latchkeyd::fuzzing::escaped as escape;
-use latchkeyd::oidc::authorize::user_scopes;
-use latchkeyd::oidc::clients::presented;
-use latchkeyd::oidc::device::{DecideRequest, GRANT_TYPE, LookupRequest, canonical_user_code, display};
-use latchkeyd::params::Params;
-use latchkeyd::store::AppType;
-use latchkeyd::store::apps::AppRow;
+use latchkey_domain::oidc::authorize::user_scopes;
+use latchkey_domain::oidc::clients::presented;
+use latchkey_domain::oidc::device::{DecideRequest, GRANT_TYPE, LookupRequest, canonical_user_code, display};
+use latchkey_domain::params::Params;
+use latchkey_store::AppType;
+use latchkey_store::apps::AppRow;
 use libfuzzer_sys::fuzz_target;
 
 const ALPHABET: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";

@@ -13,13 +13,13 @@ use std::sync::OnceLock;
 
 use latchkey_fuzz::{b64, replace, split_at_byte};
 use latchkeyd::fuzzing::tenant_runtime;
-use latchkeyd::oidc::introspection::check_access;
-use latchkeyd::oidc::keys::{SigningKey, generate};
-use latchkeyd::oidc::tokens::{verify_access, verify_id_hint};
-use latchkeyd::store::tenants::{NewTenant, TenantRow};
-use latchkeyd::store::users::NewUser;
-use latchkeyd::store::{Db, Registration, TenantId, UserStatus};
-use latchkeyd::registry::TenantRuntime;
+use latchkey_domain::oidc::introspection::check_access;
+use latchkey_domain::oidc::keys::{SigningKey, generate};
+use latchkey_domain::oidc::tokens::{verify_access, verify_id_hint};
+use latchkey_store::tenants::{NewTenant, TenantRow};
+use latchkey_store::users::NewUser;
+use latchkey_store::{Db, Registration, TenantId, UserStatus};
+use latchkey_domain::registry::TenantRuntime;
 use libfuzzer_sys::fuzz_target;
 
 const BASE_URL: &str = "http://localhost:8080/acme";
@@ -42,8 +42,8 @@ fn fixture() -> &'static Fixture {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let db = Db::open(&dir.join("latchkey.db")).expect("database");
         let id = db
-            .write_blocking(|tx| -> Result<TenantId, latchkeyd::store::StoreError> {
-                let t = latchkeyd::store::tenants::insert(
+            .write_blocking(|tx| -> Result<TenantId, latchkey_store::StoreError> {
+                let t = latchkey_store::tenants::insert(
                     tx,
                     &NewTenant {
                         slug: "acme",
@@ -54,7 +54,7 @@ fn fixture() -> &'static Fixture {
                         created_at: 0,
                     },
                 )?;
-                latchkeyd::store::users::insert(
+                latchkey_store::users::insert(
                     tx,
                     t,
                     &NewUser {

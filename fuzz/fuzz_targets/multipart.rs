@@ -83,6 +83,6 @@ fuzz_target!(|data: &[u8]| {
     let parts: Vec<Bytes> = body.chunks(chunk).map(Bytes::copy_from_slice).collect();
     let outcome = runtime().block_on(read(parts, max));
     if let Outcome::File(file) = outcome {
-        let _ = latchkeyd::users::import::parse(&file, roles(), 1000);
+        let _ = latchkey_domain::users::import::parse(&file, roles(), 1000);
     }
 });

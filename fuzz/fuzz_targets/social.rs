@@ -30,11 +30,11 @@ use hyper::header::{COOKIE, HeaderMap, HeaderValue};
 use jsonwebtoken::DecodingKey;
 use jsonwebtoken::jwk::{JwkSet, KeyAlgorithm};
 use latchkey_fuzz::{b64, split_at_byte};
-use latchkeyd::oidc::keys::{SigningKey, generate};
-use latchkeyd::params::Params;
-use latchkeyd::social::client::parse;
-use latchkeyd::social::github::{self, Email, Membership, User};
-use latchkeyd::social::oidc::{self, Discovery, Exchange};
+use latchkey_domain::oidc::keys::{SigningKey, generate};
+use latchkey_domain::params::Params;
+use latchkey_domain::social::client::parse;
+use latchkey_domain::social::github::{self, Email, Membership, User};
+use latchkey_domain::social::oidc::{self, Discovery, Exchange};
 use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -184,7 +184,7 @@ fn discovery(body: &[u8], status: u16, trailing_slash: bool) {
     }
     assert_eq!(d.issuer.trim_end_matches('/'), ISSUER, "social: a discovery document of another issuer passed");
     for endpoint in [&d.authorization_endpoint, &d.token_endpoint, &d.jwks_uri] {
-        if let Ok(u) = latchkeyd::social::callable_url(endpoint) {
+        if let Ok(u) = latchkey_domain::social::callable_url(endpoint) {
             assert!(u.scheme() == "https" || u.scheme() == "http", "social: callable {endpoint:?}");
         }
     }

@@ -15,7 +15,7 @@
 #![no_main]
 
 use latchkey_fuzz::{CHALLENGE, assertion_json, client_data, fixture, registration_json, replace};
-use latchkeyd::webauthn::{authdata, device};
+use latchkey_domain::webauthn::{authdata, device};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use webauthn_rs::prelude::{PublicKeyCredential, RegisterPublicKeyCredential};
@@ -52,8 +52,8 @@ fn authenticate(value: Value) {
     let _ = f.webauthn.finish_discoverable_authentication_v2(&assertion, f.discoverable.clone(), &f.passkey);
     // The daemon's own sign-in check (`webauthn::assertion`), which `authenticate::finish` runs
     // instead of webauthn-rs's, on the same input.
-    use latchkeyd::store::{CredentialKind, credentials::CredentialRow, users::UserId};
-    use latchkeyd::webauthn::{assertion as check, client_data as parse_client_data};
+    use latchkey_store::{CredentialKind, credentials::CredentialRow, users::UserId};
+    use latchkey_domain::webauthn::{assertion as check, client_data as parse_client_data};
     let (Ok(client), Ok((key, _))) =
         (parse_client_data(&assertion.response.client_data_json), check::stored(f.passkey.clone()))
     else {

@@ -195,7 +195,7 @@ impl Fixture {
 }
 
 fn build() -> Fixture {
-    let webauthn = latchkeyd::webauthn::relying_party(RP_ID, ORIGIN, "fuzz").expect("relying party");
+    let webauthn = latchkey_domain::webauthn::relying_party(RP_ID, ORIGIN, "fuzz").expect("relying party");
     let user_handle = vec![7u8; 16];
     let uuid = Uuid::from_slice(&user_handle).expect("uuid");
 

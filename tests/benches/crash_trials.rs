@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use authenticator::Soft;
 use child::{Client, Daemon, DataDir, Http, Rng, Tenant, admin_call, admin_try, url_token};
 // How the daemon keys stored tokens (time prefix and SHA-256), so that a token is found as it would be.
-use latchkeyd::ordered::token_key;
+use latchkey_domain::ordered::token_key;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use support::bin;

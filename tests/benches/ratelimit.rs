@@ -1,4 +1,4 @@
-//! Benchmark: the per-address rate limiter (`latchkeyd::ratelimit`) as the number of distinct
+//! Benchmark: the per-address rate limiter (`latchkey_domain::ratelimit`) as the number of distinct
 //! callers in one minute grows to a million, beside the limiter it replaced (one map under one
 //! lock, swept whole on every call past 100,000 callers), measured in the same run. Prints
 //! nanoseconds per call (one thread, then two threads at once) and the memory the callers take.
@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use latchkeyd::ratelimit::{Bucket, RateLimiter};
+use latchkey_domain::ratelimit::{Bucket, RateLimiter};
 
 /// Per (address, bucket): the minute being counted and the requests in it.
 type Windows = HashMap<(IpAddr, &'static str), (i64, u32)>;
@@ -109,15 +109,15 @@ fn main() {
     }
     let full = RateLimiter::default();
     let start = Instant::now();
-    for i in 0..(latchkeyd::ratelimit::MAX_CALLERS as u64 + 500_000) {
+    for i in 0..(latchkey_domain::ratelimit::MAX_CALLERS as u64 + 500_000) {
         full.allow(caller(i), Bucket::Ceremony, 120, 0);
     }
     println!(
         "\nPast its bound ({} callers a minute): {} of {} calls let through uncounted, {:.0} ns per call, {} callers held",
-        latchkeyd::ratelimit::MAX_CALLERS,
+        latchkey_domain::ratelimit::MAX_CALLERS,
         full.untracked(),
-        latchkeyd::ratelimit::MAX_CALLERS + 500_000,
-        start.elapsed().as_nanos() as f64 / (latchkeyd::ratelimit::MAX_CALLERS + 500_000) as f64,
+        latchkey_domain::ratelimit::MAX_CALLERS + 500_000,
+        start.elapsed().as_nanos() as f64 / (latchkey_domain::ratelimit::MAX_CALLERS + 500_000) as f64,
         full.callers()
     );
 }

@@ -1,5 +1,5 @@
 //! Benchmark: RS256 signatures on one core, for both engines of `[signing] rsa_engine`: aws-lc
-//! one at a time against the AVX-512 IFMA pair signer (`latchkeyd::oidc::rsa_ifma`), with
+//! one at a time against the AVX-512 IFMA pair signer (`latchkey_domain::oidc::rsa_ifma`), with
 //! `openssl speed rsa2048` (one core) beside them. Rounds alternate the three so a drifting
 //! machine moves them together; the ratios are medians of the rounds. Every pair signature is
 //! also checked against aws-lc's (they are deterministic).
@@ -72,8 +72,8 @@ fn main() {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use latchkeyd::oidc::keys::{SigningKey, generate};
-    use latchkeyd::oidc::rsa_ifma::{IfmaKey, available, pair_arithmetic_for_timing, sign_pair};
+    use latchkey_domain::oidc::keys::{SigningKey, generate};
+    use latchkey_domain::oidc::rsa_ifma::{IfmaKey, available, pair_arithmetic_for_timing, sign_pair};
 
     use super::*;
 
@@ -324,7 +324,7 @@ mod x86 {
         // The fixed class signs with copies of one key, the random class with as many different
         // keys, picked the same way: both classes' keys live at as many addresses and are as
         // often in the caches, so that only the keys' values differ between the classes.
-        let prepare = |g: &latchkeyd::oidc::keys::GeneratedKey| {
+        let prepare = |g: &latchkey_domain::oidc::keys::GeneratedKey| {
             (SigningKey::from_pkcs8(&g.kid, 2048, &g.pkcs8).expect("key"), IfmaKey::from_pkcs8(&g.pkcs8).expect("key"))
         };
         let one = generate(2048).expect("key");

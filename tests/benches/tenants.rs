@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 use child::{Daemon, DataDir, Http, free_port};
 use latchkey::admin::CreateTenant;
-use latchkeyd::crypto::Kek;
-use latchkeyd::store::Db;
-use latchkeyd::tenants;
+use latchkey_domain::crypto::Kek;
+use latchkey_domain::tenants;
+use latchkey_store::Db;
 use serde_json::json;
 
 const TENANTS: usize = 10_000;
@@ -51,10 +51,10 @@ fn main() {
     let fill = Instant::now();
     let db = Db::open(&data.db()).unwrap();
     let kek = Kek::load(&data.kek()).unwrap();
-    let key = latchkeyd::oidc::keys::generate(2048).unwrap();
+    let key = latchkey_domain::oidc::keys::generate(2048).unwrap();
     let public_url = data.origin();
     for batch in 0..TENANTS / 1000 {
-        db.write_blocking(|tx| -> Result<(), latchkeyd::error::Error> {
+        db.write_blocking(|tx| -> Result<(), latchkey_domain::error::Error> {
             for i in batch * 1000..(batch + 1) * 1000 {
                 let req = CreateTenant { slug: format!("t{i:05}"), ..CreateTenant::default() };
                 let v = tenants::validate(&req, &public_url)?;

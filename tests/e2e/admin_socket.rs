@@ -38,7 +38,7 @@ fn other_uids_are_refused_before_any_request_is_read() {
     // Mode 0666 lets anyone connect at the file-system level, so the refusal seen here is the
     // daemon's own SO_PEERCRED check.
     let d = TestDaemon::start_with(|f| {
-        f.admin.socket_mode = Some(latchkeyd::config::Mode::Text("0666".into()));
+        f.admin.socket_mode = Some(latchkey_domain::config::Mode::Text("0666".into()));
     });
     std::fs::set_permissions(d.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let before = d.snapshot();
@@ -59,7 +59,7 @@ fn other_uids_are_refused_before_any_request_is_read() {
 
     // Allowing uid 65534 explicitly lets it in: the check is by uid.
     let allowing = TestDaemon::start_with(|f| {
-        f.admin.socket_mode = Some(latchkeyd::config::Mode::Int(0o666));
+        f.admin.socket_mode = Some(latchkey_domain::config::Mode::Int(0o666));
         f.admin.allowed_uids = Some(vec![0, 65534]);
     });
     std::fs::set_permissions(allowing.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();

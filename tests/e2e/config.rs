@@ -37,7 +37,7 @@ fn every_key_of_the_example_is_a_real_key() {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    latchkeyd::config::FileConfig::parse(&uncommented).unwrap_or_else(|e| panic!("{e}\n---\n{uncommented}"));
+    latchkey_domain::config::FileConfig::parse(&uncommented).unwrap_or_else(|e| panic!("{e}\n---\n{uncommented}"));
 }
 
 #[test]

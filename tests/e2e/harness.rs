@@ -40,7 +40,7 @@ fn harness_creates_reads_snapshots_and_drops_a_postgres_database() {
         store.toml(),
         format!("[storage]\nbackend = \"postgres\"\nurl_file = \"{}\"\npool_size = 4\n", pg.url_file.display())
     );
-    let mut file = latchkeyd::config::FileConfig::default();
+    let mut file = latchkey_domain::config::FileConfig::default();
     store.apply(&mut file);
     assert_eq!(file.storage.backend.as_deref(), Some("postgres"));
     assert_eq!(file.storage.url_file.as_deref(), Some(pg.url_file.as_path()));

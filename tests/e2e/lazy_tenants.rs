@@ -174,7 +174,7 @@ fn a_wrong_key_encryption_key_still_stops_the_start() {
     let other = dir.join("other.key");
     std::fs::write(&other, "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\n").unwrap();
     std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    let mut file = latchkeyd::config::FileConfig::default();
+    let mut file = latchkey_domain::config::FileConfig::default();
     file.server.public_url = Some(d.base.clone());
     file.server.listen = Some("127.0.0.1:0".into());
     // Not the default port, which a development daemon of another test may hold.
@@ -182,8 +182,8 @@ fn a_wrong_key_encryption_key_still_stops_the_start() {
     (d.same_store())(&mut file);
     file.keys.encryption_key_file = Some(other);
     file.admin.socket = Some(dir.join("again.sock"));
-    let flags = latchkeyd::config::Overrides { data_dir: Some(dir.clone()), ..Default::default() };
-    let config = latchkeyd::config::Config::from_file(file, &flags).unwrap();
+    let flags = latchkey_domain::config::Overrides { data_dir: Some(dir.clone()), ..Default::default() };
+    let config = latchkey_domain::config::Config::from_file(file, &flags).unwrap();
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     let mut options = latchkeyd::server::Options::new(stop_rx);

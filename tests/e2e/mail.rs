@@ -53,7 +53,7 @@ fn messages(s: &Sink) -> Vec<String> {
 
 fn smtp_daemon(port: u16) -> TestDaemon {
     TestDaemon::start_with(|f| {
-        f.smtp = Some(latchkeyd::config::SmtpSection {
+        f.smtp = Some(latchkey_domain::config::SmtpSection {
             host: Some("127.0.0.1".into()),
             port: Some(port),
             from: Some("Latchkey <noreply@acme.test>".into()),

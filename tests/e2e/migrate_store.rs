@@ -279,11 +279,11 @@ fn migrate_store_refuses_what_it_cannot_copy() {
     // A current file, but the server does not answer: said, with the target and no secret.
     let current = dir.path().join("current.db");
     let conn = rusqlite::Connection::open(&current).unwrap();
-    for dir in latchkeyd::store::migrations::MIGRATIONS.iter().map(|m| m.name) {
+    for dir in latchkey_store::migrations::MIGRATIONS.iter().map(|m| m.name) {
         let sql = std::fs::read_to_string(crate::support::repo_root().join("migrations").join(dir).join("up.sql"));
         conn.execute_batch(&sql.unwrap()).unwrap();
     }
-    conn.pragma_update(None, "user_version", latchkeyd::store::migrations::MIGRATIONS.len() as i64).unwrap();
+    conn.pragma_update(None, "user_version", latchkey_store::migrations::MIGRATIONS.len() as i64).unwrap();
     drop(conn);
     refused(
         &pg_toml,

@@ -5,7 +5,7 @@
 use aws_lc_rs::signature::{RSA_PKCS1_2048_8192_SHA256, RsaPublicKeyComponents};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use latchkeyd::config::RsaEngine;
+use latchkey_domain::config::RsaEngine;
 use serde_json::Value;
 
 use crate::oidc_support::*;
@@ -90,7 +90,7 @@ fn aws_lc_signs_by_default_and_the_pair_signer_is_opt_in() {
 
     let d = TestDaemon::start_with(|f| f.signing.rsa_engine = Some("ifma-pairs".into()));
     // On a CPU without AVX-512 IFMA the daemon warns and signs with aws-lc, and says so.
-    let engine = latchkeyd::oidc::signer::effective(RsaEngine::IfmaPairs);
+    let engine = latchkey_domain::oidc::signer::effective(RsaEngine::IfmaPairs);
     assert_eq!(engine_in_status(&d), engine.as_str());
     let before = vector_pairs(&d);
     issue_and_verify(&d);

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use latchkeyd::clock::ManualClock;
-use latchkeyd::config::{Config, FileConfig, Overrides, StorageSection};
+use latchkey_domain::clock::ManualClock;
+use latchkey_domain::config::{Config, FileConfig, Overrides, StorageSection};
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
@@ -857,7 +857,7 @@ fn into_http(mut res: ureq::http::Response<ureq::Body>) -> Http {
 /// with the key-encryption key, exactly as the daemon stores them.
 pub fn sign_with_current_key(store: &TestStore, kek_path: &Path, slug: &str, claims: &Value) -> (String, String) {
     let db = match store {
-        TestStore::Sqlite { path } => latchkeyd::store::Db::open(path).expect("open db"),
+        TestStore::Sqlite { path } => latchkey_store::Db::open(path).expect("open db"),
         TestStore::Postgres { db, url_file } => open_pg_store(db, url_file),
     };
     sign_with_current_key_in(&db, kek_path, slug, claims)
@@ -868,33 +868,33 @@ pub fn sign_with_current_key_at(db_path: &Path, kek_path: &Path, slug: &str, cla
     sign_with_current_key(&TestStore::Sqlite { path: db_path.to_owned() }, kek_path, slug, claims)
 }
 
-/// The daemon's store on PostgreSQL, opened through `latchkeyd::store::Db` like the daemon does.
-fn open_pg_store(db: &str, url_file: &Path) -> latchkeyd::store::Db {
-    let settings = latchkeyd::store::pg::PgSettings {
+/// The daemon's store on PostgreSQL, opened through `latchkey_store::Db` like the daemon does.
+fn open_pg_store(db: &str, url_file: &Path) -> latchkey_store::Db {
+    let settings = latchkey_store::pg::PgSettings {
         url_file: Some(url_file.to_owned()),
         pool_size: 1,
-        ..latchkeyd::store::pg::PgSettings::default()
+        ..latchkey_store::pg::PgSettings::default()
     };
-    latchkeyd::store::Db::open_postgres(&settings).unwrap_or_else(|e| panic!("open database {db}: {e}"))
+    latchkey_store::Db::open_postgres(&settings).unwrap_or_else(|e| panic!("open database {db}: {e}"))
 }
 
-fn sign_with_current_key_in(
-    db: &latchkeyd::store::Db,
-    kek_path: &Path,
-    slug: &str,
-    claims: &Value,
-) -> (String, String) {
-    let kek = latchkeyd::crypto::Kek::load_or_create(kek_path).expect("kek");
+fn sign_with_current_key_in(db: &latchkey_store::Db, kek_path: &Path, slug: &str, claims: &Value) -> (String, String) {
+    let kek = latchkey_domain::crypto::Kek::load_or_create(kek_path).expect("kek");
     let (tenant_id, rows) = db
         .read_blocking(|tx| {
-            let t = latchkeyd::store::tenants::by_slug(tx, slug)?.expect("tenant");
-            Ok::<_, latchkeyd::store::StoreError>((t.id, latchkeyd::store::keys::list(tx, t.id)?))
+            let t = latchkey_store::tenants::by_slug(tx, slug)?.expect("tenant");
+            Ok::<_, latchkey_store::StoreError>((t.id, latchkey_store::keys::list(tx, t.id)?))
         })
         .expect("read keys");
     let current = rows.iter().find(|r| r.state == latchkey::admin::KeyState::Current).expect("current key");
-    let key = latchkeyd::oidc::keys::SigningKey::unseal(&kek, tenant_id, current, latchkeyd::config::RsaEngine::AwsLc)
-        .expect("unseal");
-    (latchkeyd::oidc::jwt::sign(&key, "JWT", claims).expect("sign"), key.kid.clone())
+    let key = latchkey_domain::oidc::keys::SigningKey::unseal(
+        &kek,
+        tenant_id,
+        current,
+        latchkey_domain::config::RsaEngine::AwsLc,
+    )
+    .expect("unseal");
+    (latchkey_domain::oidc::jwt::sign(&key, "JWT", claims).expect("sign"), key.kid.clone())
 }
 
 /// Runs a script of the outside JavaScript clients in tests/js (installed by scripts/test.sh).

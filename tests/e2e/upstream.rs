@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use latchkeyd::oidc::keys::{SigningKey, generate};
+use latchkey_domain::oidc::keys::{SigningKey, generate};
 use serde_json::{Value, json};
 
 struct Request {
@@ -295,7 +295,7 @@ impl OidcStandin {
                         claims.as_object_mut().unwrap().remove("azp");
                     }
                     let signer = if k.unknown_key { &s.stranger } else { s.keys.last().unwrap() };
-                    let id_token = latchkeyd::oidc::jwt::sign(signer, "JWT", &claims).unwrap();
+                    let id_token = latchkey_domain::oidc::jwt::sign(signer, "JWT", &claims).unwrap();
                     Reply::Json(
                         200,
                         json!({"access_token": random(), "token_type": "Bearer", "expires_in": 300, "id_token": id_token}),

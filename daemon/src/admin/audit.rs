@@ -7,8 +7,8 @@
 use latchkey::admin::ApplyResult;
 
 use super::route::AdminRoute;
-use crate::state::State;
-use crate::store::audit::Event;
+use latchkey_domain::state::State;
+use latchkey_store::audit::Event;
 
 /// Every admin mutation the trail names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,10 +14,10 @@ use hyper::{Response, StatusCode};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-use crate::crypto::random_token;
-use crate::error::{Error, Kind};
-use crate::state::State;
 use latchkey::codes;
+use latchkey_domain::crypto::random_token;
+use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::state::State;
 
 struct Chunks(mpsc::Receiver<Result<Bytes, std::io::Error>>);
 

@@ -16,14 +16,14 @@ use latchkey::admin::ImportLine;
 use latchkey::codes;
 
 use super::audit::AdminAction;
-use crate::error::Error;
 use crate::http::body::Req;
 use crate::http::lines::{json_line, stream};
-use crate::state::State;
-use crate::store::{self, ReadTx, WriteTx};
-use crate::tenants::require;
-use crate::users::bulk;
-use crate::users::import::{self, Outcome, Row};
+use latchkey_domain::error::Error;
+use latchkey_domain::state::State;
+use latchkey_domain::tenants::require;
+use latchkey_domain::users::bulk;
+use latchkey_domain::users::import::{self, Outcome, Row};
+use latchkey_store::{self as store, ReadTx, WriteTx};
 
 pub async fn import(
     state: &std::sync::Arc<State>,
@@ -37,7 +37,7 @@ pub async fn import(
         && !crate::http::request::content_type_is(req.headers(), "text/csv")
     {
         return Err(Error::new(
-            crate::error::Kind::UnsupportedMediaType,
+            latchkey_domain::error::Kind::UnsupportedMediaType,
             latchkey::codes::UNSUPPORTED_MEDIA_TYPE,
             "send the CSV file as the body with Content-Type: text/csv",
         ));
@@ -94,8 +94,13 @@ pub async fn import(
             let detail =
                 totals.detail(format!("invited={invited} already_present={already} rejected={}", rejected.len()));
             let outcome = totals.outcome(codes::IMPORT_FAILED);
-            let mut event =
-                crate::audit::event(state.clock.now(), Some(&slug), &actor, AdminAction::UserImport.as_str(), &outcome);
+            let mut event = latchkey_domain::audit::event(
+                state.clock.now(),
+                Some(&slug),
+                &actor,
+                AdminAction::UserImport.as_str(),
+                &outcome,
+            );
             event.detail = Some(detail);
             state.audit.record(event);
         }

@@ -9,14 +9,14 @@ use hyper::Response;
 use latchkey::admin::{Reinvite, ReinviteLine};
 
 use super::audit::AdminAction;
-use crate::error::Error;
 use crate::http::body::{Req, Text, read_json};
 use crate::http::lines::{json_line, stream};
-use crate::state::State;
-use crate::store::{ReadTx, WriteTx};
-use crate::tenants::require;
-use crate::users::bulk;
-use crate::users::reinvite::{self, Outcome};
+use latchkey_domain::error::Error;
+use latchkey_domain::state::State;
+use latchkey_domain::tenants::require;
+use latchkey_domain::users::bulk;
+use latchkey_domain::users::reinvite::{self, Outcome};
+use latchkey_store::{ReadTx, WriteTx};
 
 pub async fn reinvite(
     state: &Arc<State>,
@@ -73,7 +73,7 @@ pub async fn reinvite(
         tracing::info!(tenant = %slug, invited, skipped, dry_run, "user reinvite");
         if !dry_run {
             let outcome = totals.outcome(latchkey::codes::INTERNAL);
-            let mut event = crate::audit::event(
+            let mut event = latchkey_domain::audit::event(
                 state.clock.now(),
                 Some(&slug),
                 &actor,

@@ -19,13 +19,14 @@ use serde::de::DeserializeOwned;
 use super::AdminPeer;
 use super::audit::{self, Note};
 use super::route::{self, AdminRoute, AdminUnrouted};
-use crate::error::{Error, Kind};
 use crate::http::body::{Req, RequestBody, Text, read_json, read_json_or_default};
 use crate::http::response::{empty, json, with_header_value};
 use crate::http::{Body, errors, request};
-use crate::oidc::rotation;
-use crate::state::State;
-use crate::{apps, store, tenants, users};
+use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::oidc::rotation;
+use latchkey_domain::state::State;
+use latchkey_domain::{apps, tenants, users};
+use latchkey_store as store;
 
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) -> Response<Body> {
     let started = Instant::now();
@@ -113,7 +114,7 @@ async fn confirmed(state: &State, req: Req, what: &str) -> Result<(), Error> {
 fn query(req: &Req) -> Result<HashMap<String, String>, Error> {
     let q: HashMap<String, String> =
         url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect();
-    match q.iter().find(|(_, v)| crate::params::has_control(v)) {
+    match q.iter().find(|(_, v)| latchkey_domain::params::has_control(v)) {
         Some((name, _)) => Err(Error::invalid(
             codes::INVALID_REQUEST,
             format!("the parameter {name} holds a control character; remove it"),
@@ -240,17 +241,17 @@ async fn dispatch(
             note.detail = Some(format!("users {}", r.emails.join(", ")));
             ok(&users::roles::change(state, slug, name, r, false).await?)
         }
-        A::SocialList(slug) => ok(&crate::social::list(state, slug).await?),
+        A::SocialList(slug) => ok(&latchkey_domain::social::list(state, slug).await?),
         A::SocialEnable(slug) => {
             let r: EnableSocial = body(state, req).await?;
             note.subject = Some(r.name.clone().unwrap_or_else(|| r.kind.clone()));
-            let provider = crate::social::enable(state, slug, r).await?;
+            let provider = latchkey_domain::social::enable(state, slug, r).await?;
             note.subject = Some(provider.provider.clone());
             created(&provider)
         }
         A::SocialDisable(slug, provider) => {
             confirmed(state, req, &format!("social provider {provider:?} (its client secret; links stay)")).await?;
-            crate::social::disable(state, slug, provider).await?;
+            latchkey_domain::social::disable(state, slug, provider).await?;
             done()
         }
         A::Audit(slug) => ok(&read_audit(state, Some(slug), &query(&req)?).await?),
@@ -258,13 +259,13 @@ async fn dispatch(
             let q = query(&req)?;
             ok(&read_audit(state, q.get("tenant").cloned(), &q).await?)
         }
-        A::Export(slug) => ok(&crate::declarative::export(state, slug).await?),
+        A::Export(slug) => ok(&latchkey_domain::declarative::export(state, slug).await?),
         A::Apply => {
             let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max, Text::NoNul).await?;
             // A dry run changes nothing, so it is not recorded, like a read.
             note.recorded_elsewhere = r.dry_run;
             note.per_tenant = r.declared.tenants.iter().map(|t| (t.slug.clone(), None)).collect();
-            let result = crate::declarative::apply(state, r).await?;
+            let result = latchkey_domain::declarative::apply(state, r).await?;
             note.applied(&result);
             ok(&result)
         }
@@ -290,7 +291,7 @@ async fn read_audit(
         .into_iter()
         .map(|(id, e)| AuditEvent {
             id,
-            time: crate::clock::rfc3339(e.at),
+            time: latchkey_domain::clock::rfc3339(e.at),
             tenant: e.tenant,
             actor: e.actor,
             action: e.action,

@@ -12,8 +12,8 @@ use latchkey::codes;
 use serde::de::DeserializeOwned;
 
 use super::request::{content_type_is, query};
-use crate::error::{Error, Kind};
-use crate::params::Params;
+use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::params::Params;
 
 /// How long an unread body is read and discarded after an early answer.
 const DRAIN_FOR: Duration = Duration::from_secs(10);

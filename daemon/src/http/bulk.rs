@@ -28,10 +28,10 @@ use super::body::{Req, declared_length, too_large};
 use super::request::bearer;
 use super::response::json;
 use super::{Body, Cx};
-use crate::error::{Error, Kind};
-use crate::oidc::introspection::check_access;
-use crate::store;
-use crate::users::import::{self, Outcome};
+use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::oidc::introspection::check_access;
+use latchkey_domain::users::import::{self, Outcome};
+use latchkey_store as store;
 
 fn file_too_large(max: u64) -> Error {
     too_large(max, "the file (limits.invite_file_max)")
@@ -218,7 +218,11 @@ impl Made {
 /// time; with `[smtp]`, each chunk's invitations are e-mailed just before it is sent. The rows
 /// are committed already: a client that goes away loses nothing but the answer, and the
 /// e-mails still go out.
-fn answer(mailer: Option<std::sync::Arc<crate::mail::Mailer>>, tenant_name: String, made: Made) -> Response<Body> {
+fn answer(
+    mailer: Option<std::sync::Arc<latchkey_domain::mail::Mailer>>,
+    tenant_name: String,
+    made: Made,
+) -> Response<Body> {
     let (tx, response) = super::lines::stream_as("application/json");
     let Made { invited_rows, already_rows, .. } = made;
     tokio::spawn(async move {

@@ -9,12 +9,12 @@ use super::body::{Req, Text, read_json, read_json_or_default};
 use super::request::{bearer, header, origin, session_token};
 use super::response::{empty, json, with_header_value};
 use super::{Body, Cx};
-use crate::error::Error;
-use crate::oidc::introspection::check_access;
-use crate::sessions::{self, Issued};
-use crate::store::StoreError;
-use crate::store::users::UserId;
-use crate::webauthn::{authenticate, credentials, register};
+use latchkey_domain::error::Error;
+use latchkey_domain::oidc::introspection::check_access;
+use latchkey_domain::sessions::{self, Issued};
+use latchkey_domain::webauthn::{authenticate, credentials, register};
+use latchkey_store::StoreError;
+use latchkey_store::users::UserId;
 
 /// Whether the browser's `Origin` is this tenant's: `None` when it sent none.
 pub(super) fn same_origin(cx: &Cx<'_>, headers: &HeaderMap) -> Option<bool> {
@@ -154,7 +154,7 @@ pub async fn credential_list(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Er
 
 /// Audits a change to a credential of the signed-in user.
 fn record_change<T>(cx: &Cx<'_>, email: &str, action: &str, id: String, result: &Result<T, Error>) {
-    let mut e = cx.event(email, action, &crate::audit::outcome(result, |e| e.code.to_owned()));
+    let mut e = cx.event(email, action, &latchkey_domain::audit::outcome(result, |e| e.code.to_owned()));
     e.subject = Some(email.to_owned());
     e.detail = Some(id);
     cx.state.audit.record(e);

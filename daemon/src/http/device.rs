@@ -1,6 +1,6 @@
 //! HTTP side of the device authorization grant (RFC 8628): `POST /device_authorization` (OAuth
 //! errors), the `/device` page, and its two JSON calls `POST /device/lookup` and
-//! `POST /device/decide` (JSON API errors). The rules are in [`crate::oidc::device`].
+//! `POST /device/decide` (JSON API errors). The rules are in [`latchkey_domain::oidc::device`].
 //!
 //! Wrong user codes are limited per client address: after [`WRONG_CODES_PER_MINUTE`] wrong codes
 //! in a minute, every lookup and decision from that address is refused (`rate_limited`) until
@@ -14,20 +14,20 @@ use super::html::{Data, Page, html, render};
 use super::request::{self, session_token};
 use super::response::json;
 use super::{Body, Cx, oauth};
-use crate::error::{Error, Kind};
-use crate::oidc::device::{self, DecideRequest, Decided, Decision, LookupRequest, WRONG_CODES_PER_MINUTE};
-use crate::oidc::error::OAuthError;
-use crate::params::Params;
-use crate::sessions;
+use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::oidc::device::{self, DecideRequest, Decided, Decision, LookupRequest, WRONG_CODES_PER_MINUTE};
+use latchkey_domain::oidc::error::OAuthError;
+use latchkey_domain::params::Params;
+use latchkey_domain::sessions;
 
-const BUCKET: crate::ratelimit::Bucket = crate::ratelimit::Bucket::DeviceUserCodes;
+const BUCKET: latchkey_domain::ratelimit::Bucket = latchkey_domain::ratelimit::Bucket::DeviceUserCodes;
 
 /// `POST /device_authorization`.
 pub async fn authorization(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let (client, form) = oauth::client_form(cx, req).await?;
     let mut e = cx.event(&client.client_id, "device.requested", "");
     let result = device::authorize(cx.state, &cx.tenant, client, form).await;
-    e.outcome = crate::audit::outcome(&result, |e| e.code().to_owned());
+    e.outcome = latchkey_domain::audit::outcome(&result, |e| e.code().to_owned());
     cx.state.audit.record(e);
     oauth::json(&result?)
 }
@@ -122,7 +122,7 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     };
     let email = session.map(|(_, user)| user.email).unwrap_or_default();
     // Social providers sign in and come back here (the page keeps the code in the tab meanwhile).
-    let providers = crate::social::buttons(cx.state, t).await;
+    let providers = latchkey_domain::social::buttons(cx.state, t).await;
     let social = super::pages::social_buttons(&cx.tenant, &providers, "device", "1");
     let main = maud::html! {
         h1 { "Sign in on your device" }

@@ -17,9 +17,9 @@ use serde::Serialize;
 use super::Body;
 use super::html::{Page, html, render};
 use super::response::{json, no_store, with_header};
-use crate::error::{Error, Kind};
-use crate::oidc::error::{OAuthCode, OAuthError};
-use crate::registry::TenantRuntime;
+use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::oidc::error::{OAuthCode, OAuthError};
+use latchkey_domain::registry::TenantRuntime;
 
 /// The HTTP status of each kind of failure.
 pub fn status(kind: Kind) -> StatusCode {

@@ -9,7 +9,7 @@ use maud::{DOCTYPE, Markup};
 
 use super::Body;
 use super::response::{bytes, with_header};
-use crate::registry::TenantRuntime;
+use latchkey_domain::registry::TenantRuntime;
 
 const JS: &str = include_str!("../../assets/latchkey.js");
 const CSS: &str = include_str!("../../assets/latchkey.css");
@@ -121,8 +121,8 @@ mod tests {
 
     #[test]
     fn values_are_escaped_and_absent_data_omitted() {
-        let row = crate::store::tenants::TenantRow {
-            id: crate::store::TenantId(1),
+        let row = latchkey_store::tenants::TenantRow {
+            id: latchkey_store::TenantId(1),
             slug: "acme".into(),
             name: "A<b>".into(),
             base_url: "https://id.example.com/acme".into(),

@@ -43,19 +43,19 @@ use tokio::sync::{Semaphore, watch};
 /// What every tenant handler is given: the daemon, the tenant the request was routed to, and the
 /// facts about the request computed once (the caller's address).
 pub struct Cx<'a> {
-    pub state: &'a crate::state::State,
-    pub tenant: std::sync::Arc<crate::registry::TenantRuntime>,
+    pub state: &'a latchkey_domain::state::State,
+    pub tenant: std::sync::Arc<latchkey_domain::registry::TenantRuntime>,
     pub ip: std::net::IpAddr,
 }
 
 impl Cx<'_> {
-    pub fn now(&self) -> crate::clock::Timestamp {
+    pub fn now(&self) -> latchkey_domain::clock::Timestamp {
         self.state.clock.now()
     }
 
     /// An audit event of this request's tenant and address.
-    pub fn event(&self, actor: &str, action: &str, outcome: &str) -> crate::store::audit::Event {
-        let mut e = crate::audit::event(self.now(), Some(&self.tenant.slug), actor, action, outcome);
+    pub fn event(&self, actor: &str, action: &str, outcome: &str) -> latchkey_store::audit::Event {
+        let mut e = latchkey_domain::audit::event(self.now(), Some(&self.tenant.slug), actor, action, outcome);
         e.ip = Some(self.ip.to_string());
         e
     }

@@ -9,14 +9,14 @@ use super::body::{Req, read_form, read_form_or_query};
 use super::request::{self, bearer, session_token};
 use super::response::{bytes, empty, no_store, redirect, with_header_value};
 use super::{Body, Cx, pages};
-use crate::oidc::authorize::{self, Outcome, Resumed};
-use crate::oidc::clients::{Presented, presented};
-use crate::oidc::error::{OAuthCode, OAuthError};
-use crate::oidc::grants;
-use crate::oidc::introspection::{self, LogoutOutcome, LogoutRequest};
-use crate::params::Params;
-use crate::sessions;
-use crate::store;
+use latchkey_domain::oidc::authorize::{self, Outcome, Resumed};
+use latchkey_domain::oidc::clients::{Presented, presented};
+use latchkey_domain::oidc::error::{OAuthCode, OAuthError};
+use latchkey_domain::oidc::grants;
+use latchkey_domain::oidc::introspection::{self, LogoutOutcome, LogoutRequest};
+use latchkey_domain::params::Params;
+use latchkey_domain::sessions;
+use latchkey_store as store;
 
 /// Adds the CORS headers when the request's origin is one of the tenant's applications'.
 pub async fn cors(cx: &Cx<'_>, origin: Option<String>, response: Response<Body>) -> Response<Body> {
@@ -79,7 +79,7 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
         Outcome::InvalidRedirect(why) => pages::invalid_redirect(&cx.tenant, &why),
         Outcome::Redirect(to) => redirect(&to),
         Outcome::Login { request_id, request } => {
-            let providers = crate::social::buttons(cx.state, cx.tenant.id).await;
+            let providers = latchkey_domain::social::buttons(cx.state, cx.tenant.id).await;
             pages::login(&cx.tenant, &request_id, &request, &providers)
         }
     })
@@ -92,7 +92,7 @@ pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
     Ok(match authorize::resume(cx.state, &cx.tenant, id.clone(), session).await? {
         Resumed::Redirect(to) => redirect(&to),
         Resumed::Login(request) => {
-            let providers = crate::social::buttons(cx.state, cx.tenant.id).await;
+            let providers = latchkey_domain::social::buttons(cx.state, cx.tenant.id).await;
             pages::login(&cx.tenant, &id, &request, &providers)
         }
         Resumed::Expired => pages::sign_in_expired(&cx.tenant),
@@ -103,14 +103,15 @@ pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
 pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let (client, form) = client_form(cx, req).await?;
     let grant = form.owned("grant_type")?.unwrap_or_default();
-    let device = grant == crate::oidc::device::GRANT_TYPE;
+    let device = grant == latchkey_domain::oidc::device::GRANT_TYPE;
     let action = if device { "device.redeemed".to_owned() } else { format!("token.{}", grants::grant_name(&grant)) };
     let mut e = cx.event(&client.client_id, &action, "");
     let result = grants::token(cx.state, cx.tenant.clone(), client, form).await;
-    e.outcome = crate::audit::outcome(&result, |e| e.code().to_owned());
-    cx.state
-        .metrics
-        .grant(crate::oidc::grants::grant_name(&grant), e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome));
+    e.outcome = latchkey_domain::audit::outcome(&result, |e| e.code().to_owned());
+    cx.state.metrics.grant(
+        latchkey_domain::oidc::grants::grant_name(&grant),
+        e.outcome.strip_prefix("failure: ").unwrap_or(&e.outcome),
+    );
     // A device polls every few seconds until the user decides: only the final answer is audited.
     let waiting = matches!(&result, Err(e) if matches!(e.code, OAuthCode::AuthorizationPending | OAuthCode::SlowDown));
     if !(device && waiting) {

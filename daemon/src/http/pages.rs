@@ -11,17 +11,17 @@ use super::html::{Data, Page, html, render};
 use super::request::session_token;
 use super::response::{bytes, with_header};
 use super::{Body, Cx};
-use crate::crypto::sha256;
-use crate::error::Error;
-use crate::oidc::authorize::AuthorizationRequest;
-use crate::registry::TenantRuntime;
-use crate::sessions;
-use crate::store;
+use latchkey_domain::crypto::sha256;
+use latchkey_domain::error::Error;
+use latchkey_domain::oidc::authorize::AuthorizationRequest;
+use latchkey_domain::registry::TenantRuntime;
+use latchkey_domain::sessions;
+use latchkey_store as store;
 
 /// `/invite/{token}` and `/recover/{token}`: create a passkey with a one-time link.
 pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Response<Body>, Error> {
     let (now, t) = (cx.now(), cx.tenant.id);
-    let hash = crate::ids::token_key(&token);
+    let hash = latchkey_domain::ids::token_key(&token);
     let found = cx
         .state
         .db
@@ -51,7 +51,7 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
             "Sign in without a password: your device keeps a passkey and unlocks it with your fingerprint, face or screen lock.",
         )
     };
-    let providers = if recovery { vec![] } else { crate::social::buttons(cx.state, t).await };
+    let providers = if recovery { vec![] } else { latchkey_domain::social::buttons(cx.state, t).await };
     let main = markup! {
         h1 { (title) }
         p { "Welcome, " strong { (user.name) } ". " (lead) }
@@ -112,7 +112,11 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
 /// A link's confirmation page (the callback of a link from `/account`): names the upstream
 /// account before anything is saved. The form posts back, from this page's origin and the
 /// session that started the link, to `/login/{provider}/confirm`.
-pub fn confirm_link(tenant: &TenantRuntime, email: &str, c: &crate::social::outcome::Confirm) -> Response<Body> {
+pub fn confirm_link(
+    tenant: &TenantRuntime,
+    email: &str,
+    c: &latchkey_domain::social::outcome::Confirm,
+) -> Response<Body> {
     let label = c.label.as_str();
     let main = markup! {
         h1 { "Link your " (label) " account?" }

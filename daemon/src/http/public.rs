@@ -15,13 +15,19 @@ use super::body::{Req, RequestBody};
 use super::response::{self, bytes, secure, with_header};
 use super::route::{self, Route, TenantRoute, Unrouted};
 use super::{Body, Cx, bulk, ceremony, device, errors, oauth, pages, request, social};
-use crate::error::{Error, Kind};
-use crate::oidc::error::OAuthError;
-use crate::ratelimit::Bucket;
-use crate::state::State;
+use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::oidc::error::OAuthError;
+use latchkey_domain::ratelimit::Bucket;
+use latchkey_domain::state::State;
 
-/// Entry point of the public listener.
-pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+/// Entry point of the public listener. `hsts` is the `Strict-Transport-Security` value when this
+/// daemon serves TLS itself.
+pub async fn handle(
+    state: Arc<State>,
+    hsts: Option<HeaderValue>,
+    req: Request<Incoming>,
+    peer: SocketAddr,
+) -> Response<Body> {
     let started = Instant::now();
     let req = req.map(|b| RequestBody::new(b, state.config.limits.drain_max()));
     let ip = request::client_ip(peer, req.headers(), &state.config.trusted_proxies);
@@ -42,8 +48,8 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
     let mut response = secure(response);
     // HSTS only where this daemon terminates TLS itself: behind a proxy, the proxy's to send (a
     // header on plain HTTP means nothing to browsers, and the proxy may serve other names).
-    if let Some(hsts) = &state.hsts {
-        response.headers_mut().insert(header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+    if let Some(hsts) = hsts {
+        response.headers_mut().insert(header::STRICT_TRANSPORT_SECURITY, hsts);
     }
     // An error may have been answered before the body was read: do not reuse this connection.
     if had_body && (response.status().is_client_error() || response.status().is_server_error()) {
@@ -221,7 +227,7 @@ fn out_of_step(age: std::time::Duration) -> Error {
 
 async fn readyz(state: &State) -> Response<Body> {
     let health = state.db.health().await;
-    if let Some(age) = health.listener_age.filter(|a| *a > crate::store::cluster::READY_LAG) {
+    if let Some(age) = health.listener_age.filter(|a| *a > latchkey_store::cluster::READY_LAG) {
         return errors::api(&out_of_step(age));
     }
     match health.up {

@@ -6,10 +6,10 @@ use std::net::{IpAddr, SocketAddr};
 use hyper::Request;
 use hyper::header::{self, HeaderMap, HeaderName};
 
-use crate::netrange::{IpRange, any_contains};
-use crate::params::Params;
-use crate::registry::TenantRuntime;
-use crate::sessions::{COOKIE_NAME, cookie_name};
+use latchkey_domain::netrange::{IpRange, any_contains};
+use latchkey_domain::params::Params;
+use latchkey_domain::registry::TenantRuntime;
+use latchkey_domain::sessions::{COOKIE_NAME, cookie_name};
 
 /// A header's value, when present and visible ASCII.
 pub fn header(headers: &HeaderMap, name: HeaderName) -> Option<&str> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use hyper::Method;
 
 use super::html::Asset;
-use crate::registry::TenantRuntime;
+use latchkey_domain::registry::TenantRuntime;
 
 #[derive(Debug)]
 pub enum Route {

@@ -13,8 +13,8 @@ use latchkey::codes;
 use super::Body;
 use super::errors;
 use super::response::{bytes, with_header_value};
-use crate::error::{Error, Kind};
-use crate::state::State;
+use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::state::State;
 
 /// Entry point of the metrics listener.
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
@@ -22,11 +22,11 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
         (&Method::GET | &Method::HEAD, "/metrics") => bytes(
             StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",
-            state.metrics.render(&crate::metrics::Readings {
+            state.metrics.render(&latchkey_domain::metrics::Readings {
                 db: state.db.write_stats(),
                 health: &state.db.health().await,
                 untracked: state.limiter.untracked(),
-                signatures: crate::oidc::signer::counts(),
+                signatures: latchkey_domain::oidc::signer::counts(),
             }),
         ),
         (_, "/metrics") => {

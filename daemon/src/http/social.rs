@@ -12,11 +12,11 @@ use super::ceremony::{same_origin, signed_in};
 use super::request::{self, session_token};
 use super::response::{empty, json, redirect, with_header_value};
 use super::{Body, Cx, pages};
-use crate::error::Error;
-use crate::params::Params;
-use crate::sessions;
-use crate::social::flow::{self, BROWSER_COOKIE, Callback, Purpose, STATE_TTL, Started};
-use crate::social::{link, outcome};
+use latchkey_domain::error::Error;
+use latchkey_domain::params::Params;
+use latchkey_domain::sessions;
+use latchkey_domain::social::flow::{self, BROWSER_COOKIE, Callback, Purpose, STATE_TTL, Started};
+use latchkey_domain::social::{link, outcome};
 
 /// The browser-binding cookie of a flow just started (named and scoped as the tenant's session
 /// cookie is: its path, so that tenants on one host do not see each other's flows, and `__Host-`
@@ -41,7 +41,7 @@ fn upstream_cause(cx: &Cx<'_>, provider: &str, err: &Error, step: &'static str) 
 /// `GET /login/{provider}?request=ID | ?invite=TOKEN | ?device=1`.
 pub async fn start(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
     let q = request::query(&req);
-    let bad = |r: crate::params::ParamError| Error::invalid(codes::INVALID_INPUT, r.to_string());
+    let bad = |r: latchkey_domain::params::ParamError| Error::invalid(codes::INVALID_INPUT, r.to_string());
     let purpose = if let Some(request_id) = q.owned("request").map_err(bad)? {
         Purpose::Login { request_id }
     } else if let Some(token) = q.owned("invite").map_err(bad)? {
@@ -126,7 +126,8 @@ pub async fn callback(cx: &Cx<'_>, req: Req, provider: String) -> Result<Respons
     let result = flow::finish(cx.state, &cx.tenant, &provider, cb).await;
     // A link waiting for its confirmation is audited when confirmed (`confirm`).
     if !result.as_ref().is_ok_and(|f| f.confirm.is_some()) {
-        let mut e = cx.event("anonymous", "social.login", &crate::audit::outcome(&result, |e| e.code.to_owned()));
+        let mut e =
+            cx.event("anonymous", "social.login", &latchkey_domain::audit::outcome(&result, |e| e.code.to_owned()));
         e.detail = Some(provider.clone());
         if let Err(err) = &result {
             e.detail = upstream_cause(cx, &provider, err, "callback").or(e.detail);
@@ -166,7 +167,7 @@ pub async fn confirm(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response
     }
     let token = session_token(req.headers(), &cx.tenant).ok_or_else(outcome::sign_in_first)?;
     let form = read_form(req, cx.state.config.limits.json_body_max).await?;
-    let bad = |r: crate::params::ParamError| Error::invalid(codes::INVALID_INPUT, r.to_string());
+    let bad = |r: latchkey_domain::params::ParamError| Error::invalid(codes::INVALID_INPUT, r.to_string());
     let pending = form.owned("token").map_err(bad)?.unwrap_or_default();
     let accept = match form.owned("decision").map_err(bad)?.as_deref() {
         Some("confirm") => true,
@@ -199,14 +200,14 @@ pub async fn confirm(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response
 /// `GET /api/social`: the providers of the tenant and whether the signed-in user is linked.
 pub async fn links(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (user, _) = signed_in(cx, &req).await?;
-    Ok(json(StatusCode::OK, &crate::social::account_links(cx.state, cx.tenant.id, user).await?))
+    Ok(json(StatusCode::OK, &latchkey_domain::social::account_links(cx.state, cx.tenant.id, user).await?))
 }
 
 /// `DELETE /api/social/{provider}`: unlinks (cookie calls from the tenant's own pages only).
 pub async fn unlink(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
     let (user, email) = signed_in(cx, &req).await?;
-    let result = crate::social::unlink(cx.state, cx.tenant.id, user, provider.clone()).await;
-    let mut e = cx.event(&email, "social.unlink", &crate::audit::outcome(&result, |e| e.code.to_owned()));
+    let result = latchkey_domain::social::unlink(cx.state, cx.tenant.id, user, provider.clone()).await;
+    let mut e = cx.event(&email, "social.unlink", &latchkey_domain::audit::outcome(&result, |e| e.code.to_owned()));
     e.subject = Some(email);
     e.detail = Some(provider);
     cx.state.audit.record(e);

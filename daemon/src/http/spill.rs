@@ -11,7 +11,7 @@ use std::path::Path;
 use bytes::Bytes;
 
 use super::body::too_large;
-use crate::error::Error;
+use latchkey_domain::error::Error;
 
 /// An unlinked, private (mode 0600) temporary file in `dir`, by the `tempfile` crate.
 pub fn temp_file(dir: &Path) -> Result<File, Error> {

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio_rustls::server::TlsStream;
 
 use super::Acceptor;
-use crate::live::TlsSlot;
+use latchkey_domain::live::TlsSlot;
 
 const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(10);
 

@@ -111,7 +111,7 @@ impl Hot {
 
 impl TenantRuntime {
     /// The tenant with its keys loaded (after a change, and for the fuzz targets).
-    pub(crate) fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
+    pub fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
         let t = TenantRuntime::routing(row, public_url)?;
         let hot = Hot::build(row, &t.origin, keys)?;
         let _ = t.hot.set(Arc::new(hot));
@@ -119,7 +119,7 @@ impl TenantRuntime {
     }
 
     /// The tenant as routing needs it, keys not loaded: what start-up builds for every tenant.
-    pub(crate) fn routing(row: &TenantRow, public_url: &str) -> Result<TenantRuntime, Error> {
+    pub fn routing(row: &TenantRow, public_url: &str) -> Result<TenantRuntime, Error> {
         let base = Url::parse(&row.base_url).map_err(|e| Error::internal(format!("stored base_url: {e}")))?;
         let origin = base.origin().ascii_serialization();
         Ok(TenantRuntime {

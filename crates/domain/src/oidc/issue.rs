@@ -29,7 +29,7 @@ pub struct TokenResponse {
 }
 
 /// `name`, which must be present.
-pub(crate) fn require<'a>(form: &'a Params, name: &str) -> Result<&'a str, OAuthError> {
+pub fn require<'a>(form: &'a Params, name: &str) -> Result<&'a str, OAuthError> {
     form.get(name)?.ok_or_else(|| OAuthError::invalid_request(format!("{name} is required")))
 }
 

@@ -1,6 +1,6 @@
 //! The settings SIGHUP may replace while requests read them ([`Live`]), and the swappable
 //! [`Slot`] that holds each: the log filter, the limits and SMTP, the TLS configuration.
-//! [`crate::reload`] decides what a new configuration changes.
+//! The server's `reload` decides what a new configuration changes.
 
 use std::sync::{Arc, RwLock};
 

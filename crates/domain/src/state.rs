@@ -1,5 +1,6 @@
 //! The shared state every request handler and background task reads: configuration, store,
-//! clock, keys, registry of tenants, limits and logs. Built once by [`crate::server::run`].
+//! clock, keys, registry of tenants, limits and logs. Built once by the server
+//! (`latchkeyd::server::run`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -39,8 +40,6 @@ pub struct State {
     pub listen_addr: SocketAddr,
     /// A signing key generated ahead for the next tenant creation or rotation.
     pub spare_keys: Arc<SpareKeys>,
-    /// The `Strict-Transport-Security` value, when this daemon serves TLS itself.
-    pub hsts: Option<hyper::header::HeaderValue>,
     /// What signs RS256 tokens: `config.rsa_engine` as this CPU allows it
     /// ([`crate::oidc::signer::effective`]); every tenant's keys are loaded for it.
     pub rsa_engine: config::RsaEngine,
