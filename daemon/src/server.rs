@@ -119,7 +119,7 @@ async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::clu
             // The journal was pruned past what this node applied: reload everything, including
             // tenants deleted meanwhile (refresh drops a slug the database no longer has).
             let mut all = state.registry.slugs();
-            match state.db.read(|tx| store::tenants::list(tx)).await {
+            match tenants::list(&state.db).await {
                 Ok(rows) => all.extend(rows.into_iter().map(|r| r.slug)),
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot list tenants for a full reload; retrying");
@@ -364,10 +364,12 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     }
     tokio::spawn(memory::trim_periodically(shutdown.clone()));
 
-    let mut tenants_now: Vec<(String, String)> = vec![];
-    for slug in state.db.read(|tx| store::tenants::list(tx)).await?.into_iter().map(|t| (t.slug, t.base_url)) {
-        tenants_now.push(slug);
-    }
+    let tenants_now: Vec<(String, String)> = tenants::list(&state.db)
+        .await
+        .map_err(|e| StartError::Setup(format!("listing tenants: {e}")))?
+        .into_iter()
+        .map(|t| (t.slug, t.base_url))
+        .collect();
     let metrics_shown = metrics_addr.map(|a| a.to_string()).unwrap_or_else(|| "off".into());
     tracing::info!(addr = %listen_addr, socket = %config.admin_socket.display(), metrics = %metrics_shown, tenants = tenants_now.len(), "ready");
     notify::notify("READY=1");

@@ -9,7 +9,7 @@ use crate::crypto::{random_bytes, random_token, sha256};
 use crate::error::Error;
 use crate::state::State;
 use crate::store::apps::AppRow;
-use crate::store::{self, Reader, TenantId};
+use crate::store::{self, Db, Reader, TenantId};
 use crate::tenants::require;
 use crate::urls;
 
@@ -339,6 +339,12 @@ pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Re
     // On PostgreSQL the old secret stops working on every node before the new one is shown.
     state.db.wait_published().await;
     Ok(SecretRotated { client_id, client_secret: secret })
+}
+
+/// Whether one of the tenant's applications lists `origin` among its CORS origins.
+pub async fn lists_origin(db: &Db, tenant: TenantId, origin: String) -> Result<bool, Error> {
+    let apps = db.read(move |tx| store::apps::list(tx, tenant)).await?;
+    Ok(apps.iter().any(|a| a.cors_origins.contains(&origin)))
 }
 
 #[cfg(test)]

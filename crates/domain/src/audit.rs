@@ -209,6 +209,42 @@ pub fn outcome<T, E>(r: &Result<T, E>, code: impl Fn(&E) -> String) -> String {
     }
 }
 
+/// Which events [`query`] reads: one tenant's (`None`: all), since a time, about one subject,
+/// after a row id, at most `limit`.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub tenant: Option<String>,
+    pub since: Timestamp,
+    pub subject: Option<String>,
+    pub after: i64,
+    pub limit: u32,
+}
+
+/// The events `q` names, oldest first, in the admin API's terms. Events still queued in `log`
+/// are written first, so that what was just done is in the answer.
+pub async fn query(log: &AuditLog, db: &Db, q: Query) -> Result<Vec<latchkey::admin::AuditEvent>, StoreError> {
+    log.flush().await;
+    let rows = db
+        .read(move |tx| {
+            crate::store::audit::query(tx, q.tenant.as_deref(), q.since, q.subject.as_deref(), q.after, q.limit)
+        })
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, e)| latchkey::admin::AuditEvent {
+            id,
+            time: crate::clock::rfc3339(e.at),
+            tenant: e.tenant,
+            actor: e.actor,
+            action: e.action,
+            subject: e.subject,
+            outcome: e.outcome,
+            detail: e.detail,
+            ip: e.ip,
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

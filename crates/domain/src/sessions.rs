@@ -7,7 +7,7 @@ use crate::ordered::{token, token_key};
 use crate::registry::TenantRuntime;
 use crate::store::sessions::{NewSession, SessionRow};
 use crate::store::users::{UserId, UserRow};
-use crate::store::{self, Reader, TenantId, WriteTx};
+use crate::store::{self, Db, Reader, TenantId, WriteTx};
 
 pub const COOKIE_NAME: &str = "latchkey_session";
 
@@ -129,4 +129,19 @@ pub fn lookup(
         return Ok(None);
     };
     Ok(Some((session, user)))
+}
+
+/// The live session of a cookie's `token` and its active user, if any.
+pub async fn find(
+    db: &Db,
+    tenant: TenantId,
+    token: String,
+    now: Timestamp,
+) -> Result<Option<(SessionRow, UserRow)>, Error> {
+    db.read(move |tx| lookup(tx, tenant, &token, now)).await
+}
+
+/// Ends the session of `token` as [`end`] does, in a transaction of its own.
+pub async fn end_alone(db: &Db, tenant: TenantId, token: String, now: Timestamp) -> Result<bool, Error> {
+    db.write(move |tx| end(tx, tenant, &token, now)).await
 }

@@ -12,7 +12,7 @@ use crate::oidc::keys;
 use crate::state::State;
 use crate::store::keys::KeyRow;
 use crate::store::tenants::{NewTenant, TenantRow};
-use crate::store::{self, Reader, TenantId, WriteTx};
+use crate::store::{self, Db, Reader, TenantId, WriteTx};
 use crate::urls::{self, SlugError};
 
 pub use crate::registry::not_found;
@@ -213,6 +213,23 @@ pub async fn delete(state: &State, slug: String) -> Result<(), Error> {
         .await?;
     state.registry.publish(&slug).await?;
     Ok(())
+}
+
+/// Every tenant, in the admin API's terms.
+pub async fn list(db: &Db) -> Result<Vec<Tenant>, Error> {
+    let rows = db.read(|tx| store::tenants::list(tx)).await?;
+    Ok(rows.iter().map(to_wire).collect())
+}
+
+/// The tenant of `slug`, in the admin API's terms.
+pub async fn show(db: &Db, slug: String) -> Result<Tenant, Error> {
+    let row = db.read(move |tx| require(tx, &slug)).await?;
+    Ok(to_wire(&row))
+}
+
+/// How many tenants there are.
+pub async fn count(db: &Db) -> Result<u64, Error> {
+    Ok(db.read(|tx| store::tenants::count(tx)).await?)
 }
 
 #[cfg(test)]

@@ -9,8 +9,6 @@
 //! batches take the good rows in that order, and each batch's links leave with its progress line.
 //! The links therefore come in address order, not the file's.
 
-use std::collections::HashSet;
-
 use hyper::Response;
 use latchkey::admin::ImportLine;
 use latchkey::codes;
@@ -20,10 +18,8 @@ use crate::http::body::Req;
 use crate::http::lines::{json_line, stream};
 use latchkey_domain::error::Error;
 use latchkey_domain::state::State;
-use latchkey_domain::tenants::require;
 use latchkey_domain::users::bulk;
-use latchkey_domain::users::import::{self, Outcome, Row};
-use latchkey_store::{self as store, ReadTx, WriteTx};
+use latchkey_domain::users::import::{self, Outcome};
 
 pub async fn import(
     state: &std::sync::Arc<State>,
@@ -44,15 +40,7 @@ pub async fn import(
     }
     let max = state.config.limits.invite_file_max;
     let file = crate::http::spill::spill_body(req, max, &state.config.spill_dir()).await?;
-    let s = slug.clone();
-    let (tenant_id, base_url, tenant_name, known) = state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let t = require(tx, &s)?;
-            let roles: HashSet<String> = store::roles::list(tx, t.id)?.into_iter().map(|r| r.name).collect();
-            Ok((t.id, t.base_url, t.name, roles))
-        })
-        .await?;
+    let (tenant, known) = import::tenant_and_roles(&state.db, slug.clone()).await?;
     let rows_max = state.config.limits.invite_rows_max;
     let dir = state.config.spill_dir();
     let bulk::Checked { total, rejected, sorted } =
@@ -66,13 +54,7 @@ pub async fn import(
     tokio::spawn(async move {
         let now = state.clock.now();
         let expires_at = now + state.config.tokens.invite.as_secs() as i64;
-        let steps = bulk::Steps {
-            store: move |tx: &WriteTx<'_>, rows: &[Row], o: &mut Outcome| {
-                import::invite_rows(tx, tenant_id, &base_url, rows, now, expires_at, o)
-            },
-            preview: move |tx: &ReadTx<'_>, rows: &[Row], o: &mut Outcome| import::preview_rows(tx, tenant_id, rows, o),
-            dry_run,
-        };
+        let steps = import::steps(&tenant, now, expires_at, dry_run);
         // Each batch's links leave with its progress line: the daemon's memory does not grow with
         // the number of invitations.
         let mut done = rejected.len();
@@ -85,7 +67,7 @@ pub async fn import(
                 already_present: batch.already_present,
             })
         };
-        let totals = bulk::run(&state, &tenant_name, rx_rows, steps, progress, &tx_lines).await;
+        let totals = bulk::run(&state, &tenant.name, rx_rows, steps, progress, &tx_lines).await;
         let (invited, already) = (totals.invited, totals.others);
         tracing::info!(tenant = %slug, invited, already, rejected = rejected.len(), dry_run, "user import");
         if !dry_run {

@@ -13,10 +13,8 @@ use crate::http::body::{Req, Text, read_json};
 use crate::http::lines::{json_line, stream};
 use latchkey_domain::error::Error;
 use latchkey_domain::state::State;
-use latchkey_domain::tenants::require;
 use latchkey_domain::users::bulk;
 use latchkey_domain::users::reinvite::{self, Outcome};
-use latchkey_store::{ReadTx, WriteTx};
 
 pub async fn reinvite(
     state: &Arc<State>,
@@ -33,30 +31,14 @@ pub async fn reinvite(
         [one] if !r.all_pending => Some(one.clone()),
         _ => None,
     };
-    let s = slug.clone();
-    let (tenant_id, base_url, tenant_name, targets) = state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let t = require(tx, &s)?;
-            let targets = reinvite::targets(tx, t.id, &r)?;
-            Ok((t.id, t.base_url, t.name, targets))
-        })
-        .await?;
+    let (tenant, targets) = reinvite::tenant_and_targets(&state.db, slug.clone(), r).await?;
 
     let (tx_lines, response) = stream();
     let state = state.clone();
     tokio::spawn(async move {
         let now = state.clock.now();
         let expires_at = now + state.config.tokens.invite.as_secs() as i64;
-        let steps = bulk::Steps {
-            store: move |tx: &WriteTx<'_>, emails: &[String], o: &mut Outcome| {
-                reinvite::reinvite_rows(tx, tenant_id, &base_url, emails, now, expires_at, o)
-            },
-            preview: move |tx: &ReadTx<'_>, emails: &[String], o: &mut Outcome| {
-                reinvite::preview_rows(tx, tenant_id, emails, o)
-            },
-            dry_run,
-        };
+        let steps = reinvite::steps(&tenant, now, expires_at, dry_run);
         let total = targets.len();
         let mut done = 0;
         let progress = |size: usize, batch: Outcome| {
@@ -68,7 +50,7 @@ pub async fn reinvite(
                 skipped: batch.skipped,
             })
         };
-        let totals = bulk::run(&state, &tenant_name, bulk::batches_of(targets), steps, progress, &tx_lines).await;
+        let totals = bulk::run(&state, &tenant.name, bulk::batches_of(targets), steps, progress, &tx_lines).await;
         let (invited, skipped) = (totals.invited, totals.others);
         tracing::info!(tenant = %slug, invited, skipped, dry_run, "user reinvite");
         if !dry_run {

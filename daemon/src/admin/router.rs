@@ -26,7 +26,6 @@ use latchkey_domain::error::{Error, Kind};
 use latchkey_domain::oidc::rotation;
 use latchkey_domain::state::State;
 use latchkey_domain::{apps, tenants, users};
-use latchkey_store as store;
 
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) -> Response<Body> {
     let started = Instant::now();
@@ -134,19 +133,13 @@ async fn dispatch(
     use AdminRoute as A;
     match route {
         A::Status => ok(&status(state).await?),
-        A::TenantList => {
-            let rows = state.db.read(|tx| store::tenants::list(tx)).await?;
-            ok(&rows.iter().map(tenants::to_wire).collect::<Vec<_>>())
-        }
+        A::TenantList => ok(&tenants::list(&state.db).await?),
         A::TenantCreate => {
             let r: CreateTenant = body(state, req).await?;
             note.tenant = Some(r.slug.clone());
             created(&tenants::create(state, r).await?)
         }
-        A::TenantShow(slug) => {
-            let row = state.db.read(move |tx| tenants::require(tx, &slug)).await?;
-            ok(&tenants::to_wire(&row))
-        }
+        A::TenantShow(slug) => ok(&tenants::show(&state.db, slug).await?),
         A::TenantDelete(slug) => {
             confirmed(state, req, &format!("tenant {slug:?} and all its users, apps and keys")).await?;
             tenants::delete(state, slug).await?;
@@ -281,30 +274,13 @@ async fn read_audit(
     let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok());
     let (since, after, limit) =
         (num("since").unwrap_or(0), num("after").unwrap_or(0), num("limit").unwrap_or(1000).clamp(1, 10_000));
-    let user = q.get("user").cloned();
-    state.audit.flush().await;
-    let rows = state
-        .db
-        .read(move |tx| store::audit::query(tx, tenant.as_deref(), since, user.as_deref(), after, limit as u32))
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, e)| AuditEvent {
-            id,
-            time: latchkey_domain::clock::rfc3339(e.at),
-            tenant: e.tenant,
-            actor: e.actor,
-            action: e.action,
-            subject: e.subject,
-            outcome: e.outcome,
-            detail: e.detail,
-            ip: e.ip,
-        })
-        .collect())
+    let query =
+        latchkey_domain::audit::Query { tenant, since, subject: q.get("user").cloned(), after, limit: limit as u32 };
+    Ok(latchkey_domain::audit::query(&state.audit, &state.db, query).await?)
 }
 
 async fn status(state: &State) -> Result<Status, Error> {
-    let tenants = state.db.read(|tx| store::tenants::count(tx)).await?;
+    let tenants = tenants::count(&state.db).await?;
     Ok(Status {
         version: latchkey::VERSION.to_owned(),
         uptime_seconds: state.started.elapsed().as_secs(),

@@ -1,21 +1,11 @@
 //! `POST {api_url}/v1/users/invite`: a CSV file in `multipart/form-data`, from a client holding an
 //! access token of this tenant with scope `users:invite` (docs/http-api.md).
 //!
-//! The file goes to a temporary file as it arrives (`http/spill.rs`); a first pass checks every
-//! row (any bad row refuses the file, nothing stored), and the storing transaction reads the rows
-//! from the file again, so the parsed file is never held in memory. The answer lists every
-//! invitation: it is written to temporary files during the transaction and streamed from them
-//! after the commit, so the daemon's memory does not grow with the number of new users either.
-
-use std::collections::HashSet;
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
-use std::path::Path;
+//! The file goes to a temporary file as it arrives (`http/spill.rs`); the domain's all-or-nothing
+//! policy (`users::upload`) checks and stores it. The answer lists every invitation, streamed
+//! from the temporary files the storing transaction wrote, after the commit.
 
 use bytes::Bytes;
-use latchkey::admin::InvitedRow;
-use serde::de::DeserializeOwned;
-use tokio::sync::mpsc;
 
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
@@ -29,9 +19,9 @@ use super::request::bearer;
 use super::response::json;
 use super::{Body, Cx};
 use latchkey_domain::error::{Error, Kind};
-use latchkey_domain::oidc::introspection::check_access;
-use latchkey_domain::users::import::{self, Outcome};
-use latchkey_store as store;
+use latchkey_domain::oidc::introspection::check_access_alone;
+use latchkey_domain::users::import;
+use latchkey_domain::users::upload::{self, Made};
 
 fn file_too_large(max: u64) -> Error {
     too_large(max, "the file (limits.invite_file_max)")
@@ -45,7 +35,7 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     })?;
     let now = cx.now();
     let t = tenant.clone();
-    let checked = state.db.read(move |tx| Ok::<_, store::StoreError>(check_access(tx, &t, &token, now))).await?;
+    let checked = check_access_alone(&state.db, t, token, now).await?;
     let claims = checked.map_err(|e| Error::unauthenticated(codes::INVALID_TOKEN, e.description))?.0;
     if !claims.has_scope("users:invite") {
         return Err(Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the users:invite scope"));
@@ -101,117 +91,28 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let file =
         file.ok_or_else(|| Error::invalid(codes::INVALID_INPUT, "no file field: send the CSV in a field named file"))?;
 
-    // Whole-file validation first: any bad row refuses the file and nothing is stored.
-    let t = tenant.id;
-    let known: HashSet<String> =
-        state.db.read(move |tx| store::roles::list(tx, t)).await?.into_iter().map(|r| r.name).collect();
-    let rows_max = state.config.limits.invite_rows_max;
-    let roles = known.clone();
-    let (file, errors) = tokio::task::spawn_blocking(move || {
-        let mut file = file;
-        let mut errors = vec![];
-        let scanned = import::scan(BufReader::new(&mut file), &roles, rows_max, |row| {
-            if let Err(e) = row {
-                errors.push(e);
-            }
-            true
-        });
-        if let Err(header) = scanned {
-            errors.push(header);
-        }
-        (file, errors)
-    })
-    .await
-    .map_err(Error::internal)?;
-    if !errors.is_empty() {
-        let body = json!({
-            "error": codes::INVALID_ROWS,
-            "error_description": format!("{} row(s) are invalid; nothing was stored", errors.len()),
-            "rows": errors,
-        });
-        return Ok(json(StatusCode::UNPROCESSABLE_ENTITY, &body));
-    }
-    let ttl = state.config.tokens.invite.as_secs() as i64;
-    let base = tenant.base_url.clone();
-    let t = tenant.id;
-    // One transaction for the whole file (all or nothing), reading the checked rows again in
-    // batches: only one batch of parsed rows is in memory at a time. What each batch did goes to
-    // two more temporary files, read back for the answer once the transaction has committed.
-    let made = state
-        .db
-        .write(move |tx| -> Result<Made, Error> {
-            let mut file = file;
-            file.seek(SeekFrom::Start(0)).map_err(|e| Error::internal(format!("rewinding the upload: {e}")))?;
-            let mut made = Made::new(&dir)?;
-            let mut out = Outcome::default();
-            let mut batch = Vec::with_capacity(BATCH);
-            let mut failed = None;
-            let _ = import::scan(BufReader::new(file), &known, rows_max, |row| {
-                if let Ok(r) = row {
-                    batch.push(r);
-                }
-                if batch.len() == BATCH {
-                    let stored = import::invite_rows(tx, t, &base, &batch, now, now + ttl, &mut out)
-                        .and_then(|()| made.keep(&mut out));
-                    if let Err(e) = stored {
-                        failed = Some(e);
-                        return false;
-                    }
-                    batch.clear();
-                }
-                true
+    // The whole file is checked first: any bad row refuses it and nothing is stored.
+    let terms = upload::Terms {
+        rows_max: state.config.limits.invite_rows_max,
+        ttl: state.config.tokens.invite.as_secs() as i64,
+        now,
+        dir,
+    };
+    let made = match upload::invite_file(&state.db, tenant, file, terms).await? {
+        Ok(made) => made,
+        Err(errors) => {
+            let body = json!({
+                "error": codes::INVALID_ROWS,
+                "error_description": format!("{} row(s) are invalid; nothing was stored", errors.len()),
+                "rows": errors,
             });
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            import::invite_rows(tx, t, &base, &batch, now, now + ttl, &mut out)?;
-            made.keep(&mut out)?;
-            Ok(made)
-        })
-        .await?;
+            return Ok(json(StatusCode::UNPROCESSABLE_ENTITY, &body));
+        }
+    };
     let mut e = cx.event(&claims.client_id, "users.invite", "success");
     e.detail = Some(format!("{} invited, {} already present", made.invited, made.already));
     state.audit.record(e);
     Ok(answer(state.live.get().mailer.clone(), tenant.name.clone(), made))
-}
-
-/// Rows per batch of the storing pass, and per chunk of the answer.
-const BATCH: usize = 1000;
-
-/// What the storing transaction did, kept in unlinked temporary files (one JSON value a line)
-/// rather than in memory: the answer can list a hundred thousand links with flat memory.
-struct Made {
-    invited_rows: BufWriter<File>,
-    already_rows: BufWriter<File>,
-    invited: usize,
-    already: usize,
-}
-
-impl Made {
-    fn new(dir: &Path) -> Result<Made, Error> {
-        Ok(Made {
-            invited_rows: BufWriter::new(super::spill::temp_file(dir)?),
-            already_rows: BufWriter::new(super::spill::temp_file(dir)?),
-            invited: 0,
-            already: 0,
-        })
-    }
-
-    /// Moves a batch's outcome to the files.
-    fn keep(&mut self, out: &mut Outcome) -> Result<(), Error> {
-        let io = |e: std::io::Error| Error::internal(format!("writing the import's answer: {e}"));
-        for row in out.invited.drain(..) {
-            serde_json::to_writer(&mut self.invited_rows, &row).map_err(|e| io(e.into()))?;
-            self.invited_rows.write_all(b"\n").map_err(io)?;
-            self.invited += 1;
-        }
-        for email in out.already_present.drain(..) {
-            serde_json::to_writer(&mut self.already_rows, &email).map_err(|e| io(e.into()))?;
-            self.already_rows.write_all(b"\n").map_err(io)?;
-            self.already += 1;
-        }
-        Ok(())
-    }
 }
 
 /// The answer, `{"invited":[…],"already_present":[…]}`, streamed from the files a chunk at a
@@ -224,10 +125,8 @@ fn answer(
     made: Made,
 ) -> Response<Body> {
     let (tx, response) = super::lines::stream_as("application/json");
-    let Made { invited_rows, already_rows, .. } = made;
     tokio::spawn(async move {
-        let mut invited = read_back::<InvitedRow>(invited_rows);
-        let mut already = read_back::<String>(already_rows);
+        let (mut invited, mut already) = made.read_back();
         let mut text = Vec::with_capacity(64 * 1024);
         text.extend_from_slice(b"{\"invited\":[");
         let mut first = true;
@@ -268,36 +167,6 @@ fn append<T: serde::Serialize>(text: &mut Vec<u8>, first: &mut bool, items: &[T]
         // Our own wire types always serialise.
         let _ = serde_json::to_writer(&mut *text, item);
     }
-}
-
-/// Reads a file of JSON lines back in chunks of [`BATCH`], on a blocking thread. A file that
-/// cannot be read back ends the answer early (the client sees a truncated document); it was
-/// written by this process moments ago, so that is a disk failure, logged.
-fn read_back<T: DeserializeOwned + Send + 'static>(rows: BufWriter<File>) -> mpsc::Receiver<Vec<T>> {
-    let (tx, rx) = mpsc::channel(2);
-    tokio::task::spawn_blocking(move || {
-        let mut file = match rows.into_inner().map_err(|e| e.into_error()) {
-            Ok(f) => f,
-            Err(e) => return tracing::error!(error = %e, "the import's answer could not be written"),
-        };
-        if let Err(e) = file.seek(SeekFrom::Start(0)) {
-            return tracing::error!(error = %e, "the import's answer could not be read back");
-        }
-        let mut chunk = Vec::with_capacity(BATCH);
-        for line in BufReader::new(file).lines() {
-            match line.map_err(|e| e.to_string()).and_then(|l| serde_json::from_str(&l).map_err(|e| e.to_string())) {
-                Ok(v) => chunk.push(v),
-                Err(e) => return tracing::error!(error = %e, "the import's answer could not be read back"),
-            }
-            if chunk.len() == BATCH && tx.blocking_send(std::mem::take(&mut chunk)).is_err() {
-                return;
-            }
-        }
-        if !chunk.is_empty() {
-            let _ = tx.blocking_send(chunk);
-        }
-    });
-    rx
 }
 
 /// The body's own error inside the stream error that multer reports.

@@ -10,10 +10,9 @@ use super::request::{bearer, header, origin, session_token};
 use super::response::{empty, json, with_header_value};
 use super::{Body, Cx};
 use latchkey_domain::error::Error;
-use latchkey_domain::oidc::introspection::check_access;
+use latchkey_domain::oidc::introspection::check_access_alone;
 use latchkey_domain::sessions::{self, Issued};
 use latchkey_domain::webauthn::{authenticate, credentials, register};
-use latchkey_store::StoreError;
 use latchkey_store::users::UserId;
 
 /// Whether the browser's `Origin` is this tenant's: `None` when it sent none.
@@ -40,7 +39,7 @@ fn with_session_cookie(r: Response<Body>, cookie: &str) -> Response<Body> {
 pub(super) async fn end_replaced(cx: &Cx<'_>, old: Option<String>, new: &Issued) {
     let Some(old) = old.filter(|old| *old != new.token) else { return };
     let (t, now) = (cx.tenant.id, cx.now());
-    match cx.state.db.write(move |tx| sessions::end(tx, t, &old, now)).await {
+    match sessions::end_alone(&cx.state.db, t, old, now).await {
         Ok(true) => {
             let mut e = cx.event("browser", "session.replaced", "success");
             e.detail = Some("ended by a new sign-in in the same browser".into());
@@ -60,7 +59,7 @@ pub(super) async fn signed_in(cx: &Cx<'_>, req: &Req) -> Result<(UserId, String)
     if let Some(token) = bearer(req.headers()) {
         let now = cx.now();
         let t = cx.tenant.clone();
-        let checked = cx.state.db.read(move |tx| Ok::<_, StoreError>(check_access(tx, &t, &token, now))).await?;
+        let checked = check_access_alone(&cx.state.db, t, token, now).await?;
         return match checked {
             Ok((claims, Some(user))) if claims.has_scope("credentials") => Ok((user.id, user.email)),
             Ok(_) => Err(Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the credentials scope")),
@@ -77,7 +76,7 @@ pub(super) async fn signed_in(cx: &Cx<'_>, req: &Req) -> Result<(UserId, String)
     }
     let now = cx.now();
     let t = cx.tenant.id;
-    let found = cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?;
+    let found = sessions::find(&cx.state.db, t, token, now).await?;
     found.map(|(_, user)| (user.id, user.email)).ok_or_else(login)
 }
 

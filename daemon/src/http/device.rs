@@ -117,7 +117,7 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let prefill = prefill(&request::query(&req));
     let (now, t) = (cx.now(), cx.tenant.id);
     let session = match session_token(req.headers(), &cx.tenant) {
-        Some(token) => cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?,
+        Some(token) => sessions::find(&cx.state.db, t, token, now).await?,
         None => None,
     };
     let email = session.map(|(_, user)| user.email).unwrap_or_default();

@@ -9,6 +9,7 @@ use super::body::{Req, read_form, read_form_or_query};
 use super::request::{self, bearer, session_token};
 use super::response::{bytes, empty, no_store, redirect, with_header_value};
 use super::{Body, Cx, pages};
+use latchkey_domain::apps;
 use latchkey_domain::oidc::authorize::{self, Outcome, Resumed};
 use latchkey_domain::oidc::clients::{Presented, presented};
 use latchkey_domain::oidc::error::{OAuthCode, OAuthError};
@@ -16,7 +17,6 @@ use latchkey_domain::oidc::grants;
 use latchkey_domain::oidc::introspection::{self, LogoutOutcome, LogoutRequest};
 use latchkey_domain::params::Params;
 use latchkey_domain::sessions;
-use latchkey_store as store;
 
 /// Adds the CORS headers when the request's origin is one of the tenant's applications'.
 pub async fn cors(cx: &Cx<'_>, origin: Option<String>, response: Response<Body>) -> Response<Body> {
@@ -48,9 +48,8 @@ pub async fn preflight(cx: &Cx<'_>, origin: Option<String>, methods: &'static st
 /// The request's origin, when one of the tenant's applications lists it.
 async fn allowed(cx: &Cx<'_>, origin: Option<String>) -> Option<String> {
     let origin = origin?;
-    let t = cx.tenant.id;
-    let apps = cx.state.db.read(move |tx| store::apps::list(tx, t)).await.ok()?;
-    apps.iter().any(|a| a.cors_origins.contains(&origin)).then_some(origin)
+    let listed = apps::lists_origin(&cx.state.db, cx.tenant.id, origin.clone()).await.ok()?;
+    listed.then_some(origin)
 }
 
 pub(super) fn json<T: Serialize>(value: &T) -> Result<Response<Body>, OAuthError> {

@@ -16,22 +16,12 @@ use latchkey_domain::error::Error;
 use latchkey_domain::oidc::authorize::AuthorizationRequest;
 use latchkey_domain::registry::TenantRuntime;
 use latchkey_domain::sessions;
-use latchkey_store as store;
+use latchkey_domain::users;
 
 /// `/invite/{token}` and `/recover/{token}`: create a passkey with a one-time link.
 pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Response<Body>, Error> {
     let (now, t) = (cx.now(), cx.tenant.id);
-    let hash = latchkey_domain::ids::token_key(&token);
-    let found = cx
-        .state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let Some(invite) = store::invites::valid(tx, t, &hash, now)? else {
-                return Ok(None);
-            };
-            Ok(store::users::by_id(tx, t, invite.user_id)?.map(|u| (invite, u)))
-        })
-        .await?;
+    let found = users::link_holder(&cx.state.db, t, &token, now).await?;
     let tenant = &cx.tenant;
     let Some((_, user)) = found.filter(|(i, _)| i.is_recovery() == recovery) else {
         let main = markup! {
@@ -71,7 +61,7 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
 pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (now, t) = (cx.now(), cx.tenant.id);
     let session = match session_token(req.headers(), &cx.tenant) {
-        Some(token) => cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?,
+        Some(token) => sessions::find(&cx.state.db, t, token, now).await?,
         None => None,
     };
     let tenant = &cx.tenant;
@@ -240,7 +230,7 @@ pub fn signed_out(tenant: &TenantRuntime) -> Response<Body> {
 /// points here for users without a picture of their own.
 pub async fn avatar(cx: &Cx<'_>, public_id: String) -> Result<Response<Body>, Error> {
     let t = cx.tenant.id;
-    let user = cx.state.db.read(move |tx| store::users::by_public_id(tx, t, &public_id)).await?;
+    let user = users::by_public_id(&cx.state.db, t, public_id).await?;
     let Some(user) = user else {
         return Err(Error::not_found(latchkey::codes::USER_NOT_FOUND, "no such user"));
     };

@@ -87,7 +87,7 @@ pub async fn link(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Bo
         ));
     }
     let (t, now) = (cx.tenant.id, cx.now());
-    let found = cx.state.db.read(move |tx| sessions::lookup(tx, t, &token, now)).await?;
+    let found = sessions::find(&cx.state.db, t, token, now).await?;
     let Some((session, user)) = found else {
         return Err(outcome::sign_in_first());
     };

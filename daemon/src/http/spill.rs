@@ -14,7 +14,7 @@ use super::body::too_large;
 use latchkey_domain::error::Error;
 
 /// An unlinked, private (mode 0600) temporary file in `dir`, by the `tempfile` crate.
-pub fn temp_file(dir: &Path) -> Result<File, Error> {
+fn temp_file(dir: &Path) -> Result<File, Error> {
     tempfile::tempfile_in(dir)
         .map_err(|e| Error::internal(format!("cannot create a temporary file in {}: {e}", dir.display())))
 }

@@ -15,7 +15,17 @@ use crate::registry::TenantRuntime;
 use crate::state::State;
 use crate::store::oidc::Grants;
 use crate::store::users::UserRow;
-use crate::store::{self, Reader, StoreError, UserStatus};
+use crate::store::{self, Db, Reader, StoreError, UserStatus};
+
+/// [`check_access`] in a read of its own: the token's verdict, or the store's failure.
+pub async fn check_access_alone(
+    db: &Db,
+    tenant: Arc<TenantRuntime>,
+    token: String,
+    now: i64,
+) -> Result<Result<(AccessClaims, Option<UserRow>), OAuthError>, StoreError> {
+    db.read(move |tx| Ok::<_, StoreError>(check_access(tx, &tenant, &token, now))).await
+}
 
 /// A valid access token of this tenant: signature, issuer, expiry, not revoked, and for user
 /// tokens a user who may still sign in.

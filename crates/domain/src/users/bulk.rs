@@ -171,6 +171,18 @@ impl Totals {
     }
 }
 
+/// Stores a batch of `T` in a write transaction, adding what it did to `O`.
+pub trait StoreStep<T, O>: Fn(&WriteTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static {}
+impl<T, O, F> StoreStep<T, O> for F where F: Fn(&WriteTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static
+{}
+
+/// Says in a read transaction what storing a batch of `T` would do, adding it to `O`.
+pub trait PreviewStep<T, O>: Fn(&ReadTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static {}
+impl<T, O, F> PreviewStep<T, O> for F where
+    F: Fn(&ReadTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static
+{
+}
+
 /// How each batch is handled: stored in a write transaction, or previewed in a read one.
 pub struct Steps<W, P> {
     pub store: W,
@@ -192,8 +204,8 @@ pub async fn run<T, O, W, P>(
 where
     T: Send + 'static,
     O: Batch,
-    W: Fn(&WriteTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static,
-    P: Fn(&ReadTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static,
+    W: StoreStep<T, O>,
+    P: PreviewStep<T, O>,
 {
     let mut totals = Totals::default();
     while let Some(batch) = batches.recv().await {

@@ -9,8 +9,10 @@ use serde::Serialize;
 use crate::clock::{Timestamp, rfc3339};
 use crate::error::Error;
 use crate::ids;
+use crate::store::tenants::TenantRow;
 use crate::store::users::{NewUser, normalise_email};
-use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
+use crate::store::{self, Db, InvitePurpose, ReadTx, Reader, TenantId, UserStatus, WriteTx};
+use crate::users::bulk::{PreviewStep, Steps, StoreStep};
 use crate::webauthn::{valid_email, valid_name};
 
 #[derive(Debug, Clone)]
@@ -327,6 +329,34 @@ pub fn invite_rows(
 
 pub fn expires(now: Timestamp, ttl: i64) -> (Timestamp, String) {
     (now + ttl, rfc3339(now + ttl))
+}
+
+/// The tenant of `slug` and its role names: what an import checks its rows against.
+pub async fn tenant_and_roles(db: &Db, slug: String) -> Result<(TenantRow, HashSet<String>), Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        let t = crate::tenants::require(tx, &slug)?;
+        let roles = store::roles::list(tx, t.id)?.into_iter().map(|r| r.name).collect();
+        Ok((t, roles))
+    })
+    .await
+}
+
+/// The import's steps for [`super::bulk::run`]: each batch's new users invited with links valid
+/// until `expires_at`, or, with `dry_run`, only counted.
+pub fn steps(
+    tenant: &TenantRow,
+    now: Timestamp,
+    expires_at: Timestamp,
+    dry_run: bool,
+) -> Steps<impl StoreStep<Row, Outcome>, impl PreviewStep<Row, Outcome>> {
+    let (id, base_url) = (tenant.id, tenant.base_url.clone());
+    Steps {
+        store: move |tx: &WriteTx<'_>, rows: &[Row], o: &mut Outcome| {
+            invite_rows(tx, id, &base_url, rows, now, expires_at, o)
+        },
+        preview: move |tx: &ReadTx<'_>, rows: &[Row], o: &mut Outcome| preview_rows(tx, id, rows, o),
+        dry_run,
+    }
 }
 
 #[cfg(test)]

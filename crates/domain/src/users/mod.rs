@@ -6,6 +6,7 @@ pub mod import;
 pub mod reinvite;
 pub mod roles;
 pub mod sorted;
+pub mod upload;
 
 use latchkey::admin::{AdminCredential, Invitation, InviteUser, Recovery, User};
 use latchkey::codes;
@@ -15,8 +16,9 @@ use crate::crypto::{b64url, b64url_decode};
 use crate::error::Error;
 use crate::ids;
 use crate::state::State;
+use crate::store::invites::InviteRow;
 use crate::store::users::{NewUser, UserId, UserRow};
-use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
+use crate::store::{self, Db, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
 use crate::tenants::require;
 use crate::webauthn::{valid_email, valid_name};
 
@@ -300,4 +302,26 @@ pub async fn delete(state: &State, slug: String, email: String) -> Result<(), Er
             Ok(())
         })
         .await
+}
+
+/// The invitation or recovery link of `token`, still valid at `now`, with its user.
+pub async fn link_holder(
+    db: &Db,
+    tenant: TenantId,
+    token: &str,
+    now: Timestamp,
+) -> Result<Option<(InviteRow, UserRow)>, Error> {
+    let hash = ids::token_key(token);
+    db.read(move |tx| -> Result<_, Error> {
+        let Some(invite) = store::invites::valid(tx, tenant, &hash, now)? else {
+            return Ok(None);
+        };
+        Ok(store::users::by_id(tx, tenant, invite.user_id)?.map(|u| (invite, u)))
+    })
+    .await
+}
+
+/// The user whose public id (`sub`) is `public_id`.
+pub async fn by_public_id(db: &Db, tenant: TenantId, public_id: String) -> Result<Option<UserRow>, Error> {
+    db.read(move |tx| Ok(store::users::by_public_id(tx, tenant, &public_id)?)).await
 }

@@ -9,8 +9,10 @@ use latchkey::codes;
 use super::issue_token;
 use crate::clock::Timestamp;
 use crate::error::Error;
+use crate::store::tenants::TenantRow;
 use crate::store::users::{UserRow, normalise_email};
-use crate::store::{self, InvitePurpose, Reader, TenantId, UserStatus, WriteTx};
+use crate::store::{self, Db, InvitePurpose, ReadTx, Reader, TenantId, UserStatus, WriteTx};
+use crate::users::bulk::{PreviewStep, Steps, StoreStep};
 
 /// The request names users, or asks for every pending one; not both, not neither.
 pub fn validate(req: &Reinvite) -> Result<(), Error> {
@@ -102,6 +104,34 @@ pub fn preview_rows(tx: &impl Reader, tenant: TenantId, emails: &[String], out: 
         }
     }
     Ok(())
+}
+
+/// The tenant of `slug` and the addresses `req` names, in order (see [`targets`]).
+pub async fn tenant_and_targets(db: &Db, slug: String, req: Reinvite) -> Result<(TenantRow, Vec<String>), Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        let t = crate::tenants::require(tx, &slug)?;
+        let targets = targets(tx, t.id, &req)?;
+        Ok((t, targets))
+    })
+    .await
+}
+
+/// The reinvite's steps for [`super::bulk::run`]: each batch's pending users get a new link valid
+/// until `expires_at`, or, with `dry_run`, are only counted.
+pub fn steps(
+    tenant: &TenantRow,
+    now: Timestamp,
+    expires_at: Timestamp,
+    dry_run: bool,
+) -> Steps<impl StoreStep<String, Outcome>, impl PreviewStep<String, Outcome>> {
+    let (id, base_url) = (tenant.id, tenant.base_url.clone());
+    Steps {
+        store: move |tx: &WriteTx<'_>, emails: &[String], o: &mut Outcome| {
+            reinvite_rows(tx, id, &base_url, emails, now, expires_at, o)
+        },
+        preview: move |tx: &ReadTx<'_>, emails: &[String], o: &mut Outcome| preview_rows(tx, id, emails, o),
+        dry_run,
+    }
 }
 
 #[cfg(test)]
