@@ -8,6 +8,11 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, CertificateStore, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use latchkey::admin::InvitedRow;
+
 use crate::config::Smtp;
 
 pub struct Mailer {
@@ -121,4 +126,29 @@ fn tls_parameters(host: &str) -> Result<TlsParameters, String> {
         }
     }
     params.build_rustls().map_err(|e| format!("smtp.host {host}: TLS: {e}"))
+}
+
+/// E-mails the invitations (eight at a time) when a mailer is configured (`[smtp]`), noting per
+/// row whether it worked. The invitations are already stored: a failure loses nothing.
+pub async fn send_invitations(mailer: Option<Arc<Mailer>>, tenant_name: &str, invited: &mut [InvitedRow]) {
+    let Some(mailer) = mailer else { return };
+    // Owned data per message: the futures must not borrow across the concurrent stream.
+    let jobs: Vec<(usize, String, String, String)> =
+        invited.iter().enumerate().map(|(i, v)| (i, v.email.clone(), v.name.clone(), v.invite_url.clone())).collect();
+    let tenant = tenant_name.to_owned();
+    let results: Vec<(usize, Result<(), String>)> = futures_util::stream::iter(jobs)
+        .map(|(i, email, name, url)| {
+            let (tenant, mailer) = (tenant.clone(), mailer.clone());
+            async move {
+                let invite = Invite { tenant: &tenant, email: &email, name: &name, url: &url, recovery: false };
+                (i, mailer.send(&invite).await)
+            }
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    for (i, r) in results {
+        invited[i].emailed = Some(r.is_ok());
+        invited[i].email_error = r.err();
+    }
 }

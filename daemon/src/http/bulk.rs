@@ -20,7 +20,6 @@ use super::response::json;
 use super::{Body, Cx};
 use latchkey_domain::error::{Error, Kind};
 use latchkey_domain::oidc::introspection::check_access_alone;
-use latchkey_domain::users::import;
 use latchkey_domain::users::upload::{self, Made};
 
 fn file_too_large(max: u64) -> Error {
@@ -134,7 +133,7 @@ fn answer(
         // gets theirs.
         let mut listening = true;
         while let Some(mut chunk) = invited.recv().await {
-            import::deliver_with(mailer.clone(), &tenant_name, &mut chunk).await;
+            latchkey_domain::mail::send_invitations(mailer.clone(), &tenant_name, &mut chunk).await;
             if !listening {
                 continue;
             }

@@ -15,22 +15,15 @@ use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use bytes::Bytes;
-use latchkey::admin::{InvitedRow, RejectedRow};
+use latchkey::admin::RejectedRow;
 use latchkey::codes;
 use tokio::sync::mpsc;
 
+use super::batch::{Batch, PreviewStep, Steps, StoreStep, batches};
 use super::import::{self, Row};
 use super::sorted::{Sorted, Sorter};
 use crate::error::Error;
 use crate::state::State;
-use crate::store::{ReadTx, WriteTx};
-
-/// Rows per write transaction. Each commit writes every index page its rows touched: new users'
-/// ids, handles and token keys begin with the time and append (`ids`), and an import's rows come
-/// in address order, so the e-mail index's pages are each written about once. Small enough to
-/// hold the writer for about 0.1 s (other writes wait behind it), to send a progress line as
-/// often, and to keep a bounded batch in memory.
-pub const BATCH: usize = 10_000;
 
 /// Rejected rows listed in an import's summary at most; beyond, a count.
 const REJECTED_KEPT: usize = 10_000;
@@ -93,61 +86,6 @@ pub fn check_and_sort(mut file: File, known: &HashSet<String>, rows_max: u64, di
     Ok(Checked { total, rejected, sorted })
 }
 
-/// The sorted rows in batches of [`BATCH`], read from their runs on a blocking thread.
-pub fn sorted_batches(sorted: Sorted) -> mpsc::Receiver<Result<Vec<Row>, Error>> {
-    let (tx, rx) = mpsc::channel(1);
-    tokio::task::spawn_blocking(move || {
-        let mut batch = Vec::with_capacity(BATCH);
-        for row in sorted {
-            let full = match row {
-                Ok(r) => {
-                    batch.push(r);
-                    batch.len() == BATCH
-                }
-                Err(e) => {
-                    let _ = tx.blocking_send(Err(e));
-                    return;
-                }
-            };
-            if full && tx.blocking_send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))).is_err() {
-                return;
-            }
-        }
-        if !batch.is_empty() {
-            let _ = tx.blocking_send(Ok(batch));
-        }
-    });
-    rx
-}
-
-/// What one batch did.
-pub trait Batch: Default + Send + 'static {
-    /// The invitations it made, e-mailed before its line is sent.
-    fn invited(&mut self) -> &mut Vec<InvitedRow>;
-    /// How many of its rows were left alone (already present, or skipped).
-    fn others(&self) -> usize;
-}
-
-impl Batch for import::Outcome {
-    fn invited(&mut self) -> &mut Vec<InvitedRow> {
-        &mut self.invited
-    }
-
-    fn others(&self) -> usize {
-        self.already_present.len()
-    }
-}
-
-impl Batch for super::reinvite::Outcome {
-    fn invited(&mut self) -> &mut Vec<InvitedRow> {
-        &mut self.invited
-    }
-
-    fn others(&self) -> usize {
-        self.skipped.len()
-    }
-}
-
 /// How a run went: counts for the summary and the audit trail, and why it stopped early.
 #[derive(Debug, Default)]
 pub struct Totals {
@@ -169,25 +107,6 @@ impl Totals {
             None => detail,
         }
     }
-}
-
-/// Stores a batch of `T` in a write transaction, adding what it did to `O`.
-pub trait StoreStep<T, O>: Fn(&WriteTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static {}
-impl<T, O, F> StoreStep<T, O> for F where F: Fn(&WriteTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static
-{}
-
-/// Says in a read transaction what storing a batch of `T` would do, adding it to `O`.
-pub trait PreviewStep<T, O>: Fn(&ReadTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static {}
-impl<T, O, F> PreviewStep<T, O> for F where
-    F: Fn(&ReadTx<'_>, &[T], &mut O) -> Result<(), Error> + Clone + Send + 'static
-{
-}
-
-/// How each batch is handled: stored in a write transaction, or previewed in a read one.
-pub struct Steps<W, P> {
-    pub store: W,
-    pub preview: P,
-    pub dry_run: bool,
 }
 
 /// Runs every batch from `batches` in order (see the module's description); `line` makes a
@@ -232,7 +151,7 @@ where
             }
         };
         if !steps.dry_run {
-            super::import::deliver_all(state, tenant_name, done.invited()).await;
+            crate::mail::send_invitations(state.live.get().mailer.clone(), tenant_name, done.invited()).await;
         }
         totals.invited += done.invited().len();
         totals.others += done.others();
@@ -251,17 +170,12 @@ fn done_by<O: Batch>(step: impl FnOnce(&mut O) -> Result<(), Error>) -> Result<O
     Ok(done)
 }
 
-/// `items` as batches of [`BATCH`], for a run whose rows are all in hand.
+/// The sorted rows in batches of [`BATCH`](super::batch::BATCH), read from their runs on a blocking thread.
+pub fn sorted_batches(sorted: Sorted) -> mpsc::Receiver<Result<Vec<Row>, Error>> {
+    batches(sorted)
+}
+
+/// `items` in batches of [`BATCH`](super::batch::BATCH), for a run whose rows are all in hand.
 pub fn batches_of<T: Send + 'static>(items: Vec<T>) -> mpsc::Receiver<Result<Vec<T>, Error>> {
-    let (tx, rx) = mpsc::channel(1);
-    tokio::spawn(async move {
-        let mut items = items.into_iter().peekable();
-        while items.peek().is_some() {
-            let batch: Vec<T> = items.by_ref().take(BATCH).collect();
-            if tx.send(Ok(batch)).await.is_err() {
-                return;
-            }
-        }
-    });
-    rx
+    batches(items.into_iter().map(Ok))
 }

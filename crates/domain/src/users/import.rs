@@ -12,7 +12,7 @@ use crate::ids;
 use crate::store::tenants::TenantRow;
 use crate::store::users::{NewUser, normalise_email};
 use crate::store::{self, Db, InvitePurpose, ReadTx, Reader, TenantId, UserStatus, WriteTx};
-use crate::users::bulk::{PreviewStep, Steps, StoreStep};
+use crate::users::batch::{Batch, PreviewStep, Steps, StoreStep};
 use crate::webauthn::{valid_email, valid_name};
 
 #[derive(Debug, Clone)]
@@ -209,46 +209,20 @@ pub fn count_lines<R: std::io::Read>(mut input: R) -> std::io::Result<usize> {
     }
 }
 
-/// E-mails the invitations (eight at a time) when `[smtp]` is configured, noting per row whether
-/// it worked. The invitations are already stored: a failure loses nothing.
-pub async fn deliver_all(state: &crate::state::State, tenant_name: &str, invited: &mut [InvitedRow]) {
-    deliver_with(state.live.get().mailer.clone(), tenant_name, invited).await
-}
-
-/// [`deliver_all`] with the mailer in hand, for tasks that outlive the request's borrow.
-pub async fn deliver_with(
-    mailer: Option<std::sync::Arc<crate::mail::Mailer>>,
-    tenant_name: &str,
-    invited: &mut [InvitedRow],
-) {
-    use futures_util::StreamExt;
-    let Some(mailer) = mailer else { return };
-    // Owned data per message: the futures must not borrow across the concurrent stream.
-    let jobs: Vec<(usize, String, String, String)> =
-        invited.iter().enumerate().map(|(i, v)| (i, v.email.clone(), v.name.clone(), v.invite_url.clone())).collect();
-    let tenant = tenant_name.to_owned();
-    let results: Vec<(usize, Result<(), String>)> = futures_util::stream::iter(jobs)
-        .map(|(i, email, name, url)| {
-            let (tenant, mailer) = (tenant.clone(), mailer.clone());
-            async move {
-                let invite =
-                    crate::mail::Invite { tenant: &tenant, email: &email, name: &name, url: &url, recovery: false };
-                (i, mailer.send(&invite).await)
-            }
-        })
-        .buffer_unordered(8)
-        .collect()
-        .await;
-    for (i, r) in results {
-        invited[i].emailed = Some(r.is_ok());
-        invited[i].email_error = r.err();
-    }
-}
-
 #[derive(Debug, Default, Serialize)]
 pub struct Outcome {
     pub invited: Vec<InvitedRow>,
     pub already_present: Vec<String>,
+}
+
+impl Batch for Outcome {
+    fn invited(&mut self) -> &mut Vec<InvitedRow> {
+        &mut self.invited
+    }
+
+    fn others(&self) -> usize {
+        self.already_present.len()
+    }
 }
 
 /// A dry run of [`invite_rows`]: who would be invited (with an empty link), who is present.

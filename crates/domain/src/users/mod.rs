@@ -1,6 +1,7 @@
 //! Users as operators manage them over the admin socket: invitations, recovery links, a user's
 //! credentials, and the user lifecycle (list, show, disable, enable, delete).
 
+pub mod batch;
 pub mod bulk;
 pub mod import;
 pub mod reinvite;

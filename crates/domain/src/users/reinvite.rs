@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::store::tenants::TenantRow;
 use crate::store::users::{UserRow, normalise_email};
 use crate::store::{self, Db, InvitePurpose, ReadTx, Reader, TenantId, UserStatus, WriteTx};
-use crate::users::bulk::{PreviewStep, Steps, StoreStep};
+use crate::users::batch::{Batch, PreviewStep, Steps, StoreStep};
 
 /// The request names users, or asks for every pending one; not both, not neither.
 pub fn validate(req: &Reinvite) -> Result<(), Error> {
@@ -54,6 +54,16 @@ fn pending(tx: &impl Reader, tenant: TenantId, email: &str) -> Result<Result<Use
 pub struct Outcome {
     pub invited: Vec<InvitedRow>,
     pub skipped: Vec<SkippedUser>,
+}
+
+impl Batch for Outcome {
+    fn invited(&mut self) -> &mut Vec<InvitedRow> {
+        &mut self.invited
+    }
+
+    fn others(&self) -> usize {
+        self.skipped.len()
+    }
 }
 
 fn skip(out: &mut Outcome, email: &str, reason: String) {
