@@ -4,10 +4,10 @@
 use latchkey::admin::{App, AppCreated, AppType, CreateApp, SecretRotated, UpdateApp};
 use latchkey::codes;
 
+use crate::clock::Timestamp;
 use crate::clock::date;
 use crate::crypto::{random_bytes, random_token, sha256};
 use crate::error::Error;
-use crate::state::State;
 use crate::store::apps::AppRow;
 use crate::store::{self, Db, Reader, TenantId};
 use crate::tenants::require;
@@ -161,35 +161,31 @@ fn name_conflict(name: &str) -> impl Fn(store::StoreError) -> Error + '_ {
     move |e| if e.is_unique_violation() { name_taken(name, "just created") } else { e.into() }
 }
 
-pub async fn create(state: &State, slug: String, req: CreateApp) -> Result<AppCreated, Error> {
+pub async fn create(db: &Db, now: Timestamp, slug: String, req: CreateApp) -> Result<AppCreated, Error> {
     let mut row = validate(&req)?;
     row.client_id = new_client_id()?;
-    row.created_at = state.clock.now();
+    row.created_at = now;
     let secret = if req.app_type.is_confidential() { Some(random_token()?) } else { None };
     row.secret_hash = secret.as_ref().map(|s| sha256(s.as_bytes()).to_vec());
     let stored = row.clone();
-    state
-        .db
-        .write(move |tx| -> Result<(), Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            ensure_name_free(tx, tenant.id, &stored.name, None)?;
-            store::apps::insert(tx, tenant.id, &stored).map_err(name_conflict(&stored.name))?;
-            Ok(())
-        })
-        .await?;
-    state.db.wait_published().await;
+    db.write(move |tx| -> Result<(), Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        ensure_name_free(tx, tenant.id, &stored.name, None)?;
+        store::apps::insert(tx, tenant.id, &stored).map_err(name_conflict(&stored.name))?;
+        Ok(())
+    })
+    .await?;
+    db.wait_published().await;
     Ok(AppCreated { app: to_wire(&row), client_secret: secret })
 }
 
-pub async fn list(state: &State, slug: String) -> Result<Vec<App>, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let tenant = require(tx, &slug)?;
-            Ok(store::apps::list(tx, tenant.id)?.iter().map(to_wire).collect())
-        })
-        .await
+pub async fn list(db: &Db, slug: String) -> Result<Vec<App>, Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        let tenant = require(tx, &slug)?;
+        Ok(store::apps::list(tx, tenant.id)?.iter().map(to_wire).collect())
+    })
+    .await
 }
 
 fn app_not_found(client_id: &str, slug: &str) -> Error {
@@ -199,30 +195,26 @@ fn app_not_found(client_id: &str, slug: &str) -> Error {
     )
 }
 
-pub async fn show(state: &State, slug: String, client_id: String) -> Result<App, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let tenant = require(tx, &slug)?;
-            let row = store::apps::get(tx, tenant.id, &client_id)?.ok_or_else(|| app_not_found(&client_id, &slug))?;
-            Ok(to_wire(&row))
-        })
-        .await
+pub async fn show(db: &Db, slug: String, client_id: String) -> Result<App, Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        let tenant = require(tx, &slug)?;
+        let row = store::apps::get(tx, tenant.id, &client_id)?.ok_or_else(|| app_not_found(&client_id, &slug))?;
+        Ok(to_wire(&row))
+    })
+    .await
 }
 
-pub async fn delete(state: &State, slug: String, client_id: String) -> Result<(), Error> {
-    state
-        .db
-        .write(move |tx| -> Result<_, Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            if !store::apps::delete(tx, tenant.id, &client_id)? {
-                return Err(app_not_found(&client_id, &slug));
-            }
-            Ok(())
-        })
-        .await?;
-    state.db.wait_published().await;
+pub async fn delete(db: &Db, slug: String, client_id: String) -> Result<(), Error> {
+    db.write(move |tx| -> Result<_, Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        if !store::apps::delete(tx, tenant.id, &client_id)? {
+            return Err(app_not_found(&client_id, &slug));
+        }
+        Ok(())
+    })
+    .await?;
+    db.wait_published().await;
     Ok(())
 }
 
@@ -299,9 +291,8 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
 }
 
 /// Changes an application's name and lists in one transaction; refused whole on any error.
-pub async fn update(state: &State, slug: String, client_id: String, req: UpdateApp) -> Result<App, Error> {
-    let app = state
-        .db
+pub async fn update(db: &Db, slug: String, client_id: String, req: UpdateApp) -> Result<App, Error> {
+    let app = db
         .write(move |tx| -> Result<_, Error> {
             crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
@@ -312,32 +303,30 @@ pub async fn update(state: &State, slug: String, client_id: String, req: UpdateA
             Ok(to_wire(&row))
         })
         .await?;
-    state.db.wait_published().await;
+    db.wait_published().await;
     Ok(app)
 }
 
-pub async fn rotate_secret(state: &State, slug: String, client_id: String) -> Result<SecretRotated, Error> {
+pub async fn rotate_secret(db: &Db, slug: String, client_id: String) -> Result<SecretRotated, Error> {
     let secret = random_token()?;
     let hash = sha256(secret.as_bytes());
     let id = client_id.clone();
-    state
-        .db
-        .write(move |tx| -> Result<_, Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            let row = store::apps::get(tx, tenant.id, &id)?.ok_or_else(|| app_not_found(&id, &slug))?;
-            if row.secret_hash.is_none() {
-                return Err(Error::invalid(
-                    codes::NOT_CONFIDENTIAL,
-                    format!("application {id:?} is a public ({}) client and has no secret", row.app_type.as_str()),
-                ));
-            }
-            store::apps::set_secret_hash(tx, tenant.id, &id, &hash)?;
-            Ok::<_, Error>(())
-        })
-        .await?;
+    db.write(move |tx| -> Result<_, Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        let row = store::apps::get(tx, tenant.id, &id)?.ok_or_else(|| app_not_found(&id, &slug))?;
+        if row.secret_hash.is_none() {
+            return Err(Error::invalid(
+                codes::NOT_CONFIDENTIAL,
+                format!("application {id:?} is a public ({}) client and has no secret", row.app_type.as_str()),
+            ));
+        }
+        store::apps::set_secret_hash(tx, tenant.id, &id, &hash)?;
+        Ok::<_, Error>(())
+    })
+    .await?;
     // On PostgreSQL the old secret stops working on every node before the new one is shown.
-    state.db.wait_published().await;
+    db.wait_published().await;
     Ok(SecretRotated { client_id, client_secret: secret })
 }
 

@@ -20,6 +20,7 @@ use crate::crypto::{Kek, constant_time_eq, random_token, sha256};
 use crate::error::Error;
 use crate::oidc::keys::GeneratedKey;
 use crate::state::State;
+use crate::store::Db;
 use crate::store::apps::AppRow;
 use crate::store::social::ProviderRow;
 use crate::store::{self, Reader, TenantId, WriteTx};
@@ -522,58 +523,56 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
 }
 
 /// One tenant's configuration in the declarative format, secrets left out.
-pub async fn export(state: &State, slug: String) -> Result<Declared, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<Declared, Error> {
-            let t = crate::tenants::require(tx, &slug)?;
-            let roles = store::roles::list(tx, t.id)?
-                .into_iter()
-                .map(|r| DeclaredRole { name: r.name, description: r.description })
-                .collect();
-            let apps = store::apps::list(tx, t.id)?
-                .into_iter()
-                .map(|a| DeclaredApp {
-                    name: a.name,
-                    app_type: a.app_type,
-                    redirect_uris: a.redirect_uris,
-                    post_logout_redirect_uris: a.post_logout_redirect_uris,
-                    cors_origins: a.cors_origins,
-                    scopes: a.scopes,
-                    device_flow: a.device_flow,
-                })
-                .collect();
-            // Providers without their secrets, each naming the file its secret would be read
-            // from: applied back here (no such file) the stored secret is kept; on a new
-            // install the operator writes the file first.
-            let social = store::social::providers(tx, t.id)?
-                .into_iter()
-                .map(|p| DeclaredSocial {
-                    kind: p.kind.as_str().to_owned(),
-                    name: Some(p.label),
-                    client_id: p.client_id,
-                    client_secret_file: Some(format!("{}-{}.secret", t.slug, p.slug)),
-                    client_secret: None,
-                    issuer: p.issuer,
-                    github_url: p.github_url,
-                    github_api_url: p.github_api_url,
-                    allowed_domains: p.allowed_domains,
-                    allowed_orgs: p.allowed_orgs,
-                    create_users: p.create_users,
-                })
-                .collect();
-            Ok(Declared {
-                tenants: vec![DeclaredTenant {
-                    slug: t.slug,
-                    name: Some(t.name),
-                    base_url: Some(t.base_url),
-                    rp_id: Some(t.rp_id),
-                    registration: Some(t.registration),
-                    roles,
-                    apps,
-                    social,
-                }],
+pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
+    db.read(move |tx| -> Result<Declared, Error> {
+        let t = crate::tenants::require(tx, &slug)?;
+        let roles = store::roles::list(tx, t.id)?
+            .into_iter()
+            .map(|r| DeclaredRole { name: r.name, description: r.description })
+            .collect();
+        let apps = store::apps::list(tx, t.id)?
+            .into_iter()
+            .map(|a| DeclaredApp {
+                name: a.name,
+                app_type: a.app_type,
+                redirect_uris: a.redirect_uris,
+                post_logout_redirect_uris: a.post_logout_redirect_uris,
+                cors_origins: a.cors_origins,
+                scopes: a.scopes,
+                device_flow: a.device_flow,
             })
+            .collect();
+        // Providers without their secrets, each naming the file its secret would be read
+        // from: applied back here (no such file) the stored secret is kept; on a new
+        // install the operator writes the file first.
+        let social = store::social::providers(tx, t.id)?
+            .into_iter()
+            .map(|p| DeclaredSocial {
+                kind: p.kind.as_str().to_owned(),
+                name: Some(p.label),
+                client_id: p.client_id,
+                client_secret_file: Some(format!("{}-{}.secret", t.slug, p.slug)),
+                client_secret: None,
+                issuer: p.issuer,
+                github_url: p.github_url,
+                github_api_url: p.github_api_url,
+                allowed_domains: p.allowed_domains,
+                allowed_orgs: p.allowed_orgs,
+                create_users: p.create_users,
+            })
+            .collect();
+        Ok(Declared {
+            tenants: vec![DeclaredTenant {
+                slug: t.slug,
+                name: Some(t.name),
+                base_url: Some(t.base_url),
+                rp_id: Some(t.rp_id),
+                registration: Some(t.registration),
+                roles,
+                apps,
+                social,
+            }],
         })
-        .await
+    })
+    .await
 }

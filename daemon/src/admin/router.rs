@@ -145,28 +145,28 @@ async fn dispatch(
             tenants::delete(state, slug).await?;
             done()
         }
-        A::AppList(slug) => ok(&apps::list(state, slug).await?),
+        A::AppList(slug) => ok(&apps::list(&state.db, slug).await?),
         A::AppCreate(slug) => {
             let r: CreateApp = body(state, req).await?;
             note.detail = Some(format!("name {:?}, type {}", r.name, r.app_type.as_str()));
-            let app = apps::create(state, slug, r).await?;
+            let app = apps::create(&state.db, state.clock.now(), slug, r).await?;
             note.subject = Some(app.app.client_id.clone());
             created(&app)
         }
-        A::AppShow(slug, id) => ok(&apps::show(state, slug, id).await?),
+        A::AppShow(slug, id) => ok(&apps::show(&state.db, slug, id).await?),
         A::AppUpdate(slug, id) => {
             let r: UpdateApp = body(state, req).await?;
             // The request itself says what was asked: `{"add_redirect_uris": [...]}`.
             note.detail = serde_json::to_string(&r).ok();
-            ok(&apps::update(state, slug, id, r).await?)
+            ok(&apps::update(&state.db, slug, id, r).await?)
         }
         A::AppDelete(slug, id) => {
             confirmed(state, req, &format!("application {id:?}")).await?;
-            apps::delete(state, slug, id).await?;
+            apps::delete(&state.db, slug, id).await?;
             done()
         }
-        A::AppRotateSecret(slug, id) => ok(&apps::rotate_secret(state, slug, id).await?),
-        A::KeyList(slug) => ok(&rotation::list(state, slug).await?),
+        A::AppRotateSecret(slug, id) => ok(&apps::rotate_secret(&state.db, slug, id).await?),
+        A::KeyList(slug) => ok(&rotation::list(&state.db, slug).await?),
         A::KeyRotate(slug) => {
             let key = rotation::rotate(state, slug).await?;
             note.subject = Some(key.kid.clone());
@@ -178,7 +178,7 @@ async fn dispatch(
         }
         A::UserList(slug) => {
             let q = query(&req)?;
-            ok(&users::list(state, slug, q.get("role").cloned(), q.get("status").cloned()).await?)
+            ok(&users::list(&state.db, slug, q.get("role").cloned(), q.get("status").cloned()).await?)
         }
         A::UserInvite(slug) => {
             let r: InviteUser = body(state, req).await?;
@@ -198,43 +198,43 @@ async fn dispatch(
             note.recorded_elsewhere = true;
             Ok(response)
         }
-        A::UserShow(slug, email) => ok(&users::show(state, slug, email).await?),
+        A::UserShow(slug, email) => ok(&users::show(&state.db, slug, email).await?),
         A::UserDelete(slug, email) => {
             confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;
-            users::delete(state, slug, email).await?;
+            users::delete(&state.db, slug, email).await?;
             done()
         }
-        A::UserDisable(slug, email) => ok(&users::set_enabled(state, slug, email, false).await?),
-        A::UserEnable(slug, email) => ok(&users::set_enabled(state, slug, email, true).await?),
+        A::UserDisable(slug, email) => ok(&users::set_enabled(&state.db, state.clock.now(), slug, email, false).await?),
+        A::UserEnable(slug, email) => ok(&users::set_enabled(&state.db, state.clock.now(), slug, email, true).await?),
         A::UserRecover(slug, email) => created(&users::recover(state, slug, email).await?),
-        A::UserCredentials(slug, email) => ok(&users::credentials(state, slug, email).await?),
+        A::UserCredentials(slug, email) => ok(&users::credentials(&state.db, slug, email).await?),
         A::UserCredentialRevoke(slug, email, id) => {
             note.detail = Some(format!("credential {id}"));
-            users::revoke_credential(state, slug, email, id).await?;
+            users::revoke_credential(&state.db, slug, email, id).await?;
             done()
         }
-        A::RoleList(slug) => ok(&users::roles::list(state, slug).await?),
+        A::RoleList(slug) => ok(&users::roles::list(&state.db, slug).await?),
         A::RoleCreate(slug) => {
             let r: CreateRole = body(state, req).await?;
             note.subject = Some(r.name.clone());
-            created(&users::roles::create(state, slug, r).await?)
+            created(&users::roles::create(&state.db, state.clock.now(), slug, r).await?)
         }
         A::RoleDelete(slug, name) => {
             confirmed(state, req, &format!("role {name:?}")).await?;
-            users::roles::delete(state, slug, name).await?;
+            users::roles::delete(&state.db, slug, name).await?;
             done()
         }
         A::RoleAssign(slug, name) => {
             let r: Emails = body(state, req).await?;
             note.detail = Some(format!("users {}", r.emails.join(", ")));
-            ok(&users::roles::change(state, slug, name, r, true).await?)
+            ok(&users::roles::change(&state.db, slug, name, r, true).await?)
         }
         A::RoleUnassign(slug, name) => {
             let r: Emails = body(state, req).await?;
             note.detail = Some(format!("users {}", r.emails.join(", ")));
-            ok(&users::roles::change(state, slug, name, r, false).await?)
+            ok(&users::roles::change(&state.db, slug, name, r, false).await?)
         }
-        A::SocialList(slug) => ok(&latchkey_domain::social::list(state, slug).await?),
+        A::SocialList(slug) => ok(&latchkey_domain::social::list(&state.db, slug).await?),
         A::SocialEnable(slug) => {
             let r: EnableSocial = body(state, req).await?;
             note.subject = Some(r.name.clone().unwrap_or_else(|| r.kind.clone()));
@@ -244,7 +244,7 @@ async fn dispatch(
         }
         A::SocialDisable(slug, provider) => {
             confirmed(state, req, &format!("social provider {provider:?} (its client secret; links stay)")).await?;
-            latchkey_domain::social::disable(state, slug, provider).await?;
+            latchkey_domain::social::disable(&state.db, slug, provider).await?;
             done()
         }
         A::Audit(slug) => ok(&read_audit(state, Some(slug), &query(&req)?).await?),
@@ -252,7 +252,7 @@ async fn dispatch(
             let q = query(&req)?;
             ok(&read_audit(state, q.get("tenant").cloned(), &q).await?)
         }
-        A::Export(slug) => ok(&latchkey_domain::declarative::export(state, slug).await?),
+        A::Export(slug) => ok(&latchkey_domain::declarative::export(&state.db, slug).await?),
         A::Apply => {
             let r: ApplyRequest = read_json(req, state.config.limits.invite_file_max, Text::NoNul).await?;
             // A dry run changes nothing, so it is not recorded, like a read.

@@ -148,7 +148,7 @@ pub async fn auth_finish(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error>
 
 pub async fn credential_list(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (user, _) = signed_in(cx, &req).await?;
-    Ok(json(StatusCode::OK, &credentials::list(cx.state, cx.tenant.clone(), user).await?))
+    Ok(json(StatusCode::OK, &credentials::list(&cx.state.db, cx.tenant.clone(), user).await?))
 }
 
 /// Audits a change to a credential of the signed-in user.
@@ -162,14 +162,14 @@ fn record_change<T>(cx: &Cx<'_>, email: &str, action: &str, id: String, result: 
 pub async fn credential_rename(cx: &Cx<'_>, req: Req, id: String) -> Result<Response<Body>, Error> {
     let (user, email) = signed_in(cx, &req).await?;
     let body: credentials::Rename = read_json(req, limit(cx), Text::Printable).await?;
-    let result = credentials::rename(cx.state, cx.tenant.clone(), user, &id, body).await;
+    let result = credentials::rename(&cx.state.db, cx.tenant.clone(), user, &id, body).await;
     record_change(cx, &email, "credential.rename", id, &result);
     Ok(json(StatusCode::OK, &result?))
 }
 
 pub async fn credential_delete(cx: &Cx<'_>, req: Req, id: String) -> Result<Response<Body>, Error> {
     let (user, email) = signed_in(cx, &req).await?;
-    let result = credentials::delete(cx.state, cx.tenant.clone(), user, &id).await;
+    let result = credentials::delete(&cx.state.db, cx.tenant.clone(), user, &id).await;
     record_change(cx, &email, "credential.revoke", id, &result);
     result?;
     Ok(empty(StatusCode::NO_CONTENT))

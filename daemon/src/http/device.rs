@@ -26,7 +26,7 @@ const BUCKET: latchkey_domain::ratelimit::Bucket = latchkey_domain::ratelimit::B
 pub async fn authorization(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let (client, form) = oauth::client_form(cx, req).await?;
     let mut e = cx.event(&client.client_id, "device.requested", "");
-    let result = device::authorize(cx.state, &cx.tenant, client, form).await;
+    let result = device::authorize(&cx.state.db, cx.now(), &cx.tenant, client, form).await;
     e.outcome = latchkey_domain::audit::outcome(&result, |e| e.code().to_owned());
     cx.state.audit.record(e);
     oauth::json(&result?)
@@ -73,7 +73,7 @@ pub async fn lookup(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     check_origin(cx, &req, false)?;
     check_limit(cx)?;
     let body: LookupRequest = read_json(req, limit(cx), Text::Printable).await?;
-    match device::lookup(cx.state, cx.tenant.id, &body.user_code).await? {
+    match device::lookup(&cx.state.db, cx.now(), cx.tenant.id, &body.user_code).await? {
         Some(found) => Ok(json(StatusCode::OK, &found)),
         None => Err(wrong_code(cx)),
     }
@@ -86,7 +86,7 @@ pub async fn decide(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     check_limit(cx)?;
     let session = session_token(req.headers(), &cx.tenant);
     let body: DecideRequest = read_json(req, limit(cx), Text::Printable).await?;
-    let decision = device::decide(cx.state, cx.tenant.id, session, &body.user_code, body.approve).await?;
+    let decision = device::decide(&cx.state.db, cx.now(), cx.tenant.id, session, &body.user_code, body.approve).await?;
     match decision {
         Decision::Done { approved, client_id, email } => {
             let action = if approved { "device.approved" } else { "device.denied" };
@@ -122,7 +122,7 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     };
     let email = session.map(|(_, user)| user.email).unwrap_or_default();
     // Social providers sign in and come back here (the page keeps the code in the tab meanwhile).
-    let providers = latchkey_domain::social::buttons(cx.state, t).await;
+    let providers = latchkey_domain::social::buttons(&cx.state.db, t).await;
     let social = super::pages::social_buttons(&cx.tenant, &providers, "device", "1");
     let main = maud::html! {
         h1 { "Sign in on your device" }

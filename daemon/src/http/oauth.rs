@@ -78,7 +78,7 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
         Outcome::InvalidRedirect(why) => pages::invalid_redirect(&cx.tenant, &why),
         Outcome::Redirect(to) => redirect(&to),
         Outcome::Login { request_id, request } => {
-            let providers = latchkey_domain::social::buttons(cx.state, cx.tenant.id).await;
+            let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
             pages::login(&cx.tenant, &request_id, &request, &providers)
         }
     })
@@ -91,7 +91,7 @@ pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
     Ok(match authorize::resume(cx.state, &cx.tenant, id.clone(), session).await? {
         Resumed::Redirect(to) => redirect(&to),
         Resumed::Login(request) => {
-            let providers = latchkey_domain::social::buttons(cx.state, cx.tenant.id).await;
+            let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
             pages::login(&cx.tenant, &id, &request, &providers)
         }
         Resumed::Expired => pages::sign_in_expired(&cx.tenant),
@@ -127,7 +127,7 @@ pub async fn userinfo(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErro
         None => None,
     };
     let token = token.ok_or_else(OAuthError::token_required)?;
-    json(&introspection::userinfo(cx.state, cx.tenant.clone(), token).await?)
+    json(&introspection::userinfo(&cx.state.db, cx.now(), cx.tenant.clone(), token).await?)
 }
 
 /// `POST /revoke` (RFC 7009).
@@ -142,7 +142,7 @@ pub async fn revoke(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
 pub async fn introspect(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let (client, form) = client_form(cx, req).await?;
     let token = form.owned("token")?.ok_or_else(|| OAuthError::invalid_request("token is required"))?;
-    json(&introspection::introspect(cx.state, cx.tenant.clone(), client, token).await?)
+    json(&introspection::introspect(&cx.state.db, cx.now(), cx.tenant.clone(), client, token).await?)
 }
 
 /// `GET|POST /logout` (RP-initiated logout).

@@ -41,7 +41,7 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
             "Sign in without a password: your device keeps a passkey and unlocks it with your fingerprint, face or screen lock.",
         )
     };
-    let providers = if recovery { vec![] } else { latchkey_domain::social::buttons(cx.state, t).await };
+    let providers = if recovery { vec![] } else { latchkey_domain::social::buttons(&cx.state.db, t).await };
     let main = markup! {
         h1 { (title) }
         p { "Welcome, " strong { (user.name) } ". " (lead) }

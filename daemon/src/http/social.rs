@@ -174,7 +174,7 @@ pub async fn confirm(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response
         Some("cancel") => false,
         _ => return Err(Error::invalid(codes::INVALID_INPUT, "Choose Link or Cancel on the confirmation page.")),
     };
-    let result = link::confirm(cx.state, &cx.tenant, provider.clone(), token, pending, accept).await;
+    let result = link::confirm(&cx.state.db, cx.now(), &cx.tenant, provider.clone(), token, pending, accept).await;
     match &result {
         Ok(Some(linked)) => {
             let mut e = cx.event(&linked.email, "social.link", "success");
@@ -200,13 +200,13 @@ pub async fn confirm(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response
 /// `GET /api/social`: the providers of the tenant and whether the signed-in user is linked.
 pub async fn links(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (user, _) = signed_in(cx, &req).await?;
-    Ok(json(StatusCode::OK, &latchkey_domain::social::account_links(cx.state, cx.tenant.id, user).await?))
+    Ok(json(StatusCode::OK, &latchkey_domain::social::account_links(&cx.state.db, cx.tenant.id, user).await?))
 }
 
 /// `DELETE /api/social/{provider}`: unlinks (cookie calls from the tenant's own pages only).
 pub async fn unlink(cx: &Cx<'_>, req: Req, provider: String) -> Result<Response<Body>, Error> {
     let (user, email) = signed_in(cx, &req).await?;
-    let result = latchkey_domain::social::unlink(cx.state, cx.tenant.id, user, provider.clone()).await;
+    let result = latchkey_domain::social::unlink(&cx.state.db, cx.tenant.id, user, provider.clone()).await;
     let mut e = cx.event(&email, "social.unlink", &latchkey_domain::audit::outcome(&result, |e| e.code.to_owned()));
     e.subject = Some(email);
     e.detail = Some(provider);

@@ -15,12 +15,13 @@ use serde::{Deserialize, Serialize};
 use super::authorize::user_scopes;
 use super::clients::{Presented, authenticate};
 use super::error::OAuthError;
+use crate::clock::Timestamp;
 use crate::crypto::{CryptoError, random_bytes, random_token, sha256};
 use crate::error::Error;
 use crate::params::Params;
 use crate::registry::TenantRuntime;
 use crate::sessions;
-use crate::state::State;
+use crate::store::Db;
 use crate::store::device::{Approval, NewDevice};
 use crate::store::{self, AppType, TenantId};
 
@@ -85,15 +86,15 @@ fn user_code_hash(canonical: &str) -> [u8; 32] {
 /// `POST {base_url}/device_authorization`: client authentication as at `/token`; only a `native`
 /// app with the device flow switched on; `scope` checked as at `/authorize`.
 pub async fn authorize(
-    state: &State,
+    db: &Db,
+    now: Timestamp,
     tenant: &TenantRuntime,
     client: Presented,
     form: Params,
 ) -> Result<DeviceAuthorization, OAuthError> {
     let t = tenant.id;
     let scope = form.owned("scope")?;
-    let (client_id, scope) = state
-        .db
+    let (client_id, scope) = db
         .read(move |tx| -> Result<(String, String), OAuthError> {
             let app = authenticate(tx, t, &client)?;
             if app.app_type != AppType::Native || !app.device_flow {
@@ -106,15 +107,13 @@ pub async fn authorize(
             Ok((app.client_id, scopes.join(" ")))
         })
         .await?;
-    let now = state.clock.now();
     // A user code already pending in this tenant is a unique violation: draw another.
     for _ in 0..5 {
         let device_code = random_token()?;
         let user_code = new_user_code()?;
         let (device_hash, code_hash) = (sha256(device_code.as_bytes()), user_code_hash(&user_code));
         let (cid, sc) = (client_id.clone(), scope.clone());
-        let stored = state
-            .db
+        let stored = db
             .write(move |tx| {
                 let new = NewDevice {
                     device_hash: &device_hash,
@@ -183,23 +182,20 @@ pub fn invalid_user_code() -> Error {
 }
 
 /// The pending request of a user code; `None` when the code is wrong, used or expired.
-pub async fn lookup(state: &State, tenant: TenantId, typed: &str) -> Result<Option<Lookup>, Error> {
+pub async fn lookup(db: &Db, now: Timestamp, tenant: TenantId, typed: &str) -> Result<Option<Lookup>, Error> {
     let Some(code) = canonical_user_code(typed) else { return Ok(None) };
-    let now = state.clock.now();
-    state
-        .db
-        .read(move |tx| -> Result<Option<Lookup>, Error> {
-            let Some(row) = store::device::pending_by_user_code(tx, tenant, &user_code_hash(&code), now)? else {
-                return Ok(None);
-            };
-            let Some(app) = store::apps::get(tx, tenant, &row.client_id)? else { return Ok(None) };
-            Ok(Some(Lookup {
-                client_name: app.name,
-                scopes: super::tokens::scopes(&row.scope).map(str::to_owned).collect(),
-                user_code: display(&code),
-            }))
-        })
-        .await
+    db.read(move |tx| -> Result<Option<Lookup>, Error> {
+        let Some(row) = store::device::pending_by_user_code(tx, tenant, &user_code_hash(&code), now)? else {
+            return Ok(None);
+        };
+        let Some(app) = store::apps::get(tx, tenant, &row.client_id)? else { return Ok(None) };
+        Ok(Some(Lookup {
+            client_name: app.name,
+            scopes: super::tokens::scopes(&row.scope).map(str::to_owned).collect(),
+            user_code: display(&code),
+        }))
+    })
+    .await
 }
 
 /// How a decision went.
@@ -215,7 +211,8 @@ pub enum Decision {
 
 /// Approves or denies the request of a user code as the signed-in user of `session_token`.
 pub async fn decide(
-    state: &State,
+    db: &Db,
+    now: Timestamp,
     tenant: TenantId,
     session_token: Option<String>,
     typed: &str,
@@ -223,26 +220,23 @@ pub async fn decide(
 ) -> Result<Decision, Error> {
     let Some(token) = session_token else { return Ok(Decision::LoginRequired) };
     let code = canonical_user_code(typed);
-    let now = state.clock.now();
-    state
-        .db
-        .write(move |tx| -> Result<Decision, Error> {
-            let Some((session, user)) = sessions::lookup(tx, tenant, &token, now)? else {
-                return Ok(Decision::LoginRequired);
-            };
-            let Some(code) = code else { return Ok(Decision::UnknownCode) };
-            let hash = user_code_hash(&code);
-            let Some(row) = store::device::pending_by_user_code(tx, tenant, &hash, now)? else {
-                return Ok(Decision::UnknownCode);
-            };
-            let approval =
-                Approval { user_id: user.id, session_id: session.id, auth_time: session.auth_time, amr: &session.amr };
-            if !store::device::decide(tx, tenant, &hash, approve.then_some(&approval), now)? {
-                return Ok(Decision::UnknownCode);
-            }
-            Ok(Decision::Done { approved: approve, client_id: row.client_id, email: user.email })
-        })
-        .await
+    db.write(move |tx| -> Result<Decision, Error> {
+        let Some((session, user)) = sessions::lookup(tx, tenant, &token, now)? else {
+            return Ok(Decision::LoginRequired);
+        };
+        let Some(code) = code else { return Ok(Decision::UnknownCode) };
+        let hash = user_code_hash(&code);
+        let Some(row) = store::device::pending_by_user_code(tx, tenant, &hash, now)? else {
+            return Ok(Decision::UnknownCode);
+        };
+        let approval =
+            Approval { user_id: user.id, session_id: session.id, auth_time: session.auth_time, amr: &session.amr };
+        if !store::device::decide(tx, tenant, &hash, approve.then_some(&approval), now)? {
+            return Ok(Decision::UnknownCode);
+        }
+        Ok(Decision::Done { approved: approve, client_id: row.client_id, email: user.email })
+    })
+    .await
 }
 
 #[cfg(test)]

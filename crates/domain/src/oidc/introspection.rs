@@ -58,24 +58,26 @@ pub struct UserInfo {
     pub claims: UserClaims,
 }
 
-pub async fn userinfo(state: &State, tenant: Arc<TenantRuntime>, token: String) -> Result<UserInfo, OAuthError> {
-    let now = state.clock.now();
-    state
-        .db
-        .read(move |tx| -> Result<UserInfo, OAuthError> {
-            let (claims, user) = check_access(tx, &tenant, &token, now)?;
-            let user = user.ok_or_else(|| OAuthError::invalid_token("a client credentials token has no user"))?;
-            if !claims.has_scope("openid") {
-                return Err(OAuthError::insufficient_scope("userinfo needs the openid scope", "openid"));
-            }
-            // Current roles, which may have changed since the token was issued.
-            let roles = store::roles::for_user(tx, tenant.id, user.id)?;
-            Ok(UserInfo {
-                sub: user.public_id.clone(),
-                claims: user_claims(&tenant, &user, user.email_verified, &roles, &claims.scope),
-            })
+pub async fn userinfo(
+    db: &Db,
+    now: Timestamp,
+    tenant: Arc<TenantRuntime>,
+    token: String,
+) -> Result<UserInfo, OAuthError> {
+    db.read(move |tx| -> Result<UserInfo, OAuthError> {
+        let (claims, user) = check_access(tx, &tenant, &token, now)?;
+        let user = user.ok_or_else(|| OAuthError::invalid_token("a client credentials token has no user"))?;
+        if !claims.has_scope("openid") {
+            return Err(OAuthError::insufficient_scope("userinfo needs the openid scope", "openid"));
+        }
+        // Current roles, which may have changed since the token was issued.
+        let roles = store::roles::for_user(tx, tenant.id, user.id)?;
+        Ok(UserInfo {
+            sub: user.public_id.clone(),
+            claims: user_claims(&tenant, &user, user.email_verified, &roles, &claims.scope),
         })
-        .await
+    })
+    .await
 }
 
 /// RFC 7009: revokes a refresh token (and its whole grant) or an access token of the calling
@@ -112,43 +114,39 @@ pub async fn revoke(
 /// `introspect` scope (a resource server) about every token of the tenant. Anything else is
 /// answered `{"active": false}`, as for an unknown token, so that nothing leaks.
 pub async fn introspect(
-    state: &State,
+    db: &Db,
+    now: Timestamp,
     tenant: Arc<TenantRuntime>,
     client: Presented,
     token: String,
 ) -> Result<Value, OAuthError> {
-    let now = state.clock.now();
-    state
-        .db
-        .read(move |tx| -> Result<Value, OAuthError> {
-            let app = authenticate(tx, tenant.id, &client)?;
-            if app.secret_hash.is_none() {
-                return Err(OAuthError::invalid_client("introspection is for confidential clients"));
-            }
-            let may_see = |client_id: &str| client_id == app.client_id || app.scopes.iter().any(|s| s == "introspect");
-            if let Some(row) = store::oidc::refresh(tx, tenant.id, &token_key(&token))? {
-                let live = row.used_at.is_none()
-                    && row.revoked_at.is_none()
-                    && row.expires_at > now
-                    && may_see(&row.client_id);
-                let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == UserStatus::Active);
-                return Ok(match (live, user) {
-                    (true, Some(u)) => json!({
-                        "active": true, "token_type": "refresh_token", "scope": row.scope, "client_id": row.client_id,
-                        "sub": u.public_id, "exp": row.expires_at, "iss": tenant.base_url,
-                    }),
-                    _ => json!({"active": false}),
-                });
-            }
-            Ok(match check_access(tx, &tenant, &token, now) {
-                Ok((c, _)) if may_see(&c.client_id) => json!({
-                    "active": true, "token_type": "access_token", "scope": c.scope, "client_id": c.client_id,
-                    "sub": c.sub, "aud": c.aud, "exp": c.exp, "iat": c.iat, "iss": c.iss, "jti": c.jti,
+    db.read(move |tx| -> Result<Value, OAuthError> {
+        let app = authenticate(tx, tenant.id, &client)?;
+        if app.secret_hash.is_none() {
+            return Err(OAuthError::invalid_client("introspection is for confidential clients"));
+        }
+        let may_see = |client_id: &str| client_id == app.client_id || app.scopes.iter().any(|s| s == "introspect");
+        if let Some(row) = store::oidc::refresh(tx, tenant.id, &token_key(&token))? {
+            let live =
+                row.used_at.is_none() && row.revoked_at.is_none() && row.expires_at > now && may_see(&row.client_id);
+            let user = store::users::by_id(tx, tenant.id, row.user_id)?.filter(|u| u.status == UserStatus::Active);
+            return Ok(match (live, user) {
+                (true, Some(u)) => json!({
+                    "active": true, "token_type": "refresh_token", "scope": row.scope, "client_id": row.client_id,
+                    "sub": u.public_id, "exp": row.expires_at, "iss": tenant.base_url,
                 }),
                 _ => json!({"active": false}),
-            })
+            });
+        }
+        Ok(match check_access(tx, &tenant, &token, now) {
+            Ok((c, _)) if may_see(&c.client_id) => json!({
+                "active": true, "token_type": "access_token", "scope": c.scope, "client_id": c.client_id,
+                "sub": c.sub, "aud": c.aud, "exp": c.exp, "iat": c.iat, "iss": c.iss, "jti": c.jti,
+            }),
+            _ => json!({"active": false}),
         })
-        .await
+    })
+    .await
 }
 
 /// Whether `hint` vouches for ending this session without asking: an ID token of the very user

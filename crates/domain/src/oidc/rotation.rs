@@ -10,6 +10,7 @@ use crate::clock::date;
 use crate::error::Error;
 use crate::state::State;
 use crate::store;
+use crate::store::Db;
 use crate::store::keys::KeyRow;
 use crate::tenants::{require, seal_key};
 
@@ -23,14 +24,12 @@ fn to_wire(row: &KeyRow) -> Key {
     }
 }
 
-pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let tenant = require(tx, &slug)?;
-            Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
-        })
-        .await
+pub async fn list(db: &Db, slug: String) -> Result<Vec<Key>, Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        let tenant = require(tx, &slug)?;
+        Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
+    })
+    .await
 }
 
 /// Generates a key, makes it current, and refreshes what the tenant serves. Returns the new key.

@@ -20,6 +20,7 @@ use crate::error::{Error, Kind};
 use crate::registry::TenantRuntime;
 use crate::sessions;
 use crate::state::State;
+use crate::store::Db;
 use crate::store::sessions::SessionRow;
 use crate::store::social::{LinkRow, PendingLinkRow, ProviderRow, StateRow};
 use crate::store::{self, Reader, SocialPurpose, TenantId, WriteTx};
@@ -163,59 +164,58 @@ fn expired() -> Error {
 /// link (`Some`), Cancel forgets the account (`None`). Either way the pending link is used up;
 /// a refusal changes nothing.
 pub async fn confirm(
-    state: &State,
+    db: &Db,
+    now: Timestamp,
     tenant: &Arc<TenantRuntime>,
     provider: String,
     session_token: String,
     token: String,
     accept: bool,
 ) -> Result<Option<Linked>, Error> {
-    let (t, now, hash) = (tenant.id, state.clock.now(), sha256(token.as_bytes()));
-    state
-        .db
-        .write(move |tx| -> Result<Option<Linked>, Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let (session, user) = sessions::lookup(tx, t, &session_token, now)?.ok_or_else(sign_in_first)?;
-            let pending = store::social::take_pending(tx, t, &provider, &hash, session.id, now)?.ok_or_else(expired)?;
-            if pending.user_id != user.id {
-                return Err(expired());
-            }
-            if !accept {
-                return Ok(None);
-            }
-            let p = store::social::provider(tx, t, &provider)?.ok_or_else(|| provider_gone(&provider))?;
-            // Enabled again at another issuer or API meanwhile: the subject means someone else now.
-            if p.authority() != pending.authority {
-                return Err(expired());
-            }
-            match store::social::link_by_subject(tx, t, &p.slug, &pending.subject)? {
-                Some(l) if l.user_id == user.id => return Ok(None),
-                Some(_) => return Err(taken(&p.label)),
-                None => {}
-            }
-            if store::social::link_of_user(tx, t, &p.slug, user.id)?.is_some() {
-                return Err(already_linked(&p.label));
-            }
-            let row = LinkRow {
-                provider: p.slug.clone(),
-                subject: pending.subject.clone(),
-                user_id: user.id,
-                email: pending.email.clone(),
-                created_at: now,
-            };
-            // A concurrent link on another node (PostgreSQL) meets the unique keys.
-            store::social::insert_link(tx, t, &row, &pending.authority)
-                .map_err(|e| if e.is_unique_violation() { already_linked(&p.label) } else { Error::from(e) })?;
-            Ok(Some(Linked {
-                email: user.email,
-                name: user.name,
-                provider: p.slug,
-                label: p.label,
-                subject: pending.subject,
-                account: pending.account,
-            }))
-        })
-        .await
+    let (t, now, hash) = (tenant.id, now, sha256(token.as_bytes()));
+    db.write(move |tx| -> Result<Option<Linked>, Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let (session, user) = sessions::lookup(tx, t, &session_token, now)?.ok_or_else(sign_in_first)?;
+        let pending = store::social::take_pending(tx, t, &provider, &hash, session.id, now)?.ok_or_else(expired)?;
+        if pending.user_id != user.id {
+            return Err(expired());
+        }
+        if !accept {
+            return Ok(None);
+        }
+        let p = store::social::provider(tx, t, &provider)?.ok_or_else(|| provider_gone(&provider))?;
+        // Enabled again at another issuer or API meanwhile: the subject means someone else now.
+        if p.authority() != pending.authority {
+            return Err(expired());
+        }
+        match store::social::link_by_subject(tx, t, &p.slug, &pending.subject)? {
+            Some(l) if l.user_id == user.id => return Ok(None),
+            Some(_) => return Err(taken(&p.label)),
+            None => {}
+        }
+        if store::social::link_of_user(tx, t, &p.slug, user.id)?.is_some() {
+            return Err(already_linked(&p.label));
+        }
+        let row = LinkRow {
+            provider: p.slug.clone(),
+            subject: pending.subject.clone(),
+            user_id: user.id,
+            email: pending.email.clone(),
+            created_at: now,
+        };
+        // A concurrent link on another node (PostgreSQL) meets the unique keys.
+        store::social::insert_link(tx, t, &row, &pending.authority)
+            .map_err(|e| if e.is_unique_violation() { already_linked(&p.label) } else { Error::from(e) })?;
+        Ok(Some(Linked {
+            email: user.email,
+            name: user.name,
+            provider: p.slug,
+            label: p.label,
+            subject: pending.subject,
+            account: pending.account,
+        }))
+    })
+    .await
 }
 
 /// Tells the user by e-mail that a way into their account was added, when `[smtp]` is

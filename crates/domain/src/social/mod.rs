@@ -16,6 +16,7 @@ use latchkey::codes;
 use crate::crypto::Kek;
 use crate::error::Error;
 use crate::state::State;
+use crate::store::Db;
 use crate::store::social::ProviderRow;
 use crate::store::users::UserId;
 use crate::store::{self, SocialKind, TenantId};
@@ -227,37 +228,33 @@ pub async fn enable(state: &State, slug: String, req: EnableSocial) -> Result<So
 }
 
 /// `latchkey social disable`: the button disappears at once; links stay for a later enable.
-pub async fn disable(state: &State, slug: String, provider: String) -> Result<(), Error> {
-    state
-        .db
-        .write(move |tx| -> Result<(), Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            if !store::social::delete_provider(tx, tenant.id, &provider)? {
-                return Err(Error::not_found(
-                    codes::PROVIDER_NOT_FOUND,
-                    format!("no provider {provider:?} in tenant {slug:?}; `latchkey social list --tenant {slug}`"),
-                ));
-            }
-            Ok(())
-        })
-        .await
+pub async fn disable(db: &Db, slug: String, provider: String) -> Result<(), Error> {
+    db.write(move |tx| -> Result<(), Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        if !store::social::delete_provider(tx, tenant.id, &provider)? {
+            return Err(Error::not_found(
+                codes::PROVIDER_NOT_FOUND,
+                format!("no provider {provider:?} in tenant {slug:?}; `latchkey social list --tenant {slug}`"),
+            ));
+        }
+        Ok(())
+    })
+    .await
 }
 
-pub async fn list(state: &State, slug: String) -> Result<Vec<SocialProvider>, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<Vec<SocialProvider>, Error> {
-            let tenant = require(tx, &slug)?;
-            Ok(store::social::providers(tx, tenant.id)?.iter().map(|p| to_wire(&tenant.base_url, p)).collect())
-        })
-        .await
+pub async fn list(db: &Db, slug: String) -> Result<Vec<SocialProvider>, Error> {
+    db.read(move |tx| -> Result<Vec<SocialProvider>, Error> {
+        let tenant = require(tx, &slug)?;
+        Ok(store::social::providers(tx, tenant.id)?.iter().map(|p| to_wire(&tenant.base_url, p)).collect())
+    })
+    .await
 }
 
 /// The buttons of the tenant's enabled providers: (key in URLs, label). A database failure
 /// shows no buttons rather than no page.
-pub async fn buttons(state: &State, tenant: TenantId) -> Vec<(String, String)> {
-    let rows = state.db.read(move |tx| store::social::providers(tx, tenant)).await;
+pub async fn buttons(db: &Db, tenant: TenantId) -> Vec<(String, String)> {
+    let rows = db.read(move |tx| store::social::providers(tx, tenant)).await;
     rows.map(|rows| rows.into_iter().map(|p| (p.slug, p.label)).collect()).unwrap_or_default()
 }
 
@@ -274,61 +271,57 @@ pub struct AccountLink {
 
 /// The tenant's providers and the user's links to them (a link to a disabled provider is shown
 /// too, so that it can be removed).
-pub async fn account_links(state: &State, tenant: TenantId, user: UserId) -> Result<Vec<AccountLink>, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<Vec<AccountLink>, Error> {
-            let links = store::social::links_of_user(tx, tenant, user)?;
-            let mut out: Vec<AccountLink> = store::social::providers(tx, tenant)?
-                .into_iter()
-                .map(|p| {
-                    let link = links.iter().find(|l| l.provider == p.slug);
-                    AccountLink {
-                        linked: link.is_some(),
-                        email: link.map(|l| l.email.clone()),
-                        provider: p.slug,
-                        label: p.label,
-                    }
-                })
-                .collect();
-            let orphans: Vec<_> = links.iter().filter(|l| !out.iter().any(|o| o.provider == l.provider)).collect();
-            for l in orphans {
-                out.push(AccountLink {
-                    provider: l.provider.clone(),
-                    label: l.provider.clone(),
-                    linked: true,
-                    email: Some(l.email.clone()),
-                });
-            }
-            Ok(out)
-        })
-        .await
+pub async fn account_links(db: &Db, tenant: TenantId, user: UserId) -> Result<Vec<AccountLink>, Error> {
+    db.read(move |tx| -> Result<Vec<AccountLink>, Error> {
+        let links = store::social::links_of_user(tx, tenant, user)?;
+        let mut out: Vec<AccountLink> = store::social::providers(tx, tenant)?
+            .into_iter()
+            .map(|p| {
+                let link = links.iter().find(|l| l.provider == p.slug);
+                AccountLink {
+                    linked: link.is_some(),
+                    email: link.map(|l| l.email.clone()),
+                    provider: p.slug,
+                    label: p.label,
+                }
+            })
+            .collect();
+        let orphans: Vec<_> = links.iter().filter(|l| !out.iter().any(|o| o.provider == l.provider)).collect();
+        for l in orphans {
+            out.push(AccountLink {
+                provider: l.provider.clone(),
+                label: l.provider.clone(),
+                linked: true,
+                email: Some(l.email.clone()),
+            });
+        }
+        Ok(out)
+    })
+    .await
 }
 
 /// Unlinks the signed-in user from a provider, unless it is their only way to sign in.
-pub async fn unlink(state: &State, tenant: TenantId, user: UserId, provider: String) -> Result<(), Error> {
-    state
-        .db
-        .write(move |tx| -> Result<(), Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            if store::social::link_of_user(tx, tenant, &provider, user)?.is_none() {
-                return Err(Error::not_found(
-                    codes::PROVIDER_NOT_FOUND,
-                    format!("your account is not linked to {provider:?}"),
-                ));
-            }
-            let passkeys = store::credentials::count_for_user(tx, tenant, user)?;
-            let links = store::social::links_of_user(tx, tenant, user)?.len();
-            if passkeys == 0 && links <= 1 {
-                return Err(Error::conflict(
-                    codes::LAST_CREDENTIAL,
-                    "this is your only way to sign in: add a passkey first, then unlink",
-                ));
-            }
-            store::social::delete_link(tx, tenant, &provider, user)?;
-            Ok(())
-        })
-        .await
+pub async fn unlink(db: &Db, tenant: TenantId, user: UserId, provider: String) -> Result<(), Error> {
+    db.write(move |tx| -> Result<(), Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        if store::social::link_of_user(tx, tenant, &provider, user)?.is_none() {
+            return Err(Error::not_found(
+                codes::PROVIDER_NOT_FOUND,
+                format!("your account is not linked to {provider:?}"),
+            ));
+        }
+        let passkeys = store::credentials::count_for_user(tx, tenant, user)?;
+        let links = store::social::links_of_user(tx, tenant, user)?.len();
+        if passkeys == 0 && links <= 1 {
+            return Err(Error::conflict(
+                codes::LAST_CREDENTIAL,
+                "this is your only way to sign in: add a passkey first, then unlink",
+            ));
+        }
+        store::social::delete_link(tx, tenant, &provider, user)?;
+        Ok(())
+    })
+    .await
 }
 
 #[cfg(test)]

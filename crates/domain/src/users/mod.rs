@@ -169,36 +169,34 @@ fn admin_credential(c: &store::credentials::CredentialRow) -> AdminCredential {
     }
 }
 
-pub async fn credentials(state: &State, slug: String, email: String) -> Result<Vec<AdminCredential>, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let tenant = require(tx, &slug)?;
-            let user = require_user(tx, tenant.id, &slug, &email)?;
-            Ok(store::credentials::for_user(tx, tenant.id, user.id)?.iter().map(admin_credential).collect())
-        })
-        .await
+pub async fn credentials(db: &Db, slug: String, email: String) -> Result<Vec<AdminCredential>, Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        let tenant = require(tx, &slug)?;
+        let user = require_user(tx, tenant.id, &slug, &email)?;
+        Ok(store::credentials::for_user(tx, tenant.id, user.id)?.iter().map(admin_credential).collect())
+    })
+    .await
 }
 
 /// Revokes one credential. Unlike the user's own API, an operator may remove the last one (a
 /// lost device); the user then needs a recovery link.
-pub async fn revoke_credential(state: &State, slug: String, email: String, id: String) -> Result<(), Error> {
+pub async fn revoke_credential(db: &Db, slug: String, email: String, id: String) -> Result<(), Error> {
     let raw = b64url_decode(&id).unwrap_or_default();
-    state
-        .db
-        .write(move |tx| -> Result<_, Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            let user = require_user(tx, tenant.id, &slug, &email)?;
-            if !store::credentials::delete(tx, tenant.id, user.id, &raw)? {
-                return Err(Error::not_found(
-                    codes::CREDENTIAL_NOT_FOUND,
-                    format!("{email} has no credential {id:?}; `latchkey credential list --tenant {slug} {email}` shows them"),
-                ));
-            }
-            Ok(())
-        })
-        .await
+    db.write(move |tx| -> Result<_, Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        let user = require_user(tx, tenant.id, &slug, &email)?;
+        if !store::credentials::delete(tx, tenant.id, user.id, &raw)? {
+            return Err(Error::not_found(
+                codes::CREDENTIAL_NOT_FOUND,
+                format!(
+                    "{email} has no credential {id:?}; `latchkey credential list --tenant {slug} {email}` shows them"
+                ),
+            ));
+        }
+        Ok(())
+    })
+    .await
 }
 
 pub fn to_wire(tx: &impl Reader, tenant: TenantId, u: &UserRow) -> Result<User, Error> {
@@ -213,96 +211,82 @@ pub fn to_wire(tx: &impl Reader, tenant: TenantId, u: &UserRow) -> Result<User, 
     })
 }
 
-pub async fn list(
-    state: &State,
-    slug: String,
-    role: Option<String>,
-    status: Option<String>,
-) -> Result<Vec<User>, Error> {
+pub async fn list(db: &Db, slug: String, role: Option<String>, status: Option<String>) -> Result<Vec<User>, Error> {
     let status = match status {
         None => None,
         Some(s) => Some(UserStatus::parse(&s).ok_or_else(|| {
             Error::invalid(codes::INVALID_INPUT, format!("status {s:?}: use invited, active or disabled"))
         })?),
     };
-    state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let tenant = require(tx, &slug)?;
-            if let Some(r) = &role {
-                roles::require_role(tx, tenant.id, &slug, r)?;
-            }
-            // Roles and credential counts for the whole tenant in two queries, not two per user.
-            let mut roles = store::roles::by_user(tx, tenant.id)?;
-            let counts = store::credentials::counts_by_user(tx, tenant.id)?;
-            Ok(store::users::list(tx, tenant.id, role.as_deref(), status)?
-                .into_iter()
-                .map(|u| User {
-                    roles: roles.remove(&u.id).unwrap_or_default(),
-                    credentials: counts.get(&u.id).copied().unwrap_or(0),
-                    id: u.public_id,
-                    email: u.email,
-                    name: u.name,
-                    status: u.status.as_str().to_owned(),
-                    created: date(u.created_at),
-                })
-                .collect())
-        })
-        .await
+    db.read(move |tx| -> Result<_, Error> {
+        let tenant = require(tx, &slug)?;
+        if let Some(r) = &role {
+            roles::require_role(tx, tenant.id, &slug, r)?;
+        }
+        // Roles and credential counts for the whole tenant in two queries, not two per user.
+        let mut roles = store::roles::by_user(tx, tenant.id)?;
+        let counts = store::credentials::counts_by_user(tx, tenant.id)?;
+        Ok(store::users::list(tx, tenant.id, role.as_deref(), status)?
+            .into_iter()
+            .map(|u| User {
+                roles: roles.remove(&u.id).unwrap_or_default(),
+                credentials: counts.get(&u.id).copied().unwrap_or(0),
+                id: u.public_id,
+                email: u.email,
+                name: u.name,
+                status: u.status.as_str().to_owned(),
+                created: date(u.created_at),
+            })
+            .collect())
+    })
+    .await
 }
 
-pub async fn show(state: &State, slug: String, email: String) -> Result<User, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let tenant = require(tx, &slug)?;
-            let user = require_user(tx, tenant.id, &slug, &email)?;
-            to_wire(tx, tenant.id, &user)
-        })
-        .await
+pub async fn show(db: &Db, slug: String, email: String) -> Result<User, Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        let tenant = require(tx, &slug)?;
+        let user = require_user(tx, tenant.id, &slug, &email)?;
+        to_wire(tx, tenant.id, &user)
+    })
+    .await
 }
 
 /// Disables (or enables) a user. Disabling ends their sessions and refresh tokens at once; their
 /// access tokens stop working at this service's endpoints, which check the user on every call.
-pub async fn set_enabled(state: &State, slug: String, email: String, enabled: bool) -> Result<User, Error> {
-    let now = state.clock.now();
-    state
-        .db
-        .write(move |tx| -> Result<_, Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            let user = require_user(tx, tenant.id, &slug, &email)?;
-            if enabled {
-                if user.status == UserStatus::Disabled {
-                    let has_credentials = store::credentials::count_for_user(tx, tenant.id, user.id)? > 0;
-                    store::users::set_status(
-                        tx,
-                        tenant.id,
-                        user.id,
-                        if has_credentials { UserStatus::Active } else { UserStatus::Invited },
-                    )?;
-                }
-            } else {
-                store::users::set_status(tx, tenant.id, user.id, UserStatus::Disabled)?;
-                store::users::sign_out_everywhere(tx, tenant.id, user.id, now)?;
+pub async fn set_enabled(db: &Db, now: Timestamp, slug: String, email: String, enabled: bool) -> Result<User, Error> {
+    db.write(move |tx| -> Result<_, Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        let user = require_user(tx, tenant.id, &slug, &email)?;
+        if enabled {
+            if user.status == UserStatus::Disabled {
+                let has_credentials = store::credentials::count_for_user(tx, tenant.id, user.id)? > 0;
+                store::users::set_status(
+                    tx,
+                    tenant.id,
+                    user.id,
+                    if has_credentials { UserStatus::Active } else { UserStatus::Invited },
+                )?;
             }
-            let user = require_user(tx, tenant.id, &slug, &email)?;
-            to_wire(tx, tenant.id, &user)
-        })
-        .await
+        } else {
+            store::users::set_status(tx, tenant.id, user.id, UserStatus::Disabled)?;
+            store::users::sign_out_everywhere(tx, tenant.id, user.id, now)?;
+        }
+        let user = require_user(tx, tenant.id, &slug, &email)?;
+        to_wire(tx, tenant.id, &user)
+    })
+    .await
 }
 
-pub async fn delete(state: &State, slug: String, email: String) -> Result<(), Error> {
-    state
-        .db
-        .write(move |tx| -> Result<_, Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            let user = require_user(tx, tenant.id, &slug, &email)?;
-            store::users::delete(tx, tenant.id, user.id)?;
-            Ok(())
-        })
-        .await
+pub async fn delete(db: &Db, slug: String, email: String) -> Result<(), Error> {
+    db.write(move |tx| -> Result<_, Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        let user = require_user(tx, tenant.id, &slug, &email)?;
+        store::users::delete(tx, tenant.id, user.id)?;
+        Ok(())
+    })
+    .await
 }
 
 /// The invitation or recovery link of `token`, still valid at `now`, with its user.

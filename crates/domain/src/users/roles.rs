@@ -4,9 +4,10 @@ use latchkey::admin::{CreateRole, Emails, Role, RoleChange};
 use latchkey::codes;
 
 use super::require_user;
+use crate::clock::Timestamp;
 use crate::clock::date;
 use crate::error::Error;
-use crate::state::State;
+use crate::store::Db;
 use crate::store::roles::RoleRow;
 use crate::store::{self, Reader, TenantId};
 use crate::tenants::require;
@@ -32,7 +33,7 @@ pub fn require_role(tx: &impl Reader, tenant: TenantId, slug: &str, name: &str) 
     })
 }
 
-pub async fn create(state: &State, slug: String, req: CreateRole) -> Result<Role, Error> {
+pub async fn create(db: &Db, now: Timestamp, slug: String, req: CreateRole) -> Result<Role, Error> {
     if !valid_name(&req.name) {
         return Err(Error::invalid(
             codes::INVALID_NAME,
@@ -45,70 +46,61 @@ pub async fn create(state: &State, slug: String, req: CreateRole) -> Result<Role
     if req.description.chars().count() > 200 || req.description.chars().any(char::is_control) {
         return Err(Error::invalid(codes::INVALID_INPUT, "description: at most 200 printable characters"));
     }
-    let now = state.clock.now();
-    state
-        .db
-        .write(move |tx| -> Result<Role, Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            if store::roles::by_name(tx, tenant.id, &req.name)?.is_some() {
-                return Err(Error::conflict(codes::ROLE_EXISTS, format!("role {:?} already exists", req.name)));
-            }
-            store::roles::insert(tx, tenant.id, &req.name, &req.description, now)?;
-            let row = require_role(tx, tenant.id, &slug, &req.name)?;
-            Ok(to_wire(&row))
-        })
-        .await
+    db.write(move |tx| -> Result<Role, Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        if store::roles::by_name(tx, tenant.id, &req.name)?.is_some() {
+            return Err(Error::conflict(codes::ROLE_EXISTS, format!("role {:?} already exists", req.name)));
+        }
+        store::roles::insert(tx, tenant.id, &req.name, &req.description, now)?;
+        let row = require_role(tx, tenant.id, &slug, &req.name)?;
+        Ok(to_wire(&row))
+    })
+    .await
 }
 
-pub async fn list(state: &State, slug: String) -> Result<Vec<Role>, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            let tenant = require(tx, &slug)?;
-            Ok(store::roles::list(tx, tenant.id)?.iter().map(to_wire).collect())
-        })
-        .await
+pub async fn list(db: &Db, slug: String) -> Result<Vec<Role>, Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        let tenant = require(tx, &slug)?;
+        Ok(store::roles::list(tx, tenant.id)?.iter().map(to_wire).collect())
+    })
+    .await
 }
 
-pub async fn delete(state: &State, slug: String, name: String) -> Result<(), Error> {
-    state
-        .db
-        .write(move |tx| -> Result<(), Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            let role = require_role(tx, tenant.id, &slug, &name)?;
-            store::roles::delete(tx, tenant.id, role.id)?;
-            Ok(())
-        })
-        .await
+pub async fn delete(db: &Db, slug: String, name: String) -> Result<(), Error> {
+    db.write(move |tx| -> Result<(), Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        let role = require_role(tx, tenant.id, &slug, &name)?;
+        store::roles::delete(tx, tenant.id, role.id)?;
+        Ok(())
+    })
+    .await
 }
 
 /// Assigns (or unassigns) a role to every listed user, all or nothing: an unknown user refuses
 /// the whole call.
-pub async fn change(state: &State, slug: String, name: String, req: Emails, assign: bool) -> Result<RoleChange, Error> {
+pub async fn change(db: &Db, slug: String, name: String, req: Emails, assign: bool) -> Result<RoleChange, Error> {
     if req.emails.is_empty() {
         return Err(Error::invalid(codes::INVALID_INPUT, "name at least one user's e-mail"));
     }
-    state
-        .db
-        .write(move |tx| -> Result<RoleChange, Error> {
-            crate::store::cluster::admin_lock(tx)?;
-            let tenant = require(tx, &slug)?;
-            let role = require_role(tx, tenant.id, &slug, &name)?;
-            let (mut changed, mut unchanged) = (vec![], vec![]);
-            for email in &req.emails {
-                let user = require_user(tx, tenant.id, &slug, email)?;
-                let did = if assign {
-                    store::roles::assign(tx, tenant.id, user.id, role.id)?
-                } else {
-                    store::roles::unassign(tx, tenant.id, user.id, role.id)?
-                };
-                if did { changed.push(user.email) } else { unchanged.push(user.email) }
-            }
-            Ok(RoleChange { role: name, changed, unchanged })
-        })
-        .await
+    db.write(move |tx| -> Result<RoleChange, Error> {
+        crate::store::cluster::admin_lock(tx)?;
+        let tenant = require(tx, &slug)?;
+        let role = require_role(tx, tenant.id, &slug, &name)?;
+        let (mut changed, mut unchanged) = (vec![], vec![]);
+        for email in &req.emails {
+            let user = require_user(tx, tenant.id, &slug, email)?;
+            let did = if assign {
+                store::roles::assign(tx, tenant.id, user.id, role.id)?
+            } else {
+                store::roles::unassign(tx, tenant.id, user.id, role.id)?
+            };
+            if did { changed.push(user.email) } else { unchanged.push(user.email) }
+        }
+        Ok(RoleChange { role: name, changed, unchanged })
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use super::CredentialInfo;
 use crate::crypto::b64url_decode;
 use crate::error::Error;
 use crate::registry::TenantRuntime;
-use crate::state::State;
 use crate::store;
+use crate::store::Db;
 use crate::store::users::UserId;
 
 #[derive(Debug, Deserialize)]
@@ -28,13 +28,11 @@ fn raw_id(id: &str) -> Result<Vec<u8>, Error> {
     b64url_decode(id).filter(|v| !v.is_empty()).ok_or_else(not_found)
 }
 
-pub async fn list(state: &State, tenant: Arc<TenantRuntime>, user: UserId) -> Result<Vec<CredentialInfo>, Error> {
-    state
-        .db
-        .read(move |tx| -> Result<_, Error> {
-            Ok(store::credentials::for_user(tx, tenant.id, user)?.iter().map(CredentialInfo::from_row).collect())
-        })
-        .await
+pub async fn list(db: &Db, tenant: Arc<TenantRuntime>, user: UserId) -> Result<Vec<CredentialInfo>, Error> {
+    db.read(move |tx| -> Result<_, Error> {
+        Ok(store::credentials::for_user(tx, tenant.id, user)?.iter().map(CredentialInfo::from_row).collect())
+    })
+    .await
 }
 
 /// 1–64 printable characters (see [`super::unprintable`]).
@@ -44,7 +42,7 @@ fn valid_label(name: &str) -> bool {
 }
 
 pub async fn rename(
-    state: &State,
+    db: &Db,
     tenant: Arc<TenantRuntime>,
     user: UserId,
     id: &str,
@@ -54,38 +52,34 @@ pub async fn rename(
         return Err(Error::invalid(codes::INVALID_NAME, "name must be 1-64 printable characters"));
     }
     let raw = raw_id(id)?;
-    state
-        .db
-        .write(move |tx| -> Result<_, Error> {
-            let name = req.name.trim();
-            if !store::credentials::rename(tx, tenant.id, user, &raw, name)? {
-                return Err(not_found());
-            }
-            let row = store::credentials::by_credential_id(tx, tenant.id, &raw)?.ok_or_else(not_found)?;
-            Ok(CredentialInfo::from_row(&row))
-        })
-        .await
+    db.write(move |tx| -> Result<_, Error> {
+        let name = req.name.trim();
+        if !store::credentials::rename(tx, tenant.id, user, &raw, name)? {
+            return Err(not_found());
+        }
+        let row = store::credentials::by_credential_id(tx, tenant.id, &raw)?.ok_or_else(not_found)?;
+        Ok(CredentialInfo::from_row(&row))
+    })
+    .await
 }
 
-pub async fn delete(state: &State, tenant: Arc<TenantRuntime>, user: UserId, id: &str) -> Result<(), Error> {
+pub async fn delete(db: &Db, tenant: Arc<TenantRuntime>, user: UserId, id: &str) -> Result<(), Error> {
     let raw = raw_id(id)?;
-    state
-        .db
-        .write(move |tx| -> Result<_, Error> {
-            // Two deletions of a user's two passkeys on two nodes must not both pass the check.
-            store::users::lock(tx, tenant.id, user)?;
-            let mine = store::credentials::by_credential_id(tx, tenant.id, &raw)?.filter(|c| c.user_id == user);
-            if mine.is_none() {
-                return Err(not_found());
-            }
-            if store::credentials::count_for_user(tx, tenant.id, user)? <= 1 {
-                return Err(Error::conflict(
-                    codes::LAST_CREDENTIAL,
-                    "this is your only credential: add another passkey or security key before removing it",
-                ));
-            }
-            store::credentials::delete(tx, tenant.id, user, &raw)?;
-            Ok(())
-        })
-        .await
+    db.write(move |tx| -> Result<_, Error> {
+        // Two deletions of a user's two passkeys on two nodes must not both pass the check.
+        store::users::lock(tx, tenant.id, user)?;
+        let mine = store::credentials::by_credential_id(tx, tenant.id, &raw)?.filter(|c| c.user_id == user);
+        if mine.is_none() {
+            return Err(not_found());
+        }
+        if store::credentials::count_for_user(tx, tenant.id, user)? <= 1 {
+            return Err(Error::conflict(
+                codes::LAST_CREDENTIAL,
+                "this is your only credential: add another passkey or security key before removing it",
+            ));
+        }
+        store::credentials::delete(tx, tenant.id, user, &raw)?;
+        Ok(())
+    })
+    .await
 }
