@@ -557,6 +557,12 @@ impl TestDaemon {
     /// origin. When `edit` leaves `[storage]` alone, the store is a new one of the run's backend
     /// (on PostgreSQL: a new database, dropped with the daemon).
     pub fn start_on(port: u16, edit: impl FnOnce(&mut FileConfig)) -> TestDaemon {
+        TestDaemon::start_knowing_port(port, |_, f| edit(f))
+    }
+
+    /// Like [`TestDaemon::start_on`], `edit` also told the port bound (kept bound for the daemon,
+    /// never closed and bound again), for settings that name it (an `https://` public URL).
+    pub fn start_knowing_port(port: u16, edit: impl FnOnce(u16, &mut FileConfig)) -> TestDaemon {
         let dir = tempfile::tempdir().expect("tempdir");
         let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind");
         let port = listener.local_addr().expect("addr").port();
@@ -565,7 +571,7 @@ impl TestDaemon {
         file.server.listen = Some(format!("127.0.0.1:{port}"));
         // Any free port: daemons of parallel tests must not meet on the default one.
         file.server.metrics_listen = Some("127.0.0.1:0".into());
-        edit(&mut file);
+        edit(port, &mut file);
         let untouched = {
             let s = &file.storage;
             s.path.is_none() && s.backend.is_none() && s.url_file.is_none()

@@ -27,15 +27,15 @@ fn curl(args: &[&str]) -> (String, String) {
 fn serves_https_with_http2_and_https_issuers() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key) = self_signed(dir.path());
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let d = TestDaemon::start_on(port, |f| {
+    let d = TestDaemon::start_knowing_port(0, |port, f| {
         f.server.public_url = Some(format!("https://localhost:{port}"));
         f.server.tls_cert = Some(cert.clone());
         f.server.tls_key = Some(key.clone());
     });
     d.tenant("acme");
     let ca = cert.to_str().unwrap();
-    let base = format!("https://localhost:{port}");
+    let base = d.base.clone();
+    let port: u16 = base.rsplit(':').next().and_then(|p| p.parse().ok()).expect("the base URL names the port");
     let (body, err) = curl(&["--cacert", ca, &format!("{base}/healthz")]);
     assert_eq!(body, "ok\n", "{err}");
     let (version, _) =
