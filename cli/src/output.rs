@@ -15,6 +15,8 @@ pub struct Output {
     pub notes: Vec<String>,
     /// Text printed instead of a table.
     pub text: Option<String>,
+    /// Tables printed after the first, on stdout as it is (what `apply` created, after its plan).
+    pub more_tables: Vec<Table>,
     /// What is shown this once and lost otherwise (a client secret, an invite link): with `-q`
     /// these lines are all that is printed, one value (or tab-separated record) per line.
     pub secrets: Vec<String>,
@@ -27,7 +29,16 @@ pub struct Output {
 impl Output {
     pub fn new<T: Serialize>(value: &T) -> Result<Output, CliError> {
         let json = serde_json::to_value(value).map_err(|e| CliError::Internal(e.to_string()))?;
-        Ok(Output { json, table: None, notes: vec![], text: None, secrets: vec![], problems: vec![], exit_code: 0 })
+        Ok(Output {
+            json,
+            table: None,
+            notes: vec![],
+            text: None,
+            more_tables: vec![],
+            secrets: vec![],
+            problems: vec![],
+            exit_code: 0,
+        })
     }
 
     /// Adds a field to the JSON object (or to each object of a JSON array, from `value_of`):
@@ -54,6 +65,12 @@ impl Output {
 
     pub fn text(mut self, text: impl Into<String>) -> Output {
         self.text = Some(text.into());
+        self
+    }
+
+    /// Another table, printed on stdout after the first.
+    pub fn more_table(mut self, t: Table) -> Output {
+        self.more_tables.push(t);
         self
     }
 
@@ -95,6 +112,9 @@ impl Output {
                     print_out(t)?;
                 }
                 if let Some(t) = &self.table {
+                    print_out(&escaped(t).to_string())?;
+                }
+                for t in &self.more_tables {
                     print_out(&escaped(t).to_string())?;
                 }
                 for p in &self.problems {

@@ -137,8 +137,12 @@ fn apply_is_idempotent_and_export_round_trips() {
     let other = TestDaemon::start();
     let copy = dir.path().join("acme.toml");
     std::fs::write(&copy, &exported).unwrap();
-    let applied = other.cli(&["apply", "-f", copy.to_str().unwrap(), "-o", "json"]).ok().json();
-    assert_eq!(applied["created_apps"].as_array().unwrap().len(), 4, "apps get new secrets, printed once");
+    // In table mode the new secrets go to stdout with the plan, as `app create`'s do: they must
+    // survive `2>/dev/null`.
+    let applied = other.cli(&["apply", "-f", copy.to_str().unwrap()]).ok();
+    let created = applied.stdout.split("CLIENT SECRET").nth(1).unwrap_or_else(|| panic!("{}", applied.stdout));
+    assert_eq!(created.lines().filter(|l| l.contains("acme")).count(), 4, "apps get new secrets, printed once");
+    assert!(!applied.stderr.contains("CLIENT SECRET"), "{}", applied.stderr);
     assert_eq!(other.cli(&["export", "--tenant", "acme"]).ok().stdout, exported);
     assert!(other.cli(&["apply", "-f", copy.to_str().unwrap()]).ok().stdout.contains("No changes"));
 

@@ -320,6 +320,15 @@ fn only_native_device_flow_apps_and_bad_input_stores_nothing() {
     let r = request(&site, id, Some("openid"));
     assert_eq!(error(&r), "unauthorized_client");
 
+    // A device-flow app without a redirect URI may have the flow turned off (it then signs no one
+    // in, and says so), and back on.
+    let tv = device_app(&site, "tv", &[]);
+    let r = d.cli(&["app", "update", "--tenant", "acme", &tv.client_id, "--device-flow", "false"]).ok();
+    assert!(r.stderr.contains("can sign no one in now"), "{}", r.stderr);
+    assert_eq!(error(&request(&site, &tv.client_id, Some("openid"))), "unauthorized_client");
+    d.cli(&["app", "update", "--tenant", "acme", &tv.client_id, "--device-flow", "true"]).ok();
+    assert_eq!(request(&site, &tv.client_id, Some("openid")).status, 200);
+
     // Bad input at every endpoint: a stable code, nothing stored.
     let app = device_app(&site, "acmectl", &[]);
     let before = d.snapshot();

@@ -118,7 +118,14 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             }
             let path = format!("/tenants/{}/apps/{}", seg(&tenant.tenant)?, seg(&client_id)?);
             let a: App = client.call(hyper::Method::PATCH, &path, Some(&req))?;
-            Ok(Output::new(&a)?.table(fields(&rows(&a))))
+            let out = Output::new(&a)?.table(fields(&rows(&a)));
+            if a.app_type == AppType::Native && a.redirect_uris.is_empty() && !a.device_flow {
+                return Ok(out.note(
+                    "This app can sign no one in now: add a redirect URI (--add-redirect-uri) or turn the device \
+                     flow back on (--device-flow true).",
+                ));
+            }
+            Ok(out)
         }
         AppCmd::Delete { tenant, client_id, yes } => {
             require_yes(yes, &format!("application {client_id:?}"))?;

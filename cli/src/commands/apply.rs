@@ -116,7 +116,8 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
                 out = out.secret(format!("{}\t{}\t{}\t{secret}", a.tenant, a.name, a.client_id));
             }
         }
-        out = out.note(t.to_string()).note("New client secrets are shown this once: keep them now.");
+        // On stdout, like `app create`'s: a secret must not be lost with `2>/dev/null`.
+        out = out.more_table(t).note("New client secrets are shown this once: keep them now.");
     }
     for note in missing {
         out = out.note(note);

@@ -41,6 +41,20 @@ fn bad(code: &'static str, message: String) -> Error {
 
 /// Validates a creation request into the row to store (without id and secret).
 pub fn validate(req: &CreateApp) -> Result<AppRow, Error> {
+    check(req, Purpose::Create)
+}
+
+/// What a request is checked for. An existing native app may be left with no way to sign in
+/// (device flow turned off, no redirect URI yet): it keeps its client ID until one is added,
+/// where refusing would leave deleting it as the only way to turn device flow off. A new app
+/// must be usable.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Create,
+    Update,
+}
+
+fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
     let name = req.name.trim();
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
         return Err(bad(codes::INVALID_INPUT, "name must be 1-100 printable characters".into()));
@@ -87,7 +101,7 @@ pub fn validate(req: &CreateApp) -> Result<AppRow, Error> {
         }
         AppType::M2m => {}
         // A device-flow app (a CLI, a TV) may have no browser redirect at all.
-        AppType::Native if redirect_uris.is_empty() && req.device_flow => {}
+        AppType::Native if redirect_uris.is_empty() && (req.device_flow || purpose == Purpose::Update) => {}
         _ if redirect_uris.is_empty() => {
             return Err(bad(
                 codes::INVALID_REDIRECT_URI,
@@ -283,7 +297,7 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
         scopes: edit_list(&cur.scopes, &req.add_scopes, &req.remove_scopes, "scope", exact)?,
         device_flow: req.device_flow.unwrap_or(cur.device_flow),
     };
-    let mut row = validate(&create)?;
+    let mut row = check(&create, Purpose::Update)?;
     row.client_id = cur.client_id.clone();
     row.secret_hash = cur.secret_hash.clone();
     row.created_at = cur.created_at;
@@ -418,6 +432,22 @@ mod tests {
         assert!(validate(&a).is_ok());
         a.scopes = vec!["root".into()];
         assert_eq!(validate(&a).err().map(|e| e.code), Some(codes::INVALID_SCOPE));
+    }
+
+    #[test]
+    fn a_native_apps_device_flow_can_be_turned_off_without_a_redirect_uri() {
+        let native = validate(&CreateApp { device_flow: true, ..app(AppType::Native, &[]) }).unwrap();
+        let off = UpdateApp { device_flow: Some(false), ..UpdateApp::default() };
+        let row = updated(&native, &off).unwrap();
+        assert!(!row.device_flow && row.redirect_uris.is_empty());
+        let web = validate(&app(AppType::Web, &["https://app.example.com/cb"])).unwrap();
+        let none =
+            UpdateApp { remove_redirect_uris: vec!["https://app.example.com/cb".into()], ..UpdateApp::default() };
+        assert_eq!(
+            updated(&web, &none).err().map(|e| e.code),
+            Some(codes::INVALID_REDIRECT_URI),
+            "web apps still need one"
+        );
     }
 
     #[test]
