@@ -103,7 +103,48 @@ pub struct Tenant {
     pub rp_id: String,
     pub registration: Registration,
     pub created: String,
+    /// URLs the tenant had, still answering (308 to `base_url`, the same JWKS) until `until`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub old_urls: Vec<OldUrl>,
 }
+
+/// A URL a tenant moved away from, answering until `until` (RFC 3339).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct OldUrl {
+    pub base_url: String,
+    pub until: String,
+}
+
+/// Body of `PATCH /admin/v1/tenants/{slug}`: what to change; absent fields stay. A new
+/// `base_url` is an issuer change; an RP ID change needs `confirm` (passkeys registered under
+/// the old one stop working).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTenant {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rp_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<Registration>,
+    /// How long the old URL keeps answering after a base URL change, in seconds (default 30 days;
+    /// 0: not at all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_old_url_seconds: Option<u64>,
+    #[serde(default)]
+    pub confirm: bool,
+}
+
+impl UpdateTenant {
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none() && self.base_url.is_none() && self.rp_id.is_none() && self.registration.is_none()
+    }
+}
+
+/// How long an old base URL answers unless `keep_old_url_seconds` says otherwise: 30 days.
+pub const KEEP_OLD_URL_SECONDS: u64 = 30 * 24 * 3600;
 
 /// Body of a destructive call: the CLI sends `confirm: true` only with `--yes`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, Default)]

@@ -184,6 +184,40 @@ pub enum TenantCmd {
         /// The tenant's slug.
         slug: String,
     },
+    /// Change a tenant's name, registration, URL or RP ID. A new base URL is a new issuer:
+    /// tokens issued from then on name it, and client applications must be told (their issuer
+    /// setting). The old URL keeps answering for --keep-old-url: its pages and discovery move
+    /// with 308, and its JWKS serves the same keys, so tokens issued before still verify. The RP
+    /// ID is kept while it is still valid for the new host, so passkeys keep working; a move
+    /// that needs another RP ID is refused unless --rp-id and --yes are given.
+    #[command(after_help = "Examples:\n  latchkey tenant update acme --name \"Acme Corp\"\n  \
+        latchkey tenant update acme --base-url http://localhost:9090/acme     # after a move to another port\n  \
+        latchkey tenant update acme --base-url https://login.acme.com --keep-old-url 90d\n  \
+        latchkey tenant update acme --base-url https://id.acme.net --rp-id id.acme.net --yes")]
+    Update {
+        /// The tenant's slug.
+        slug: String,
+        /// New display name.
+        #[arg(long)]
+        name: Option<String>,
+        /// New issuer URL; https, or http on localhost.
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// New WebAuthn relying-party id. Passkeys registered under the old one stop working:
+        /// needs --yes.
+        #[arg(long, value_name = "ID")]
+        rp_id: Option<String>,
+        /// Who may register a passkey.
+        #[arg(long, value_enum)]
+        registration: Option<RegistrationArg>,
+        /// How long the old URL keeps answering after a --base-url change (30d by default; 0:
+        /// not at all).
+        #[arg(long, value_name = "DURATION")]
+        keep_old_url: Option<String>,
+        /// Confirm an RP ID change.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Delete a tenant and everything it owns (users, apps, keys). Cannot be undone.
     Delete {
         /// The tenant's slug.

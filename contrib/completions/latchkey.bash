@@ -229,6 +229,9 @@ _latchkey() {
             latchkey__subcmd__help__subcmd__tenant,show)
                 cmd="latchkey__subcmd__help__subcmd__tenant__subcmd__show"
                 ;;
+            latchkey__subcmd__help__subcmd__tenant,update)
+                cmd="latchkey__subcmd__help__subcmd__tenant__subcmd__update"
+                ;;
             latchkey__subcmd__help__subcmd__user,delete)
                 cmd="latchkey__subcmd__help__subcmd__user__subcmd__delete"
                 ;;
@@ -355,6 +358,9 @@ _latchkey() {
             latchkey__subcmd__tenant,show)
                 cmd="latchkey__subcmd__tenant__subcmd__show"
                 ;;
+            latchkey__subcmd__tenant,update)
+                cmd="latchkey__subcmd__tenant__subcmd__update"
+                ;;
             latchkey__subcmd__tenant__subcmd__help,create)
                 cmd="latchkey__subcmd__tenant__subcmd__help__subcmd__create"
                 ;;
@@ -369,6 +375,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__tenant__subcmd__help,show)
                 cmd="latchkey__subcmd__tenant__subcmd__help__subcmd__show"
+                ;;
+            latchkey__subcmd__tenant__subcmd__help,update)
+                cmd="latchkey__subcmd__tenant__subcmd__help__subcmd__update"
                 ;;
             latchkey__subcmd__user,delete)
                 cmd="latchkey__subcmd__user__subcmd__delete"
@@ -1629,7 +1638,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__tenant)
-            opts="create list show delete"
+            opts="create list show update delete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1685,6 +1694,20 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__tenant__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__tenant__subcmd__update)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2591,7 +2614,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__tenant)
-            opts="-o -q -h --socket --output --quiet --help create list show delete help"
+            opts="-o -q -h --socket --output --quiet --help create list show update delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2685,7 +2708,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__tenant__subcmd__help)
-            opts="create list show delete help"
+            opts="create list show update delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2768,6 +2791,20 @@ _latchkey() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        latchkey__subcmd__tenant__subcmd__help__subcmd__update)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         latchkey__subcmd__tenant__subcmd__list)
             opts="-o -q -h --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2801,6 +2838,52 @@ _latchkey() {
                 return 0
             fi
             case "${prev}" in
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__tenant__subcmd__update)
+            opts="-o -q -h --name --base-url --rp-id --registration --keep-old-url --yes --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rp-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --registration)
+                    COMPREPLY=($(compgen -W "invite open" -- "${cur}"))
+                    return 0
+                    ;;
+                --keep-old-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --socket)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -72,42 +72,6 @@ pub enum StartError {
     Setup(String),
 }
 
-/// Every minute, deletes expired challenges and sessions (they are already refused when read;
-/// this keeps the tables small).
-async fn sweep_expired(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
-    let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            _ = shutdown.changed() => return,
-        }
-        let now = state.clock.now();
-        let retention_secs = state.config.audit_retention.as_secs() as i64;
-        let swept = state
-            .db
-            .write(move |tx| -> Result<usize, store::StoreError> {
-                // On PostgreSQL one node sweeps, about once a minute for the whole cluster.
-                if !store::cluster::claim_job(tx, "sweep", 55)? {
-                    return Ok(0);
-                }
-                let retention = now - retention_secs;
-                Ok(store::cluster::sweep(tx)?
-                    + store::challenges::sweep(tx, now)?
-                    + store::sessions::sweep(tx, now)?
-                    + store::oidc::sweep(tx, now)?
-                    + store::device::sweep(tx, now)?
-                    + store::social::sweep(tx, now)?
-                    + store::audit::sweep(tx, retention)?)
-            })
-            .await;
-        match swept {
-            Ok(0) => {}
-            Ok(n) => tracing::debug!(rows = n, "swept expired challenges and sessions"),
-            Err(e) => tracing::warn!(error = %e, "sweeping expired rows failed"),
-        }
-    }
-}
-
 /// Reloads the tenants other nodes changed (the batches of `store::cluster::Listener`), then
 /// tells the listener, which reports this node up to date to the nodes waiting on it.
 async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::cluster::Batch>) {
@@ -300,6 +264,22 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         state.registry.load_all().await.map_err(|e| {
             StartError::Setup(format!("loading tenants: {e} ({})", e.cause.clone().unwrap_or_default()))
         })?;
+    // A tenant on the public URL's host but outside it (the data moved to another port or path)
+    // answers at no address this daemon is asked at: say how to move it.
+    for slug in state.registry.slugs() {
+        if let Some(t) = state.registry.get(&slug).filter(|t| t.outside_public_url()) {
+            tracing::warn!(
+                tenant = %t.slug,
+                base_url = %t.base_url,
+                public_url = %config.public_base(),
+                "tenant is outside public_url and not on a domain of its own: requests to public_url do not reach \
+                 it; to move it: latchkey tenant update {} --base-url {}/{}",
+                t.slug,
+                config.public_base(),
+                t.slug
+            );
+        }
+    }
     // Several nodes on PostgreSQL: apply the changes other nodes make to tenants and keys.
     let listener = match state.db.listen_to_other_nodes(generation)? {
         Some((listener, batches)) => {
@@ -358,7 +338,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         tokio::spawn(http::serve(http::TcpAcceptor(tcp), handler, shutdown.clone(), "metrics", capacity))
     });
 
-    let sweeper = tokio::spawn(sweep_expired(state.clone(), shutdown.clone()));
+    let sweeper = tokio::spawn(latchkey_domain::sweeper::run(state.clone(), shutdown.clone()));
     if let Some(configs) = options.reload {
         tokio::spawn(apply_reloads(state.clone(), configs, tls, options.log_filter, shutdown.clone()));
     }

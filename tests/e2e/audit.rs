@@ -236,8 +236,12 @@ fn admin_changes_are_typed_events_and_reads_are_not_recorded() {
         check("backup", None, None, "success");
     }
     let created: Vec<&str> = find(&all, "tenant.create").iter().map(|e| e["tenant"].as_str().unwrap()).collect();
+    assert!(
+        find(&all, "tenant.create").iter().all(|e| e["subject"] == e["tenant"]),
+        "a tenant's creation names it as subject: {all:?}"
+    );
     assert_eq!(created, ["acme", "beta", "gamma"], "tenant creation carries the new tenant");
-    check("tenant.delete", Some("gamma"), None, "success");
+    check("tenant.delete", Some("gamma"), Some("gamma"), "success");
     assert!(!events.iter().any(|e| e["action"].as_str().unwrap().contains("list")));
 
     // --tenant filters; --user matches the subject, case-insensitively.

@@ -34,6 +34,7 @@ mod signing;
 mod social;
 mod social_link;
 mod social_upstream;
+mod tenant_url;
 mod tenants;
 mod tls;
 mod upstream;

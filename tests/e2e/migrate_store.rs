@@ -110,6 +110,9 @@ fn sqlite_installation_moves_to_postgres() {
         site.invite("carol@acme.test", "Carol");
         d.cli(&["role", "create", "--tenant", "acme", "staff"]).ok();
         d.cli(&["role", "assign", "--tenant", "acme", "staff", "ada@acme.test"]).ok();
+        // A tenant that moved: its old URL is copied with it.
+        d.cli(&["tenant", "create", "moved"]).ok();
+        d.cli(&["tenant", "update", "moved", "--base-url", &format!("{}/moved-corp", d.base)]).ok();
         let r = site.sign_in(&mut soft, Some("ada@acme.test"), &Default::default());
         assert_eq!(r.status, 200, "{}", r.body);
         let jwks = d.get("/acme/.well-known/jwks.json").json();
@@ -138,6 +141,7 @@ fn sqlite_installation_moves_to_postgres() {
     let sql = rusqlite::Connection::open(&sqlite_path).unwrap();
     let expected: BTreeMap<&str, i64> = [
         "tenants",
+        "tenant_old_urls",
         "applications",
         "signing_keys",
         "users",
@@ -162,7 +166,7 @@ fn sqlite_installation_moves_to_postgres() {
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert_eq!(first.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let printed = counts(&stdout);
-    assert_eq!(printed.len(), 20, "every table is listed:\n{stdout}");
+    assert_eq!(printed.len(), 21, "every table is listed:\n{stdout}");
     for (t, (sqlite, postgres)) in &printed {
         assert_eq!(sqlite, postgres, "{t}:\n{stdout}");
     }
@@ -195,6 +199,7 @@ fn sqlite_installation_moves_to_postgres() {
 
     // A second run into the now non-empty database is refused and changes nothing, not even
     // the schema of a database an older release runs on (made so here: back to version 10).
+    pg_sql.exec("DROP TABLE tenant_old_urls");
     pg_sql.exec("ALTER TABLE social_links DROP COLUMN authority");
     pg_sql.exec("DROP TABLE social_pending_links");
     pg_sql.exec("ALTER TABLE social_states DROP COLUMN session_id");

@@ -1,4 +1,4 @@
-use latchkey::admin::{Confirm, CreateTenant, Registration, Tenant};
+use latchkey::admin::{Confirm, CreateTenant, Registration, Tenant, UpdateTenant};
 
 use super::{require_yes, seg};
 use crate::args::{RegistrationArg, TenantCmd};
@@ -17,7 +17,7 @@ fn shown(t: &Tenant) -> Result<Output, CliError> {
 }
 
 fn show(t: &Tenant) -> comfy_table::Table {
-    fields(&[
+    let mut rows = vec![
         ("slug", t.slug.clone()),
         ("name", t.name.clone()),
         ("issuer", t.issuer.clone()),
@@ -25,22 +25,27 @@ fn show(t: &Tenant) -> comfy_table::Table {
         ("rp id", t.rp_id.clone()),
         ("registration", t.registration.as_str().to_owned()),
         ("created", t.created.clone()),
-    ])
+    ];
+    // Only while a moved tenant's old URL answers (as `old_urls` is only in the JSON then).
+    if !t.old_urls.is_empty() {
+        let old = t.old_urls.iter().map(|o| format!("{} (until {})", o.base_url, o.until)).collect::<Vec<_>>();
+        rows.push(("old urls", old.join(", ")));
+    }
+    fields(&rows)
+}
+
+fn registration(r: RegistrationArg) -> Registration {
+    match r {
+        RegistrationArg::Invite => Registration::Invite,
+        RegistrationArg::Open => Registration::Open,
+    }
 }
 
 pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
     match cmd {
         TenantCmd::Create { slug, name, base_url, rp_id, registration } => {
-            let req = CreateTenant {
-                slug,
-                name,
-                base_url,
-                rp_id,
-                registration: Some(match registration {
-                    RegistrationArg::Invite => Registration::Invite,
-                    RegistrationArg::Open => Registration::Open,
-                }),
-            };
+            let req =
+                CreateTenant { slug, name, base_url, rp_id, registration: Some(self::registration(registration)) };
             let t: Tenant = client.post("/tenants", &req)?;
             let slug = t.slug.clone();
             Ok(shown(&t)?.text(format!("Created tenant {slug}.")).note(format!(
@@ -59,6 +64,44 @@ pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
         TenantCmd::Show { slug } => {
             let t: Tenant = client.get(&format!("/tenants/{}", seg(&slug)?))?;
             shown(&t)
+        }
+        TenantCmd::Update { slug, name, base_url, rp_id, registration, keep_old_url, yes } => {
+            let keep_old_url_seconds = match keep_old_url {
+                None => None,
+                Some(text) if text == "0" => Some(0),
+                Some(text) => Some(
+                    humantime::parse_duration(&text)
+                        .map_err(|e| {
+                            CliError::Usage(format!("--keep-old-url {text:?} is not a duration like 30d or 12h: {e}"))
+                        })?
+                        .as_secs(),
+                ),
+            };
+            let req = UpdateTenant {
+                name,
+                base_url,
+                rp_id,
+                registration: registration.map(self::registration),
+                keep_old_url_seconds,
+                confirm: yes,
+            };
+            if req.is_empty() {
+                return Err(CliError::Usage(
+                    "nothing to change: give --name, --base-url, --rp-id or --registration (see --help)".into(),
+                ));
+            }
+            let moved = req.base_url.is_some();
+            let t: Tenant = client.call(hyper::Method::PATCH, &format!("/tenants/{}", seg(&slug)?), Some(&req))?;
+            let out = shown(&t)?.text(format!("Updated tenant {}.", t.slug));
+            Ok(if moved {
+                out.note(format!(
+                    "The issuer is now {}: tell the client applications (their issuer setting). Tokens issued \
+                     before still verify with the old URL's JWKS while it answers.",
+                    t.issuer
+                ))
+            } else {
+                out
+            })
         }
         TenantCmd::Delete { slug, yes } => {
             require_yes(yes, &format!("tenant {slug:?} and everything it owns"))?;

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use latchkey::admin::{
     AppCreatedIn, ApplyRequest, ApplyResult, CreateApp, CreateTenant, Declared, DeclaredApp, DeclaredRole,
-    DeclaredSocial, DeclaredTenant, EnableSocial, FieldChange, PlannedChange, Registration,
+    DeclaredSocial, DeclaredTenant, EnableSocial, FieldChange, PlannedChange, Registration, UpdateTenant,
 };
 use latchkey::codes;
 use serde_json::Value;
@@ -23,17 +23,16 @@ use crate::state::State;
 use crate::store::Db;
 use crate::store::apps::AppRow;
 use crate::store::social::ProviderRow;
+use crate::store::tenants::TenantRow;
 use crate::store::{self, Reader, TenantId, WriteTx};
-use crate::tenants::{ValidTenant, insert_with_key, validate};
+use crate::tenants::{ValidTenant, check_url_free, checked_change, insert_with_key, store_change, validate};
 use crate::users::roles::valid_name;
 
 enum Step {
     CreateTenant(ValidTenant),
     UpdateTenant {
-        id: TenantId,
-        slug: String,
-        name: String,
-        registration: Registration,
+        current: Box<TenantRow>,
+        wanted: Box<ValidTenant>,
         fields: Vec<FieldChange>,
     },
     CreateRole {
@@ -120,7 +119,7 @@ impl Step {
     fn tenant_changed(&self) -> Option<String> {
         match self {
             Step::CreateTenant(v) => Some(v.slug.clone()),
-            Step::UpdateTenant { slug, .. } => Some(slug.clone()),
+            Step::UpdateTenant { current, .. } => Some(current.slug.clone()),
             _ => None,
         }
     }
@@ -128,7 +127,9 @@ impl Step {
     fn planned(&self) -> PlannedChange {
         let (action, kind, tenant, name, fields) = match self {
             Step::CreateTenant(t) => ("create", "tenant", &t.slug, &t.slug, None),
-            Step::UpdateTenant { slug, fields, .. } => ("update", "tenant", slug, slug, Some(fields)),
+            Step::UpdateTenant { current, fields, .. } => {
+                ("update", "tenant", &current.slug, &current.slug, Some(fields))
+            }
             Step::CreateRole { slug, role } => ("create", "role", slug, &role.name, None),
             Step::UpdateRole { slug, role, fields, .. } => ("update", "role", slug, &role.name, Some(fields)),
             Step::CreateApp { slug, app } => ("create", "app", slug, &app.name, None),
@@ -155,7 +156,7 @@ impl Step {
             Step::PutSocial { slug, row, fields: None, .. } => {
                 return format!("create social {slug}/{} ({})", row.slug, row.kind.as_str());
             }
-            Step::UpdateTenant { slug, .. } => format!("update tenant {slug}"),
+            Step::UpdateTenant { current, .. } => format!("update tenant {}", current.slug),
             Step::UpdateRole { slug, role, .. } => format!("update role {slug}/{}", role.name),
             Step::UpdateApp { slug, app, .. } => format!("update app {slug}/{} ({})", app.name, app.client_id),
             Step::PutSocial { slug, row, .. } => format!("update social {slug}/{}", row.slug),
@@ -292,29 +293,41 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                 (None, vec![], vec![])
             }
             Some(row) => {
-                if t.base_url.as_ref().is_some_and(|b| b.trim_end_matches('/') != row.base_url) {
-                    return Err(bad(format!(
-                        "tenant {}: base_url cannot change (it is the issuer); it is {}",
-                        t.slug, row.base_url
-                    )));
+                // A new base_url moves the tenant as `latchkey tenant update --base-url` does (the
+                // old URL answers for 30 days); an RP ID change needs that command's --yes.
+                let change = UpdateTenant {
+                    name: t.name.clone(),
+                    base_url: t.base_url.clone(),
+                    rp_id: t.rp_id.clone(),
+                    registration: t.registration,
+                    keep_old_url_seconds: None,
+                    confirm: false,
+                };
+                let wanted = checked_change(row, &change, public_url).map_err(|e| {
+                    let why = if e.code == codes::CONFIRMATION_REQUIRED {
+                        format!(
+                            "rp_id cannot change in apply (passkeys registered under {:?} would stop working); \
+                             use `latchkey tenant update {} --rp-id ID --yes`",
+                            row.rp_id, t.slug
+                        )
+                    } else {
+                        e.message.clone()
+                    };
+                    bad(format!("tenant {}: {why}", t.slug))
+                })?;
+                if wanted.base_url != row.base_url {
+                    check_url_free(tx, row, &wanted.base_url)?;
                 }
-                if t.rp_id.as_ref().is_some_and(|r| r != &row.rp_id) {
-                    return Err(bad(format!(
-                        "tenant {}: rp_id cannot change once passkeys exist; it is {}",
-                        t.slug, row.rp_id
-                    )));
-                }
-                let name = t.name.clone().unwrap_or_else(|| row.name.clone());
-                let registration = t.registration.unwrap_or(row.registration);
                 let fields: Vec<FieldChange> = [
-                    scalar("name", row.name.as_str(), name.as_str()),
-                    scalar("registration", row.registration.as_str(), registration.as_str()),
+                    scalar("name", row.name.as_str(), wanted.name.as_str()),
+                    scalar("registration", row.registration.as_str(), wanted.registration.as_str()),
+                    scalar("base_url", row.base_url.as_str(), wanted.base_url.as_str()),
                 ]
                 .into_iter()
                 .flatten()
                 .collect();
                 if !fields.is_empty() {
-                    steps.push(Step::UpdateTenant { id: row.id, slug: t.slug.clone(), name, registration, fields });
+                    steps.push(Step::UpdateTenant { current: Box::new(row.clone()), wanted: Box::new(wanted), fields });
                 }
                 (Some(row.id), store::roles::list(tx, row.id)?, store::apps::list(tx, row.id)?)
             }
@@ -421,7 +434,9 @@ fn execute(
                 })?;
                 insert_with_key(tx, state_kek, &v, &key, bits, now)?;
             }
-            Step::UpdateTenant { id, name, registration, .. } => store::tenants::update(tx, id, &name, registration)?,
+            Step::UpdateTenant { current, wanted, .. } => {
+                store_change(tx, &current, &wanted, latchkey::admin::KEEP_OLD_URL_SECONDS, now)?
+            }
             Step::CreateRole { slug, role } => {
                 store::roles::insert(tx, tenant_id(tx, &slug)?, &role.name, &role.description, now)?
             }

@@ -29,6 +29,7 @@ pub mod registry;
 pub mod sessions;
 pub mod social;
 pub mod state;
+pub mod sweeper;
 pub mod sys;
 pub mod tenants;
 pub mod urls;

@@ -14,6 +14,7 @@ use latchkey::admin::Registration;
 use latchkey::codes;
 use url::Url;
 
+use crate::clock::Timestamp;
 use crate::config::RsaEngine;
 use crate::crypto::Kek;
 use crate::error::{Error, Kind};
@@ -45,8 +46,37 @@ pub struct TenantRuntime {
     under_public_url: bool,
     /// On a host other than the public URL's: the tenant's own domain.
     own_domain: bool,
+    /// On the public URL's host but not under its path (or on another port): reached by no
+    /// request to the public URL, which start-up warns about.
+    outside_public_url: bool,
+    /// URLs the tenant moved away from, answering until their time ([`Registry::moved`]).
+    pub old_urls: Vec<OldUrl>,
     /// Built on the tenant's first request ([`TenantRuntime::load`]), or at once after a change.
     hot: OnceLock<Arc<Hot>>,
+}
+
+/// A URL a tenant had, still answering: 308 to the tenant's URL, or its JWKS.
+#[derive(Debug, Clone)]
+pub struct OldUrl {
+    pub base_url: String,
+    /// Until when (Unix seconds).
+    pub until: Timestamp,
+    authority: String,
+    path_prefix: String,
+    under_public_url: bool,
+}
+
+impl OldUrl {
+    fn new(base_url: &str, until: Timestamp, public_url: &str) -> Result<OldUrl, Error> {
+        let base = Url::parse(base_url).map_err(|e| Error::internal(format!("stored old base_url: {e}")))?;
+        Ok(OldUrl {
+            base_url: base_url.to_owned(),
+            until,
+            authority: urls::authority(&base),
+            path_prefix: base.path().trim_end_matches('/').to_owned(),
+            under_public_url: base_url.starts_with(&format!("{public_url}/")),
+        })
+    }
 }
 
 /// What signing, verifying and ceremonies need: costly to build, so built once per tenant.
@@ -122,6 +152,8 @@ impl TenantRuntime {
     pub fn routing(row: &TenantRow, public_url: &str) -> Result<TenantRuntime, Error> {
         let base = Url::parse(&row.base_url).map_err(|e| Error::internal(format!("stored base_url: {e}")))?;
         let origin = base.origin().ascii_serialization();
+        let public = Url::parse(public_url).ok();
+        let under_public_url = row.base_url.starts_with(&format!("{public_url}/"));
         Ok(TenantRuntime {
             id: row.id,
             slug: row.slug.clone(),
@@ -132,11 +164,27 @@ impl TenantRuntime {
             registration: row.registration,
             authority: urls::authority(&base),
             path_prefix: base.path().trim_end_matches('/').to_owned(),
-            under_public_url: row.base_url.starts_with(&format!("{public_url}/")),
-            own_domain: Url::parse(public_url).map(|p| urls::authority(&p)).ok() != Some(urls::authority(&base)),
+            under_public_url,
+            own_domain: public.as_ref().map(urls::authority) != Some(urls::authority(&base)),
+            outside_public_url: !under_public_url
+                && public.as_ref().and_then(|p| p.host_str().map(str::to_ascii_lowercase))
+                    == base.host_str().map(str::to_ascii_lowercase),
+            old_urls: vec![],
             base,
             hot: OnceLock::new(),
         })
+    }
+
+    /// With the URLs it moved away from that still answer.
+    fn with_old_urls(mut self, old: &[(String, Timestamp)], public_url: &str) -> Result<TenantRuntime, Error> {
+        self.old_urls = old.iter().map(|(u, until)| OldUrl::new(u, *until, public_url)).collect::<Result<_, _>>()?;
+        Ok(self)
+    }
+
+    /// On the public URL's host but outside its path (another port, another prefix): requests to
+    /// the public URL never reach it, as after a restore on another port. Start-up warns.
+    pub fn outside_public_url(&self) -> bool {
+        self.outside_public_url
     }
 
     /// The tenant's keys, relying party and documents; loaded by [`TenantRuntime::load`] before
@@ -191,6 +239,10 @@ struct Maps {
     /// the tenants under the public URL do not appear on a customer's domain (same-origin with
     /// its pages).
     custom_hosts: HashMap<String, usize>,
+    /// Old URLs (`authority` + `path_prefix`) → the tenant that moved away, and until when.
+    moved_by_address: HashMap<String, (Arc<TenantRuntime>, Timestamp)>,
+    /// Old URLs under the public URL by `path_prefix` alone.
+    moved_by_prefix: HashMap<String, (Arc<TenantRuntime>, Timestamp)>,
     /// The most path segments any tenant's prefix has had: how many prefixes of a path to try.
     depth: usize,
 }
@@ -206,6 +258,13 @@ impl Maps {
             *self.custom_hosts.entry(t.authority.clone()).or_default() += 1;
         }
         self.depth = self.depth.max(t.path_prefix.matches('/').count());
+        for old in &t.old_urls {
+            self.moved_by_address.insert(format!("{}{}", old.authority, old.path_prefix), (t.clone(), old.until));
+            if old.under_public_url {
+                self.moved_by_prefix.insert(old.path_prefix.clone(), (t.clone(), old.until));
+            }
+            self.depth = self.depth.max(old.path_prefix.matches('/').count());
+        }
         self.by_slug.insert(t.slug.clone(), t);
     }
 
@@ -214,6 +273,12 @@ impl Maps {
             self.by_address.remove(&format!("{}{}", old.authority, old.path_prefix));
             if old.under_public_url {
                 self.by_prefix.remove(&old.path_prefix);
+            }
+            for url in &old.old_urls {
+                self.moved_by_address.remove(&format!("{}{}", url.authority, url.path_prefix));
+                if url.under_public_url {
+                    self.moved_by_prefix.remove(&url.path_prefix);
+                }
             }
             if old.own_domain
                 && let Some(n) = self.custom_hosts.get_mut(&old.authority)
@@ -329,6 +394,30 @@ impl Registry {
         prefixes(path, snap.depth).find_map(|(prefix, rest)| snap.by_prefix.get(prefix).map(|t| (t.clone(), rest)))
     }
 
+    /// Finds the tenant that moved away from the URL of a request no tenant answers (see
+    /// [`Registry::resolve`] for the order), while that old URL still answers at `now`. Returns the
+    /// tenant and the path below the old prefix.
+    pub fn moved(&self, host: Option<&str>, path: &str, now: Timestamp) -> Option<(Arc<TenantRuntime>, String)> {
+        let snap = self.read();
+        if !path.starts_with('/') || snap.moved_by_address.is_empty() {
+            return None;
+        }
+        let live = |(t, until): &(Arc<TenantRuntime>, Timestamp)| (*until > now).then(|| t.clone());
+        if let Some(h) = host {
+            let h = stored_authority(h);
+            for (prefix, rest) in prefixes(path, snap.depth) {
+                if let Some(t) = snap.moved_by_address.get(&format!("{h}{prefix}")).and_then(live) {
+                    return Some((t, rest));
+                }
+            }
+            if snap.custom_hosts.contains_key(&h) {
+                return None;
+            }
+        }
+        prefixes(path, snap.depth)
+            .find_map(|(prefix, rest)| snap.moved_by_prefix.get(prefix).and_then(live).map(|t| (t, rest)))
+    }
+
     /// Reloads one tenant here, then waits until the other nodes serve the change too (see
     /// [`crate::store::Db::wait_published`]): the end of every admin change to a tenant or its keys.
     pub async fn publish(&self, slug: &str) -> Result<(), Error> {
@@ -351,14 +440,16 @@ impl Registry {
                     return Ok(None);
                 };
                 let keys = store::keys::list(tx, row.id)?;
-                Ok(Some((row, keys)))
+                let old = store::tenants::old_urls_of(tx, row.id)?;
+                Ok(Some((row, keys, old)))
             })
             .await?;
         match loaded {
             None => self.write().remove(slug),
-            Some((row, key_rows)) => {
+            Some((row, key_rows, old)) => {
                 let keys = unseal(&loader.kek, &row, &key_rows, loader.engine)?;
-                let rt = Arc::new(TenantRuntime::build(&row, keys, &loader.public_url)?);
+                let rt = TenantRuntime::build(&row, keys, &loader.public_url)?;
+                let rt = Arc::new(rt.with_old_urls(&old, &loader.public_url)?);
                 self.write().put(rt);
             }
         }
@@ -371,14 +462,15 @@ impl Registry {
     /// tenants were read at (one snapshot): where this node's change listener starts.
     pub async fn load_all(&self) -> Result<i64, Error> {
         let Loader { db, kek, public_url, .. } = &self.loader;
-        let (rows, sample, generation) = db
+        let (rows, sample, old, generation) = db
             .read(|tx| -> Result<_, StoreError> {
                 let rows = store::tenants::list(tx)?;
                 let sample = match rows.first() {
                     Some(first) => Some((first.clone(), store::keys::list(tx, first.id)?)),
                     None => None,
                 };
-                Ok((rows, sample, store::cluster::generation(tx)?))
+                let old = store::tenants::old_urls(tx)?;
+                Ok((rows, sample, old, store::cluster::generation(tx)?))
             })
             .await?;
         if let Some((row, keys)) = &sample
@@ -398,8 +490,13 @@ impl Registry {
             .caused_by(e));
         }
         let mut maps = Maps::default();
+        let mut old_by_tenant: HashMap<TenantId, Vec<(String, Timestamp)>> = HashMap::new();
+        for (id, url, until) in old {
+            old_by_tenant.entry(id).or_default().push((url, until));
+        }
         for row in &rows {
-            maps.put(Arc::new(TenantRuntime::routing(row, public_url)?));
+            let old = old_by_tenant.remove(&row.id).unwrap_or_default();
+            maps.put(Arc::new(TenantRuntime::routing(row, public_url)?.with_old_urls(&old, public_url)?));
         }
         *self.write() = maps;
         Ok(generation)

@@ -2,10 +2,10 @@
 //! the daemon serves of each tenant lives in the [`crate::registry`], which every change here
 //! refreshes.
 
-use latchkey::admin::{CreateTenant, KeyState, Registration, Tenant};
+use latchkey::admin::{CreateTenant, KeyState, OldUrl, Registration, Tenant, UpdateTenant};
 use latchkey::codes;
 
-use crate::clock::date;
+use crate::clock::{Timestamp, date, rfc3339};
 use crate::crypto::Kek;
 use crate::error::Error;
 use crate::oidc::keys;
@@ -26,7 +26,15 @@ pub fn to_wire(row: &TenantRow) -> Tenant {
         rp_id: row.rp_id.clone(),
         registration: row.registration,
         created: date(row.created_at),
+        old_urls: vec![],
     }
+}
+
+/// [`to_wire`] with the URLs the tenant moved away from that still answer.
+pub fn to_wire_with(row: &TenantRow, old: &[(String, Timestamp)]) -> Tenant {
+    let old_urls =
+        old.iter().map(|(base_url, until)| OldUrl { base_url: base_url.clone(), until: rfc3339(*until) }).collect();
+    Tenant { old_urls, ..to_wire(row) }
 }
 
 /// A validated tenant creation request.
@@ -150,6 +158,9 @@ pub fn insert_with_key(
             format!("base URL {} is already used by tenant {:?}", v.base_url, other.slug),
         ));
     }
+    if store::tenants::old_url_owner(tx, &v.base_url)?.is_some() {
+        return Err(old_url_taken(&v.base_url));
+    }
     let new = NewTenant {
         slug: &v.slug,
         name: &v.name,
@@ -221,10 +232,143 @@ pub async fn list(db: &Db) -> Result<Vec<Tenant>, Error> {
     Ok(rows.iter().map(to_wire).collect())
 }
 
-/// The tenant of `slug`, in the admin API's terms.
+/// The tenant of `slug`, in the admin API's terms, with its old URLs.
 pub async fn show(db: &Db, slug: String) -> Result<Tenant, Error> {
-    let row = db.read(move |tx| require(tx, &slug)).await?;
-    Ok(to_wire(&row))
+    db.read(move |tx| -> Result<_, Error> {
+        let row = require(tx, &slug)?;
+        Ok(to_wire_with(&row, &store::tenants::old_urls_of(tx, row.id)?))
+    })
+    .await
+}
+
+fn old_url_taken(url: &str) -> Error {
+    Error::conflict(
+        codes::BASE_URL_TAKEN,
+        format!("base URL {url} still answers for a tenant that moved away from it (see `latchkey tenant show`)"),
+    )
+}
+
+/// The RP ID a tenant moving to `host` keeps: its own while the host is it or under it (passkeys
+/// go on working), else none.
+fn rp_id_still_valid(rp_id: &str, host: &str) -> bool {
+    host == rp_id || host.ends_with(&format!(".{rp_id}"))
+}
+
+/// Checks a change of a tenant's name, registration, base URL (its issuer) or RP ID against
+/// SPEC §8's rules: a new base URL keeps the RP ID while it is still valid for the new host; one
+/// that needs another RP ID is refused unless `req.rp_id` names it, and any RP ID change needs
+/// `req.confirm` (passkeys registered under the old one stop working). Returns the tenant as it
+/// would be.
+pub fn checked_change(cur: &TenantRow, req: &UpdateTenant, public_url: &str) -> Result<ValidTenant, Error> {
+    let base_text = req.base_url.clone().unwrap_or_else(|| cur.base_url.clone());
+    let host = urls::base_url(&base_text)
+        .map_err(|m| Error::invalid(codes::INVALID_BASE_URL, m))?
+        .host_str()
+        .unwrap_or_default()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    let rp_id = match &req.rp_id {
+        Some(rp) => rp.to_ascii_lowercase(),
+        None if rp_id_still_valid(&cur.rp_id, &host) => cur.rp_id.clone(),
+        None => {
+            return Err(Error::invalid(
+                codes::INVALID_RP_ID,
+                format!(
+                    "the new base URL's host {host:?} is outside the RP ID {:?}: passkeys registered under it \
+                     would stop working. To move anyway, name the new RP ID (--rp-id {host}) and confirm with --yes",
+                    cur.rp_id
+                ),
+            ));
+        }
+    };
+    if rp_id != cur.rp_id && !req.confirm {
+        return Err(Error::invalid(
+            codes::CONFIRMATION_REQUIRED,
+            format!(
+                "changing the RP ID from {:?} to {rp_id:?} makes every passkey registered under {:?} stop working \
+                 (users need a recovery link: `latchkey user recover`); repeat with --yes to go on",
+                cur.rp_id, cur.rp_id
+            ),
+        ));
+    }
+    validate(
+        &CreateTenant {
+            slug: cur.slug.clone(),
+            name: Some(req.name.clone().unwrap_or_else(|| cur.name.clone())),
+            base_url: Some(base_text),
+            rp_id: Some(rp_id),
+            registration: Some(req.registration.unwrap_or(cur.registration)),
+        },
+        public_url,
+    )
+}
+
+/// Refuses a base URL another tenant has, or still answers at after moving away from it.
+pub fn check_url_free(tx: &impl Reader, cur: &TenantRow, base_url: &str) -> Result<(), Error> {
+    if let Some(other) = store::tenants::by_base_url(tx, base_url)?.filter(|o| o.id != cur.id) {
+        return Err(Error::conflict(
+            codes::BASE_URL_TAKEN,
+            format!("base URL {base_url} is already used by tenant {:?}", other.slug),
+        ));
+    }
+    match store::tenants::old_url_owner(tx, base_url)? {
+        Some(owner) if owner != cur.id => Err(old_url_taken(base_url)),
+        _ => Ok(()),
+    }
+}
+
+/// Stores a checked change in the caller's transaction. A moved tenant's old URL answers until
+/// `now + keep_old_url` seconds (not at all for 0); moving back to a URL it still answers at
+/// takes that URL out of the old ones.
+pub fn store_change(
+    tx: &WriteTx<'_>,
+    cur: &TenantRow,
+    v: &ValidTenant,
+    keep_old_url: u64,
+    now: Timestamp,
+) -> Result<(), Error> {
+    if v.base_url != cur.base_url {
+        check_url_free(tx, cur, &v.base_url)?;
+        store::tenants::forget_old_url(tx, &v.base_url)?;
+        if keep_old_url > 0 {
+            let until = now.saturating_add(i64::try_from(keep_old_url).unwrap_or(i64::MAX));
+            store::tenants::keep_old_url(tx, cur.id, &cur.base_url, until)?;
+        }
+    }
+    if v.base_url != cur.base_url || v.rp_id != cur.rp_id {
+        store::tenants::set_url(tx, cur.id, &v.base_url, &v.rp_id)?;
+    }
+    if v.name != cur.name || v.registration != cur.registration {
+        store::tenants::update(tx, cur.id, &v.name, v.registration)?;
+    }
+    Ok(())
+}
+
+/// Changes a tenant ([`checked_change`], [`store_change`]) in one transaction, then serves the
+/// change on every node.
+pub async fn update(state: &State, slug: String, req: UpdateTenant) -> Result<Tenant, Error> {
+    if req.is_empty() {
+        return Err(Error::invalid(
+            codes::INVALID_INPUT,
+            "nothing to change: give a name, base_url, rp_id or registration",
+        ));
+    }
+    let public_url = state.config.public_base();
+    let now = state.clock.now();
+    let keep = req.keep_old_url_seconds.unwrap_or(latchkey::admin::KEEP_OLD_URL_SECONDS);
+    let slug = state
+        .db
+        .write(move |tx| -> Result<String, Error> {
+            crate::store::cluster::admin_lock(tx)?;
+            let cur = require(tx, &slug)?;
+            let v = checked_change(&cur, &req, &public_url)?;
+            store_change(tx, &cur, &v, keep, now)?;
+            Ok(cur.slug)
+        })
+        .await?;
+    state.registry.publish(&slug).await?;
+    show(&state.db, slug).await
 }
 
 /// How many tenants there are.

@@ -28,6 +28,7 @@ use crate::sql::Value;
 /// foreign keys allow.
 pub const TABLES: &[&str] = &[
     "tenants",
+    "tenant_old_urls",
     "applications",
     "signing_keys",
     "users",

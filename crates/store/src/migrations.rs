@@ -37,6 +37,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0010-challenges-by-key"),
     migration!("0011-link-authority"),
     migration!("0012-link-confirmation"),
+    migration!("0013-tenant-old-urls"),
 ];
 
 #[cfg(test)]

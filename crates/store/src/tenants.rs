@@ -91,6 +91,64 @@ pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registra
     cluster::changed(tx.conn(), id)
 }
 
+/// Moves a tenant to a new base URL (its issuer) and RP ID.
+pub fn set_url(tx: &WriteTx<'_>, id: TenantId, base_url: &str, rp_id: &str) -> Result<(), StoreError> {
+    tx.conn().execute("UPDATE tenants SET base_url = ?2, rp_id = ?3 WHERE id = ?1", params![id, base_url, rp_id])?;
+    cluster::changed(tx.conn(), id)
+}
+
+/// Keeps `base_url`, a URL the tenant had, answering until `until`; again for a URL kept before.
+pub fn keep_old_url(tx: &WriteTx<'_>, id: TenantId, base_url: &str, until: Timestamp) -> Result<(), StoreError> {
+    tx.conn().execute(
+        "INSERT INTO tenant_old_urls (base_url, tenant_id, until) VALUES (?1, ?2, ?3)
+         ON CONFLICT (base_url) DO UPDATE SET tenant_id = excluded.tenant_id, until = excluded.until",
+        params![base_url, id, until],
+    )?;
+    cluster::changed(tx.conn(), id)
+}
+
+/// Stops an old URL answering (a tenant moved back to it).
+pub fn forget_old_url(tx: &WriteTx<'_>, base_url: &str) -> Result<(), StoreError> {
+    tx.conn().execute("DELETE FROM tenant_old_urls WHERE base_url = ?1", params![base_url])?;
+    Ok(())
+}
+
+/// The tenant an old URL still answers for, if any, whatever its time.
+pub fn old_url_owner(tx: &impl Reader, base_url: &str) -> Result<Option<TenantId>, StoreError> {
+    tx.conn().query_opt("SELECT tenant_id FROM tenant_old_urls WHERE base_url = ?1", params![base_url], |r| r.get(0))
+}
+
+/// Every old URL with its tenant and end, oldest end first.
+pub fn old_urls(tx: &impl Reader) -> Result<Vec<(TenantId, String, Timestamp)>, StoreError> {
+    tx.conn().query_all(
+        "SELECT tenant_id, base_url, until FROM tenant_old_urls ORDER BY until, base_url",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+}
+
+/// One tenant's old URLs with their ends.
+pub fn old_urls_of(tx: &impl Reader, id: TenantId) -> Result<Vec<(String, Timestamp)>, StoreError> {
+    tx.conn().query_all(
+        "SELECT base_url, until FROM tenant_old_urls WHERE tenant_id = ?1 ORDER BY until, base_url",
+        params![id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
+/// Removes the old URLs whose time is up; returns their tenants (to reload).
+pub fn sweep_old_urls(tx: &WriteTx<'_>, now: Timestamp) -> Result<Vec<TenantId>, StoreError> {
+    let gone: Vec<TenantId> =
+        tx.conn().query_all("SELECT DISTINCT tenant_id FROM tenant_old_urls WHERE until <= ?1", params![now], |r| {
+            r.get(0)
+        })?;
+    tx.conn().execute("DELETE FROM tenant_old_urls WHERE until <= ?1", params![now])?;
+    for id in &gone {
+        cluster::changed(tx.conn(), *id)?;
+    }
+    Ok(gone)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,5 +274,33 @@ mod tests {
             assert_corrupt(by_slug(tx, "a"), "tenants.registration");
             assert_corrupt(list(tx), "tenants.registration");
         });
+    }
+
+    #[test]
+    fn a_moved_tenant_keeps_its_old_url_until_its_time() {
+        let t = temp_db();
+        let (a, b) = t.write(|tx| (tenant(tx, "a"), tenant(tx, "b")));
+        t.write(|tx| {
+            set_url(tx, a, "http://localhost:9000/a", "localhost").unwrap();
+            keep_old_url(tx, a, "http://localhost/a", 100).unwrap();
+            keep_old_url(tx, b, "http://localhost/old-b", 50).unwrap();
+        });
+        t.read(|tx| {
+            let row = by_slug(tx, "a").unwrap().unwrap();
+            assert_eq!((row.base_url.as_str(), row.rp_id.as_str()), ("http://localhost:9000/a", "localhost"));
+            assert_eq!(old_url_owner(tx, "http://localhost/a").unwrap(), Some(a));
+            assert_eq!(old_urls_of(tx, a).unwrap(), [("http://localhost/a".to_owned(), 100)]);
+            assert_eq!(old_urls(tx).unwrap().len(), 2);
+        });
+        // Kept again: one row, the new end.
+        t.write(|tx| keep_old_url(tx, a, "http://localhost/a", 200).unwrap());
+        assert_eq!(t.read(|tx| old_urls_of(tx, a).unwrap()), [("http://localhost/a".to_owned(), 200)]);
+        assert_eq!(t.write(|tx| sweep_old_urls(tx, 60).unwrap()), [b]);
+        t.read(|tx| {
+            assert_eq!(old_url_owner(tx, "http://localhost/old-b").unwrap(), None);
+            assert_eq!(old_url_owner(tx, "http://localhost/a").unwrap(), Some(a));
+        });
+        t.write(|tx| forget_old_url(tx, "http://localhost/a").unwrap());
+        assert!(t.read(|tx| old_urls(tx).unwrap()).is_empty());
     }
 }

@@ -14,6 +14,7 @@ use latchkey_store::audit::Event;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AdminAction {
     TenantCreate,
+    TenantUpdate,
     TenantDelete,
     AppCreate,
     AppUpdate,
@@ -44,6 +45,7 @@ impl AdminAction {
         use AdminAction as A;
         match self {
             A::TenantCreate => "tenant.create",
+            A::TenantUpdate => "tenant.update",
             A::TenantDelete => "tenant.delete",
             A::AppCreate => "app.create",
             A::AppUpdate => "app.update",
@@ -92,7 +94,8 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         | A::AuditAll
         | A::Export(_) => return None,
         A::TenantCreate => (Act::TenantCreate, None),
-        A::TenantDelete(_) => (Act::TenantDelete, None),
+        A::TenantUpdate(slug) => (Act::TenantUpdate, Some(slug)),
+        A::TenantDelete(slug) => (Act::TenantDelete, Some(slug)),
         A::AppCreate(_) => (Act::AppCreate, None),
         A::AppUpdate(_, id) => (Act::AppUpdate, Some(id)),
         A::AppDelete(_, id) => (Act::AppDelete, Some(id)),

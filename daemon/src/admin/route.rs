@@ -14,6 +14,7 @@ pub enum AdminRoute {
     TenantList,
     TenantCreate,
     TenantShow(String),
+    TenantUpdate(String),
     TenantDelete(String),
     AppList(String),
     AppCreate(String),
@@ -68,6 +69,7 @@ impl AdminRoute {
         match self {
             A::Status | A::TenantList | A::TenantCreate | A::Apply | A::Backup | A::AuditAll => None,
             A::TenantShow(t)
+            | A::TenantUpdate(t)
             | A::TenantDelete(t)
             | A::AppList(t)
             | A::AppCreate(t)
@@ -141,7 +143,9 @@ pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
         ["audit"] => pick(m, &[(GET, A::AuditAll)]),
         ["apply"] => pick(m, &[(POST, A::Apply)]),
         ["tenants"] => pick(m, &[(GET, A::TenantList), (POST, A::TenantCreate)]),
-        ["tenants", t] => pick(m, &[(GET, A::TenantShow(s(t))), (DELETE, A::TenantDelete(s(t)))]),
+        ["tenants", t] => {
+            pick(m, &[(GET, A::TenantShow(s(t))), (PATCH, A::TenantUpdate(s(t))), (DELETE, A::TenantDelete(s(t)))])
+        }
         ["tenants", t, "export"] => pick(m, &[(GET, A::Export(s(t)))]),
         ["tenants", t, "audit"] => pick(m, &[(GET, A::Audit(s(t)))]),
         ["tenants", t, "apps"] => pick(m, &[(GET, A::AppList(s(t))), (POST, A::AppCreate(s(t)))]),
@@ -193,6 +197,7 @@ mod tests {
             ("PUT", "/admin/v1/tenants", wrong("GET, POST")),
             ("GET", "/admin/v1/tenants/acme", Ok(A::TenantShow(t()))),
             ("DELETE", "/admin/v1/tenants/acme", Ok(A::TenantDelete(t()))),
+            ("PATCH", "/admin/v1/tenants/acme", Ok(A::TenantUpdate(t()))),
             ("GET", "/admin/v1/tenants/acme/apps", Ok(A::AppList(t()))),
             ("POST", "/admin/v1/tenants/acme/apps", Ok(A::AppCreate(t()))),
             ("GET", "/admin/v1/tenants/acme/apps/c1", Ok(A::AppShow(t(), "c1".into()))),

@@ -10,7 +10,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use latchkey::admin::{
     ApplyRequest, AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, EnableSocial, InviteUser, PREFIX,
-    Status, UpdateApp,
+    Status, UpdateApp, UpdateTenant,
 };
 use latchkey::codes;
 use serde::Serialize;
@@ -137,9 +137,16 @@ async fn dispatch(
         A::TenantCreate => {
             let r: CreateTenant = body(state, req).await?;
             note.tenant = Some(r.slug.clone());
+            note.subject = Some(r.slug.clone());
             created(&tenants::create(state, r).await?)
         }
         A::TenantShow(slug) => ok(&tenants::show(&state.db, slug).await?),
+        A::TenantUpdate(slug) => {
+            let r: UpdateTenant = body(state, req).await?;
+            // The request itself says what was asked: `{"base_url": "…"}`.
+            note.detail = serde_json::to_string(&r).ok();
+            ok(&tenants::update(state, slug, r).await?)
+        }
         A::TenantDelete(slug) => {
             confirmed(state, req, &format!("tenant {slug:?} and all its users, apps and keys")).await?;
             tenants::delete(state, slug).await?;

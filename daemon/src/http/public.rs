@@ -87,8 +87,44 @@ fn find(state: &State, req: &Req) -> Result<Route, Unrouted> {
     if let Some(global) = route::global(req.method(), path) {
         return global;
     }
-    let (tenant, rest) = state.registry.resolve(host.as_deref(), path).ok_or(Unrouted::UnknownTenant)?;
-    Ok(Route::Tenant(tenant, route::tenant(req.method(), &rest)?))
+    if let Some((tenant, rest)) = state.registry.resolve(host.as_deref(), path) {
+        return Ok(Route::Tenant(tenant, route::tenant(req.method(), &rest)?));
+    }
+    let (tenant, rest) =
+        state.registry.moved(host.as_deref(), path, state.clock.now()).ok_or(Unrouted::UnknownTenant)?;
+    Ok(Route::Moved(tenant, route::tenant(req.method(), &rest)?, rest))
+}
+
+/// A request to a URL the tenant moved away from: the same JWKS (tokens issued before the move
+/// name the old issuer, and their verifiers fetch the old `jwks_uri`), and 308 to the same path
+/// under the tenant's URL for everything else (method and body kept).
+async fn moved(
+    state: &State,
+    tenant: &latchkey_domain::registry::TenantRuntime,
+    route: TenantRoute,
+    rest: &str,
+    req: &Req,
+) -> Response<Body> {
+    match route {
+        TenantRoute::Jwks => match tenant.load(&state.registry).await {
+            Ok(hot) => document(req, hot.jwks_json.clone()),
+            Err(e) => errors::api(&e),
+        },
+        TenantRoute::DocumentPreflight => document_preflight(),
+        _ => {
+            let rest = if rest == "/" { "" } else { rest };
+            let query = req.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
+            let location = format!("{}{rest}{query}", tenant.base_url);
+            match HeaderValue::from_str(&location) {
+                Ok(v) => {
+                    let mut r = response::empty(StatusCode::PERMANENT_REDIRECT);
+                    r.headers_mut().insert(header::LOCATION, v);
+                    r
+                }
+                Err(_) => errors::api(&Error::invalid(codes::INVALID_REQUEST, "the path cannot be moved")),
+            }
+        }
+    }
 }
 
 fn refuse(unrouted: &Unrouted, path: &str) -> Response<Body> {
@@ -160,6 +196,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         Route::Healthz => return bytes(StatusCode::OK, "text/plain; charset=utf-8", "ok\n"),
         Route::Readyz => return readyz(state).await,
         Route::Tenant(tenant, route) => (tenant, route),
+        Route::Moved(tenant, route, rest) => return moved(state, &tenant, route, &rest, &req).await,
     };
     // A node that has lost step with the others (its change listener cannot read their
     // changes) could serve a rotated-out key or a deleted tenant: it refuses instead, as its

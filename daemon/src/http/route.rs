@@ -14,6 +14,9 @@ pub enum Route {
     Healthz,
     Readyz,
     Tenant(Arc<TenantRuntime>, TenantRoute),
+    /// A route below a URL the tenant moved away from (`tenant update --base-url`), with the
+    /// path below it: its JWKS is served there, everything else moves with 308.
+    Moved(Arc<TenantRuntime>, TenantRoute, String),
 }
 
 /// A route below a tenant's base URL.
@@ -92,6 +95,7 @@ impl Route {
         match self {
             Route::Healthz => "healthz",
             Route::Readyz => "readyz",
+            Route::Moved(..) => "moved",
             Route::Tenant(_, r) => match r {
                 TenantRoute::Discovery => "discovery",
                 TenantRoute::Jwks => "jwks",
