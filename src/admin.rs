@@ -753,6 +753,9 @@ pub struct EnableSocial {
     pub allowed_orgs: Vec<String>,
     #[serde(default)]
     pub create_users: bool,
+    /// Save the provider without first reading its discovery document (or GitHub's API root).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_verify: bool,
 }
 
 /// A social provider as `latchkey social list` shows it: never its secret.

@@ -83,6 +83,7 @@ pub const PROVIDER_NOT_FOUND: &str = "provider_not_found";
 pub const INVALID_PROVIDER: &str = "invalid_provider";
 pub const SOCIAL_STATE_INVALID: &str = "social_state_invalid";
 pub const UPSTREAM_REFUSED: &str = "upstream_refused";
+pub const PROVIDER_UNREACHABLE: &str = "provider_unreachable";
 pub const EMAIL_NOT_VERIFIED: &str = "email_not_verified";
 pub const DOMAIN_NOT_ALLOWED: &str = "domain_not_allowed";
 pub const ORG_NOT_ALLOWED: &str = "org_not_allowed";

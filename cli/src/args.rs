@@ -108,24 +108,11 @@ pub enum Command {
     /// Read the audit log: sign-ins, registrations, credential changes, token grants, and every
     /// admin change (typed actions such as app.create, user.disable, key.retire, with the socket
     /// peer's uid as actor). Without --tenant: every tenant's events and the daemon-wide ones.
-    #[command(
-        after_help = "Examples:\n  latchkey audit --since 1h\n  latchkey audit --tenant acme --since 1h\n  latchkey audit --tenant acme --user ada@acme.com --follow"
-    )]
-    Audit {
-        /// Only this tenant's events (default: all, with a TENANT column).
-        #[arg(long, short = 't', value_name = "SLUG")]
-        tenant: Option<String>,
-        /// Only events of the last DURATION (e.g. 15m, 1h, 7d).
-        #[arg(long, value_name = "DURATION")]
-        since: Option<String>,
-        /// Only events about this user (their e-mail is the subject), or this Client ID, key id,
-        /// role or provider.
-        #[arg(long, value_name = "EMAIL")]
-        user: Option<String>,
-        /// Keep printing new events as they happen (Ctrl-C to stop).
-        #[arg(long)]
-        follow: bool,
-    },
+    #[command(after_help = "Examples:\n  latchkey audit --since 1h\n  latchkey audit --tenant acme --since 1h\n  \
+            latchkey audit --tenant acme --user ada@acme.com --follow\n  \
+            latchkey audit --since 2026-11-01T00:00:00Z --until 2026-12-01T00:00:00Z --action 'role.*'\n  \
+            latchkey audit --tenant acme --outcome failure --app CLIENT_ID --limit 50")]
+    Audit(AuditArgs),
     /// Write a consistent online copy of the database to FILE (a new file, mode 0600). Back up the
     /// key-encryption key file separately: the copy's signing keys are sealed with it.
     Backup {
@@ -552,6 +539,10 @@ pub enum SocialCmd {
         /// Create a user for an unknown verified e-mail (tenants with open registration only).
         #[arg(long)]
         create_users: bool,
+        /// Save without first reading the provider's discovery document (or GitHub's API root),
+        /// for a provider this server cannot reach yet.
+        #[arg(long)]
+        no_verify: bool,
     },
     /// List the tenant's providers with the redirect URI to register (never their secrets).
     List {
@@ -645,4 +636,40 @@ pub enum CredentialCmd {
 
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Only this tenant's events (default: all, with a TENANT column).
+    #[arg(long, short = 't', value_name = "SLUG")]
+    pub tenant: Option<String>,
+    /// Only events since WHEN: a duration back from now (15m, 1h, 7d) or an RFC 3339 time
+    /// (2026-11-01T00:00:00Z).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only events up to WHEN (a duration back from now, or an RFC 3339 time).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Only events about this user (their e-mail is the subject), or this Client ID, key id,
+    /// role, provider or tenant.
+    #[arg(long, value_name = "EMAIL")]
+    pub user: Option<String>,
+    /// Only these actions: a name or a glob (`user.*`, `token.*`).
+    #[arg(long, value_name = "GLOB")]
+    pub action: Option<String>,
+    /// Only events by this actor (`uid:0` for the admin socket, a user's e-mail, a Client ID).
+    #[arg(long, value_name = "ACTOR")]
+    pub actor: Option<String>,
+    /// Only events by or about this application (its Client ID as actor or subject).
+    #[arg(long, value_name = "CLIENT_ID")]
+    pub app: Option<String>,
+    /// Only `success`, `failure` (any), or `failure: CODE`.
+    #[arg(long, value_name = "OUTCOME")]
+    pub outcome: Option<String>,
+    /// At most N events (1-10000; default 1000), the oldest first.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub limit: Option<u32>,
+    /// Keep printing new events as they happen (Ctrl-C to stop).
+    #[arg(long)]
+    pub follow: bool,
 }

@@ -70,9 +70,7 @@ fn run(cli: Cli, socket: Socket) -> Result<u8, CliError> {
         }
         Command::Apply { file, dry_run } => commands::apply::apply(&client, &file, dry_run)?,
         Command::Export { tenant } => commands::apply::export(&client, &tenant.tenant)?,
-        Command::Audit { tenant, since, user, follow } => {
-            commands::audit::run(&client, tenant.as_deref(), since.as_deref(), user.as_deref(), follow, cli.output)?
-        }
+        Command::Audit(args) => commands::audit::run(&client, args, cli.output)?,
         Command::Completions { .. } => return Ok(0),
     };
     output.print(cli.output, cli.quiet)?;

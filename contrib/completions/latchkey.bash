@@ -912,7 +912,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__audit)
-            opts="-t -o -q -h --tenant --since --user --follow --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --since --until --user --action --actor --app --outcome --limit --follow --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -930,7 +930,31 @@ _latchkey() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --until)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --action)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --actor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --outcome)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2418,7 +2442,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__social__subcmd__enable)
-            opts="-t -o -q -h --tenant --client-id --client-secret-file --name --issuer --github-url --github-api-url --allowed-domain --allowed-org --create-users --socket --output --quiet --help google github oidc facebook twitter"
+            opts="-t -o -q -h --tenant --client-id --client-secret-file --name --issuer --github-url --github-api-url --allowed-domain --allowed-org --create-users --no-verify --socket --output --quiet --help google github oidc facebook twitter"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

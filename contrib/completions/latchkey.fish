@@ -401,6 +401,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_see
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l create-users -d 'Create a user for an unknown verified e-mail (tenants with open registration only)'
+complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -l no-verify -d 'Save without first reading the provider\'s discovery document (or GitHub\'s API root), for a provider this server cannot reach yet'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Print no tables, confirmations, hints or progress: only errors (on stderr) and what is shown once and lost otherwise, one per line: `app create` its client id and client secret, `app rotate-secret` the secret, `user invite|recover` the link, `user reinvite` EMAIL<TAB>LINK for links neither e-mailed nor saved, `apply` TENANT<TAB>APP<TAB>CLIENT ID<TAB>SECRET for new confidential apps. `-o json` prints its document regardless'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand social; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
@@ -434,8 +435,14 @@ json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s q -l quiet -d 'Print no tables, confirmations, hints or progress: only errors (on stderr) and what is shown once and lost otherwise, one per line: `app create` its client id and client secret, `app rotate-secret` the secret, `user invite|recover` the link, `user reinvite` EMAIL<TAB>LINK for links neither e-mailed nor saved, `apply` TENANT<TAB>APP<TAB>CLIENT ID<TAB>SECRET for new confidential apps. `-o json` prints its document regardless'
 complete -c latchkey -n "__fish_latchkey_using_subcommand export" -s h -l help -d 'Print help'
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s t -l tenant -d 'Only this tenant\'s events (default: all, with a TENANT column)' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l since -d 'Only events of the last DURATION (e.g. 15m, 1h, 7d)' -r
-complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l user -d 'Only events about this user (their e-mail is the subject), or this Client ID, key id, role or provider' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l since -d 'Only events since WHEN: a duration back from now (15m, 1h, 7d) or an RFC 3339 time (2026-11-01T00:00:00Z)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l until -d 'Only events up to WHEN (a duration back from now, or an RFC 3339 time)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l user -d 'Only events about this user (their e-mail is the subject), or this Client ID, key id, role, provider or tenant' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l action -d 'Only these actions: a name or a glob (`user.*`, `token.*`)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l actor -d 'Only events by this actor (`uid:0` for the admin socket, a user\'s e-mail, a Client ID)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l app -d 'Only events by or about this application (its Client ID as actor or subject)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l outcome -d 'Only `success`, `failure` (any), or `failure: CODE`' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l limit -d 'At most N events (1-10000; default 1000), the oldest first' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand audit" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"

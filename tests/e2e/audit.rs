@@ -146,7 +146,18 @@ fn admin_changes_are_typed_events_and_reads_are_not_recorded() {
     let secret = dir.path().join("gh.secret");
     std::fs::write(&secret, "s3cret").unwrap();
     let secret = secret.to_str().unwrap();
-    cli(&["social", "enable", "--tenant", "acme", "github", "--client-id", "Iv1.x", "--client-secret-file", secret]);
+    cli(&[
+        "social",
+        "enable",
+        "--tenant",
+        "acme",
+        "github",
+        "--client-id",
+        "Iv1.x",
+        "--client-secret-file",
+        secret,
+        "--no-verify",
+    ]);
     cli(&["social", "disable", "--tenant", "acme", "github", "--yes"]);
     cli(&["user", "delete", "--tenant", "acme", "ada@acme.test", "--yes"]);
     cli(&["role", "delete", "--tenant", "acme", "staff", "--yes"]);
@@ -215,8 +226,9 @@ fn admin_changes_are_typed_events_and_reads_are_not_recorded() {
     );
     check("role.create", acme, Some("staff"), "success");
     check("user.invite", acme, ada, "success");
-    assert!(check("role.assign", acme, Some("staff"), "success")["detail"].as_str().unwrap().contains("ada@acme.test"));
-    check("role.unassign", acme, Some("staff"), "success");
+    // The user given the role is the subject (`audit --user` finds who was made what).
+    assert_eq!(check("role.assign", acme, ada, "success")["detail"], "role staff");
+    check("role.unassign", acme, ada, "success");
     check("user.disable", acme, Some("ADA@acme.test"), "success");
     check("user.enable", acme, ada, "success");
     check("user.recover", acme, ada, "success");
@@ -225,7 +237,7 @@ fn admin_changes_are_typed_events_and_reads_are_not_recorded() {
     check("social.disable", acme, Some("github"), "success");
     check("user.delete", acme, ada, "success");
     check("role.delete", acme, Some("staff"), "success");
-    let import = check("user.import", acme, None, "success");
+    let import = check("user.import", acme, Some("staff.csv"), "success");
     assert_eq!(import["detail"], "invited=2 already_present=0 rejected=1", "{import}");
     let applied = find(&all, "apply");
     assert_eq!(applied.len(), 2, "one event per tenant of the file; the dry run is not recorded: {applied:?}");
@@ -252,10 +264,61 @@ fn admin_changes_are_typed_events_and_reads_are_not_recorded() {
     let actions: Vec<&str> = about_ada.as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert_eq!(
         actions,
-        ["user.invite", "user.disable", "user.enable", "user.recover", "credential.revoke", "user.delete"],
+        [
+            "user.invite",
+            "role.assign",
+            "role.unassign",
+            "user.disable",
+            "user.enable",
+            "user.recover",
+            "credential.revoke",
+            "user.delete"
+        ],
         "{about_ada}"
     );
     let table = cli(&["audit"]).stdout;
     assert!(table.contains("TENANT") && table.contains("gamma") && table.contains("user.disable"), "{table}");
     assert!(!cli(&["audit", "--tenant", "acme"]).stdout.contains("TENANT"));
+}
+
+#[test]
+fn an_auditor_filters_by_time_action_actor_app_and_outcome() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    site.invite("ada@acme.test", "Ada");
+    d.cli(&["role", "create", "--tenant", "acme", "admin"]).ok();
+    d.cli(&["role", "assign", "--tenant", "acme", "admin", "ada@acme.test"]).ok();
+    let m2m = app(&site, "m2m", &[]);
+    assert_eq!(token(&site, &m2m, &[("grant_type", "client_credentials")]).status, 200);
+    let bad = d.cli(&["app", "update", "--tenant", "acme", &m2m.client_id, "--add-redirect-uri", "https://x.test/cb"]);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    let audit = |args: &[&str]| {
+        let mut all = vec!["audit", "--tenant", "acme", "-o", "json"];
+        all.extend_from_slice(args);
+        actions(&d.cli(&all).ok().json())
+    };
+    let names = |rows: Vec<(String, String)>| rows.into_iter().map(|(a, _)| a).collect::<Vec<_>>();
+
+    // Who was made admin: the role grant names the user.
+    assert_eq!(names(audit(&["--user", "ada@acme.test", "--action", "role.*"])), ["role.assign"]);
+    assert_eq!(names(audit(&["--action", "user.*"])), ["user.invite"]);
+    assert_eq!(names(audit(&["--actor", &m2m.client_id])), ["token.client_credentials"]);
+    assert_eq!(
+        names(audit(&["--app", &m2m.client_id])),
+        ["app.create", "token.client_credentials", "app.update"],
+        "by the app, or about it"
+    );
+    assert_eq!(audit(&["--outcome", "failure"]), [("app.update".into(), "failure: invalid_redirect_uri".into())]);
+    assert_eq!(audit(&["--limit", "2"]).len(), 2);
+    // Times: a duration back from now, or RFC 3339 (the daemon's clock is the test's).
+    assert!(audit(&["--since", "2999-01-01T00:00:00Z"]).is_empty());
+    assert!(audit(&["--until", "2000-01-01T00:00:00Z"]).is_empty());
+    assert!(audit(&["--since", "2000-01-01T00:00:00Z", "--until", "2999-01-01T00:00:00Z"]).len() >= 6);
+    let r = d.cli(&["audit", "--since", "last tuesday"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("RFC 3339"), "{}", r.stderr);
+    let r = d.cli(&["audit", "--limit", "0"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let (status, body) = admin_raw(&d.socket, &admin_request("GET", "/admin/v1/audit?until=soon", None, b""));
+    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_input")), "{body}");
 }

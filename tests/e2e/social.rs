@@ -31,6 +31,8 @@ fn providers_are_enabled_listed_and_disabled_with_sealed_secrets() {
             &file,
             "--allowed-org",
             "acme",
+            // No GitHub here: saved without reading its API (see `a_provider_that_does_not_answer…`).
+            "--no-verify",
             "-o",
             "json",
         ])
@@ -56,6 +58,7 @@ fn providers_are_enabled_listed_and_disabled_with_sealed_secrets() {
             "cid",
             "--client-secret-file",
             "-",
+            "--no-verify",
         ])
         .env("LATCHKEY_ADMIN_SOCKET", &d.socket)
         .stdin(Stdio::piped())
@@ -130,13 +133,56 @@ fn refused_providers_change_nothing() {
 }
 
 #[test]
+fn a_provider_that_does_not_answer_is_refused_unless_no_verify() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let dir = tempfile::tempdir().unwrap();
+    let file = secret_file(dir.path(), "s3cret");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let issuer = format!("http://127.0.0.1:{closed}");
+    let api = format!("http://127.0.0.1:{closed}/api");
+    let oidc =
+        ["social", "enable", "--tenant", "acme", "oidc", "--name", "SSO", "--issuer", &issuer, "--client-id", "x"];
+    let github = ["social", "enable", "--tenant", "acme", "github", "--github-api-url", &api, "--client-id", "x"];
+    let before = d.snapshot();
+    for args in [&oidc[..], &github[..]] {
+        let mut all = args.to_vec();
+        all.extend(["--client-secret-file", &file]);
+        let r = d.cli(&all);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("provider_unreachable") && r.stderr.contains("--no-verify"), "{}", r.stderr);
+    }
+    assert_eq!(d.snapshot(), before, "nothing stored");
+    let mut all = oidc.to_vec();
+    all.extend(["--client-secret-file", &file, "--no-verify"]);
+    d.cli(&all).ok();
+    let list = d.cli(&["social", "list", "--tenant", "acme", "-o", "json"]).ok().json();
+    assert_eq!(list.as_array().unwrap().len(), 1, "saved with --no-verify: {list}");
+    // A stand-in provider that answers is checked and saved.
+    let gh = crate::upstream::GithubStandin::start("gh", "upstream-secret");
+    enable(&d, &["github", "--client-id", "gh", "--github-url", &gh.web_url, "--github-api-url", &gh.api_url]);
+}
+
+#[test]
 fn a_provider_of_another_tenant_does_nothing_here() {
     let d = TestDaemon::start();
     d.tenant("acme");
     d.tenant("beta");
     let dir = tempfile::tempdir().unwrap();
     let file = secret_file(dir.path(), "s3cret");
-    d.cli(&["social", "enable", "--tenant", "acme", "github", "--client-id", "x", "--client-secret-file", &file]).ok();
+    d.cli(&[
+        "social",
+        "enable",
+        "--tenant",
+        "acme",
+        "github",
+        "--client-id",
+        "x",
+        "--client-secret-file",
+        &file,
+        "--no-verify",
+    ])
+    .ok();
     let r = http_get(&format!("{}/beta/login/github?request=whatever", d.base), None);
     assert_eq!(r.status, 404, "{}", r.body);
     assert!(r.body.contains("not available here"), "{}", r.body);

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::oidc_support::{App, app, get, jwt_parts, token};
+use crate::oidc_support::{App, app, client_post, get, jwt_parts, token};
 use crate::support::*;
 
 fn client_credentials(site: &Site, m2m: &App) -> String {
@@ -65,6 +65,9 @@ fn a_moved_tenant_signs_in_with_its_passkeys_and_its_old_url_answers_for_a_while
     assert_eq!(v["ok"], true, "a token issued before the move verifies against the old JWKS: {v}");
     let v = node("verify-jwt.mjs", &[&format!("{new_base}/.well-known/jwks.json"), &after, &new_base, &m2m.client_id]);
     assert_eq!(v["ok"], true, "{v}");
+    // And this service still takes it while the old URL answers.
+    let r = client_post(&site, &m2m, "/introspect", &[("token", &before)]);
+    assert_eq!(r.json()["active"], true, "{}", r.body);
 
     // The trail names the tenant as the subject of the change.
     let trail = d.cli(&["audit", "--tenant", "acme", "--user", "acme", "-o", "json"]).ok().json();

@@ -458,6 +458,8 @@ impl GithubStandin {
                         None => Reply::Json(404, json!({"message": "Not Found"})),
                     }
                 }
+                // The API root, which `latchkey social enable` reads to check the address.
+                ("GET", "/api" | "/api/") => Reply::Json(200, json!({"current_user_url": format!("{}/user", "/api")})),
                 (_, path) if path.starts_with("/api/") => Reply::Json(401, json!({"message": "Requires authentication"})),
                 _ => Reply::Text(404, "not found".into()),
             }

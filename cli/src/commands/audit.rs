@@ -3,7 +3,7 @@
 use latchkey::admin::AuditEvent;
 
 use super::seg;
-use crate::args::Format;
+use crate::args::{AuditArgs, Format};
 use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, escape, table};
@@ -43,30 +43,42 @@ fn rows(events: &[AuditEvent], with_tenant: bool) -> comfy_table::Table {
     t
 }
 
-pub fn run(
-    client: &Client,
-    tenant: Option<&str>,
-    since: Option<&str>,
-    user: Option<&str>,
-    follow: bool,
-    format: Format,
-) -> Result<Output, CliError> {
+/// WHEN as Unix seconds: a duration back from `now`, or an RFC 3339 time.
+fn when(flag: &str, text: &str, now: i64) -> Result<i64, CliError> {
+    if let Ok(d) = humantime::parse_duration(text) {
+        return Ok(now - d.as_secs() as i64);
+    }
+    let t = humantime::parse_rfc3339_weak(text).map_err(|_| {
+        CliError::Usage(format!(
+            "{flag} {text:?} is neither a duration like 15m, 1h or 7d nor an RFC 3339 time like 2026-11-01T00:00:00Z"
+        ))
+    })?;
+    Ok(t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0))
+}
+
+pub fn run(client: &Client, args: AuditArgs, format: Format) -> Result<Output, CliError> {
+    let AuditArgs { tenant, since, until, user, action, actor, app, outcome, limit, follow } = args;
+    let tenant = tenant.as_deref();
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
     let since = match since {
         None => 0,
-        Some(text) => {
-            let d = humantime::parse_duration(text)
-                .map_err(|e| CliError::Usage(format!("--since {text:?} is not a duration like 15m, 1h or 7d: {e}")))?;
-            now - d.as_secs() as i64
-        }
+        Some(text) => when("--since", &text, now)?,
     };
     let mut base = format!("/audit?since={since}");
+    if let Some(text) = until {
+        base.push_str(&format!("&until={}", when("--until", &text, now)?));
+    }
     if let Some(t) = tenant {
         base.push_str(&format!("&tenant={}", query_value(t)?));
     }
-    if let Some(u) = user {
-        base.push_str(&format!("&user={}", query_value(u)?));
+    for (name, value) in [("user", user), ("action", action), ("actor", actor), ("app", app), ("outcome", outcome)] {
+        if let Some(v) = value {
+            base.push_str(&format!("&{name}={}", query_value(&v)?));
+        }
+    }
+    if let Some(n) = limit {
+        base.push_str(&format!("&limit={n}"));
     }
     let events: Vec<AuditEvent> = client.get(&base)?;
     if !follow {

@@ -23,7 +23,12 @@ pub struct Import {
 pub fn run(client: &Client, cmd: Import, format: Format, quiet: bool) -> Result<Output, CliError> {
     let Import { tenant, file, dry_run, links_out, force } = cmd;
     let data = std::fs::read(&file).map_err(|e| CliError::File(format!("cannot read {}: {e}", file.display())))?;
-    let path = format!("/tenants/{}/users/import{}", seg(&tenant)?, if dry_run { "?dry_run=true" } else { "" });
+    // The file's name is the audit event's subject.
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut path = format!("/tenants/{}/users/import?file={}", seg(&tenant)?, seg(&name)?.replace('+', "%2B"));
+    if dry_run {
+        path.push_str("&dry_run=true");
+    }
     let mut batches = Batches::start(links_out.as_deref(), force, dry_run, quiet)?;
     let mut already: Vec<String> = vec![];
     let mut summary = None;

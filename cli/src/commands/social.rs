@@ -38,6 +38,7 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
             allowed_domains,
             allowed_orgs,
             create_users,
+            no_verify,
         } => {
             if kind == "facebook" || kind == "twitter" {
                 return Err(CliError::Refused {
@@ -60,6 +61,7 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
                 allowed_domains,
                 allowed_orgs,
                 create_users,
+                no_verify,
             };
             let p: SocialProvider = client.post(&format!("/tenants/{}/social", seg(&tenant.tenant)?), &req)?;
             let mut out = Output::new(&p)?

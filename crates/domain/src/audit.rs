@@ -209,26 +209,13 @@ pub fn outcome<T, E>(r: &Result<T, E>, code: impl Fn(&E) -> String) -> String {
     }
 }
 
-/// Which events [`query`] reads: one tenant's (`None`: all), since a time, about one subject,
-/// after a row id, at most `limit`.
-#[derive(Debug, Clone, Default)]
-pub struct Query {
-    pub tenant: Option<String>,
-    pub since: Timestamp,
-    pub subject: Option<String>,
-    pub after: i64,
-    pub limit: u32,
-}
+pub use crate::store::audit::{Filter, like_pattern};
 
-/// The events `q` names, oldest first, in the admin API's terms. Events still queued in `log`
+/// The events `f` chooses, oldest first, in the admin API's terms. Events still queued in `log`
 /// are written first, so that what was just done is in the answer.
-pub async fn query(log: &AuditLog, db: &Db, q: Query) -> Result<Vec<latchkey::admin::AuditEvent>, StoreError> {
+pub async fn query(log: &AuditLog, db: &Db, f: Filter) -> Result<Vec<latchkey::admin::AuditEvent>, StoreError> {
     log.flush().await;
-    let rows = db
-        .read(move |tx| {
-            crate::store::audit::query(tx, q.tenant.as_deref(), q.since, q.subject.as_deref(), q.after, q.limit)
-        })
-        .await?;
+    let rows = db.read(move |tx| crate::store::audit::query(tx, &f)).await?;
     Ok(rows
         .into_iter()
         .map(|(id, e)| latchkey::admin::AuditEvent {
@@ -282,7 +269,11 @@ mod tests {
         let before = super::lost();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(super::write_batch(&db, batch));
-        let stored = db.read_blocking(|tx| crate::store::audit::query(tx, None, 0, None, 0, 100)).unwrap();
+        let stored = db
+            .read_blocking(|tx| {
+                crate::store::audit::query(tx, &crate::store::audit::Filter { limit: 100, ..Default::default() })
+            })
+            .unwrap();
         let actors: Vec<String> = stored.into_iter().map(|(_, e)| e.actor).collect();
         assert_eq!(actors, ["good-1", "good-2", "good-3"]);
         let refused = |l: [(&str, u64); 3]| l.iter().find(|(why, _)| *why == "refused").map(|(_, n)| *n).unwrap();

@@ -221,6 +221,8 @@ fn plan_social(
         allowed_domains: d.allowed_domains.clone(),
         allowed_orgs: d.allowed_orgs.clone(),
         create_users: d.create_users,
+        // `apply` plans without calling providers (a dry run must not reach out).
+        no_verify: true,
     };
     let (row, _) = crate::social::validate(&req, registration)
         .map_err(|e| Error::new(e.kind, e.code, format!("tenant {slug}, social {}: {}", d.kind, e.message)))?;

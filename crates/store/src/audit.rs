@@ -64,28 +64,67 @@ pub fn insert_all(tx: &WriteTx<'_>, events: &[Event]) -> Result<(), StoreError> 
     Ok(())
 }
 
-/// Events after row `after_id`, since `since`, of one tenant (`None`: every tenant's and the
-/// daemon-wide ones), optionally about `subject` (compared case-insensitively, as e-mails are);
-/// oldest first.
-pub fn query(
-    tx: &impl Reader,
-    tenant: Option<&str>,
-    since: Timestamp,
-    subject: Option<&str>,
-    after_id: i64,
-    limit: u32,
-) -> Result<Vec<(i64, Event)>, StoreError> {
+/// Which events [`query`] reads; `None` leaves a field out of the choice.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// One tenant's (`None`: every tenant's and the daemon-wide ones).
+    pub tenant: Option<String>,
+    pub since: Timestamp,
+    pub until: Option<Timestamp>,
+    /// About this subject, compared case-insensitively (as e-mails are).
+    pub subject: Option<String>,
+    pub actor: Option<String>,
+    /// A `LIKE` pattern with `\` as its escape ([`like_pattern`] makes one from a glob).
+    pub action: Option<String>,
+    /// By or about this application: its Client ID as the actor or the subject.
+    pub app: Option<String>,
+    /// `success`, `failure` (any failure) or `failure: CODE`.
+    pub outcome: Option<String>,
+    /// After this row (what `latchkey audit --follow` has seen).
+    pub after_id: i64,
+    pub limit: u32,
+}
+
+/// A glob (`*` any text, `?` one character) as a `LIKE` pattern escaped with `\`.
+pub fn like_pattern(glob: &str) -> String {
+    let mut out = String::with_capacity(glob.len());
+    for c in glob.chars() {
+        match c {
+            '*' => out.push('%'),
+            '?' => out.push('_'),
+            '%' | '_' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The events `f` chooses, oldest first.
+pub fn query(tx: &impl Reader, f: &Filter) -> Result<Vec<(i64, Event)>, StoreError> {
     // Two texts rather than `(?1 IS NULL OR tenant = ?1)`, which would keep SQLite from using the
     // (tenant, at) index for one tenant's trail. NULL tests name their parameter's type, and case
     // is folded with lower() rather than SQLite's NOCASE: the same text is then valid SQL for
     // PostgreSQL too (docs/dev/postgres-plan.md).
-    let by_tenant = if tenant.is_some() { "tenant = ?1" } else { "CAST(?1 AS TEXT) IS NULL" };
+    let by_tenant = if f.tenant.is_some() { "tenant = ?1" } else { "CAST(?1 AS TEXT) IS NULL" };
     let sql = format!(
         "SELECT id, at, tenant, actor, action, outcome, ip, subject, detail FROM audit
          WHERE {by_tenant} AND at >= ?2 AND id > ?3 AND (CAST(?4 AS TEXT) IS NULL OR lower(subject) = lower(?4))
+           AND (CAST(?6 AS BIGINT) IS NULL OR at <= ?6)
+           AND (CAST(?7 AS TEXT) IS NULL OR actor = ?7)
+           AND (CAST(?8 AS TEXT) IS NULL OR action LIKE ?8 ESCAPE '\\')
+           AND (CAST(?9 AS TEXT) IS NULL OR actor = ?9 OR subject = ?9)
+           AND (CAST(?10 AS TEXT) IS NULL OR outcome = ?10 OR outcome LIKE CAST(?10 AS TEXT) || ':%')
          ORDER BY id LIMIT ?5"
     );
-    let rows = tx.conn().query_all(&sql, params![tenant, since, after_id, subject, limit], |r| {
+    let (tenant, subject) = (f.tenant.as_deref(), f.subject.as_deref());
+    let (actor, action, app, outcome) =
+        (f.actor.as_deref(), f.action.as_deref(), f.app.as_deref(), f.outcome.as_deref());
+    let (since, after_id, limit, until) = (f.since, f.after_id, f.limit, f.until);
+    let values = params![tenant, since, after_id, subject, limit, until, actor, action, app, outcome];
+    let rows = tx.conn().query_all(&sql, values, |r| {
         Ok((
             r.get(0)?,
             Event {
@@ -126,6 +165,63 @@ pub(crate) mod tests {
         }
     }
 
+    /// [`query`] by tenant, time, subject and position only.
+    fn qf(
+        tx: &impl Reader,
+        tenant: Option<&str>,
+        since: Timestamp,
+        subject: Option<&str>,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Event)>, StoreError> {
+        let f = Filter {
+            tenant: tenant.map(str::to_owned),
+            since,
+            subject: subject.map(str::to_owned),
+            after_id,
+            limit,
+            ..Filter::default()
+        };
+        query(tx, &f)
+    }
+
+    #[test]
+    fn query_filters_by_end_actor_action_app_and_outcome() {
+        let t = temp_db();
+        let ev = |at, actor: &str, action: &str, subject: Option<&str>, outcome: &str| Event {
+            actor: actor.into(),
+            outcome: outcome.into(),
+            ..event(at, Some("a"), subject, action)
+        };
+        let events = [
+            ev(10, "uid:0", "user.invite", Some("ada"), "success"),
+            ev(20, "portal", "token.authorization_code", Some("ada"), "success"),
+            ev(30, "uid:0", "app.update", Some("portal"), "failure: invalid_redirect_uri"),
+            ev(40, "uid:0", "user_x", None, "success"),
+        ];
+        t.write(|tx| insert_all(tx, &events).unwrap());
+        let pick = |f: Filter| t.read(|tx| actions(query(tx, &Filter { limit: 100, ..f }).unwrap()));
+        assert_eq!(pick(Filter { until: Some(20), ..Filter::default() }), ["user.invite", "token.authorization_code"]);
+        assert_eq!(pick(Filter { actor: Some("portal".into()), ..Filter::default() }), ["token.authorization_code"]);
+        assert_eq!(pick(Filter { action: Some(like_pattern("user.*")), ..Filter::default() }), ["user.invite"]);
+        assert_eq!(
+            pick(Filter { action: Some(like_pattern("user_*")), ..Filter::default() }),
+            ["user_x"],
+            "_ is literal"
+        );
+        assert_eq!(
+            pick(Filter { app: Some("portal".into()), ..Filter::default() }),
+            ["token.authorization_code", "app.update"],
+            "by the app, or about it"
+        );
+        assert_eq!(pick(Filter { outcome: Some("failure".into()), ..Filter::default() }), ["app.update"]);
+        assert_eq!(
+            pick(Filter { outcome: Some("failure: invalid_redirect_uri".into()), ..Filter::default() }),
+            ["app.update"]
+        );
+        assert_eq!(pick(Filter { outcome: Some("fail".into()), ..Filter::default() }), Vec::<String>::new());
+    }
+
     fn actions(rows: Vec<(i64, Event)>) -> Vec<String> {
         rows.into_iter().map(|(_, e)| e.action).collect()
     }
@@ -142,23 +238,23 @@ pub(crate) mod tests {
         ];
         t.write(|tx| insert_all(tx, &events).unwrap());
         t.read(|tx| {
-            let all = query(tx, Some("a"), 0, None, 0, 100).unwrap();
+            let all = qf(tx, Some("a"), 0, None, 0, 100).unwrap();
             let first = &all[0].1;
             assert_eq!(
                 (first.at, first.tenant.as_deref(), first.actor.as_str(), first.outcome.as_str(), first.ip.as_deref()),
                 (10, Some("a"), "admin", "success", Some("127.0.0.1"))
             );
             assert_eq!(actions(all.clone()), ["a1", "a2", "a3"]);
-            assert_eq!(actions(query(tx, Some("a"), 20, None, 0, 100).unwrap()), ["a2", "a3"]);
-            assert_eq!(actions(query(tx, Some("a"), 0, Some("ada"), 0, 100).unwrap()), ["a1", "a3"]);
-            assert_eq!(actions(query(tx, Some("a"), 0, None, all[0].0, 100).unwrap()), ["a2", "a3"]);
-            assert_eq!(actions(query(tx, Some("a"), 0, None, 0, 2).unwrap()), ["a1", "a2"]);
+            assert_eq!(actions(qf(tx, Some("a"), 20, None, 0, 100).unwrap()), ["a2", "a3"]);
+            assert_eq!(actions(qf(tx, Some("a"), 0, Some("ada"), 0, 100).unwrap()), ["a1", "a3"]);
+            assert_eq!(actions(qf(tx, Some("a"), 0, None, all[0].0, 100).unwrap()), ["a2", "a3"]);
+            assert_eq!(actions(qf(tx, Some("a"), 0, None, 0, 2).unwrap()), ["a1", "a2"]);
             // Tenants see only their own trail.
-            assert_eq!(actions(query(tx, Some("b"), 0, None, 0, 100).unwrap()), ["b1"]);
-            assert!(query(tx, Some("c"), 0, None, 0, 100).unwrap().is_empty());
+            assert_eq!(actions(qf(tx, Some("b"), 0, None, 0, 100).unwrap()), ["b1"]);
+            assert!(qf(tx, Some("c"), 0, None, 0, 100).unwrap().is_empty());
             // Without a tenant: everything, daemon-wide events included; subjects ignore case.
-            assert_eq!(actions(query(tx, None, 0, None, 0, 100).unwrap()), ["a1", "a2", "a3", "b1", "daemon"]);
-            assert_eq!(actions(query(tx, None, 0, Some("ADA"), 0, 100).unwrap()), ["a1", "a3", "b1"]);
+            assert_eq!(actions(qf(tx, None, 0, None, 0, 100).unwrap()), ["a1", "a2", "a3", "b1", "daemon"]);
+            assert_eq!(actions(qf(tx, None, 0, Some("ADA"), 0, 100).unwrap()), ["a1", "a3", "b1"]);
         });
     }
 
@@ -171,8 +267,8 @@ pub(crate) mod tests {
             insert_all(tx, &[event(30, Some("a"), None, "new")]).unwrap();
             assert_eq!(sweep(tx, 20).unwrap(), 1);
             assert_eq!(sweep(tx, 20).unwrap(), 0);
-            assert_eq!(actions(query(tx, Some("a"), 0, None, 0, 100).unwrap()), ["new"]);
-            assert_eq!(actions(query(tx, Some("b"), 0, None, 0, 100).unwrap()), ["edge"]);
+            assert_eq!(actions(qf(tx, Some("a"), 0, None, 0, 100).unwrap()), ["new"]);
+            assert_eq!(actions(qf(tx, Some("b"), 0, None, 0, 100).unwrap()), ["edge"]);
         });
     }
 
@@ -196,7 +292,7 @@ pub(crate) mod tests {
             db.write_blocking(|tx| insert_all(tx, &events)).unwrap();
             expected.extend(events);
         }
-        let stored = db.read_blocking(|tx| query(tx, None, 0, None, 0, 1000)).unwrap();
+        let stored = db.read_blocking(|tx| qf(tx, None, 0, None, 0, 1000)).unwrap();
         let ids: Vec<i64> = stored.iter().map(|(id, _)| *id).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids ascend in the order given");
         let stored: Vec<String> = stored.into_iter().map(|(_, e)| format!("{e:?}")).collect();

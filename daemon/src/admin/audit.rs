@@ -137,6 +137,9 @@ pub struct Note {
     pub detail: Option<String>,
     /// `apply`: one event per tenant of the file, with that tenant's changes.
     pub per_tenant: Vec<(String, Option<String>)>,
+    /// One event per subject (a role given to several users: each user is the subject of one,
+    /// so `latchkey audit --user` finds who was given it).
+    pub per_subject: Vec<String>,
     /// The handler records the event itself (a streamed import, whose counts come at the end),
     /// or records nothing (a dry run changes nothing).
     pub recorded_elsewhere: bool,
@@ -164,22 +167,31 @@ pub fn record(state: &State, route: &AdminRoute, uid: u32, note: Note, outcome: 
     if note.recorded_elsewhere {
         return;
     }
-    let event = |tenant: Option<String>, detail: Option<String>| Event {
+    let subject = note.subject.clone().or_else(|| path_subject.map(str::to_owned));
+    let event = |tenant: Option<String>, subject: Option<String>, detail: Option<String>| Event {
         at: state.clock.now(),
         tenant,
         actor: actor(uid),
         action: act.as_str().to_owned(),
         outcome: outcome.to_owned(),
         ip: None,
-        subject: note.subject.clone().or_else(|| path_subject.map(str::to_owned)),
+        subject,
         detail,
     };
-    if note.per_tenant.is_empty() {
-        let tenant = note.tenant.clone().or_else(|| route.tenant().map(str::to_owned));
-        state.audit.record(event(tenant, note.detail.clone()));
+    let tenant = || note.tenant.clone().or_else(|| route.tenant().map(str::to_owned));
+    if !note.per_subject.is_empty() {
+        for s in &note.per_subject {
+            state.audit.record(event(tenant(), Some(s.clone()), note.detail.clone()));
+        }
+    } else if note.per_tenant.is_empty() {
+        state.audit.record(event(tenant(), subject, note.detail.clone()));
     } else {
         for (slug, detail) in &note.per_tenant {
-            state.audit.record(event(Some(slug.clone()), detail.clone().or_else(|| note.detail.clone())));
+            state.audit.record(event(
+                Some(slug.clone()),
+                subject.clone(),
+                detail.clone().or_else(|| note.detail.clone()),
+            ));
         }
     }
 }

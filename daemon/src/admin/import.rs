@@ -27,6 +27,7 @@ pub async fn import(
     dry_run: bool,
     req: Req,
     actor: String,
+    file_name: Option<String>,
 ) -> Result<Response<crate::http::Body>, Error> {
     // The body is the CSV file itself: `text/csv` (what the CLI sends), or no type at all.
     if req.headers().contains_key(hyper::header::CONTENT_TYPE)
@@ -84,6 +85,7 @@ pub async fn import(
                 &outcome,
             );
             event.detail = Some(detail);
+            event.subject = file_name;
             state.audit.record(event);
         }
         let summary = ImportLine::Summary {

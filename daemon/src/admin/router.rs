@@ -193,8 +193,12 @@ async fn dispatch(
             created(&users::invite(state, slug, r).await?)
         }
         A::UserImport(slug) => {
-            let dry_run = request::query(&req).get("dry_run").ok().flatten().is_some_and(|v| v == "true" || v == "1");
-            let response = super::import::import(state, slug, dry_run, req, audit::actor(peer.uid)).await?;
+            let query = request::query(&req);
+            let dry_run = query.get("dry_run").ok().flatten().is_some_and(|v| v == "true" || v == "1");
+            // The uploaded file's name (the CLI sends it), bounded: the event's subject.
+            let file: Option<String> = query.get("file").ok().flatten().map(|f| f.chars().take(200).collect());
+            let actor = audit::actor(peer.uid);
+            let response = super::import::import(state, slug, dry_run, req, actor, file).await?;
             // The import records its event when it ends, with its counts (a dry run records none).
             note.recorded_elsewhere = true;
             Ok(response)
@@ -233,12 +237,14 @@ async fn dispatch(
         }
         A::RoleAssign(slug, name) => {
             let r: Emails = body(state, req).await?;
-            note.detail = Some(format!("users {}", r.emails.join(", ")));
+            note.detail = Some(format!("role {name}"));
+            note.per_subject = r.emails.clone();
             ok(&users::roles::change(&state.db, slug, name, r, true).await?)
         }
         A::RoleUnassign(slug, name) => {
             let r: Emails = body(state, req).await?;
-            note.detail = Some(format!("users {}", r.emails.join(", ")));
+            note.detail = Some(format!("role {name}"));
+            note.per_subject = r.emails.clone();
             ok(&users::roles::change(&state.db, slug, name, r, false).await?)
         }
         A::SocialList(slug) => ok(&latchkey_domain::social::list(&state.db, slug).await?),
@@ -278,12 +284,32 @@ async fn read_audit(
     tenant: Option<String>,
     q: &HashMap<String, String>,
 ) -> Result<Vec<AuditEvent>, Error> {
-    let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok());
-    let (since, after, limit) =
-        (num("since").unwrap_or(0), num("after").unwrap_or(0), num("limit").unwrap_or(1000).clamp(1, 10_000));
-    let query =
-        latchkey_domain::audit::Query { tenant, since, subject: q.get("user").cloned(), after, limit: limit as u32 };
-    Ok(latchkey_domain::audit::query(&state.audit, &state.db, query).await?)
+    let num = |k: &str| -> Result<Option<i64>, Error> {
+        q.get(k)
+            .map(|v| {
+                v.parse::<i64>().map_err(|_| {
+                    Error::invalid(
+                        codes::INVALID_INPUT,
+                        format!("{k} must be a whole number (Unix seconds, or a count)"),
+                    )
+                })
+            })
+            .transpose()
+    };
+    let text = |k: &str| q.get(k).filter(|v| !v.is_empty()).cloned();
+    let filter = latchkey_domain::audit::Filter {
+        tenant,
+        since: num("since")?.unwrap_or(0),
+        until: num("until")?,
+        subject: text("user"),
+        actor: text("actor"),
+        action: text("action").map(|glob| latchkey_domain::audit::like_pattern(&glob)),
+        app: text("app"),
+        outcome: text("outcome"),
+        after_id: num("after")?.unwrap_or(0),
+        limit: num("limit")?.unwrap_or(1000).clamp(1, 10_000) as u32,
+    };
+    Ok(latchkey_domain::audit::query(&state.audit, &state.db, filter).await?)
 }
 
 async fn status(state: &State) -> Result<Status, Error> {

@@ -170,7 +170,10 @@ fn verify<T: serde::de::DeserializeOwned>(
         .get(&kid)
         .ok_or_else(|| refused("the token is not signed by this service", format!("kid {kid:?}")))?;
     let mut v = Validation::new(Algorithm::RS256);
-    v.set_issuer(&[&tenant.base_url]);
+    // A moved tenant's tokens issued before the move name its old URL while that still answers.
+    let mut issuers = vec![tenant.base_url.as_str()];
+    issuers.extend(tenant.old_urls.iter().map(|o| o.base_url.as_str()));
+    v.set_issuer(&issuers);
     v.validate_aud = false;
     v.validate_exp = false;
     v.set_required_spec_claims(&["iss", "sub"]);

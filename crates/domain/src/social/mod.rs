@@ -13,6 +13,7 @@ pub mod outcome;
 use latchkey::admin::{EnableSocial, Registration, SocialProvider};
 use latchkey::codes;
 
+use crate::clock::Timestamp;
 use crate::crypto::Kek;
 use crate::error::Error;
 use crate::state::State;
@@ -212,6 +213,14 @@ pub fn links_removed(tenant: &str, p: &ProviderRow, removed: u64) {
 pub async fn enable(state: &State, slug: String, req: EnableSocial) -> Result<SocialProvider, Error> {
     let now = state.clock.now();
     let kek = state.kek.clone();
+    // Checked before anything is stored: the request's own rules, then (unless `no_verify`) that
+    // the provider answers, so that a wrong issuer shows now, not as a failed sign-in later.
+    let s = slug.clone();
+    let registration = state.db.read(move |tx| require(tx, &s)).await?.registration;
+    let (row, _) = validate(&req, registration)?;
+    if !req.no_verify {
+        check_provider(state, &row, now).await?;
+    }
     state
         .db
         .write(move |tx| -> Result<SocialProvider, Error> {
@@ -225,6 +234,42 @@ pub async fn enable(state: &State, slug: String, req: EnableSocial) -> Result<So
             Ok(SocialProvider { links_removed: removed, ..to_wire(&tenant.base_url, &row) })
         })
         .await
+}
+
+/// Reads what a sign-in through the provider will read first: the issuer's discovery document
+/// (checked as the flow checks it), or GitHub's API root.
+async fn check_provider(state: &State, row: &ProviderRow, now: Timestamp) -> Result<(), Error> {
+    let failed = |what: String, why: String| {
+        // What a provider answered is bounded: an error must not carry a whole document.
+        let why: String = why.chars().take(300).collect();
+        Error::invalid(
+            codes::PROVIDER_UNREACHABLE,
+            format!(
+                "{what}: {why}. Check the address (and that this server can reach it), or pass --no-verify to save \
+                 the provider anyway"
+            ),
+        )
+    };
+    match row.kind {
+        SocialKind::Google | SocialKind::Oidc => {
+            let issuer = row.issuer.as_deref().unwrap_or(GOOGLE_ISSUER);
+            state.social_cache.discovery(&state.upstream, issuer, now).await.map(|_| ()).map_err(|r| {
+                failed(
+                    format!("the discovery document of {issuer} could not be used"),
+                    format!("{}: {}", r.reason, r.detail),
+                )
+            })
+        }
+        SocialKind::Github => {
+            let api = row.github_api_url.as_deref().unwrap_or(GITHUB_API_URL);
+            state
+                .upstream
+                .get_json::<serde_json::Value>(api, None)
+                .await
+                .map(|_| ())
+                .map_err(|e| failed(format!("GitHub's API at {api} did not answer"), e.to_string()))
+        }
+    }
 }
 
 /// `latchkey social disable`: the button disappears at once; links stay for a later enable.
@@ -340,6 +385,7 @@ mod tests {
             allowed_domains: vec![],
             allowed_orgs: vec![],
             create_users: false,
+            no_verify: false,
         }
     }
 
