@@ -19,6 +19,9 @@ fn main() -> ExitCode {
         listen: args.listen.clone(),
         data_dir: args.data_dir.clone(),
     };
+    if let Some(Command::CheckConfig) = &args.command {
+        return check_config(&flags);
+    }
     let config = match Config::load(&flags, std::env::vars()) {
         Ok(c) => c,
         Err(e) => {
@@ -27,7 +30,7 @@ fn main() -> ExitCode {
         }
     };
     match &args.command {
-        Some(Command::CheckConfig) => return check_config(&config),
+        Some(Command::CheckConfig) => return check_config(&flags),
         Some(Command::MigrateStore(m)) => return migrate_store(&config, m),
         None => {}
     }
@@ -82,22 +85,34 @@ fn main() -> ExitCode {
     })
 }
 
-/// `check-config`: the syntax was checked by loading; now every file the configuration names.
-fn check_config(config: &Config) -> ExitCode {
-    for warning in &config.warnings {
-        eprintln!("latchkeyd: warning: {warning}");
+/// `check-config`: every problem in one run: a file that cannot be read or parsed (the parser
+/// stops at its first syntax error), then each invalid value, then each file the configuration
+/// names that cannot be used.
+fn check_config(flags: &Overrides) -> ExitCode {
+    let (config, mut problems) = match Config::load_checked(flags, std::env::vars()) {
+        Ok((config, invalid)) => (config, invalid.iter().map(ToString::to_string).collect::<Vec<_>>()),
+        Err(e) => (None, vec![e.to_string()]),
+    };
+    if let Some(config) = &config {
+        for warning in &config.warnings {
+            eprintln!("latchkeyd: warning: {warning}");
+        }
+        problems.extend(latchkeyd::checkfiles::problems(config));
     }
-    let problems = latchkeyd::checkfiles::problems(config);
-    if problems.is_empty() {
-        print!("{}", config.to_toml());
-        eprintln!("latchkeyd: configuration is valid");
-        return ExitCode::SUCCESS;
+    match config {
+        Some(config) if problems.is_empty() => {
+            print!("{}", config.to_toml());
+            eprintln!("latchkeyd: configuration is valid");
+            ExitCode::SUCCESS
+        }
+        _ => {
+            for p in &problems {
+                eprintln!("latchkeyd: {p}");
+            }
+            eprintln!("latchkeyd: configuration has {} problem(s)", problems.len());
+            ExitCode::from(1)
+        }
     }
-    for p in &problems {
-        eprintln!("latchkeyd: {p}");
-    }
-    eprintln!("latchkeyd: configuration has {} problem(s)", problems.len());
-    ExitCode::from(1)
 }
 
 /// `migrate-store --to postgres`: SQLite (`--from`, else the configured file) into the configured

@@ -73,6 +73,37 @@ fn bad_values_are_explained() {
 }
 
 #[test]
+fn every_problem_is_reported_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    // Five invalid values and a file that cannot be read: one run names them all.
+    let body = format!(
+        "[server]\npublic_url = \"https://id.example.com\"\nlog_format = \"xml\"\nmax_connections = 0\n\
+         [tokens]\nsession_ttl = \"soon\"\n[keys]\nrsa_bits = 1024\n[limits]\njson_body_max = \"big\"\n\
+         [smtp]\nhost = \"localhost\"\nfrom = \"id@example.com\"\npassword_file = \"{}/nopass\"\n",
+        dir.path().display()
+    );
+    std::fs::write(&path, body).unwrap();
+    let r = check(&path, &[("LATCHKEY_SERVER_PUBLIC_URL", "https://id.example.com")]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    for needle in [
+        "server.log_format",
+        "server.max_connections",
+        "tokens.session_ttl",
+        "keys.rsa_bits",
+        "limits.json_body_max",
+        "smtp.password_file",
+        "6 problem(s)",
+    ] {
+        assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+    }
+    // The daemon itself refuses to start with all of them listed too.
+    let out: Run = Command::new(bin("latchkeyd")).arg("--config").arg(&path).output().unwrap().into();
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("5 problems in the configuration"), "{}", out.stderr);
+}
+
+#[test]
 fn environment_overrides_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.toml");

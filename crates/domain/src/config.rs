@@ -39,10 +39,50 @@ pub enum ConfigError {
     Env { var: String, message: String },
     #[error("invalid setting {key}: {message}")]
     Invalid { key: &'static str, message: String },
+    #[error("{} problems in the configuration:{}", .0.len(), .0.iter().map(|e| format!("\n  {e}")).collect::<String>())]
+    Many(Vec<ConfigError>),
 }
 
 fn invalid(key: &'static str, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { key, message: message.into() }
+}
+
+impl ConfigError {
+    /// One problem as itself; several as one error listing each on a line of its own.
+    fn many(mut problems: Vec<ConfigError>) -> ConfigError {
+        match problems.len() {
+            1 => problems.remove(0),
+            _ => ConfigError::Many(problems),
+        }
+    }
+}
+
+/// Every invalid value of a file, collected rather than stopping at the first (`check-config`
+/// reports them all in one run); each failed value is replaced by its default meanwhile.
+#[derive(Default)]
+struct Problems(Vec<ConfigError>);
+
+impl Problems {
+    fn push(&mut self, e: ConfigError) {
+        self.0.push(e);
+    }
+
+    fn ok<T>(&mut self, r: Result<T, ConfigError>) -> Option<T> {
+        r.map_err(|e| self.push(e)).ok()
+    }
+
+    fn take<T>(&mut self, r: Result<T, ConfigError>, fallback: T) -> T {
+        self.ok(r).unwrap_or(fallback)
+    }
+
+    fn duration(&mut self, key: &'static str, value: &Option<String>, default: &str) -> Duration {
+        let fallback = humantime::parse_duration(default).unwrap_or(Duration::from_secs(60));
+        self.take(duration(key, value, default), fallback)
+    }
+
+    fn size(&mut self, key: &'static str, value: &Option<String>, default: &str) -> u64 {
+        self.take(size(key, value, default), parse_size(default).unwrap_or(64 * 1024))
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -377,6 +417,21 @@ impl Config {
 
     /// Loads file (unless `--dev` without `--config`), applies `env` overrides and flags.
     pub fn load(flags: &Overrides, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
+        let (config, problems) = Config::load_checked(flags, env)?;
+        match config {
+            Some(config) if problems.is_empty() => Ok(config),
+            _ => Err(ConfigError::many(problems)),
+        }
+    }
+
+    /// [`Config::load`] for `check-config`: a file that cannot be read or parsed, or a bad
+    /// environment override, is the error; past that, every invalid value is in the list, and
+    /// the configuration is built with defaults in their place (none when the public URL itself
+    /// is unusable), so that the files it names can be checked in the same run.
+    pub fn load_checked(
+        flags: &Overrides,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(Option<Config>, Vec<ConfigError>), ConfigError> {
         let explicit = flags.config.clone();
         let file = match (&explicit, flags.dev) {
             (None, true) => FileConfig::default(),
@@ -391,13 +446,25 @@ impl Config {
         if let Some((_, filter)) = env.iter().find(|(k, v)| k == "RUST_LOG" && !v.trim().is_empty()) {
             file.server.log_level = Some(filter.clone());
         }
-        let mut config = Config::from_file(file, flags)?;
-        config.warnings = warnings;
-        Ok(config)
+        let (mut config, problems) = Config::checked(file, flags);
+        if let Some(c) = &mut config {
+            c.warnings = warnings;
+        }
+        Ok((config, problems))
     }
 
     /// Validates a parsed file, with the command-line flags on top.
     pub fn from_file(file: FileConfig, flags: &Overrides) -> Result<Config, ConfigError> {
+        match Config::checked(file, flags) {
+            (Some(config), problems) if problems.is_empty() => Ok(config),
+            (_, problems) => Err(ConfigError::many(problems)),
+        }
+    }
+
+    /// Every invalid value of a parsed file (not only the first), and the configuration with
+    /// defaults in their place; `None` when the public URL is unusable.
+    fn checked(file: FileConfig, flags: &Overrides) -> (Option<Config>, Vec<ConfigError>) {
+        let mut p = Problems::default();
         let dev = flags.dev;
         let data_dir = flags
             .data_dir
@@ -409,59 +476,70 @@ impl Config {
             .clone()
             .or(file.server.listen.clone())
             .unwrap_or_else(|| if dev { DEV_LISTEN.to_owned() } else { "0.0.0.0:8080".to_owned() });
-        let listen = resolve_listen(&listen_text)?;
+        let listen = p.take(resolve_listen(&listen_text), SocketAddr::from(([127, 0, 0, 1], 8080)));
 
         let public_text = match (&file.server.public_url, dev) {
-            (Some(url), _) => url.clone(),
-            (None, true) => format!("http://localhost:{}", listen.port()),
+            (Some(url), _) => Some(url.clone()),
+            (None, true) => Some(format!("http://localhost:{}", listen.port())),
             (None, false) => {
-                return Err(invalid(
+                p.push(invalid(
                     "server.public_url",
                     "is required: the public URL clients reach this daemon at, e.g. https://id.example.com",
                 ));
+                None
             }
         };
-        let public_url = parse_public_url(&public_text)?;
+        let public_url = public_text.and_then(|t| p.ok(parse_public_url(&t)));
 
         let tls = match (file.server.tls_cert, file.server.tls_key) {
             (Some(cert), Some(key)) => Some(Tls { cert, key }),
             (None, None) => None,
-            _ => return Err(invalid("server.tls_cert", "tls_cert and tls_key go together")),
+            _ => {
+                p.push(invalid("server.tls_cert", "tls_cert and tls_key go together"));
+                None
+            }
         };
-        let trusted_proxies = file
-            .server
-            .trusted_proxies
-            .unwrap_or_default()
-            .iter()
-            .map(|p| p.parse().map_err(|e: String| invalid("server.trusted_proxies", e)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let log_filter = file.server.log_level.clone().unwrap_or_else(|| "info".to_owned());
-        tracing_subscriber::EnvFilter::try_new(&log_filter).map_err(|e| {
-            invalid("server.log_level", format!("{log_filter:?}: {e}; use error, warn, info, debug or trace"))
-        })?;
+        let trusted_proxies = p.take(
+            file.server
+                .trusted_proxies
+                .unwrap_or_default()
+                .iter()
+                .map(|x| x.parse().map_err(|e: String| invalid("server.trusted_proxies", e)))
+                .collect::<Result<Vec<_>, _>>(),
+            vec![],
+        );
+        let mut log_filter = file.server.log_level.clone().unwrap_or_else(|| "info".to_owned());
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&log_filter) {
+            p.push(invalid("server.log_level", format!("{log_filter:?}: {e}; use error, warn, info, debug or trace")));
+            log_filter = "info".to_owned();
+        }
         let log_format = match file.server.log_format.as_deref().unwrap_or("text") {
             "text" => LogFormat::Text,
             "json" => LogFormat::Json,
             other => {
-                return Err(invalid("server.log_format", format!("{other:?}: use \"text\" or \"json\"")));
+                p.push(invalid("server.log_format", format!("{other:?}: use \"text\" or \"json\"")));
+                LogFormat::Text
             }
         };
 
         let max_connections = match file.server.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS) {
-            0 => return Err(invalid("server.max_connections", "must be at least 1")),
+            0 => {
+                p.push(invalid("server.max_connections", "must be at least 1"));
+                DEFAULT_MAX_CONNECTIONS
+            }
             n => n,
         };
 
         let metrics_listen = match file.server.metrics_listen.as_deref().unwrap_or(DEFAULT_METRICS_LISTEN).trim() {
             "" => None,
-            text => Some(resolve_listen(text).map_err(|e| match e {
+            text => p.ok(resolve_listen(text).map_err(|e| match e {
                 ConfigError::Invalid { message, .. } => invalid("server.metrics_listen", message),
                 other => other,
-            })?),
+            })),
         };
-        let hsts_max_age = duration("server.hsts_max_age", &file.server.hsts_max_age, "365d")?;
+        let hsts_max_age = p.duration("server.hsts_max_age", &file.server.hsts_max_age, "365d");
 
-        let (storage_backend, postgres) = storage(&file.storage, dev)?;
+        let (storage_backend, postgres) = p.take(storage(&file.storage, dev), (StorageBackend::Sqlite, None));
         let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
         let admin_socket = file.admin.socket.unwrap_or_else(|| {
             if dev || flags.data_dir.is_some() {
@@ -471,42 +549,53 @@ impl Config {
             }
         });
         let socket_mode = match file.admin.socket_mode {
-            None => 0o600,
-            Some(Mode::Int(m)) => m,
+            None => Ok(0o600),
+            Some(Mode::Int(m)) => Ok(m),
             Some(Mode::Text(t)) => u32::from_str_radix(t.trim_start_matches("0o"), 8)
-                .map_err(|_| invalid("admin.socket_mode", format!("{t:?} is not an octal mode like \"0600\"")))?,
+                .map_err(|_| invalid("admin.socket_mode", format!("{t:?} is not an octal mode like \"0600\""))),
         };
-        if socket_mode & !0o777 != 0 {
-            return Err(invalid("admin.socket_mode", format!("{socket_mode:o} is not a permission mode")));
-        }
+        let socket_mode = match socket_mode {
+            Ok(m) if m & !0o777 != 0 => {
+                p.push(invalid("admin.socket_mode", format!("{m:o} is not a permission mode")));
+                0o600
+            }
+            other => p.take(other, 0o600),
+        };
 
-        let rsa_bits = file.keys.rsa_bits.unwrap_or(2048);
-        if ![2048, 3072, 4096].contains(&rsa_bits) {
-            return Err(invalid("keys.rsa_bits", format!("{rsa_bits}: use 2048, 3072 or 4096")));
-        }
+        let rsa_bits = match file.keys.rsa_bits.unwrap_or(2048) {
+            bits @ (2048 | 3072 | 4096) => bits,
+            other => {
+                p.push(invalid("keys.rsa_bits", format!("{other}: use 2048, 3072 or 4096")));
+                2048
+            }
+        };
         let kek_file = file.keys.encryption_key_file.unwrap_or_else(|| data_dir.join("key-encryption.key"));
         let rsa_engine = match file.signing.rsa_engine.as_deref() {
             None => RsaEngine::default(),
-            Some(text) => RsaEngine::parse(text).ok_or_else(|| {
-                invalid("signing.rsa_engine", format!("{text:?}: use \"aws-lc\" (the default) or \"ifma-pairs\""))
-            })?,
+            Some(text) => RsaEngine::parse(text).unwrap_or_else(|| {
+                p.push(invalid(
+                    "signing.rsa_engine",
+                    format!("{text:?}: use \"aws-lc\" (the default) or \"ifma-pairs\""),
+                ));
+                RsaEngine::default()
+            }),
         };
 
         let t = &file.tokens;
         let tokens = TokenTtls {
-            access_token: duration("tokens.access_token_ttl", &t.access_token_ttl, "1h")?,
-            id_token: duration("tokens.id_token_ttl", &t.id_token_ttl, "1h")?,
-            refresh_token: duration("tokens.refresh_token_ttl", &t.refresh_token_ttl, "30d")?,
-            session: duration("tokens.session_ttl", &t.session_ttl, "8h")?,
-            authorization_code: duration("tokens.authorization_code_ttl", &t.authorization_code_ttl, "60s")?,
-            invite: duration("tokens.invite_ttl", &t.invite_ttl, "7d")?,
+            access_token: p.duration("tokens.access_token_ttl", &t.access_token_ttl, "1h"),
+            id_token: p.duration("tokens.id_token_ttl", &t.id_token_ttl, "1h"),
+            refresh_token: p.duration("tokens.refresh_token_ttl", &t.refresh_token_ttl, "30d"),
+            session: p.duration("tokens.session_ttl", &t.session_ttl, "8h"),
+            authorization_code: p.duration("tokens.authorization_code_ttl", &t.authorization_code_ttl, "60s"),
+            invite: p.duration("tokens.invite_ttl", &t.invite_ttl, "7d"),
         };
-        let challenge_ttl = duration("webauthn.challenge_ttl", &file.webauthn.challenge_ttl, "60s")?;
+        let challenge_ttl = p.duration("webauthn.challenge_ttl", &file.webauthn.challenge_ttl, "60s");
 
         let l = &file.limits;
         let limits = Limits {
-            json_body_max: size("limits.json_body_max", &l.json_body_max, "64KiB")?,
-            invite_file_max: size("limits.invite_file_max", &l.invite_file_max, "10MiB")?,
+            json_body_max: p.size("limits.json_body_max", &l.json_body_max, "64KiB"),
+            invite_file_max: p.size("limits.invite_file_max", &l.invite_file_max, "10MiB"),
             invite_rows_max: l.invite_rows_max.unwrap_or(100_000),
             ceremony_rate_per_minute: l.ceremony_rate_per_minute.unwrap_or(120),
             token_rate_per_minute: l.token_rate_per_minute.unwrap_or(600),
@@ -514,17 +603,25 @@ impl Config {
 
         let smtp = match file.smtp {
             None => None,
-            Some(s) => Some(Smtp {
-                host: s.host.ok_or_else(|| invalid("smtp.host", "is required when [smtp] is present"))?,
-                port: s.port.unwrap_or(587),
-                username: s.username,
-                password_file: s.password_file,
-                from: s.from.ok_or_else(|| invalid("smtp.from", "is required when [smtp] is present"))?,
-                starttls: s.starttls.unwrap_or(true),
-            }),
+            Some(s) => {
+                let host = s.host.ok_or_else(|| invalid("smtp.host", "is required when [smtp] is present"));
+                let from = s.from.ok_or_else(|| invalid("smtp.from", "is required when [smtp] is present"));
+                match (p.ok(host), p.ok(from)) {
+                    (Some(host), Some(from)) => Some(Smtp {
+                        host,
+                        port: s.port.unwrap_or(587),
+                        username: s.username,
+                        password_file: s.password_file,
+                        from,
+                        starttls: s.starttls.unwrap_or(true),
+                    }),
+                    _ => None,
+                }
+            }
         };
+        let audit_retention = p.duration("audit.retention", &file.audit.retention, "90d");
 
-        Ok(Config {
+        let config = public_url.map(|public_url| Config {
             dev,
             listen,
             public_url,
@@ -547,10 +644,11 @@ impl Config {
             tokens,
             challenge_ttl,
             limits,
-            audit_retention: duration("audit.retention", &file.audit.retention, "90d")?,
+            audit_retention,
             smtp,
             warnings: vec![],
-        })
+        });
+        (config, p.0)
     }
 
     /// The public URL as text, without a trailing slash.
