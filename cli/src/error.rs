@@ -12,11 +12,7 @@ pub enum CliError {
     Usage(String),
     /// Exit 3: nobody answers at the socket, we may not connect, or the daemon went away before
     /// its answer was complete. `chosen` says how the socket path was picked.
-    #[error(
-        "cannot reach latchkeyd at {} ({chosen}): {reason}\n\
-         hint: is the daemon running? Start one with `latchkeyd --dev`, or point --socket / \
-         LATCHKEY_ADMIN_SOCKET at its admin socket (run as root or as the daemon's user)", socket.display()
-    )]
+    #[error("cannot reach latchkeyd at {} ({chosen}): {reason}\nhint: {}", socket.display(), unreachable_hint(.reason))]
     Unreachable { socket: PathBuf, chosen: String, reason: String },
     /// Exit 1: the daemon answered something we do not understand.
     #[error("{0}")]
@@ -38,7 +34,41 @@ pub enum CliError {
     Internal(String),
 }
 
+/// What to do next, by why the socket did not answer: a socket this user may not open is a
+/// daemon that runs (a permission to get), not one to start.
+fn unreachable_hint(reason: &str) -> &'static str {
+    if reason.contains("Permission denied") || reason.contains("permission denied") {
+        "the daemon is running but this user may not use its admin socket: run as root or as the daemon's \
+         user, or add your uid to admin.allowed_uids in its configuration"
+    } else {
+        "is the daemon running? Start one with `latchkeyd --dev`, or point --socket / LATCHKEY_ADMIN_SOCKET at \
+         its admin socket (run as root or as the daemon's user)"
+    }
+}
+
 impl CliError {
+    /// A stable name for scripts (`-o json` errors): the daemon's error code, or what failed here.
+    pub fn code(&self) -> &str {
+        match self {
+            CliError::Refused { code, .. } => code,
+            CliError::Usage(_) => "usage",
+            CliError::Unreachable { .. } => "unreachable",
+            CliError::Protocol(_) => "protocol",
+            CliError::File(_) => "file",
+            CliError::LocalWrite(_) => "local_write",
+            CliError::ClosedPipe => "closed_pipe",
+            CliError::Internal(_) => "internal",
+        }
+    }
+
+    /// The message without the code the JSON form carries apart.
+    pub fn description(&self) -> String {
+        match self {
+            CliError::Refused { message, .. } => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Refused { .. } | CliError::Protocol(_) | CliError::Internal(_) | CliError::LocalWrite(_) => 1,

@@ -27,11 +27,18 @@ pub fn main() -> ExitCode {
         (Some(path), _) => Socket { path: path.clone(), chosen: "from --socket".into() },
         (None, _) => default_socket(),
     };
+    let json = matches!(cli.output, args::Format::Json);
     match run(cli, socket) {
         Ok(0) => ExitCode::SUCCESS,
         Ok(code) => ExitCode::from(code),
         // The reader of our output went away (`| head -1`): nothing to say, and no one to say it to.
         Err(CliError::ClosedPipe) => ExitCode::SUCCESS,
+        // With `-o json` the error is JSON too, on standard error: what a script reads.
+        Err(e) if json => {
+            let body = serde_json::json!({"error": e.code(), "error_description": e.description(), "exit_code": e.exit_code()});
+            eprintln!("{body}");
+            ExitCode::from(e.exit_code())
+        }
         Err(e) => {
             eprintln!("latchkey: {e}");
             ExitCode::from(e.exit_code())

@@ -145,14 +145,16 @@ pub fn print_out(text: &str) -> Result<(), CliError> {
 /// A table with a header row.
 pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
+    let fit = arrangement(&t);
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(fit).set_header(header);
     t
 }
 
 /// A two-column table of one object's fields.
 pub fn fields(rows: &[(&str, String)]) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    let fit = arrangement(&t);
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(fit);
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v.clone()]);
     }
@@ -198,7 +200,8 @@ fn escaped(t: &Table) -> Table {
         row.cell_iter().map(|c| escape(&c.content()).into_owned()).collect()
     };
     let mut out = Table::new();
-    out.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    let fit = arrangement(&out);
+    out.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(fit);
     if let Some(header) = t.header() {
         out.set_header(cells(header));
     }
@@ -206,6 +209,15 @@ fn escaped(t: &Table) -> Table {
         out.add_row(cells(row));
     }
     out
+}
+
+/// Columns fitted to the terminal's width, unless it reports almost none (a terminal that says 0
+/// columns, a serial console): then rows are printed whole rather than one character wide.
+fn arrangement(t: &Table) -> ContentArrangement {
+    match t.width() {
+        Some(w) if w < 20 => ContentArrangement::Disabled,
+        _ => ContentArrangement::Dynamic,
+    }
 }
 
 #[cfg(test)]

@@ -349,3 +349,40 @@ fn every_table_label_is_a_field_of_the_json_output() {
         }
     }
 }
+
+#[test]
+fn errors_are_json_on_stderr_with_output_json() {
+    let d = TestDaemon::start();
+    let r = d.cli(&["tenant", "show", "nobody", "-o", "json"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let e: serde_json::Value = serde_json::from_str(r.stderr.trim()).unwrap_or_else(|e| panic!("{e}: {}", r.stderr));
+    assert_eq!((e["error"].as_str(), e["exit_code"].as_u64()), (Some("tenant_not_found"), Some(1)), "{e}");
+    assert!(e["error_description"].as_str().unwrap().contains("nobody"), "{e}");
+    // Failures on this side too: a usage error, an unreachable daemon.
+    let r = d.cli(&["tenant", "update", "nobody", "-o", "json"]);
+    let e: serde_json::Value = serde_json::from_str(r.stderr.trim()).unwrap_or_else(|e| panic!("{e}: {}", r.stderr));
+    assert_eq!((e["error"].as_str(), r.code), (Some("usage"), 2), "{e}");
+    let r = cli(std::path::Path::new("/nonexistent/admin.sock"), &["status", "-o", "json"]);
+    let e: serde_json::Value = serde_json::from_str(r.stderr.trim()).unwrap_or_else(|e| panic!("{e}: {}", r.stderr));
+    assert_eq!((e["error"].as_str(), r.code), (Some("unreachable"), 3), "{e}");
+    // Tables keep their plain-text errors.
+    let r = d.cli(&["tenant", "show", "nobody"]);
+    assert!(r.stderr.starts_with("latchkey: "), "{}", r.stderr);
+}
+
+#[test]
+fn a_terminal_that_reports_no_width_gets_whole_rows() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    // `script` gives the CLI a terminal; `stty cols 0` makes it report no width, as some
+    // serial consoles and containers do.
+    let cmd = format!(
+        "stty cols 0; LATCHKEY_ADMIN_SOCKET='{}' '{}' tenant list",
+        d.socket.display(),
+        bin("latchkey").display()
+    );
+    let out = std::process::Command::new("script").args(["-qc", &cmd, "/dev/null"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("SLUG") && text.contains("REGISTRATION"), "headers whole, not one letter a line: {text}");
+}

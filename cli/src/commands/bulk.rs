@@ -107,7 +107,13 @@ impl Batches {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::new(0);
             bar.set_style(
-                ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len} rows  {per_sec}  ETA {eta}")
+                ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len} rows  {rate}  ETA {eta}")
+                    .map(|style| {
+                        // Whole rows a second: indicatif's own {per_sec} prints four decimals.
+                        style.with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = write!(w, "{:.0} rows/s", state.per_sec());
+                        })
+                    })
                     .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             bar

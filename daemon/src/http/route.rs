@@ -139,7 +139,7 @@ impl Unrouted {
     pub fn name(&self) -> &'static str {
         match self {
             Unrouted::UnknownTenant => "unknown_tenant",
-            Unrouted::NoSuchPath => "tenant_not_found",
+            Unrouted::NoSuchPath => "not_found",
             Unrouted::WrongMethod(_) => "method_not_allowed",
         }
     }
