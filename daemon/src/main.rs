@@ -182,11 +182,20 @@ async fn wait_for_signals(flags: &Overrides, reload: mpsc::Sender<Config>) {
 /// a refused registration at `error` ("Authenticator ignored requested algorithm set", an RP ID
 /// that is an IP address), and a client's mistake is never an error here; the daemon logs each
 /// refusal itself, with its cause. `log_level = "info,webauthn_rs_core=debug"` brings them back.
+///
+/// A bare `debug` or `trace` is for our own crates (every target starting with `latchkey`): the
+/// libraries stay at `info` unless the filter names them (`debug,hyper=trace`), so that
+/// `log_level = "debug"` is readable rather than a flood of HTTP/2 frames and TLS records.
 fn quiet_libraries(filter: &str) -> String {
     const QUIET: &str = "webauthn_rs=off,webauthn_rs_core=off";
-    match filter.trim() {
-        f if f.contains("webauthn") => f.to_owned(),
-        "" => format!("info,{QUIET}"),
+    let ours = |directive: &str| match directive.trim() {
+        level @ ("debug" | "trace" | "DEBUG" | "TRACE") => format!("info,latchkey={}", level.to_ascii_lowercase()),
+        other => other.to_owned(),
+    };
+    let filter: Vec<String> = filter.split(',').filter(|d| !d.trim().is_empty()).map(ours).collect();
+    match filter.join(",") {
+        f if f.contains("webauthn") => f,
+        f if f.is_empty() => format!("info,{QUIET}"),
         f => format!("{f},{QUIET}"),
     }
 }
@@ -260,7 +269,14 @@ mod tests {
     fn webauthn_rs_is_quiet_unless_named() {
         assert_eq!(quiet_libraries("info"), "info,webauthn_rs=off,webauthn_rs_core=off");
         assert_eq!(quiet_libraries(" "), "info,webauthn_rs=off,webauthn_rs_core=off");
-        assert_eq!(quiet_libraries("debug,webauthn_rs_core=debug"), "debug,webauthn_rs_core=debug");
+        assert_eq!(quiet_libraries("debug,webauthn_rs_core=debug"), "info,latchkey=debug,webauthn_rs_core=debug");
+        // A bare debug or trace is for our crates; libraries only when named.
+        assert_eq!(quiet_libraries("debug"), "info,latchkey=debug,webauthn_rs=off,webauthn_rs_core=off");
+        assert_eq!(
+            quiet_libraries("trace,hyper=debug"),
+            "info,latchkey=trace,hyper=debug,webauthn_rs=off,webauthn_rs_core=off"
+        );
+        assert_eq!(quiet_libraries("warn"), "warn,webauthn_rs=off,webauthn_rs_core=off");
         for f in ["info", "debug,latchkeyd::http=trace", ""] {
             assert!(tracing_subscriber::EnvFilter::try_new(quiet_libraries(f)).is_ok(), "{f:?}");
         }

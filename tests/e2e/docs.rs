@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clap::Command;
-use roff::{Roff, bold, roman};
+use roff::{Inline, Roff, bold, italic, roman};
 
 use crate::support::repo_root;
 
@@ -174,13 +174,65 @@ fn without_help_subcommand(cmd: Command) -> Command {
     cmd.disable_help_subcommand(true).mut_subcommands(without_help_subcommand)
 }
 
+/// NAME: the page's name and the first sentence of what the command does (clap_mangen's takes
+/// the whole first paragraph, which `apropos` then shows as one long line).
+fn name_section(cmd: &Command) -> String {
+    let name = cmd.get_display_name().unwrap_or_else(|| cmd.get_name()).to_owned();
+    let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
+    let first = about.split(". ").next().unwrap_or_default().trim_end_matches('.').to_owned();
+    let mut r = Roff::new();
+    r.control("SH", ["NAME"]).text([roman(format!("{name} - {first}"))]);
+    r.to_roff()
+}
+
+/// SYNOPSIS with each option's value (`[--socket PATH]`): clap_mangen's shows `[--socket]` alone.
+fn synopsis_section(cmd: &Command) -> String {
+    let bin = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name()).to_owned();
+    let mut parts: Vec<Inline> = vec![bold(bin)];
+    let value_of = |a: &clap::Arg| {
+        a.get_value_names()
+            .and_then(|v| v.first().map(|s| s.to_string()))
+            .unwrap_or_else(|| a.get_id().as_str().to_uppercase())
+    };
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set() && !a.is_positional()) {
+        let flag = match (a.get_short(), a.get_long()) {
+            (Some(s), Some(l)) => format!("-{s}|--{l}"),
+            (None, Some(l)) => format!("--{l}"),
+            (Some(s), None) => format!("-{s}"),
+            (None, None) => continue,
+        };
+        let (open, close) = if a.is_required_set() { ("<", ">") } else { ("[", "]") };
+        parts.push(roman(format!(" {open}")));
+        parts.push(bold(flag));
+        if a.get_action().takes_values() {
+            parts.push(roman(" "));
+            parts.push(italic(value_of(a)));
+        }
+        parts.push(roman(close));
+    }
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set() && a.is_positional()) {
+        let (open, close) = if a.is_required_set() { ("<", ">") } else { ("[", "]") };
+        parts.push(roman(format!(" {open}")));
+        parts.push(italic(value_of(a)));
+        parts.push(roman(close));
+    }
+    if cmd.has_subcommands() {
+        parts.push(roman(" <"));
+        parts.push(italic("COMMAND"));
+        parts.push(roman(">"));
+    }
+    let mut r = Roff::new();
+    r.control("SH", ["SYNOPSIS"]).text(parts);
+    r.to_roff()
+}
+
 /// One page: clap's sections, then the hand-written ones, then SEE ALSO.
 fn page(cmd: Command, section: &str, custom: &[Section], see_also: &[String]) -> String {
     let man = clap_mangen::Man::new(cmd.clone()).section(section);
     let mut buf: Vec<u8> = Vec::new();
     man.render_title(&mut buf).unwrap();
-    man.render_name_section(&mut buf).unwrap();
-    man.render_synopsis_section(&mut buf).unwrap();
+    buf.extend_from_slice(name_section(&cmd).as_bytes());
+    buf.extend_from_slice(synopsis_section(&cmd).as_bytes());
     man.render_description_section(&mut buf).unwrap();
     if cmd.get_arguments().any(|a| !a.is_hide_set()) {
         man.render_options_section(&mut buf).unwrap();

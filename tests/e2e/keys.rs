@@ -113,7 +113,13 @@ fn tenants_have_separate_keys() {
 fn private_keys_are_sealed_at_rest_and_kek_is_0600() {
     let d = TestDaemon::start();
     d.tenant("acme");
-    d.cli(&["key", "rotate", "--tenant", "acme"]).ok();
+    let rotated = d.cli(&["key", "rotate", "--tenant", "acme"]).ok();
+    // The table shows every key, and the retire hint names the previous one by its kid.
+    let listed = d.cli(&["key", "list", "--tenant", "acme", "-o", "json"]).ok().json();
+    let previous = listed[1]["kid"].as_str().unwrap();
+    assert!(rotated.stdout.contains(previous), "{}", rotated.stdout);
+    let hint = format!("latchkey key retire --tenant acme {previous} --yes");
+    assert!(rotated.stderr.contains(&hint), "{}", rotated.stderr);
     let mode = std::fs::metadata(&d.kek_path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     if !sqlite_only("the mode of the database file") {

@@ -77,10 +77,11 @@ fn providers_are_enabled_listed_and_disabled_with_sealed_secrets() {
     let keys: Vec<String> =
         list.json().as_array().unwrap().iter().map(|p| p["provider"].as_str().unwrap().into()).collect();
     assert_eq!(keys, ["github", "work-sso"]);
-    // The table's RESTRICTED TO and REDIRECT URI columns are fields too.
+    // The table's RESTRICTED TO and CALLBACK URL columns are fields too, each once.
     let github = &list.json()[0];
     assert_eq!(github["restricted_to"], serde_json::json!(["acme"]));
-    assert_eq!(github["redirect_uri"], format!("{}/acme/login/github/callback", d.base));
+    assert_eq!(github["callback_url"], format!("{}/acme/login/github/callback", d.base));
+    assert_eq!(github.get("redirect_uri"), None, "not twice under two names: {github}");
 
     // Sealed at rest: neither secret appears in the database file's column.
     let sealed: Vec<Vec<u8>> =

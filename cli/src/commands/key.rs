@@ -1,4 +1,4 @@
-use latchkey::admin::{Confirm, Key};
+use latchkey::admin::{Confirm, Key, KeyState};
 
 use super::{require_yes, seg};
 use crate::args::KeyCmd;
@@ -29,12 +29,24 @@ pub fn run(client: &Client, cmd: KeyCmd) -> Result<Output, CliError> {
         KeyCmd::Rotate { tenant } => {
             let slug = seg(&tenant.tenant)?;
             let key: Key = client.post(&format!("/tenants/{slug}/keys/rotate"), &serde_json::json!({}))?;
-            Ok(Output::new(&key)?
+            // Every key, so that the one to retire later is in front of the operator, by its kid.
+            let keys: Vec<Key> = client.get(&format!("/tenants/{slug}/keys"))?;
+            let previous: Vec<&str> =
+                keys.iter().filter(|k| k.state == KeyState::Previous).map(|k| k.kid.as_str()).collect();
+            let out = Output::new(&key)?
                 .text(format!("Key {} now signs new tokens for {slug}.", key.kid))
-                .table(key_table(std::slice::from_ref(&key)))
-                .note(format!(
-                    "The previous key stays in the JWKS. Once tokens it signed have expired: latchkey key retire --tenant {slug} KID --yes"
-                )))
+                .table(key_table(&keys));
+            Ok(match previous.as_slice() {
+                [] => out,
+                kids => out.note(format!(
+                    "The previous key stays in the JWKS. Once tokens it signed have expired (tokens.access_token_ttl \
+                     and id_token_ttl after now): {}",
+                    kids.iter()
+                        .map(|kid| format!("latchkey key retire --tenant {} {kid} --yes", tenant.tenant))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )),
+            })
         }
         KeyCmd::Retire { tenant, kid, yes } => {
             require_yes(yes, &format!("signing key {kid:?} (tokens it signed stop verifying)"))?;

@@ -78,7 +78,7 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
         }
         SocialCmd::List { tenant } => {
             let list: Vec<SocialProvider> = client.get(&format!("/tenants/{}/social", seg(&tenant.tenant)?))?;
-            let mut t = table(&["PROVIDER", "KIND", "LABEL", "CLIENT ID", "RESTRICTED TO", "REDIRECT URI"]);
+            let mut t = table(&["PROVIDER", "KIND", "LABEL", "CLIENT ID", "RESTRICTED TO", "CALLBACK URL"]);
             for p in &list {
                 let limits = [p.allowed_domains.clone(), p.allowed_orgs.clone()].concat().join(", ");
                 t.add_row(vec![
@@ -90,17 +90,15 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
                     p.callback_url.clone(),
                 ]);
             }
-            // The table's RESTRICTED TO and REDIRECT URI columns, in the JSON too.
+            // The table's RESTRICTED TO column, in the JSON too (CALLBACK URL is `callback_url`:
+            // the redirect URI to register at the provider, once, under one name).
             let restricted = |p: &serde_json::Value| {
                 let all = ["allowed_domains", "allowed_orgs"]
                     .iter()
                     .flat_map(|k| p[k].as_array().cloned().unwrap_or_default());
                 serde_json::Value::Array(all.collect())
             };
-            Ok(Output::new(&list)?
-                .with_field("restricted_to", restricted)
-                .with_field("redirect_uri", |p| p["callback_url"].clone())
-                .table(t))
+            Ok(Output::new(&list)?.with_field("restricted_to", restricted).table(t))
         }
         // No --yes (SPEC's `social disable --tenant T PROVIDER`): users' links stay, and the
         // operator holds the secret file that `social enable` takes again.
