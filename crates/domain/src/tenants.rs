@@ -46,6 +46,11 @@ pub struct ValidTenant {
     pub registration: Registration,
 }
 
+/// A base URL's host as RP IDs are compared with it: lowercase, an IPv6 address without brackets.
+fn host_of(base: &url::Url) -> String {
+    base.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()
+}
+
 /// Applies the tenant rules (slug, base URL, RP ID; docs/http-api.md) to a creation request.
 pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Error> {
     urls::slug(&req.slug).map_err(|e| match e {
@@ -59,7 +64,7 @@ pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Err
     let base_text = req.base_url.clone().unwrap_or_else(|| format!("{public_url}/{}", req.slug));
     let base = urls::base_url(&base_text).map_err(|m| Error::invalid(codes::INVALID_BASE_URL, m))?;
     let base_url = base.as_str().trim_end_matches('/').to_owned();
-    let host = base.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+    let host = host_of(&base);
     let rp_id = match &req.rp_id {
         None => host,
         Some(rp) => {
@@ -261,13 +266,7 @@ fn rp_id_still_valid(rp_id: &str, host: &str) -> bool {
 /// would be.
 pub fn checked_change(cur: &TenantRow, req: &UpdateTenant, public_url: &str) -> Result<ValidTenant, Error> {
     let base_text = req.base_url.clone().unwrap_or_else(|| cur.base_url.clone());
-    let host = urls::base_url(&base_text)
-        .map_err(|m| Error::invalid(codes::INVALID_BASE_URL, m))?
-        .host_str()
-        .unwrap_or_default()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase();
+    let host = host_of(&urls::base_url(&base_text).map_err(|m| Error::invalid(codes::INVALID_BASE_URL, m))?);
     let rp_id = match &req.rp_id {
         Some(rp) => rp.to_ascii_lowercase(),
         None if rp_id_still_valid(&cur.rp_id, &host) => cur.rp_id.clone(),

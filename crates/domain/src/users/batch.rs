@@ -6,8 +6,10 @@
 use latchkey::admin::InvitedRow;
 use tokio::sync::mpsc;
 
+use crate::clock::Timestamp;
 use crate::error::Error;
-use crate::store::{ReadTx, WriteTx};
+use crate::store::tenants::TenantRow;
+use crate::store::{ReadTx, TenantId, WriteTx};
 
 /// Rows per write transaction. Each commit writes every index page its rows touched: new users'
 /// ids, handles and token keys begin with the time and append (`ids`), and an import's rows come
@@ -74,4 +76,31 @@ pub struct Steps<W, P> {
     pub store: W,
     pub preview: P,
     pub dry_run: bool,
+}
+
+/// How a call stores a batch of `T` for a tenant: `(tx, tenant, base_url, rows, now, expires_at,
+/// done)`, the links it makes valid until `expires_at`.
+pub type StoreRows<T, O> = fn(&WriteTx<'_>, TenantId, &str, &[T], Timestamp, Timestamp, &mut O) -> Result<(), Error>;
+
+/// How a call previews a batch of `T` for a tenant: `(tx, tenant, rows, done)`.
+pub type PreviewRows<T, O> = fn(&ReadTx<'_>, TenantId, &[T], &mut O) -> Result<(), Error>;
+
+impl Steps<(), ()> {
+    /// The steps of a call that invites (import, reinvite) for `tenant`: `store` with links valid
+    /// until `expires_at`, or, with `dry_run`, `preview`.
+    pub fn for_tenant<T: 'static, O: 'static>(
+        tenant: &TenantRow,
+        now: Timestamp,
+        expires_at: Timestamp,
+        dry_run: bool,
+        store: StoreRows<T, O>,
+        preview: PreviewRows<T, O>,
+    ) -> Steps<impl StoreStep<T, O>, impl PreviewStep<T, O>> {
+        let (id, base_url) = (tenant.id, tenant.base_url.clone());
+        Steps {
+            store: move |tx: &WriteTx<'_>, rows: &[T], o: &mut O| store(tx, id, &base_url, rows, now, expires_at, o),
+            preview: move |tx: &ReadTx<'_>, rows: &[T], o: &mut O| preview(tx, id, rows, o),
+            dry_run,
+        }
+    }
 }

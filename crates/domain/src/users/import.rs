@@ -323,14 +323,8 @@ pub fn steps(
     expires_at: Timestamp,
     dry_run: bool,
 ) -> Steps<impl StoreStep<Row, Outcome>, impl PreviewStep<Row, Outcome>> {
-    let (id, base_url) = (tenant.id, tenant.base_url.clone());
-    Steps {
-        store: move |tx: &WriteTx<'_>, rows: &[Row], o: &mut Outcome| {
-            invite_rows(tx, id, &base_url, rows, now, expires_at, o)
-        },
-        preview: move |tx: &ReadTx<'_>, rows: &[Row], o: &mut Outcome| preview_rows(tx, id, rows, o),
-        dry_run,
-    }
+    let preview = |tx: &ReadTx<'_>, t, rows: &[Row], o: &mut Outcome| preview_rows(tx, t, rows, o);
+    Steps::for_tenant(tenant, now, expires_at, dry_run, invite_rows, preview)
 }
 
 #[cfg(test)]

@@ -134,14 +134,8 @@ pub fn steps(
     expires_at: Timestamp,
     dry_run: bool,
 ) -> Steps<impl StoreStep<String, Outcome>, impl PreviewStep<String, Outcome>> {
-    let (id, base_url) = (tenant.id, tenant.base_url.clone());
-    Steps {
-        store: move |tx: &WriteTx<'_>, emails: &[String], o: &mut Outcome| {
-            reinvite_rows(tx, id, &base_url, emails, now, expires_at, o)
-        },
-        preview: move |tx: &ReadTx<'_>, emails: &[String], o: &mut Outcome| preview_rows(tx, id, emails, o),
-        dry_run,
-    }
+    let preview = |tx: &ReadTx<'_>, t, emails: &[String], o: &mut Outcome| preview_rows(tx, t, emails, o);
+    Steps::for_tenant(tenant, now, expires_at, dry_run, reinvite_rows, preview)
 }
 
 #[cfg(test)]
