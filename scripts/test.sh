@@ -36,6 +36,8 @@ fi
 
 # Dependency licences and bans (deny.toml); built once into ~/.cargo/bin (about three minutes).
 command -v cargo-deny >/dev/null || cargo install --locked --quiet cargo-deny
+# The Debian package of scripts/dist.sh (about one minute to build).
+command -v cargo-deb >/dev/null || cargo install --locked --quiet cargo-deb
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -54,6 +56,12 @@ cargo test --workspace --locked
 # the daemon (about 40 s and gigabytes of disk each time).
 step "crash trials (20)"
 TRIALS=20 cargo test --workspace --locked --bench crash_trials
+
+# The release packaging, on the debug binaries just built (a release build takes minutes): the
+# tarball and the .deb with their sums, then the .deb installed with dpkg, run and purged.
+step "package: scripts/dist.sh, then dpkg -i"
+scripts/dist.sh --profile dev --no-build --out target/dist-test
+scripts/test-package.sh target/dist-test/latchkey_*.deb
 
 if [ "$POSTGRES_PASS" = 1 ]; then
     # The same end-to-end tests, every daemon on its own database of a throwaway cluster (the

@@ -39,6 +39,19 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Status {
     pub version: String,
+    /// The commit the daemon was built from, or "unknown".
+    #[serde(default)]
+    pub commit: String,
+    /// The schema version this release brings a database to.
+    #[serde(default)]
+    pub schema_version: u64,
+    /// The schema version the database is at (higher than `schema_version` only when a newer
+    /// release migrated it and says this one can still serve it).
+    #[serde(default)]
+    pub database_schema_version: u64,
+    /// The oldest release that can serve the database's schema, as its release record says.
+    #[serde(default)]
+    pub database_serves_from: String,
     pub uptime_seconds: u64,
     pub listen: String,
     pub public_url: String,

@@ -8,10 +8,21 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// `latchkey --version`: the release and the commit it was built from (`-V` and the man page
+/// show the release alone; `latchkey status` shows the daemon's).
+pub fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| format!("{} (commit {COMMIT})", latchkey::VERSION))
+}
+
+/// The commit this binary was built from (`build/commit.rs`), or "unknown".
+pub const COMMIT: &str = env!("LATCHKEY_COMMIT");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "latchkey",
     version,
+    long_version = long_version(),
     about = "Manage a Latchkey identity daemon: tenants, applications, signing keys",
     long_about = "Manage a Latchkey identity daemon: tenants, applications, signing keys.\n\n\
         Every command is a call to the daemon's local admin socket; nothing here opens the database. \

@@ -9,10 +9,23 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+/// `latchkeyd --version`: the release, the commit it was built from and the schema version it
+/// brings a database to (`-V` and the man page show the release alone).
+pub fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!("{} (commit {}, schema {})", latchkey::VERSION, COMMIT, latchkey_store::migrations::SCHEMA_VERSION)
+    })
+}
+
+/// The commit this binary was built from (`build/commit.rs`), or "unknown".
+pub const COMMIT: &str = env!("LATCHKEY_COMMIT");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "latchkeyd",
     version,
+    long_version = long_version(),
     about = "Latchkey identity daemon: passkey sign-in and OpenID Connect for many tenants",
     long_about = "Latchkey identity daemon: passkey sign-in and OpenID Connect for many tenants.\n\n\
         Serves every tenant's WebAuthn, OIDC and account endpoints on one HTTP listener and takes \

@@ -53,6 +53,22 @@ pub fn problems(config: &Config) -> Vec<String> {
     found
 }
 
+/// The database's schema version against this release's, read without changing anything:
+/// `Ok` with a line to show, or `Err` with the problem (a schema this release refuses).
+pub fn database_schema(config: &Config) -> Result<String, String> {
+    let location = config.store_location();
+    let place = location.describe();
+    match location.schema() {
+        Ok(None) => Ok(format!("database {place}: none yet; latchkeyd {} creates it at start", latchkey::VERSION)),
+        Ok(Some(schema)) => match schema.fit() {
+            Ok(fit) => Ok(format!("database {place}: {fit}")),
+            Err(e) => Err(format!("database {place}: {e}")),
+        },
+        // PostgreSQL may not be up yet, and a file may be unreadable to this user: the start decides.
+        Err(e) => Ok(format!("database {place}: schema version not read ({e})")),
+    }
+}
+
 /// The PostgreSQL files: the url_file is readable and not readable by others (it may hold a
 /// password), the CA file readable, and what they say resolves with the `PG*` environment into a
 /// connection and a TLS setup. The database itself is not contacted: it may not be up yet.

@@ -98,6 +98,10 @@ fn check_config(flags: &Overrides) -> ExitCode {
             eprintln!("latchkeyd: warning: {warning}");
         }
         problems.extend(latchkeyd::checkfiles::problems(config));
+        match latchkeyd::checkfiles::database_schema(config) {
+            Ok(line) => eprintln!("latchkeyd: {line}"),
+            Err(problem) => problems.push(problem),
+        }
     }
     match config {
         Some(config) if problems.is_empty() => {

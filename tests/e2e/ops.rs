@@ -399,3 +399,99 @@ fn metrics_carry_build_process_and_tenant_series_in_valid_exposition_format() {
     assert_eq!(samples["latchkey_tenant_requests_total{tenant=\"acme\"}"], 3.0);
     assert_eq!(samples["latchkey_tenant_requests_total{tenant=\"globex\"}"], 1.0);
 }
+
+/// The commit `build/commit.rs` finds for this checkout, as `--version` shows it.
+fn checkout_commit() -> String {
+    Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Makes the store look as a newer release left it: one schema version more, and a release
+/// record saying which releases can serve it.
+fn as_a_newer_release_left_it(store: &TestStore, serves_from: &str) {
+    let newer = latchkey_store::migrations::SCHEMA_VERSION as i64 + 1;
+    match store {
+        TestStore::Sqlite { path } => {
+            let conn = rusqlite::Connection::open(path).unwrap();
+            conn.pragma_update(None, "user_version", newer).unwrap();
+            conn.execute(
+                "UPDATE latchkey_release SET schema_version = ?1, serves_from = ?2",
+                rusqlite::params![newer, serves_from],
+            )
+            .unwrap();
+        }
+        TestStore::Postgres { db, .. } => {
+            let mut c = pg_connect(db);
+            c.execute(
+                "INSERT INTO latchkey_schema (version, name) VALUES ($1, 'future') ON CONFLICT DO NOTHING",
+                &[&(newer as i32)],
+            )
+            .unwrap();
+            c.execute("UPDATE latchkey_release SET schema_version = $1, serves_from = $2", &[&newer, &serves_from])
+                .unwrap();
+        }
+    }
+}
+
+#[test]
+fn version_status_and_check_config_name_the_release_commit_and_schema() {
+    let release = env!("CARGO_PKG_VERSION");
+    let schema = latchkey_store::migrations::SCHEMA_VERSION as u64;
+    let commit = checkout_commit();
+    let daemon: Run = Command::new(bin("latchkeyd")).arg("--version").output().unwrap().into();
+    assert_eq!(daemon.stdout.trim(), format!("latchkeyd {release} (commit {commit}, schema {schema})"));
+    let client: Run = Command::new(bin("latchkey")).arg("--version").output().unwrap().into();
+    assert_eq!(client.stdout.trim(), format!("latchkey {release} (commit {commit})"));
+
+    let mut p = Proc::start("", "");
+    let status = cli(&p.socket(), &["status", "-o", "json"]).ok().json();
+    assert_eq!(status["version"], release);
+    assert_eq!(status["commit"], commit.as_str());
+    assert_eq!(status["schema_version"], schema);
+    assert_eq!(status["database_schema_version"], schema);
+    assert_eq!(status["database_serves_from"], latchkey_store::schema::serves_from());
+    let table = cli(&p.socket(), &["status"]).ok().stdout;
+    assert!(table.contains(&format!("{release} (commit {commit})")), "{table}");
+
+    let conf = p.dir.path().join("config.toml");
+    let check = || -> Run {
+        Command::new(bin("latchkeyd")).args(["check-config", "--config"]).arg(&conf).output().unwrap().into()
+    };
+    let out = check();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains(&format!("at schema version {schema}, this release's")), "{}", out.stderr);
+    let _ = Command::new("kill").args(["-TERM", &p.child.id().to_string()]).status();
+    p.child.wait().unwrap();
+
+    // A newer release migrated the database and says only 99.0.0 and later can serve it:
+    // check-config says so, and the daemon refuses to start, changing nothing.
+    let store = p._store.store.clone();
+    as_a_newer_release_left_it(&store, "99.0.0");
+    let before = store.snapshot(None);
+    let out = check();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("latchkeyd 99.0.0 or newer") && out.stderr.contains("1 problem(s)"), "{}", out.stderr);
+    let start: Run = Command::new(bin("latchkeyd")).arg("--config").arg(&conf).output().unwrap().into();
+    assert_eq!(start.code, 1, "{}", start.stderr);
+    assert!(start.stderr.contains("latchkeyd 99.0.0 or newer"), "{}", start.stderr);
+    assert_eq!(store.snapshot(None), before, "nothing changed");
+
+    // A rolling upgrade: the newer release's migration is additive and says this release can
+    // still serve it. check-config says so, and the daemon serves it as it is.
+    as_a_newer_release_left_it(&store, latchkey_store::schema::serves_from());
+    let out = check();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("serves it unchanged"), "{}", out.stderr);
+    let again = Proc::spawn_in(std::mem::replace(&mut p.dir, tempfile::tempdir().unwrap()), p.port, &[]);
+    let status = cli(&again.socket(), &["status", "-o", "json"]).ok().json();
+    assert_eq!(status["database_schema_version"], schema + 1);
+    let table = cli(&again.socket(), &["status"]).ok().stdout;
+    let serves = latchkey_store::schema::serves_from();
+    assert!(table.contains(&format!("{schema} (database {}, which {serves} and later serve)", schema + 1)), "{table}");
+}

@@ -212,7 +212,7 @@ fn pg_admin_db() -> String {
     std::env::var("PGDATABASE").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| "postgres".into())
 }
 
-fn pg_connect(dbname: &str) -> postgres::Client {
+pub fn pg_connect(dbname: &str) -> postgres::Client {
     pg_config(dbname).connect(postgres::NoTls).unwrap_or_else(|e| {
         panic!("cannot connect to PostgreSQL database {dbname} (PGHOST/PGPORT/PGUSER from pg_virtualenv?): {e}")
     })

@@ -29,6 +29,7 @@ pub mod migrations;
 pub mod oidc;
 pub mod pg;
 pub mod roles;
+pub mod schema;
 pub mod sessions;
 pub mod sign_in;
 pub mod social;
@@ -249,6 +250,15 @@ impl Db {
             node: std::sync::OnceLock::new(),
             heard: std::sync::OnceLock::new(),
         })))))
+    }
+
+    /// The schema version the database is at and what its release record says (`latchkey status`).
+    pub async fn schema(&self) -> Result<schema::Schema, StoreError> {
+        let version_sql = match &*self.0 {
+            Engine::Sqlite(_) => "SELECT user_version FROM pragma_user_version",
+            Engine::Postgres(_) => "SELECT CAST(coalesce(max(version), 0) AS BIGINT) FROM latchkey_schema",
+        };
+        self.read(move |tx| schema::current(tx, version_sql)).await
     }
 
     /// `sqlite` or `postgres`.
@@ -933,6 +943,34 @@ pub(crate) mod tests {
         let conn = Connection::open(&path).unwrap();
         let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(v, 99);
+    }
+
+    #[test]
+    fn a_newer_schema_whose_record_names_this_release_is_served_unchanged() {
+        let t = temp_db();
+        let path = t.db.sqlite_path().unwrap().to_owned();
+        let newer = migrations::SCHEMA_VERSION as i64 + 1;
+        let set = |serves_from: &str| {
+            let conn = Connection::open(&path).unwrap();
+            conn.pragma_update(None, "user_version", newer).unwrap();
+            conn.execute(
+                "UPDATE latchkey_release SET schema_version = ?1, serves_from = ?2",
+                rusqlite::params![newer, serves_from],
+            )
+            .unwrap();
+        };
+        set(schema::serves_from());
+        let db = Db::open(&path).unwrap();
+        let seen = tokio::runtime::Runtime::new().unwrap().block_on(db.schema()).unwrap();
+        assert_eq!(seen.version, newer as usize, "left as the newer release wrote it");
+        assert_eq!(seen.serves_from.as_deref(), Some(schema::serves_from()));
+        drop(db);
+        set("99.0.0");
+        let err = Db::open(&path).unwrap_err().to_string();
+        assert!(err.contains("latchkeyd 99.0.0 or newer") && err.contains("not modified"), "{err}");
+        let conn = Connection::open(&path).unwrap();
+        let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v, newer);
     }
 
     /// A database file beside `t`'s as an older release left it: the first `version` migrations

@@ -36,6 +36,15 @@ impl Location {
         }
     }
 
+    /// The database's schema version and what its release record says, read without changing
+    /// anything; `None` when there is no database yet (a SQLite file not created).
+    pub fn schema(&self) -> Result<Option<crate::schema::Schema>, StoreError> {
+        match self {
+            Location::Sqlite(path) => crate::sqlite::peek_schema(path),
+            Location::Postgres(settings) => crate::pg::peek_schema(settings).map(Some),
+        }
+    }
+
     /// Keeps a second daemon off a SQLite file for as long as the lock is held; `None` on
     /// PostgreSQL, where several nodes are the point.
     pub fn lock(&self) -> Result<Option<DataLock>, String> {

@@ -3,6 +3,10 @@
 //! schema version in each engine's dialect (`up.sql` for SQLite, `postgres.sql`); version N is
 //! the N-th entry on both, which is what "refuse a newer schema" and `migrate-store` compare.
 //! Up only: a migration that has shipped is never edited.
+//!
+//! Each entry also names the oldest release that can serve the schema it leaves
+//! ([`crate::schema`]): the release that added it, unless it is additive enough for an older
+//! release of the same minor version to keep serving (a new table, a new nullable column).
 
 /// One schema version in both dialects.
 #[derive(Debug, Clone, Copy)]
@@ -11,34 +15,42 @@ pub struct Migration {
     pub name: &'static str,
     pub sqlite: &'static str,
     pub postgres: &'static str,
+    /// The oldest release that can serve the schema this migration leaves ("MAJOR.MINOR.PATCH");
+    /// never older than the previous entry's.
+    pub serves_from: &'static str,
 }
 
 macro_rules! migration {
-    ($name:literal) => {
+    ($name:literal, $serves_from:literal) => {
         Migration {
             name: $name,
             sqlite: include_str!(concat!("../../../migrations/", $name, "/up.sql")),
             postgres: include_str!(concat!("../../../migrations/", $name, "/postgres.sql")),
+            serves_from: $serves_from,
         }
     };
 }
 
 /// Every migration, in order.
 pub const MIGRATIONS: &[Migration] = &[
-    migration!("0001-initial"),
-    migration!("0002-passkeys"),
-    migration!("0003-oidc"),
-    migration!("0004-users-roles-audit"),
-    migration!("0005-revocation-reach"),
-    migration!("0006-social-login"),
-    migration!("0007-unique-app-names"),
-    migration!("0008-device-grant"),
-    migration!("0009-code-family"),
-    migration!("0010-challenges-by-key"),
-    migration!("0011-link-authority"),
-    migration!("0012-link-confirmation"),
-    migration!("0013-tenant-old-urls"),
+    migration!("0001-initial", "0.1.0"),
+    migration!("0002-passkeys", "0.1.0"),
+    migration!("0003-oidc", "0.1.0"),
+    migration!("0004-users-roles-audit", "0.1.0"),
+    migration!("0005-revocation-reach", "0.1.0"),
+    migration!("0006-social-login", "0.1.0"),
+    migration!("0007-unique-app-names", "0.2.0"),
+    migration!("0008-device-grant", "0.2.0"),
+    migration!("0009-code-family", "0.2.0"),
+    migration!("0010-challenges-by-key", "0.2.0"),
+    migration!("0011-link-authority", "0.2.0"),
+    migration!("0012-link-confirmation", "0.2.0"),
+    migration!("0013-tenant-old-urls", "0.2.0"),
+    migration!("0014-release-record", "0.2.0"),
 ];
+
+/// The schema version this release brings a database to.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
 
 #[cfg(test)]
 mod tests {
@@ -54,6 +66,23 @@ mod tests {
         assert_eq!(dirs, listed, "every directory of migrations/ is listed, in order");
         for m in MIGRATIONS {
             assert!(!m.sqlite.trim().is_empty() && !m.postgres.trim().is_empty(), "{}", m.name);
+        }
+    }
+
+    #[test]
+    fn releases_that_serve_each_schema_never_go_back_and_include_this_one() {
+        use crate::schema::Release;
+        let this = Release::parse(env!("CARGO_PKG_VERSION")).unwrap();
+        let mut previous = Release::parse("0.0.0").unwrap();
+        for m in MIGRATIONS {
+            let r = Release::parse(m.serves_from).unwrap_or_else(|| panic!("{}: {}", m.name, m.serves_from));
+            assert!(
+                r >= previous && r <= this,
+                "{}: {} after {previous:?}, this release {this:?}",
+                m.name,
+                m.serves_from
+            );
+            previous = r;
         }
     }
 }

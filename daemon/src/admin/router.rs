@@ -314,8 +314,13 @@ async fn read_audit(
 
 async fn status(state: &State) -> Result<Status, Error> {
     let tenants = tenants::count(&state.db).await?;
+    let schema = state.db.schema().await?;
     Ok(Status {
         version: latchkey::VERSION.to_owned(),
+        commit: crate::args::COMMIT.to_owned(),
+        schema_version: latchkey_store::migrations::SCHEMA_VERSION as u64,
+        database_schema_version: schema.version as u64,
+        database_serves_from: schema.serves_from.unwrap_or_default(),
         uptime_seconds: state.started.elapsed().as_secs(),
         listen: state.listen_addr.to_string(),
         public_url: state.config.public_base(),

@@ -7,6 +7,7 @@
 use crate::StoreError;
 
 use crate::migrations::MIGRATIONS;
+use crate::schema::{Fit, Schema};
 
 /// The advisory lock key of a migration run, held for the whole run.
 const MIGRATE_LOCK: i64 = super::common::locks::MIGRATE;
@@ -38,12 +39,16 @@ pub fn version(client: &mut postgres::Client) -> Result<usize, StoreError> {
 
 fn run(client: &mut postgres::Client) -> Result<(), StoreError> {
     let known = MIGRATIONS.len();
-    let version = version(client)?;
-    if version > known {
-        return Err(StoreError::Migration(format!(
-            "the database is at schema version {version}, newer than this latchkeyd understands ({known}); \
-             it was written by a newer release. Run that release, or restore a backup; the database was not modified"
-        )));
+    let schema = schema(client)?;
+    let version = schema.version;
+    if let Fit::Newer { serves_from } = schema.fit()? {
+        tracing::warn!(
+            schema = version,
+            known,
+            %serves_from,
+            "the database was migrated by a newer release that says this one can still serve it; serving it unchanged"
+        );
+        return Ok(());
     }
     // Under the lock, so two nodes don't race the CREATE. The server's NOTICE that the table
     // exists would reach the daemon's log on every start: this connection hears warnings only.
@@ -66,5 +71,24 @@ fn run(client: &mut postgres::Client) -> Result<(), StoreError> {
         tx.commit().map_err(fail)?;
         tracing::info!(version = number, name, "applied PostgreSQL migration");
     }
+    let known = i64::try_from(known).unwrap_or(i64::MAX);
+    client
+        .execute(crate::schema::RECORD_POSTGRES, &[&known, &crate::schema::serves_from()])
+        .map_err(|e| StoreError::Migration(format!("recording the schema's release failed: {e}")))?;
     Ok(())
+}
+
+/// The schema version and the release record, changing nothing.
+pub fn schema(client: &mut postgres::Client) -> Result<Schema, StoreError> {
+    let version = version(client)?;
+    let recorded: bool = client.query_one("SELECT to_regclass('latchkey_release') IS NOT NULL", &[])?.try_get(0)?;
+    let record = if recorded {
+        client
+            .query_opt(crate::schema::READ_RECORD, &[])?
+            .map(|row| Ok::<_, postgres::Error>((row.try_get::<_, i64>(0)?, row.try_get::<_, String>(1)?)))
+            .transpose()?
+    } else {
+        None
+    };
+    Ok(Schema::from_parts(version, record))
 }

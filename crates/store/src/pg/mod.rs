@@ -106,6 +106,17 @@ pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
     })
 }
 
+/// The database's schema and release record, read without changing anything: what
+/// `check-config` shows.
+pub fn peek_schema(settings: &PgSettings) -> Result<crate::schema::Schema, StoreError> {
+    off_runtime(|| {
+        let (_, _, mut client) = connect_once(settings)?;
+        let schema = migrate::schema(&mut client)?;
+        client.close()?;
+        Ok(schema)
+    })
+}
+
 /// Runs the migrations on one connection of its own and closes it (a template database for
 /// tests must be left without connections).
 pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {

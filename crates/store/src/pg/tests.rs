@@ -65,6 +65,29 @@ fn a_newer_schema_is_refused_untouched() {
 }
 
 #[test]
+fn a_newer_schema_is_served_only_when_its_record_names_this_release() {
+    let Some(t) = test_db() else { return };
+    migrate_only(&t.settings).unwrap();
+    let newer = crate::migrations::SCHEMA_VERSION as i64 + 1;
+    let mut c = t.client();
+    c.execute("INSERT INTO latchkey_schema (version, name) VALUES ($1, 'future')", &[&(newer as i32)]).unwrap();
+    let set = |c: &mut postgres::Client, serves_from: &str| {
+        c.execute("UPDATE latchkey_release SET schema_version = $1, serves_from = $2", &[&newer, &serves_from])
+            .unwrap();
+    };
+    set(&mut c, crate::schema::serves_from());
+    let db = PgDb::open(&t.settings).unwrap();
+    drop(db);
+    let seen = peek_schema(&t.settings).unwrap();
+    assert_eq!((seen.version, seen.serves_from.as_deref()), (newer as usize, Some(crate::schema::serves_from())));
+    set(&mut c, "99.0.0");
+    let err = PgDb::open(&t.settings).unwrap_err().to_string();
+    assert!(err.contains("latchkeyd 99.0.0 or newer") && err.contains("not modified"), "{err}");
+    let max: i32 = c.query_one("SELECT max(version) FROM latchkey_schema", &[]).unwrap().get(0);
+    assert_eq!(i64::from(max), newer);
+}
+
+#[test]
 fn every_value_type_round_trips_through_conn() {
     let Some(t) = test_db() else { return };
     let db = PgDb::open(&t.settings).unwrap();

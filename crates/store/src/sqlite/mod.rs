@@ -15,7 +15,7 @@ use rusqlite_migration::{M, Migrations};
 
 pub use writer::WriteStats;
 
-use crate::{ReadTx, StoreError, TenantId, WriteTx, app_cache, apps, migrations};
+use crate::{ReadTx, StoreError, TenantId, WriteTx, app_cache, apps, migrations, schema};
 
 /// The SQLite migrations of [`migrations::MIGRATIONS`], as the runner takes them.
 pub(crate) fn sqlite_migrations(count: usize) -> Vec<M<'static>> {
@@ -208,17 +208,41 @@ impl SqliteDb {
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let known = migrations::MIGRATIONS.len();
+    let schema = read_schema(conn)?;
+    if let schema::Fit::Newer { serves_from } = schema.fit()? {
+        tracing::warn!(
+            schema = schema.version,
+            known,
+            %serves_from,
+            "the database was migrated by a newer release that says this one can still serve it; serving it unchanged"
+        );
+        return Ok(());
+    }
     let all = sqlite_migrations(known);
     let migrations = Migrations::from_slice(&all);
+    migrations.to_latest(conn).map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))?;
+    conn.execute(schema::RECORD_SQLITE, rusqlite::params![known as i64, schema::serves_from()])
+        .map_err(|e| StoreError::Migration(format!("recording the schema's release failed: {e}")))?;
+    Ok(())
+}
+
+/// The schema version (`user_version`) and the release record, changing nothing.
+pub(crate) fn read_schema(conn: &Connection) -> Result<schema::Schema, StoreError> {
     let version: usize = conn
         .pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))
         .map(|v| v.max(0) as usize)
         .map_err(StoreError::from)?;
-    if version > known {
-        return Err(StoreError::Migration(format!(
-            "the database is at schema version {version}, newer than this latchkeyd understands ({known}); \
-             it was written by a newer release. Run that release, or restore a backup; the database was not modified"
-        )));
+    // Absent before migration 0014: no record.
+    let record = conn.query_row(schema::READ_RECORD, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).ok();
+    Ok(schema::Schema::from_parts(version, record))
+}
+
+/// The schema of the SQLite file at `path`, read-only; `None` when there is no database yet.
+pub(crate) fn peek_schema(path: &Path) -> Result<Option<schema::Schema>, StoreError> {
+    if std::fs::metadata(path).map(|m| m.len() == 0).unwrap_or(true) {
+        return Ok(None);
     }
-    migrations.to_latest(conn).map_err(|e| StoreError::Migration(format!("applying migrations failed: {e}")))
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|e| StoreError::Open { path: path.to_owned(), message: e.to_string() })?;
+    read_schema(&conn).map(Some)
 }

@@ -1,0 +1,2 @@
+// See ../build/commit.rs.
+include!("../build/commit.rs");
