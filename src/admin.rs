@@ -675,6 +675,18 @@ pub struct RejectedRow {
     pub reason: String,
 }
 
+/// The rejected rows that share one reason: how many, and the first of them (as
+/// [`RejectedRow::row`]), so that 3,334 rows naming a missing role read as one line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RejectedReason {
+    pub column: String,
+    pub reason: String,
+    /// Rows with this reason.
+    pub rows: u64,
+    /// The first few of them, in file order.
+    pub first_rows: Vec<u64>,
+}
+
 /// One line of the JSON-lines answer of `POST /admin/v1/tenants/{slug}/users/import`: progress
 /// after each batch (its invitations travel with it, so neither side holds them all), then one
 /// summary with counts.
@@ -691,7 +703,14 @@ pub enum ImportLine {
         dry_run: bool,
         invited: u64,
         already_present: u64,
+        /// The first rejected rows' problems, one entry each (a row may have several).
         rejected: Vec<RejectedRow>,
+        /// How many rows were rejected (each counted once, however many problems it has).
+        #[serde(default)]
+        rejected_rows: u64,
+        /// Every problem grouped by its reason, in order of first appearance.
+        #[serde(default)]
+        rejected_reasons: Vec<RejectedReason>,
         /// Set when the import stopped early (a re-run continues where it stopped).
         error: Option<String>,
     },

@@ -20,8 +20,9 @@ pub struct Output {
     /// What is shown this once and lost otherwise (a client secret, an invite link): with `-q`
     /// these lines are all that is printed, one value (or tab-separated record) per line.
     pub secrets: Vec<String>,
-    /// Problems printed on stderr for people even with `-q` (rejected rows, skipped users).
-    pub problems: Vec<String>,
+    /// Problems printed on stderr for people even with `-q` (rejected rows, skipped users): a
+    /// table whose cells are escaped when printed, like every table's.
+    pub problems: Vec<Table>,
     /// Exit code after printing (1 when a command partly failed, e.g. rejected import rows).
     pub exit_code: u8,
 }
@@ -84,8 +85,8 @@ impl Output {
         self
     }
 
-    pub fn problem(mut self, problem: impl Into<String>) -> Output {
-        self.problems.push(problem.into());
+    pub fn problem(mut self, problem: Table) -> Output {
+        self.problems.push(problem);
         self
     }
 
@@ -104,7 +105,7 @@ impl Output {
                     print_out(s)?;
                 }
                 for p in &self.problems {
-                    eprintln!("{}", escape(p));
+                    eprintln!("{}", escaped(p));
                 }
             }
             Format::Table => {
@@ -118,7 +119,7 @@ impl Output {
                     print_out(&escaped(t).to_string())?;
                 }
                 for p in &self.problems {
-                    eprintln!("{}", escape(p));
+                    eprintln!("{}", escaped(p));
                 }
                 for n in &self.notes {
                     eprintln!("{n}");

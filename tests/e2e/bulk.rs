@@ -88,6 +88,15 @@ fn bulk_invite_from_csv() {
         .map(|r| (r["row"].as_u64().unwrap(), r["column"].as_str().unwrap().to_owned()))
         .collect();
     assert_eq!(rows, [(3, "email".into()), (4, "email".into()), (5, "name".into()), (6, "roles".into())]);
+    assert_eq!(body["error_description"], "4 row(s) are invalid; nothing was stored");
+    assert_eq!(body["reasons"].as_array().map(Vec::len), Some(4), "{body}");
+    // A row with two problems is one invalid row; the problems are counted by reason too.
+    let two = file("two.csv", b"email,name,roles\nbad,,ghost\nworse,,ghost\n");
+    let (status, body) = upload(&url, Some(&bearer), &[&two]);
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error_description"], "2 row(s) are invalid (6 problems); nothing was stored");
+    let ghost = body["reasons"].as_array().unwrap().iter().find(|r| r["column"] == "roles").cloned().unwrap();
+    assert_eq!((ghost["rows"].as_u64(), ghost["first_rows"].clone()), (Some(2), json!([2, 3])));
     let (status, body) = upload(&url, Some(&bearer), &[&file("header.csv", b"mail,name\na@acme.test,A\n")]);
     assert_eq!((status, body["rows"][0]["column"].as_str()), (422, Some("header")));
     // Rows that cannot be read count towards limits.invite_rows_max (5 here) like the others.
@@ -179,6 +188,41 @@ fn cli_import_with_dry_run_rejections_and_links_out() {
     let r = d.cli(&["user", "import", "--tenant", "acme", bad_header.to_str().unwrap()]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("header"), "{}", r.stderr);
+}
+
+#[test]
+fn cli_import_groups_rejected_rows_by_reason() {
+    let d = TestDaemon::start();
+    Site::new(&d, "acme", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("members.csv");
+    let mut text = String::from("email,name,roles\n");
+    for i in 0..3334 {
+        text.push_str(&format!("u{i}@acme.test,U {i},eng\n"));
+    }
+    text.push_str("not-an-email,,eng\nok@acme.test,Ok,\n");
+    std::fs::write(&csv, text).unwrap();
+
+    let before = d.snapshot();
+    let run = d.cli(&["user", "import", "--tenant", "acme", csv.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    // One line per reason, with its count and first rows, not 3,335 lines.
+    assert!(run.stderr.lines().count() < 20, "{}", run.stderr);
+    assert!(!run.stderr.contains("\\n"), "the table's lines are lines, not escapes: {}", run.stderr);
+    let line = run.stderr.lines().find(|l| l.contains("\"eng\" does not exist")).unwrap_or_default();
+    assert!(line.contains("3,335") && line.contains("2, 3, 4, 5, 6, …"), "{}", run.stderr);
+    assert!(run.stderr.contains("is not an e-mail address") && run.stderr.contains("3336"), "{}", run.stderr);
+    assert!(run.stdout.contains("rejected") && run.stdout.contains("3335"), "{}", run.stdout);
+
+    let json = d.cli(&["user", "import", "--tenant", "acme", csv.to_str().unwrap(), "--dry-run", "-o", "json"]);
+    let s = json.json();
+    assert_eq!(s["rejected_rows"], 3335, "row 3336 has three problems and counts once");
+    assert_eq!(s["rejected"].as_array().unwrap().len(), 3337, "every problem, one by one");
+    let reasons = s["rejected_reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 3, "{reasons:?}");
+    assert_eq!((reasons[0]["column"].as_str(), reasons[0]["rows"].as_u64()), (Some("roles"), Some(3335)));
+    assert_eq!(reasons[0]["first_rows"], json!([2, 3, 4, 5, 6]));
+    assert_eq!(d.snapshot(), before, "--dry-run stores nothing");
 }
 
 fn mode(path: &std::path::Path) -> u32 {

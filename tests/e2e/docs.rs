@@ -228,6 +228,9 @@ fn synopsis_section(cmd: &Command) -> String {
 
 /// One page: clap's sections, then the hand-written ones, then SEE ALSO.
 fn page(cmd: Command, section: &str, custom: &[Section], see_also: &[String]) -> String {
+    // VERSION shows the release alone: `--version` adds the commit, which would make every
+    // commit's pages stale.
+    let cmd = cmd.long_version(None::<&'static str>);
     let man = clap_mangen::Man::new(cmd.clone()).section(section);
     let mut buf: Vec<u8> = Vec::new();
     man.render_title(&mut buf).unwrap();

@@ -186,7 +186,7 @@ pub fn summary(
     let rows: Vec<(&str, String)> = counts.iter().map(|(k, v)| (*k, v.to_string())).collect();
     let mut out = Output::new(&json)?.table(fields(&rows));
     if let Some((t, hint)) = problems {
-        out = out.problem(t.to_string()).note(hint);
+        out = out.problem(t).note(hint);
         out.exit_code = 1;
     }
     if let (Some(p), false) = (links_out, dry_run) {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use latchkey::admin::ImportLine;
+use latchkey::admin::{ImportLine, RejectedReason, RejectedRow};
 use serde_json::json;
 
 use super::bulk::{self, Batches};
@@ -50,7 +50,7 @@ pub fn run(client: &Client, cmd: Import, format: Format, quiet: bool) -> Result<
     let result = finish(streamed, summary);
     batches.finish(result.is_ok())?;
     batches.warn_unsaved(links_out.as_deref(), result.is_ok() && format == Format::Json, &tenant);
-    let (dry_run, rejected) = result?;
+    let Rejected { dry_run, rows: rejected, count: rejected_rows, reasons } = result?;
     // `-o json`: the summary with every invitation and every e-mail already present.
     let json = json!({
         "type": "summary",
@@ -58,27 +58,61 @@ pub fn run(client: &Client, cmd: Import, format: Format, quiet: bool) -> Result<
         "invited": batches.invited,
         "already_present": already,
         "rejected": rejected,
+        "rejected_rows": rejected_rows,
+        "rejected_reasons": reasons,
         "error": null,
     });
     let problems = (!rejected.is_empty()).then(|| {
-        let mut t = table(&["ROW", "COLUMN", "REASON"]);
-        for r in &rejected {
-            t.add_row(vec![r.row.to_string(), r.column.clone(), r.reason.clone()]);
+        let mut t = table(&["ROWS", "COLUMN", "REASON", "FIRST ROWS"]);
+        for g in &reasons {
+            t.add_row(vec![thousands(g.rows), g.column.clone(), g.reason.clone(), first_rows(g)]);
         }
-        (t, "fix the rejected rows and run the import again; users already invited are skipped")
+        (t, "fix the rows above and run the import again (users already invited are skipped); -o json lists each row")
     });
     let verb = if dry_run { "would be invited" } else { "invited" };
-    let counts = [(verb, batches.invited.len()), ("already present", already.len()), ("rejected", rejected.len())];
+    let counts =
+        [(verb, batches.invited.len()), ("already present", already.len()), ("rejected", rejected_rows as usize)];
     bulk::summary(json, &counts, problems, links_out.as_deref(), dry_run)
 }
 
-/// The outcome of the stream: the summary's dry-run flag and rejected rows, or why it failed.
-fn finish(
-    streamed: Result<(), CliError>,
-    summary: Option<ImportLine>,
-) -> Result<(bool, Vec<latchkey::admin::RejectedRow>), CliError> {
+/// What the summary says was rejected.
+struct Rejected {
+    dry_run: bool,
+    /// The first problems, one by one (`-o json`).
+    rows: Vec<RejectedRow>,
+    /// Rows rejected, each once.
+    count: u64,
+    /// Every problem, grouped by reason (the table).
+    reasons: Vec<RejectedReason>,
+}
+
+/// `3334` → `3,334`: counts an operator reads at a glance.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `2, 5, 9` and `…` when the reason has more rows than are named; `-` for the file's own.
+fn first_rows(g: &RejectedReason) -> String {
+    let named: Vec<String> = g.first_rows.iter().filter(|&&r| r > 0).map(u64::to_string).collect();
+    match (named.is_empty(), g.rows > named.len() as u64) {
+        (true, _) => "-".into(),
+        (false, true) => format!("{}, …", named.join(", ")),
+        (false, false) => named.join(", "),
+    }
+}
+
+/// The outcome of the stream: the summary's dry-run flag and what it rejected, or why it failed.
+fn finish(streamed: Result<(), CliError>, summary: Option<ImportLine>) -> Result<Rejected, CliError> {
     streamed?;
-    let Some(ImportLine::Summary { dry_run, rejected, error, .. }) = summary else {
+    let Some(ImportLine::Summary { dry_run, rejected, rejected_rows, rejected_reasons, error, .. }) = summary else {
         return Err(CliError::Protocol("the daemon sent no summary".into()));
     };
     if let Some(err) = error {
@@ -87,5 +121,14 @@ fn finish(
             message: format!("import stopped: {err}; re-run to continue"),
         });
     }
-    Ok((dry_run, rejected))
+    Ok(Rejected { dry_run, rows: rejected, count: rejected_rows, reasons: rejected_reasons })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_read_at_a_glance() {
+        let t = super::thousands;
+        assert_eq!([t(0), t(999), t(1000), t(3334), t(1_000_000)], ["0", "999", "1,000", "3,334", "1,000,000"]);
+    }
 }

@@ -22,7 +22,7 @@ pub fn run(client: &Client) -> Result<Output, CliError> {
     let table = fields(&[
         ("status", "running".into()),
         ("version", format!("{} (commit {})", s.version, s.commit)),
-        ("schema", schema(&s)),
+        ("schema version", schema(&s)),
         ("uptime", format!("{}s", s.uptime_seconds)),
         ("listen", s.listen.clone()),
         ("public url", s.public_url.clone()),

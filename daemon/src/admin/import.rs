@@ -58,7 +58,7 @@ pub async fn import(
         let steps = import::steps(&tenant, now, expires_at, dry_run);
         // Each batch's links leave with its progress line: the daemon's memory does not grow with
         // the number of invitations.
-        let mut done = rejected.len();
+        let mut done = rejected.rows() as usize;
         let progress = |size: usize, batch: Outcome| {
             done += size;
             json_line(&ImportLine::Progress {
@@ -70,12 +70,12 @@ pub async fn import(
         };
         let totals = bulk::run(&state, &tenant.name, rx_rows, steps, progress, &tx_lines).await;
         let (invited, already) = (totals.invited, totals.others);
-        tracing::info!(tenant = %slug, invited, already, rejected = rejected.len(), dry_run, "user import");
+        let rejected_rows = rejected.rows();
+        tracing::info!(tenant = %slug, invited, already, rejected = rejected_rows, dry_run, "user import");
         if !dry_run {
             // One event for the whole file, with its counts: a 10,000-row import is one line of
             // the trail that still says what it did.
-            let detail =
-                totals.detail(format!("invited={invited} already_present={already} rejected={}", rejected.len()));
+            let detail = totals.detail(format!("invited={invited} already_present={already} rejected={rejected_rows}"));
             let outcome = totals.outcome(codes::IMPORT_FAILED);
             let mut event = latchkey_domain::audit::event(
                 state.clock.now(),
@@ -88,11 +88,14 @@ pub async fn import(
             event.subject = file_name;
             state.audit.record(event);
         }
+        let (rejected, rejected_reasons) = rejected.into_parts();
         let summary = ImportLine::Summary {
             dry_run,
             invited: invited as u64,
             already_present: already as u64,
             rejected,
+            rejected_rows,
+            rejected_reasons,
             error: totals.failure,
         };
         let _ = tx_lines.send(json_line(&summary)).await;

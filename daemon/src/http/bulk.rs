@@ -100,10 +100,19 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let made = match upload::invite_file(&state.db, tenant, file, terms).await? {
         Ok(made) => made,
         Err(errors) => {
+            let description = match (errors.rows(), errors.problems()) {
+                (0, _) => "the file is invalid; nothing was stored".to_owned(),
+                (rows, problems) if rows == problems => format!("{rows} row(s) are invalid; nothing was stored"),
+                (rows, problems) => {
+                    format!("{rows} row(s) are invalid ({problems} problems); nothing was stored")
+                }
+            };
+            let (rows, reasons) = errors.into_parts();
             let body = json!({
                 "error": codes::INVALID_ROWS,
-                "error_description": format!("{} row(s) are invalid; nothing was stored", errors.len()),
-                "rows": errors,
+                "error_description": description,
+                "rows": rows,
+                "reasons": reasons,
             });
             return Ok(json(StatusCode::UNPROCESSABLE_ENTITY, &body));
         }

@@ -15,24 +15,21 @@ use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use bytes::Bytes;
-use latchkey::admin::RejectedRow;
 use latchkey::codes;
 use tokio::sync::mpsc;
 
 use super::batch::{Batch, PreviewStep, Steps, StoreStep, batches};
 use super::import::{self, Row};
+use super::rejections::Rejections;
 use super::sorted::{Sorted, Sorter};
 use crate::error::Error;
 use crate::state::State;
-
-/// Rejected rows listed in an import's summary at most; beyond, a count.
-const REJECTED_KEPT: usize = 10_000;
 
 /// An uploaded file after its one pass: how many rows it has, the rejected ones, and the good
 /// ones sorted by address into temporary runs.
 pub struct Checked {
     pub total: usize,
-    pub rejected: Vec<RejectedRow>,
+    pub rejected: Rejections,
     pub sorted: Sorted,
 }
 
@@ -46,7 +43,7 @@ pub fn check_and_sort(mut file: File, known: &HashSet<String>, rows_max: u64, di
     let lines = import::count_lines(BufReader::new(&mut file))
         .map_err(|e| Error::internal(format!("reading the upload: {e}")))?;
     file.seek(SeekFrom::Start(0)).map_err(|e| Error::internal(format!("rewinding the upload: {e}")))?;
-    let (mut total, mut rejected, mut omitted) = (0usize, Vec::new(), 0u64);
+    let (mut total, mut rejected) = (0usize, Rejections::default());
     let mut sorter = Sorter::new(dir);
     let mut failed = None;
     let scanned = import::scan_with(BufReader::new(&mut file), known, rows_max, lines, |row| {
@@ -60,11 +57,7 @@ pub fn check_and_sort(mut file: File, known: &HashSet<String>, rows_max: u64, di
                 }
             },
             Err(e) => {
-                if rejected.len() < REJECTED_KEPT {
-                    rejected.push(e)
-                } else {
-                    omitted += 1
-                }
+                rejected.add(e);
                 true
             }
         }
@@ -73,10 +66,6 @@ pub fn check_and_sort(mut file: File, known: &HashSet<String>, rows_max: u64, di
         return Err(e);
     }
     scanned.map_err(|header| Error::invalid(codes::INVALID_INPUT, header.reason))?;
-    if omitted > 0 {
-        let reason = format!("{omitted} more rejected row(s) are not listed; fix the ones above and run again");
-        rejected.push(RejectedRow { row: 0, column: "file".into(), reason });
-    }
     let sorted = sorter.finish()?;
     // The duplicate check's table (18 MiB at a million rows) and the runs' rows are free now,
     // but glibc keeps them in this thread's arena: given back before the batches are stored

@@ -5,6 +5,7 @@ pub mod batch;
 pub mod bulk;
 pub mod import;
 pub mod reinvite;
+pub mod rejections;
 pub mod roles;
 pub mod sorted;
 pub mod upload;

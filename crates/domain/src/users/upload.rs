@@ -12,11 +12,12 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use latchkey::admin::{InvitedRow, RejectedRow};
+use latchkey::admin::InvitedRow;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
 use super::import::{self, Outcome};
+use super::rejections::Rejections;
 use crate::clock::Timestamp;
 use crate::error::Error;
 use crate::registry::TenantRuntime;
@@ -37,13 +38,13 @@ pub struct Terms {
 }
 
 /// Checks every row of `file` (a spilled upload), then stores them all in one transaction.
-/// `Ok(Err(rows))`: the file was refused for these rows and nothing was stored.
+/// `Ok(Err(problems))`: the file was refused for these problems and nothing was stored.
 pub async fn invite_file(
     db: &Db,
     tenant: &TenantRuntime,
     file: File,
     terms: Terms,
-) -> Result<Result<Made, Vec<RejectedRow>>, Error> {
+) -> Result<Result<Made, Rejections>, Error> {
     let t = tenant.id;
     let known: HashSet<String> =
         db.read(move |tx| store::roles::list(tx, t)).await?.into_iter().map(|r| r.name).collect();
@@ -92,18 +93,18 @@ async fn check(
     file: File,
     known: HashSet<String>,
     rows_max: u64,
-) -> Result<(File, HashSet<String>, Vec<RejectedRow>), Error> {
+) -> Result<(File, HashSet<String>, Rejections), Error> {
     tokio::task::spawn_blocking(move || {
         let mut file = file;
-        let mut errors = vec![];
+        let mut errors = Rejections::default();
         let scanned = import::scan(BufReader::new(&mut file), &known, rows_max, |row| {
             if let Err(e) = row {
-                errors.push(e);
+                errors.add(e);
             }
             true
         });
         if let Err(header) = scanned {
-            errors.push(header);
+            errors.add(header);
         }
         (file, known, errors)
     })
