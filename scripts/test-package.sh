@@ -3,11 +3,14 @@
 # put where, runs the installed latchkeyd (--version, check-config, a start as the package's
 # user with the CLI talking to it), then purges it and leaves the machine as it was.
 #
-#   scripts/test-package.sh path/to/latchkey_VERSION-1_ARCH.deb
+#   scripts/test-package.sh path/to/latchkey_VERSION-1_ARCH.deb [BUILT_DIR]
 #
+# BUILT_DIR (default target/debug) holds the binaries the package was made from: the installed
+# latchkeyd must say the same --version.
 # Needs root and dpkg (Debian 12); elsewhere it says so and does nothing.
 set -euo pipefail
-deb=${1:?usage: scripts/test-package.sh path/to/latchkey_VERSION-1_ARCH.deb}
+deb=${1:?usage: scripts/test-package.sh path/to/latchkey_VERSION-1_ARCH.deb [BUILT_DIR]}
+built=${2:-target/debug}
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" != 0 ] || ! command -v dpkg >/dev/null; then
@@ -53,7 +56,7 @@ getent passwd latchkey | grep -q ':/var/lib/latchkey:/usr/sbin/nologin$' || fail
 [ "$(stat -c '%U %a' /var/lib/latchkey)" = "latchkey 700" ] || fail "/var/lib/latchkey is not latchkey's, 0700"
 
 # The installed binaries are the ones built here.
-want=$(target/debug/latchkeyd --version 2>/dev/null || true)
+want=$("$built/latchkeyd" --version 2>/dev/null || true)
 got=$(latchkeyd --version)
 echo "test-package.sh: $got"
 case "$got" in "latchkeyd "*" (commit "*", schema "*")") ;; *) fail "latchkeyd --version said: $got" ;; esac

@@ -21,6 +21,8 @@ step() { printf '\n==> %s\n' "$*"; }
 step "test dependencies"
 command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
 command -v setpriv >/dev/null || apt_install util-linux
+# The README walk-through's tools (tests/e2e/readme.rs runs it as written).
+command -v curl >/dev/null && command -v jq >/dev/null || apt_install curl jq
 # Debian's Chromium for the browser tests (playwright-core drives it; it downloads no browser).
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || apt_install chromium
 if [ ! -d tests/js/node_modules/jose ] || [ ! -d tests/js/node_modules/playwright-core ] || [ ! -d tests/js/node_modules/openid-client ]; then

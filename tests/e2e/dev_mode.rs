@@ -12,9 +12,9 @@ use serde_json::json;
 
 use crate::support::*;
 
-struct DevDaemon {
-    child: Child,
-    banner: Vec<String>,
+pub(crate) struct DevDaemon {
+    pub(crate) child: Child,
+    pub(crate) banner: Vec<String>,
 }
 
 /// Port 8080 as the README says, unless something else holds it.
@@ -31,7 +31,7 @@ fn pick_listen() -> String {
     }
 }
 
-fn start_dev(cwd: &std::path::Path, listen: &str, notify: Option<&std::path::Path>) -> DevDaemon {
+pub(crate) fn start_dev(cwd: &std::path::Path, listen: &str, notify: Option<&std::path::Path>) -> DevDaemon {
     let mut c = Command::new(bin("latchkeyd"));
     c.args(["--dev", "--listen", listen]).current_dir(cwd).stdout(Stdio::piped()).stderr(Stdio::null());
     c.env_remove("LATCHKEY_ADMIN_SOCKET");

@@ -28,6 +28,7 @@ mod oidc_support;
 mod ops;
 mod passkeys;
 mod passkeys_negative;
+mod readme;
 mod routing;
 mod security;
 mod signing;
