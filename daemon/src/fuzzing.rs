@@ -5,13 +5,15 @@ use latchkey_domain::oidc::keys::SigningKey;
 use latchkey_domain::registry::TenantRuntime;
 use latchkey_store::tenants::TenantRow;
 
-/// A tenant as the registry holds it, built from a row and its keys without a database.
+/// A tenant as the registry holds it, built from a row and its keys without a database (its
+/// `sid` key from a fixed key-encryption key).
 pub fn tenant_runtime(
     row: &TenantRow,
     keys: Vec<SigningKey>,
     public_url: &str,
 ) -> Result<TenantRuntime, latchkey_domain::error::Error> {
-    TenantRuntime::build(row, keys, public_url)
+    let kek = latchkey_domain::crypto::Kek::from_bytes(&[0; 32])?;
+    TenantRuntime::build(row, keys, public_url, kek.session_ids())
 }
 
 /// What `/token` reads of a device code poll before it opens the database (RFC 8628 §3.4):

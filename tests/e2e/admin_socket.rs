@@ -56,6 +56,9 @@ fn other_uids_are_refused_before_any_request_is_read() {
     let r = cli_as_nobody(&strict.socket, &["status"]);
     assert_eq!(r.code, 3);
     assert!(r.stderr.to_lowercase().contains("permission denied"), "{}", r.stderr);
+    // The hint says the daemon runs and what would let this user in, not to start one.
+    assert!(r.stderr.contains("the daemon is running but this user may not use its admin socket"), "{}", r.stderr);
+    assert!(!r.stderr.contains("latchkeyd --dev"), "{}", r.stderr);
 
     // Allowing uid 65534 explicitly lets it in: the check is by uid.
     let allowing = TestDaemon::start_with(|f| {

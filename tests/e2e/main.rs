@@ -11,6 +11,7 @@ mod bulk;
 mod cli_behaviour;
 mod cluster;
 mod config;
+mod conformance;
 mod declarative;
 mod dev_mode;
 mod device;

@@ -86,6 +86,27 @@ pub struct Kek {
     /// Derived from the KEK: keys the stand-in credential ids that `/auth/start` returns for
     /// unknown usernames, so they are stable per username and unguessable.
     decoy: aws_lc_rs::hmac::Key,
+    /// Derived from the KEK: keys the ID tokens' `sid` claims ([`SessionIds`]).
+    session_ids: SessionIds,
+}
+
+/// Names a session to the applications (the ID token's `sid`, and the back-channel logout token's
+/// that ends it): stable for the session, the same on every node (derived from the KEK), and
+/// telling nothing of the session's row or how many there are.
+#[derive(Clone)]
+pub struct SessionIds(aws_lc_rs::hmac::Key);
+
+impl SessionIds {
+    pub fn sid(&self, tenant: crate::store::TenantId, session: i64) -> String {
+        let tag = aws_lc_rs::hmac::sign(&self.0, format!("{tenant}/{session}").as_bytes());
+        b64url(&tag.as_ref()[..16])
+    }
+}
+
+impl std::fmt::Debug for SessionIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionIds([redacted])")
+    }
 }
 
 impl std::fmt::Debug for Kek {
@@ -140,7 +161,14 @@ impl Kek {
         let derive = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, bytes);
         let decoy_key = aws_lc_rs::hmac::sign(&derive, b"latchkey/decoy-credential-ids");
         let decoy = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, decoy_key.as_ref());
-        Ok(Kek { key: LessSafeKey::new(unbound), decoy })
+        let sid_key = aws_lc_rs::hmac::sign(&derive, b"latchkey/session-ids");
+        let session_ids = SessionIds(aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, sid_key.as_ref()));
+        Ok(Kek { key: LessSafeKey::new(unbound), decoy, session_ids })
+    }
+
+    /// What names sessions in ID tokens ([`SessionIds`]).
+    pub fn session_ids(&self) -> SessionIds {
+        self.session_ids.clone()
     }
 
     /// A stable, secret-keyed stand-in credential id for a username that has no credentials.
@@ -178,6 +206,19 @@ impl Kek {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_ids_are_stable_per_session_and_keyed() {
+        use crate::store::TenantId;
+        let ids = Kek::from_bytes(&[1; 32]).unwrap().session_ids();
+        let sid = ids.sid(TenantId(1), 7);
+        assert_eq!(sid, ids.sid(TenantId(1), 7), "stable");
+        assert_eq!(sid.len(), 22, "16 bytes, base64url: {sid}");
+        assert_ne!(sid, ids.sid(TenantId(1), 8), "another session");
+        assert_ne!(sid, ids.sid(TenantId(2), 7), "another tenant's session of the same row id");
+        assert_ne!(sid, Kek::from_bytes(&[2; 32]).unwrap().session_ids().sid(TenantId(1), 7), "another KEK");
+        assert_eq!(format!("{ids:?}"), "SessionIds([redacted])");
+    }
 
     #[test]
     fn seal_open_round_trip_and_binding() {

@@ -16,7 +16,7 @@ use url::Url;
 
 use crate::clock::Timestamp;
 use crate::config::RsaEngine;
-use crate::crypto::Kek;
+use crate::crypto::{Kek, SessionIds};
 use crate::error::{Error, Kind};
 use crate::oidc::discovery;
 use crate::oidc::keys::{Jwk, Jwks, SigningKey};
@@ -92,6 +92,8 @@ pub struct Hot {
     pub decoding: HashMap<String, jsonwebtoken::DecodingKey>,
     pub jwks_json: Bytes,
     pub discovery_json: Bytes,
+    /// Names sessions in ID tokens (`sid`).
+    pub session_ids: SessionIds,
 }
 
 impl Hot {
@@ -100,7 +102,7 @@ impl Hot {
         self.webauthn.as_ref().map_err(|why| Error::invalid(codes::INVALID_RP_ID, why.clone()))
     }
 
-    fn build(row: &TenantRow, origin: &str, keys: Vec<SigningKey>) -> Result<Hot, Error> {
+    fn build(row: &TenantRow, origin: &str, keys: Vec<SigningKey>, session_ids: SessionIds) -> Result<Hot, Error> {
         let mut keys = keys.into_iter();
         let signer = keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?;
         let retired: Vec<SigningKey> = keys.collect();
@@ -135,15 +137,21 @@ impl Hot {
             decoding,
             jwks_json: Bytes::from(jwks_json),
             discovery_json: Bytes::from(discovery_json),
+            session_ids,
         })
     }
 }
 
 impl TenantRuntime {
     /// The tenant with its keys loaded (after a change, and for the fuzz targets).
-    pub fn build(row: &TenantRow, keys: Vec<SigningKey>, public_url: &str) -> Result<TenantRuntime, Error> {
+    pub fn build(
+        row: &TenantRow,
+        keys: Vec<SigningKey>,
+        public_url: &str,
+        session_ids: SessionIds,
+    ) -> Result<TenantRuntime, Error> {
         let t = TenantRuntime::routing(row, public_url)?;
-        let hot = Hot::build(row, &t.origin, keys)?;
+        let hot = Hot::build(row, &t.origin, keys, session_ids)?;
         let _ = t.hot.set(Arc::new(hot));
         Ok(t)
     }
@@ -218,7 +226,7 @@ impl TenantRuntime {
             })
             .await?;
         let keys = unseal(&loader.kek, &row, &key_rows, loader.engine)?;
-        let hot = Hot::build(&row, &self.origin, keys)?;
+        let hot = Hot::build(&row, &self.origin, keys, loader.kek.session_ids())?;
         let _ = self.hot.set(Arc::new(hot));
         self.hot()
     }
@@ -448,7 +456,7 @@ impl Registry {
             None => self.write().remove(slug),
             Some((row, key_rows, old)) => {
                 let keys = unseal(&loader.kek, &row, &key_rows, loader.engine)?;
-                let rt = TenantRuntime::build(&row, keys, &loader.public_url)?;
+                let rt = TenantRuntime::build(&row, keys, &loader.public_url, loader.kek.session_ids())?;
                 let rt = Arc::new(rt.with_old_urls(&old, &loader.public_url)?);
                 self.write().put(rt);
             }

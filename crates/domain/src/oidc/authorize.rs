@@ -108,6 +108,11 @@ pub fn user_scopes<'a>(app: &AppRow, scope: Option<&'a str>) -> Result<Vec<&'a s
 }
 
 /// Validates the request; returns the outcome to render.
+/// The `prompt` values of Core §3.1.2.1; any other is refused. (`consent` and `select_account` are
+/// accepted and, until their pages exist, ask nothing more than the sign-in would: discovery
+/// lists only `none` and `login`.)
+const PROMPTS: [&str; 4] = ["none", "login", "consent", "select_account"];
+
 pub async fn authorize(
     state: &State,
     tenant: &std::sync::Arc<TenantRuntime>,
@@ -140,7 +145,7 @@ pub async fn authorize(
     };
     // Every parameter read below is readable (not repeated, no control character), or the
     // request goes back refused, naming the first that is not.
-    const READ: [&str; 12] = [
+    const READ: [&str; 13] = [
         "response_type",
         "scope",
         "nonce",
@@ -153,6 +158,7 @@ pub async fn authorize(
         "response_mode",
         "request",
         "request_uri",
+        "id_token_hint",
     ];
     if let Some(e) = READ.iter().find_map(|name| params.get(name).err()) {
         return fail(OAuthCode::InvalidRequest, &e.to_string());
@@ -219,6 +225,13 @@ pub async fn authorize(
         (None, None) => {}
     }
     let prompts: Vec<&str> = prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
+    if let Some(unknown) = prompts.iter().find(|p| !PROMPTS.contains(p)) {
+        let unknown: String = unknown.chars().take(32).collect();
+        return fail(
+            OAuthCode::InvalidRequest,
+            &format!("unknown prompt value {unknown:?}; the values are none, login, consent and select_account"),
+        );
+    }
     let prompt_none = prompts.contains(&"none");
     let prompt_login = prompts.contains(&"login");
     if prompt_none && prompts.len() > 1 {
@@ -228,6 +241,20 @@ pub async fn authorize(
         None => None,
         Some(Ok(v)) if v >= 0 => Some(v),
         Some(_) => return fail(OAuthCode::InvalidRequest, "max_age must be a non-negative number of seconds"),
+    };
+    // An ID token this tenant issued (expired ones too, within a session's lifetime), naming the
+    // user the application expects: a session of anyone else is not used (Core §3.1.2.1).
+    let hinted = match one("id_token_hint") {
+        None => None,
+        Some(hint) => {
+            let session_ttl = state.config.tokens.session.as_secs() as i64;
+            match super::tokens::verify_id_hint(tenant, hint, now, None, session_ttl) {
+                Ok(h) => Some(h.sub),
+                Err(_) => {
+                    return fail(OAuthCode::InvalidRequest, "id_token_hint is not a valid ID token of this issuer");
+                }
+            }
+        }
     };
 
     let request = AuthorizationRequest {
@@ -261,12 +288,13 @@ pub async fn authorize(
             // max_age=0 asks for a sign-in now, whatever the session's age (in whole seconds,
             // a session begun this second would otherwise count as 0 seconds old).
             let fresh = |s: &SessionRow| !prompt_login && max_age.is_none_or(|m| m > 0 && now - s.auth_time <= m);
+            let hinted_user = |u: &UserRow| hinted.as_ref().is_none_or(|sub| *sub == u.public_id);
             let mut request = request;
             if request.prompt_login {
                 request.stale_session = session.as_ref().map(|(s, _)| s.id);
             }
             match session {
-                Some((s, user)) if fresh(&s) => {
+                Some((s, user)) if fresh(&s) && hinted_user(&user) => {
                     Ok(Outcome::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
                 }
                 _ if prompt_none => Ok(error_redirect(

@@ -163,6 +163,10 @@ pub(super) fn user_tokens(
             auth_time,
             nonce: nonce.map(str::to_owned),
             amr,
+            sid: match session_id {
+                Some(s) => Some(tenant.hot().map_err(OAuthError::server_error)?.session_ids.sid(tenant.id, s)),
+                None => None,
+            },
             user: user_claims(tenant, user, user.email_verified, &roles, scope),
         })
     } else {

@@ -72,7 +72,10 @@ pub async fn sign_one(hot: &Arc<Hot>, input: String) -> Result<String, CryptoErr
     signed_alone(&hot.signer, input)
 }
 
-/// Signs two JWS signing inputs of the same key, as a pair when it can.
+/// Signs two JWS signing inputs of the same key, as a pair when it can. (A code exchange's ID
+/// token carries the access token's `at_hash`, so the two are signed one after the other, each
+/// paired with another request's when one comes: this is for the tests of pairing.)
+#[cfg(test)]
 pub fn sign_two(key: &SigningKey, a: String, b: String) -> Result<(String, String), CryptoError> {
     if let Some(k) = key.ifma() {
         let [sa, sb] = pair(key, k, a.as_bytes(), key, k, b.as_bytes());
@@ -231,7 +234,8 @@ mod tests {
             registration: crate::store::Registration::Invite,
             created_at: 0,
         };
-        TenantRuntime::build(&row, vec![key], "https://id.example.com").unwrap().hot_shared().unwrap()
+        let ids = crate::crypto::Kek::from_bytes(&[7; 32]).unwrap().session_ids();
+        TenantRuntime::build(&row, vec![key], "https://id.example.com", ids).unwrap().hot_shared().unwrap()
     }
 
     fn verifies(hot: &Hot, token: &str) -> bool {

@@ -50,8 +50,27 @@ pub struct IdClaims {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nonce: Option<String>,
     pub amr: Vec<String>,
+    /// The browser session the sign-in made (or, for a device, the one that approved it), named
+    /// by `SessionIds`, as a logout will name it; absent from grants stored without a session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
     #[serde(flatten)]
     pub user: UserClaims,
+}
+
+/// An ID token's claims with `at_hash`, known only once the access token it goes with is signed.
+#[derive(Serialize)]
+struct WithAtHash<'a> {
+    #[serde(flatten)]
+    claims: &'a IdClaims,
+    at_hash: String,
+}
+
+/// `at_hash` (OpenID Connect Core §3.1.3.6): the left half of the SHA-256 of the access token,
+/// base64url, for an RS256 ID token.
+pub fn at_hash(access_token: &str) -> String {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, access_token.as_bytes());
+    b64url(&digest.as_ref()[..16])
 }
 
 /// The claims about a user that the granted scopes allow (ID token and userinfo).
@@ -99,23 +118,20 @@ pub fn new_jti() -> Result<String, OAuthError> {
     Ok(b64url(&random_bytes::<16>()?))
 }
 
-/// An access token and, when asked, an ID token: the two signed as a pair, a lone access token
-/// paired with another request's when one comes at the same moment ([`signer`]).
+/// An access token and, when asked, an ID token carrying the access token's `at_hash`: so the
+/// access token is signed first, then the ID token. Each signature may be paired with another
+/// request's when one comes at the same moment ([`signer`]).
 pub async fn sign_tokens(
     tenant: &TenantRuntime,
     access: &AccessClaims,
     id: Option<&IdClaims>,
 ) -> Result<(String, Option<String>), OAuthError> {
     let hot = tenant.hot_shared().map_err(OAuthError::server_error)?;
-    let access = jwt::signing_input(&hot.signer, "at+jwt", access)?;
-    match id {
-        Some(claims) => {
-            let id = jwt::signing_input(&hot.signer, "JWT", claims)?;
-            let (access, id) = signer::sign_two(&hot.signer, access, id)?;
-            Ok((access, Some(id)))
-        }
-        None => Ok((signer::sign_one(&hot, access).await?, None)),
-    }
+    let access = signer::sign_one(&hot, jwt::signing_input(&hot.signer, "at+jwt", access)?).await?;
+    let Some(claims) = id else { return Ok((access, None)) };
+    let with_hash = WithAtHash { claims, at_hash: at_hash(&access) };
+    let id = signer::sign_one(&hot, jwt::signing_input(&hot.signer, "JWT", &with_hash)?).await?;
+    Ok((access, Some(id)))
 }
 
 /// Why a token was refused: a sentence for the caller, and the library's own words for the log.

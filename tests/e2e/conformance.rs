@@ -1,0 +1,476 @@
+//! Behaviour the OpenID Foundation's certification plans check, one test per plan module (the
+//! module's name with `_` for `-`), driven over real HTTP with the software authenticator. The
+//! official suite needs artefacts this machine cannot fetch; docs/conformance.md maps every module
+//! of the Basic, Config, RP-Initiated Logout and Back-Channel Logout plans to the test that covers
+//! it here or elsewhere in the suite, or says why none does yet.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::Value;
+
+use crate::oidc_support::*;
+use crate::support::*;
+
+/// `at_hash` as Core §3.1.3.6 defines it for RS256: the left half of SHA-256, base64url.
+fn expected_at_hash(access_token: &str) -> String {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, access_token.as_bytes());
+    URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16])
+}
+
+/// The refusal an authorization request got, as the application receives it.
+fn refused_with(r: &Http) -> Option<String> {
+    param(&location_params(r), "error").map(str::to_owned)
+}
+
+#[test]
+fn oidcc_server() {
+    // The ID token of a code exchange: the required claims, `sid` naming the session, and
+    // `at_hash` binding it to the access token issued with it.
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let t = exchange(&site, &web, &code, &p).json();
+    let (_, id) = jwt_parts(t["id_token"].as_str().unwrap());
+    for claim in ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "sid", "at_hash"] {
+        assert!(id.get(claim).is_some(), "{claim} in {id}");
+    }
+    assert_eq!(id["at_hash"].as_str(), Some(expected_at_hash(t["access_token"].as_str().unwrap()).as_str()));
+    let sid = id["sid"].as_str().unwrap().to_owned();
+    assert_eq!(URL_SAFE_NO_PAD.decode(&sid).map(|b| b.len()).ok(), Some(16), "opaque: {sid}");
+
+    // The same session, for another application and after a refresh: the same sid, each ID
+    // token with its own access token's at_hash.
+    let spa = app(&site, "spa", &[]);
+    let again = get(&authorize_url(&site, &spa, &p, &[]), Some(&cookie));
+    let code2 = param(&location_params(&again), "code").unwrap().to_owned();
+    let (_, id2) = jwt_parts(exchange(&site, &spa, &code2, &p).json()["id_token"].as_str().unwrap());
+    assert_eq!(id2["sid"], sid.as_str());
+    let refreshed =
+        token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", t["refresh_token"].as_str().unwrap())])
+            .json();
+    let (_, id3) = jwt_parts(refreshed["id_token"].as_str().unwrap());
+    assert_eq!(id3["sid"], sid.as_str());
+    assert_eq!(id3["at_hash"].as_str(), Some(expected_at_hash(refreshed["access_token"].as_str().unwrap()).as_str()));
+
+    // Another sign-in is another session: another sid.
+    d.clock.advance(2);
+    let (code4, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let (_, id4) = jwt_parts(exchange(&site, &web, &code4, &p).json()["id_token"].as_str().unwrap());
+    assert_ne!(id4["sid"], sid.as_str());
+}
+
+#[test]
+fn oidcc_id_token_hint() {
+    // prompt=none with the ID token of the signed-in user: a code. With another user's, or a
+    // token that is not this issuer's: refused, nothing issued.
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let ada_id = exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap().to_owned();
+
+    let r = get(&authorize_url(&site, &web, &p, &[("prompt", "none"), ("id_token_hint", &ada_id)]), Some(&cookie));
+    assert_eq!(r.status, 302, "{}", r.body);
+    assert!(param(&location_params(&r), "code").is_some(), "{:?}", r.header("location"));
+
+    // Carol's session with Ada's hint: not Carol's to use.
+    let mut carol = site.user_with_passkey("carol@acme.test").0;
+    let (_, carol_cookie) = code_flow(&site, &mut carol, "carol@acme.test", &web, &p, &[]);
+    let r =
+        get(&authorize_url(&site, &web, &p, &[("prompt", "none"), ("id_token_hint", &ada_id)]), Some(&carol_cookie));
+    assert_eq!(refused_with(&r).as_deref(), Some("login_required"));
+    // Without prompt=none, the login page: the user may sign in as the one the app expects.
+    let r = get(&authorize_url(&site, &web, &p, &[("id_token_hint", &ada_id)]), Some(&carol_cookie));
+    assert_eq!(r.status, 200, "the login page");
+
+    // A forged hint (the payload changed, the signature kept) is refused.
+    let mut parts: Vec<String> = ada_id.split('.').map(str::to_owned).collect();
+    let mut claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(&parts[1]).unwrap()).unwrap();
+    claims["sub"] = "someone-else".into();
+    parts[1] = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap());
+    let forged = parts.join(".");
+    let before = d.snapshot_of(OIDC_TABLES);
+    let r = get(&authorize_url(&site, &web, &p, &[("prompt", "none"), ("id_token_hint", &forged)]), Some(&cookie));
+    assert_eq!(refused_with(&r).as_deref(), Some("invalid_request"));
+    assert_eq!(d.snapshot_of(OIDC_TABLES), before, "nothing stored");
+}
+
+#[test]
+fn oidcc_prompt_unknown_values_are_refused() {
+    // Not a plan module of its own: the plans' prompt modules assume a refused value is an
+    // error, and Core §3.1.2.1 names the values.
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let before = d.snapshot_of(OIDC_TABLES);
+    for bad in ["sometimes", "login nonsense", "none consent"] {
+        let r = get(&authorize_url(&site, &web, &p, &[("prompt", bad)]), None);
+        assert_eq!(refused_with(&r).as_deref(), Some("invalid_request"), "prompt={bad}");
+        assert_eq!(param(&location_params(&r), "state"), Some("st-123"));
+    }
+    assert_eq!(d.snapshot_of(OIDC_TABLES), before, "nothing stored");
+}
+
+#[test]
+fn oidcc_userinfo_post_body_and_never_the_query() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let access = exchange(&site, &web, &code, &p).json()["access_token"].as_str().unwrap().to_owned();
+    let form = |body: String| {
+        send_raw(
+            "POST",
+            &format!("{}/userinfo", site.base),
+            Some("application/x-www-form-urlencoded"),
+            body.into_bytes(),
+            &[],
+        )
+    };
+    let r = form(format!("access_token={access}"));
+    assert_eq!((r.status, r.json()["email"].as_str()), (200, Some("ada@acme.test")), "{}", r.body);
+    let header = send_raw(
+        "POST",
+        &format!("{}/userinfo", site.base),
+        None,
+        vec![],
+        &[("Authorization", &format!("Bearer {access}"))],
+    );
+    assert_eq!(header.status, 200, "oidcc-userinfo-post-header: {}", header.body);
+    // RFC 6750 §2.3 is not offered: a token in the query is no token.
+    let query = get(&format!("{}/userinfo?access_token={access}", site.base), None);
+    assert_eq!(query.status, 401, "{}", query.body);
+}
+
+/// A whole code flow with `extra` authorization parameters, which must not get in its way:
+/// returns the login page the user saw and the ID token.
+fn flow_with(extra: &[(&str, &str)]) -> (String, Value) {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let page = get(&authorize_url(&site, &web, &p, extra), None);
+    assert_eq!(page.status, 200, "{extra:?}: {}", page.body);
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, extra);
+    let r = exchange(&site, &web, &code, &p);
+    assert_eq!(r.status, 200, "{extra:?}: {}", r.body);
+    (page.body, jwt_parts(r.json()["id_token"].as_str().unwrap()).1)
+}
+
+#[test]
+fn oidcc_login_hint() {
+    let (page, _) = flow_with(&[("login_hint", "ada@acme.test")]);
+    assert!(page.contains("value=\"ada@acme.test\""), "the login page is filled in: {page}");
+}
+
+#[test]
+fn oidcc_ui_locales() {
+    flow_with(&[("ui_locales", "de-CH de en")]);
+}
+
+#[test]
+fn oidcc_claims_locales() {
+    flow_with(&[("claims_locales", "de-CH de en")]);
+}
+
+#[test]
+fn oidcc_display_page() {
+    flow_with(&[("display", "page")]);
+}
+
+#[test]
+fn oidcc_display_popup() {
+    flow_with(&[("display", "popup")]);
+}
+
+#[test]
+fn oidcc_ensure_request_with_unknown_parameter_succeeds() {
+    flow_with(&[("extra_parameter", "ignored")]);
+}
+
+#[test]
+fn oidcc_ensure_request_without_nonce_succeeds_for_code_flow() {
+    let (_, id) = flow_with(&[("nonce", "")]);
+    assert!(id.get("nonce").is_none(), "{id}");
+}
+
+#[test]
+fn oidcc_ensure_request_with_acr_values_succeeds() {
+    flow_with(&[("acr_values", "phr phrh")]);
+}
+
+#[test]
+fn oidcc_ensure_other_scope_order_succeeds() {
+    let (_, id) = flow_with(&[("scope", "email openid")]);
+    assert_eq!(id["email"], "ada@acme.test");
+}
+
+#[test]
+fn oidcc_unsigned_request_object_supported_correctly_or_rejected_as_unsupported() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let before = d.snapshot_of(OIDC_TABLES);
+    let object = format!("eyJhbGciOiJub25lIn0.{}.", URL_SAFE_NO_PAD.encode(br#"{"scope":"openid"}"#));
+    let r = get(&authorize_url(&site, &web, &p, &[("request", &object)]), None);
+    assert_eq!(refused_with(&r).as_deref(), Some("request_not_supported"));
+    let r = get(&authorize_url(&site, &web, &p, &[("request_uri", "https://rp.example/request.jwt")]), None);
+    assert_eq!(refused_with(&r).as_deref(), Some("request_uri_not_supported"));
+    assert_eq!(d.snapshot_of(OIDC_TABLES), before, "nothing stored");
+}
+
+/// RP-Initiated Logout: a signed-in user of an app with a registered post-logout URI, the app's
+/// ID token, and the session cookie.
+struct LoggedIn<'a> {
+    site: Site<'a>,
+    web: App,
+    id_token: String,
+    cookie: String,
+}
+
+const BYE: &str = "https://app.example.com/bye";
+
+fn logged_in(d: &TestDaemon) -> LoggedIn<'_> {
+    let site = Site::new(d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &["--post-logout-redirect-uri", BYE]);
+    let p = pkce();
+    let (code, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let id_token = exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap().to_owned();
+    LoggedIn { site, web, id_token, cookie }
+}
+
+impl LoggedIn<'_> {
+    fn logout(&self, params: &[(&str, &str)]) -> Http {
+        get(&format!("{}/logout?{}", self.site.base, query(params)), Some(&self.cookie))
+    }
+
+    fn signed_in(&self) -> bool {
+        self.site.api("GET", "/api/credentials", None, &self.cookie, None).status == 200
+    }
+
+    /// Asked to confirm, not sent anywhere, still signed in.
+    fn asked(&self, r: &Http) {
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.body.contains("Sign out?"), "{}", r.body);
+        assert!(r.header("location").is_none(), "no redirect");
+        assert!(self.signed_in());
+    }
+}
+
+#[test]
+fn oidcc_rp_initiated_logout_discovery_endpoint_verification() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let disco = get(&format!("{}/.well-known/openid-configuration", site.base), None).json();
+    assert_eq!(disco["end_session_endpoint"], format!("{}/logout", site.base));
+}
+
+#[test]
+fn oidcc_rp_initiated_logout() {
+    let d = TestDaemon::start();
+    let l = logged_in(&d);
+    let r = l.logout(&[("id_token_hint", &l.id_token), ("post_logout_redirect_uri", BYE), ("state", "s-1")]);
+    assert_eq!((r.status, r.header("location")), (302, Some("https://app.example.com/bye?state=s-1")), "{}", r.body);
+    assert!(!l.signed_in(), "the session ended");
+    // `client_id`, `logout_hint` and `ui_locales` may come along (RP-Initiated Logout §2).
+    let d2 = TestDaemon::start();
+    let l = logged_in(&d2);
+    let r = l.logout(&[
+        ("id_token_hint", &l.id_token),
+        ("client_id", &l.web.client_id),
+        ("logout_hint", "ada@acme.test"),
+        ("ui_locales", "fr en"),
+        ("post_logout_redirect_uri", BYE),
+    ]);
+    assert_eq!((r.status, r.header("location")), (302, Some(BYE)), "{}", r.body);
+}
+
+#[test]
+fn oidcc_rp_initiated_logout_bad_post_logout_redirect_uri() {
+    let d = TestDaemon::start();
+    let l = logged_in(&d);
+    let r = l.logout(&[("id_token_hint", &l.id_token), ("post_logout_redirect_uri", "https://evil.example/bye")]);
+    assert!(r.header("location").is_none(), "never to an unregistered place: {:?}", r.header("location"));
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[test]
+fn oidcc_rp_initiated_logout_modified_id_token_hint() {
+    let d = TestDaemon::start();
+    let l = logged_in(&d);
+    let mut forged = l.id_token.clone();
+    forged.pop();
+    forged.push(if l.id_token.ends_with('A') { 'B' } else { 'A' });
+    l.asked(&l.logout(&[("id_token_hint", &forged), ("post_logout_redirect_uri", BYE), ("state", "s-1")]));
+}
+
+#[test]
+fn oidcc_rp_initiated_logout_no_id_token_hint() {
+    let d = TestDaemon::start();
+    let l = logged_in(&d);
+    l.asked(&l.logout(&[("post_logout_redirect_uri", BYE), ("state", "s-1")]));
+}
+
+#[test]
+fn oidcc_rp_initiated_logout_no_params() {
+    let d = TestDaemon::start();
+    let l = logged_in(&d);
+    l.asked(&l.logout(&[]));
+}
+
+#[test]
+fn oidcc_rp_initiated_logout_no_post_logout_redirect_uri() {
+    let d = TestDaemon::start();
+    let l = logged_in(&d);
+    let r = l.logout(&[("id_token_hint", &l.id_token), ("state", "s-1")]);
+    assert_eq!(r.status, 200, "the signed-out page: {}", r.body);
+    assert!(r.header("location").is_none());
+    assert!(!l.signed_in(), "the session ended");
+}
+
+#[test]
+fn oidcc_rp_initiated_logout_no_state() {
+    let d = TestDaemon::start();
+    let l = logged_in(&d);
+    let r = l.logout(&[("id_token_hint", &l.id_token), ("post_logout_redirect_uri", BYE)]);
+    assert_eq!((r.status, r.header("location")), (302, Some(BYE)), "{}", r.body);
+}
+
+#[test]
+fn oidcc_rp_initiated_logout_only_state() {
+    let d = TestDaemon::start();
+    let l = logged_in(&d);
+    l.asked(&l.logout(&[("state", "s-1")]));
+}
+
+#[test]
+fn oidcc_prompt_none_logged_in() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (_, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let r = get(&authorize_url(&site, &web, &p, &[("prompt", "none")]), Some(&cookie));
+    assert_eq!(r.status, 302, "{}", r.body);
+    let code = param(&location_params(&r), "code").unwrap().to_owned();
+    assert_eq!(exchange(&site, &web, &code, &p).status, 200);
+}
+
+#[test]
+fn oidcc_max_age_1() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let first = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap()).1;
+    d.clock.advance(2);
+    // The session is two seconds old: a fresh sign-in is asked, and its auth_time is later.
+    let page = get(&authorize_url(&site, &web, &p, &[("max_age", "1")]), Some(&cookie));
+    assert_eq!(page.status, 200, "the login page: {}", page.body);
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[("max_age", "1")]);
+    let second = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap()).1;
+    assert!(second["auth_time"].as_i64() > first["auth_time"].as_i64(), "{first} then {second}");
+}
+
+#[test]
+fn oidcc_max_age_10000() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (_, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    d.clock.advance(2);
+    let r = get(&authorize_url(&site, &web, &p, &[("max_age", "10000")]), Some(&cookie));
+    assert_eq!(r.status, 302, "the session is young enough: {}", r.body);
+    let code = param(&location_params(&r), "code").unwrap().to_owned();
+    let id = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap()).1;
+    assert!(id["auth_time"].is_i64(), "{id}");
+}
+
+#[test]
+fn oidcc_scope_profile() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[("scope", "openid profile")]);
+    let access = exchange(&site, &web, &code, &p).json()["access_token"].as_str().unwrap().to_owned();
+    let info = userinfo(&site, &access).json();
+    assert_eq!(info["name"], "Test User");
+    assert!(info["picture"].is_string(), "{info}");
+    assert!(info.get("email").is_none(), "email is not in the profile scope: {info}");
+}
+
+#[test]
+fn oidcc_scope_email() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[("scope", "openid email")]);
+    let access = exchange(&site, &web, &code, &p).json()["access_token"].as_str().unwrap().to_owned();
+    let info = userinfo(&site, &access).json();
+    assert_eq!((info["email"].as_str(), info["email_verified"].as_bool()), (Some("ada@acme.test"), Some(true)));
+    assert!(info.get("name").is_none(), "{info}");
+}
+
+#[test]
+fn oidcc_server_client_secret_post() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let r = client_post(
+        &site,
+        &web,
+        "token",
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", &web.redirect),
+            ("code_verifier", &p.verifier),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.json()["id_token"].is_string());
+}
+
+#[test]
+fn oidcc_codereuse_30seconds() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &[]);
+    let first = exchange(&site, &web, &code, &p).json();
+    let access = first["access_token"].as_str().unwrap().to_owned();
+    assert_eq!(userinfo(&site, &access).status, 200);
+    d.clock.advance(30);
+    let again = exchange(&site, &web, &code, &p);
+    assert_eq!((again.status, again.json()["error"].as_str()), (400, Some("invalid_grant")));
+    // The reuse revokes what the code was exchanged for (RFC 6749 §4.1.2).
+    assert_eq!(userinfo(&site, &access).status, 401, "the first access token no longer works");
+    let refresh = first["refresh_token"].as_str().unwrap();
+    let r = token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", refresh)]);
+    assert_eq!(r.json()["error"], "invalid_grant", "nor its refresh token");
+}
