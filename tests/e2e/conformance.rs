@@ -474,3 +474,39 @@ fn oidcc_codereuse_30seconds() {
     let r = token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", refresh)]);
     assert_eq!(r.json()["error"], "invalid_grant", "nor its refresh token");
 }
+
+#[test]
+fn oidcc_claims_essential() {
+    // `scope=openid` alone, the e-mail asked for in the ID token and the name at userinfo.
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let claims = r#"{"id_token":{"email":{"essential":true},"shoe_size":null},"userinfo":{"name":null}}"#;
+    let extra = [("scope", "openid"), ("claims", claims)];
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web, &p, &extra);
+    let t = exchange(&site, &web, &code, &p).json();
+    let (_, id) = jwt_parts(t["id_token"].as_str().unwrap());
+    assert_eq!(id["email"], "ada@acme.test", "{id}");
+    assert!(id.get("name").is_none() && id.get("shoe_size").is_none(), "only what was asked for there: {id}");
+    let info = userinfo(&site, t["access_token"].as_str().unwrap()).json();
+    assert_eq!(info["name"], "Test User", "{info}");
+    assert!(info.get("email").is_none(), "the e-mail was asked for in the ID token only: {info}");
+    // A refresh keeps the request.
+    let refreshed =
+        token(&site, &web, &[("grant_type", "refresh_token"), ("refresh_token", t["refresh_token"].as_str().unwrap())])
+            .json();
+    let (_, id2) = jwt_parts(refreshed["id_token"].as_str().unwrap());
+    assert_eq!(id2["email"], "ada@acme.test");
+    let disco = get(&format!("{}/.well-known/openid-configuration", site.base), None).json();
+    assert_eq!(disco["claims_parameter_supported"], true);
+
+    // Malformed: refused back to the application, nothing stored.
+    let before = d.snapshot_of(OIDC_TABLES);
+    for bad in ["{", "[1]", r#"{"id_token":["email"]}"#, r#"{"userinfo":{"email":{"essential":"yes"}}}"#] {
+        let r = get(&authorize_url(&site, &web, &p, &[("claims", bad)]), None);
+        assert_eq!(refused_with(&r).as_deref(), Some("invalid_request"), "{bad}");
+    }
+    assert_eq!(d.snapshot_of(OIDC_TABLES), before, "nothing stored");
+}

@@ -61,6 +61,8 @@ pub struct CodeRow {
     pub access_jti: Option<String>,
     /// The refresh-token family its redemption started (codes redeemed by earlier releases: none).
     pub family: Option<String>,
+    /// The claims the request asked for beyond its scopes (JSON; the domain reads it).
+    pub claims: Option<String>,
 }
 
 pub fn insert_code(
@@ -72,8 +74,8 @@ pub fn insert_code(
 ) -> Result<(), StoreError> {
     tx.conn().execute(
         "INSERT INTO authorization_codes (code_hash, tenant_id, client_id, user_id, session_id, redirect_uri, scope, nonce,
-           code_challenge, auth_time, amr, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+           code_challenge, auth_time, amr, created_at, expires_at, claims)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         params![
             hash,
             tenant,
@@ -87,7 +89,8 @@ pub fn insert_code(
             c.auth_time,
             c.amr,
             now,
-            c.expires_at
+            c.expires_at,
+            c.claims
         ],
     )?;
     Ok(())
@@ -96,14 +99,15 @@ pub fn insert_code(
 macro_rules! select_code {
     () => {
         "SELECT client_id, user_id, session_id, redirect_uri, scope, nonce, code_challenge, auth_time, amr, expires_at,
-                used_at, access_jti, family
+                used_at, access_jti, family, claims
          FROM authorization_codes WHERE tenant_id = ?1 AND code_hash = ?2"
     };
 }
 
 macro_rules! select_refresh {
     () => {
-        "SELECT id, family, client_id, user_id, session_id, scope, auth_time, amr, expires_at, used_at, revoked_at
+        "SELECT id, family, client_id, user_id, session_id, scope, auth_time, amr, expires_at, used_at, revoked_at,
+                claims
          FROM refresh_tokens WHERE tenant_id = ?1 AND token_hash = ?2"
     };
 }
@@ -145,6 +149,7 @@ fn code_row(c: &dyn Conn, sql: &str, tenant: TenantId, hash: &[u8]) -> Result<Op
             used_at: r.get(10)?,
             access_jti: r.get(11)?,
             family: r.get(12)?,
+            claims: r.get(13)?,
         })
     })
 }
@@ -167,7 +172,7 @@ pub fn use_code(
 }
 
 /// PostgreSQL's redemption and rotation in one statement: `WITH used AS (<the update>)`, the
-/// update an `UPDATE … RETURNING tenant_id` of the tenant `?1` and the row `?15`, then the refresh
+/// update an `UPDATE … RETURNING tenant_id` of the tenant `?1` and the row `?16`, then the refresh
 /// token inserted only if the update changed a row. The insert's parameters, which the update may
 /// use too: `?2` the family, `?11` now, `?13` the access token's id (see [`insert_refresh_if`]).
 /// They are cast in the select list: bare, they would be typed as text.
@@ -185,10 +190,11 @@ macro_rules! refresh_if {
             $used,
             "), made AS (
              INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash,
-                 scope, auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
+                 scope, auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims)
              SELECT tenant_id, CAST(?2 AS TEXT), CAST(?3 AS BYTEA), CAST(?4 AS TEXT), CAST(?5 AS BIGINT),
                     CAST(?6 AS BIGINT), CAST(?7 AS BYTEA), CAST(?8 AS TEXT), CAST(?9 AS BIGINT), CAST(?10 AS TEXT),
-                    CAST(?11 AS BIGINT), CAST(?12 AS BIGINT), CAST(?13 AS TEXT), CAST(?14 AS BIGINT)
+                    CAST(?11 AS BIGINT), CAST(?12 AS BIGINT), CAST(?13 AS TEXT), CAST(?14 AS BIGINT),
+                    CAST(?15 AS TEXT)
              FROM used RETURNING id)
              SELECT id FROM made
              UNION ALL
@@ -253,7 +259,7 @@ pub fn redeem_code(
     }
     let sql = refresh_if!(
         "UPDATE authorization_codes SET used_at = ?11, access_jti = ?13, family = ?2
-         WHERE tenant_id = ?1 AND code_hash = ?15 AND used_at IS NULL RETURNING tenant_id"
+         WHERE tenant_id = ?1 AND code_hash = ?16 AND used_at IS NULL RETURNING tenant_id"
     );
     insert_refresh_if(tx, sql, tenant, &hash, r, now)
 }
@@ -271,6 +277,8 @@ pub struct RefreshRow {
     pub expires_at: Timestamp,
     pub used_at: Option<Timestamp>,
     pub revoked_at: Option<Timestamp>,
+    /// As [`CodeRow::claims`], carried from the code to every refresh token of the grant.
+    pub claims: Option<String>,
 }
 
 pub struct NewRefresh<'a> {
@@ -287,6 +295,7 @@ pub struct NewRefresh<'a> {
     /// The access token issued with this refresh token, and when it expires.
     pub access_jti: &'a str,
     pub access_expires_at: Timestamp,
+    pub claims: Option<&'a str>,
 }
 
 pub fn insert_refresh(
@@ -297,15 +306,15 @@ pub fn insert_refresh(
 ) -> Result<(), StoreError> {
     tx.conn().execute(
         "INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash, scope,
-             auth_time, amr, created_at, expires_at, access_jti, access_expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+             auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         &refresh_values(&tenant, r, &now),
     )?;
     Ok(())
 }
 
 /// A new refresh token's columns, in the order of [`insert_refresh`]'s and [`refresh_if`]'s.
-fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Timestamp) -> [&'a dyn ToValue; 14] {
+fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Timestamp) -> [&'a dyn ToValue; 15] {
     [
         tenant,
         &r.family,
@@ -321,6 +330,7 @@ fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Time
         &r.expires_at,
         &r.access_jti,
         &r.access_expires_at,
+        &r.claims,
     ]
 }
 
@@ -347,6 +357,7 @@ fn refresh_row(c: &dyn Conn, sql: &str, tenant: TenantId, hash: &[u8]) -> Result
             expires_at: r.get(8)?,
             used_at: r.get(9)?,
             revoked_at: r.get(10)?,
+            claims: r.get(11)?,
         })
     })
 }
@@ -384,7 +395,7 @@ pub fn rotate_refresh(
     }
     let sql = refresh_if!(
         "UPDATE refresh_tokens SET used_at = ?11
-         WHERE tenant_id = ?1 AND id = ?15 AND used_at IS NULL AND revoked_at IS NULL RETURNING tenant_id"
+         WHERE tenant_id = ?1 AND id = ?16 AND used_at IS NULL AND revoked_at IS NULL RETURNING tenant_id"
     );
     insert_refresh_if(tx, sql, tenant, &id, r, now)
 }
@@ -493,8 +504,12 @@ pub(crate) mod tests {
             used_at: None,
             access_jti: None,
             family: None,
+            claims: Some(CLAIMS.into()),
         }
     }
+
+    /// A claims request, as the domain stores it.
+    const CLAIMS: &str = r#"{"id_token":["email"]}"#;
 
     fn new_refresh<'a>(hash: &'a [u8], family: &'a str, user_id: UserId) -> NewRefresh<'a> {
         NewRefresh {
@@ -511,6 +526,7 @@ pub(crate) mod tests {
             // One access token per family in these tests: its id is the family's name.
             access_jti: family,
             access_expires_at: 2000,
+            claims: Some(CLAIMS),
         }
     }
 
@@ -615,6 +631,12 @@ pub(crate) mod tests {
         assert!(before.1.is_empty());
 
         assert!(redeem(b"c1", b"t1", "fam1"));
+        let claims = db
+            .read_blocking(|tx| {
+                Ok::<_, StoreError>((code(tx, a, b"c1")?.unwrap().claims, refresh(tx, a, b"t1")?.unwrap().claims))
+            })
+            .unwrap();
+        assert_eq!(claims, (Some(CLAIMS.into()), Some(CLAIMS.into())), "kept with the code and the refresh token");
         let after = redeemed(db);
         let c1 = after.0.iter().find(|c| c.1 == b"c1").unwrap();
         assert_eq!((c1.2, c1.3.as_deref(), c1.4.as_deref()), (Some(50), Some("fam1"), Some("fam1")));

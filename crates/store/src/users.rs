@@ -241,6 +241,7 @@ mod tests {
             expires_at: 1000,
             access_jti: "jti",
             access_expires_at: 1000,
+            claims: None,
         };
         oidc::insert_refresh(tx, tenant, &r, 1).unwrap();
     }

@@ -42,6 +42,9 @@ pub struct AuthorizationRequest {
     /// With prompt=login: the session the browser had when asking, which does not count.
     #[serde(default)]
     pub stale_session: Option<i64>,
+    /// The `claims` parameter, what of it is served here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<super::claims::Requested>,
 }
 
 #[derive(Debug)]
@@ -145,7 +148,7 @@ pub async fn authorize(
     };
     // Every parameter read below is readable (not repeated, no control character), or the
     // request goes back refused, naming the first that is not.
-    const READ: [&str; 13] = [
+    const READ: [&str; 14] = [
         "response_type",
         "scope",
         "nonce",
@@ -159,6 +162,7 @@ pub async fn authorize(
         "request",
         "request_uri",
         "id_token_hint",
+        "claims",
     ];
     if let Some(e) = READ.iter().find_map(|name| params.get(name).err()) {
         return fail(OAuthCode::InvalidRequest, &e.to_string());
@@ -242,6 +246,11 @@ pub async fn authorize(
         Some(Ok(v)) if v >= 0 => Some(v),
         Some(_) => return fail(OAuthCode::InvalidRequest, "max_age must be a non-negative number of seconds"),
     };
+    let claims = match one("claims").map(super::claims::Requested::parse) {
+        None => None,
+        Some(Ok(c)) => c,
+        Some(Err(why)) => return fail(OAuthCode::InvalidRequest, &why),
+    };
     // An ID token this tenant issued (expired ones too, within a session's lifetime), naming the
     // user the application expects: a session of anyone else is not used (Core §3.1.2.1).
     let hinted = match one("id_token_hint") {
@@ -269,6 +278,7 @@ pub async fn authorize(
         max_age,
         login_hint: login_hint.map(str::to_owned),
         stale_session: None,
+        claims,
     };
     let request_id = random_token()?;
     let code = new_token()?;
@@ -341,6 +351,7 @@ pub fn issue_code(
         used_at: None,
         access_jti: None,
         family: None,
+        claims: req.claims.as_ref().and_then(super::claims::Requested::to_column),
     };
     store::oidc::insert_code(tx, tenant.id, &token_key(code), &row, now)?;
     let mut pairs = vec![("code", code)];

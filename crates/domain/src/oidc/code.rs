@@ -122,6 +122,7 @@ fn code_tokens(
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
     let jti = new_jti()?;
     let family = ordered::uuid_text(&ordered::uuid_v7()?);
+    let claims = super::claims::Requested::from_column(row.claims.as_deref());
     let grant = UserGrant {
         user: &user,
         roles,
@@ -133,6 +134,7 @@ fn code_tokens(
         family: Some(&family),
         code_hash: Some(hash),
         jti: &jti,
+        claims: &claims,
     };
     user_tokens(tenant, app, grant, now, ttl)
 }

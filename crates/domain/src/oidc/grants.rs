@@ -170,6 +170,7 @@ fn device_code(
         family: None,
         code_hash: None,
         jti: &jti,
+        claims: &Default::default(),
     };
     let response = issue_user_tokens(tx, tenant, app, grant, now, ttl)?;
     Ok(Decision::Issued(Box::new(response)))
@@ -204,6 +205,7 @@ fn client_credentials(
         jti: new_jti()?,
         auth_time: None,
         roles: vec![],
+        userinfo_claims: vec![],
     };
     Ok(Decision::Issued(Box::new(Unsigned { access, id: None, refresh_token: None, expires_in: ttl.access, scope })))
 }

@@ -74,7 +74,7 @@ pub async fn userinfo(
         let roles = store::roles::for_user(tx, tenant.id, user.id)?;
         Ok(UserInfo {
             sub: user.public_id.clone(),
-            claims: user_claims(&tenant, &user, user.email_verified, &roles, &claims.scope),
+            claims: user_claims(&tenant, &user, user.email_verified, &roles, &claims.scope, &claims.userinfo_claims),
         })
     })
     .await

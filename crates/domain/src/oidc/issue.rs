@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::claims::Requested;
 use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdClaims, scopes, sign_tokens, user_claims};
 use crate::clock::Timestamp;
@@ -93,6 +94,7 @@ pub(super) struct PendingRefresh {
     expires_at: Timestamp,
     access_jti: String,
     access_expires_at: Timestamp,
+    claims: Option<String>,
 }
 
 impl PendingRefresh {
@@ -110,6 +112,7 @@ impl PendingRefresh {
             expires_at: self.expires_at,
             access_jti: &self.access_jti,
             access_expires_at: self.access_expires_at,
+            claims: self.claims.as_deref(),
         }
     }
 }
@@ -129,6 +132,8 @@ pub(super) struct UserGrant<'a> {
     /// The authorization code it redeems, if any.
     pub(super) code_hash: Option<&'a [u8]>,
     pub(super) jti: &'a str,
+    /// What the authorization request's `claims` parameter asked for (kept by its refreshes).
+    pub(super) claims: &'a Requested,
 }
 
 /// What a grant to a user issues: the tokens' claims and the refresh token to store with them.
@@ -139,7 +144,7 @@ pub(super) fn user_tokens(
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
-    let UserGrant { user, roles, scope, nonce, auth_time, amr, session_id, family, code_hash, jti } = grant;
+    let UserGrant { user, roles, scope, nonce, auth_time, amr, session_id, family, code_hash, jti, claims } = grant;
     let access = AccessClaims {
         iss: tenant.base_url.clone(),
         sub: user.public_id.clone(),
@@ -151,6 +156,7 @@ pub(super) fn user_tokens(
         jti: jti.to_owned(),
         auth_time: Some(auth_time),
         roles: roles.clone(),
+        userinfo_claims: claims.userinfo.clone(),
     };
     let id = if scopes(scope).any(|s| s == "openid") {
         let amr: Vec<String> = serde_json::from_str(amr).unwrap_or_default();
@@ -167,7 +173,7 @@ pub(super) fn user_tokens(
                 Some(s) => Some(tenant.hot().map_err(OAuthError::server_error)?.session_ids.sid(tenant.id, s)),
                 None => None,
             },
-            user: user_claims(tenant, user, user.email_verified, &roles, scope),
+            user: user_claims(tenant, user, user.email_verified, &roles, scope, &claims.id_token),
         })
     } else {
         None
@@ -191,6 +197,7 @@ pub(super) fn user_tokens(
         expires_at: now + ttl.refresh,
         access_jti: jti.to_owned(),
         access_expires_at: now + ttl.access,
+        claims: claims.to_column(),
     };
     let unsigned =
         Unsigned { access, id, refresh_token: Some(refresh), expires_in: ttl.access, scope: scope.to_owned() };

@@ -1,6 +1,7 @@
 //! OpenID Connect provider: signing keys, tokens, discovery.
 
 pub mod authorize;
+pub mod claims;
 pub mod clients;
 mod code;
 pub mod device;

@@ -65,6 +65,7 @@ fn successor(
     ttl: &Ttls,
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
     let jti = new_jti()?;
+    let claims = super::claims::Requested::from_column(row.claims.as_deref());
     let grant = UserGrant {
         user: &user,
         roles,
@@ -76,6 +77,7 @@ fn successor(
         family: Some(&row.family),
         code_hash: None,
         jti: &jti,
+        claims: &claims,
     };
     user_tokens(tenant, app, grant, now, ttl)
 }

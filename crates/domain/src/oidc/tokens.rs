@@ -27,6 +27,10 @@ pub struct AccessClaims {
     /// resource server reads the claim without first asking whether it is there.
     #[serde(default)]
     pub roles: Vec<String>,
+    /// Claims the authorization request's `claims` parameter asked for at userinfo, beyond the
+    /// scopes: what `/userinfo` then answers with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub userinfo_claims: Vec<String>,
 }
 
 impl AccessClaims {
@@ -103,13 +107,16 @@ pub fn user_claims(
     email_verified: bool,
     roles: &[String],
     scope: &str,
+    asked: &[String],
 ) -> UserClaims {
-    let has = |s: &str| scopes(scope).any(|x| x == s);
+    // A claim comes with its scope, or alone when the `claims` parameter asked for it.
+    let has =
+        |scope_name: &str, claim: &str| scopes(scope).any(|x| x == scope_name) || asked.iter().any(|a| a == claim);
     UserClaims {
-        name: has("profile").then(|| user.name.clone()),
-        picture: has("profile").then(|| picture_url(tenant, user)),
-        email: has("email").then(|| user.email.clone()),
-        email_verified: has("email").then_some(email_verified),
+        name: has("profile", "name").then(|| user.name.clone()),
+        picture: has("profile", "picture").then(|| picture_url(tenant, user)),
+        email: has("email", "email").then(|| user.email.clone()),
+        email_verified: has("email", "email_verified").then_some(email_verified),
         roles: (!roles.is_empty()).then(|| roles.to_vec()),
     }
 }
