@@ -272,9 +272,10 @@ pub enum AppCmd {
         /// Browser origin allowed to call the token and userinfo endpoints (repeatable).
         #[arg(long = "cors-origin", value_name = "ORIGIN")]
         cors_origins: Vec<String>,
-        /// API scope granted to the app (repeatable): users:invite (bulk invitations, m2m),
+        /// Scope granted to the app (repeatable): users:invite (bulk invitations, m2m),
         /// credentials (users' tokens may manage their passkeys through /api/credentials),
-        /// introspect (a resource server that may introspect every token of the tenant).
+        /// introspect (a resource server that may introspect every token of the tenant),
+        /// offline_access (refresh tokens that outlive the user's browser session).
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
         /// Allow the device authorization grant (RFC 8628): a CLI or a device without a browser

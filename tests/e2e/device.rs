@@ -86,7 +86,7 @@ fn audit_actions(d: &TestDaemon, slug: &str) -> Vec<String> {
 fn request_poll_approve_tokens_once() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
-    let app = device_app(&site, "acmectl", &[]);
+    let app = device_app(&site, "acmectl", &["--scope", "offline_access"]);
     let cookie = signed_in(&site, "ada@acme.test");
 
     // Discovery names the endpoint and the grant.

@@ -201,6 +201,7 @@ fn sqlite_installation_moves_to_postgres() {
     // the schema of a database an older release runs on (made so here: back to version 10).
     pg_sql.exec("ALTER TABLE authorization_codes DROP COLUMN claims");
     pg_sql.exec("ALTER TABLE refresh_tokens DROP COLUMN claims");
+    pg_sql.exec("ALTER TABLE refresh_tokens DROP COLUMN offline");
     pg_sql.exec("DROP TABLE latchkey_release");
     pg_sql.exec("DROP TABLE tenant_old_urls");
     pg_sql.exec("ALTER TABLE social_links DROP COLUMN authority");

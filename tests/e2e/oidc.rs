@@ -496,3 +496,65 @@ fn credentials_api_accepts_a_bearer_token_with_the_credentials_scope() {
     let r = bearer("garbage", "GET", "/api/credentials");
     assert_eq!(r.status, 401);
 }
+
+#[test]
+fn offline_access_outlives_the_session_and_nothing_else() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let offline = app(&site, "web", &["--scope", "offline_access"]);
+    let plain = app(&site, "web", &[]);
+    let p = pkce();
+    let scope = [("scope", "openid offline_access")];
+    let (code, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &offline, &p, &scope);
+    let kept = exchange(&site, &offline, &code, &p).json();
+    assert_eq!(kept["scope"], "openid offline_access");
+    let again = get(&authorize_url(&site, &plain, &p, &scope), Some(&cookie));
+    let code = param(&location_params(&again), "code").unwrap().to_owned();
+    let bound = exchange(&site, &plain, &code, &p).json();
+    assert_eq!(bound["scope"], "openid", "an app not configured for it does not get offline_access");
+    let refresh = |app: &App, t: &serde_json::Value| {
+        token(&site, app, &[("grant_type", "refresh_token"), ("refresh_token", t["refresh_token"].as_str().unwrap())])
+    };
+
+    // The user signs out: the session-bound grant ends, the offline one goes on, same sid.
+    let out = send_raw(
+        "POST",
+        &format!("{}/logout", site.base),
+        Some("application/x-www-form-urlencoded"),
+        vec![],
+        &[("Cookie", &cookie)],
+    );
+    assert_eq!(out.status, 200);
+    assert_eq!(refresh(&plain, &bound).json()["error"], "invalid_grant");
+    let r = refresh(&offline, &kept);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let next = r.json();
+    let sid = |t: &serde_json::Value| jwt_parts(t["id_token"].as_str().unwrap()).1["sid"].clone();
+    assert_eq!(sid(&next), sid(&kept));
+
+    // A session that expires (8 h) ends its session-bound grants too; offline ones live 90 days
+    // from their last use.
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &plain, &p, &[]);
+    let bound = exchange(&site, &plain, &code, &p).json();
+    d.clock.advance(8 * 3600 + 1);
+    let r = refresh(&plain, &bound);
+    assert_eq!(r.json()["error"], "invalid_grant", "{}", r.body);
+    assert!(r.json()["error_description"].as_str().unwrap().contains("session"), "{}", r.body);
+    let r = refresh(&offline, &next);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let next = r.json();
+    d.clock.advance(89 * 86400);
+    let r = refresh(&offline, &next);
+    assert_eq!(r.status, 200, "within 90 days of its last use: {}", r.body);
+    let next = r.json();
+    d.clock.advance(91 * 86400);
+    assert_eq!(refresh(&offline, &next).json()["error"], "invalid_grant", "past tokens.offline_ttl");
+
+    // A fresh offline grant ends when the user is disabled.
+    let (mut soft2, _) = site.user_with_passkey("bob@acme.test");
+    let (code, _) = code_flow(&site, &mut soft2, "bob@acme.test", &offline, &p, &scope);
+    let bobs = exchange(&site, &offline, &code, &p).json();
+    d.cli(&["user", "disable", "--tenant", "acme", "bob@acme.test"]).ok();
+    assert_eq!(refresh(&offline, &bobs).json()["error"], "invalid_grant");
+}

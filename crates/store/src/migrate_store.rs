@@ -580,6 +580,7 @@ mod tests {
             ("applications", "device_flow"),
             ("credentials", "backed_up"),
             ("credentials", "backup_eligible"),
+            ("refresh_tokens", "offline"),
             ("social_providers", "create_users"),
             ("users", "email_verified"),
         ];

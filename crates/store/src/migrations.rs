@@ -48,6 +48,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0013-tenant-old-urls", "0.2.0"),
     migration!("0014-release-record", "0.2.0"),
     migration!("0015-requested-claims", "0.2.0"),
+    migration!("0016-offline-grants", "0.2.0"),
 ];
 
 /// The schema version this release brings a database to.

@@ -107,7 +107,8 @@ macro_rules! select_code {
 macro_rules! select_refresh {
     () => {
         "SELECT id, family, client_id, user_id, session_id, scope, auth_time, amr, expires_at, used_at, revoked_at,
-                claims
+                claims, offline,
+                (SELECT s.expires_at FROM sessions s WHERE s.id = refresh_tokens.session_id)
          FROM refresh_tokens WHERE tenant_id = ?1 AND token_hash = ?2"
     };
 }
@@ -172,7 +173,7 @@ pub fn use_code(
 }
 
 /// PostgreSQL's redemption and rotation in one statement: `WITH used AS (<the update>)`, the
-/// update an `UPDATE … RETURNING tenant_id` of the tenant `?1` and the row `?16`, then the refresh
+/// update an `UPDATE … RETURNING tenant_id` of the tenant `?1` and the row `?17`, then the refresh
 /// token inserted only if the update changed a row. The insert's parameters, which the update may
 /// use too: `?2` the family, `?11` now, `?13` the access token's id (see [`insert_refresh_if`]).
 /// They are cast in the select list: bare, they would be typed as text.
@@ -190,11 +191,11 @@ macro_rules! refresh_if {
             $used,
             "), made AS (
              INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash,
-                 scope, auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims)
+                 scope, auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims, offline)
              SELECT tenant_id, CAST(?2 AS TEXT), CAST(?3 AS BYTEA), CAST(?4 AS TEXT), CAST(?5 AS BIGINT),
                     CAST(?6 AS BIGINT), CAST(?7 AS BYTEA), CAST(?8 AS TEXT), CAST(?9 AS BIGINT), CAST(?10 AS TEXT),
                     CAST(?11 AS BIGINT), CAST(?12 AS BIGINT), CAST(?13 AS TEXT), CAST(?14 AS BIGINT),
-                    CAST(?15 AS TEXT)
+                    CAST(?15 AS TEXT), CAST(?16 AS BOOLEAN)
              FROM used RETURNING id)
              SELECT id FROM made
              UNION ALL
@@ -259,7 +260,7 @@ pub fn redeem_code(
     }
     let sql = refresh_if!(
         "UPDATE authorization_codes SET used_at = ?11, access_jti = ?13, family = ?2
-         WHERE tenant_id = ?1 AND code_hash = ?16 AND used_at IS NULL RETURNING tenant_id"
+         WHERE tenant_id = ?1 AND code_hash = ?17 AND used_at IS NULL RETURNING tenant_id"
     );
     insert_refresh_if(tx, sql, tenant, &hash, r, now)
 }
@@ -279,6 +280,10 @@ pub struct RefreshRow {
     pub revoked_at: Option<Timestamp>,
     /// As [`CodeRow::claims`], carried from the code to every refresh token of the grant.
     pub claims: Option<String>,
+    /// Granted `offline_access`: the end of its session does not revoke it.
+    pub offline: bool,
+    /// When the browser session it was granted in ends; `None` once that session is gone.
+    pub session_expires_at: Option<Timestamp>,
 }
 
 pub struct NewRefresh<'a> {
@@ -296,6 +301,7 @@ pub struct NewRefresh<'a> {
     pub access_jti: &'a str,
     pub access_expires_at: Timestamp,
     pub claims: Option<&'a str>,
+    pub offline: bool,
 }
 
 pub fn insert_refresh(
@@ -306,15 +312,15 @@ pub fn insert_refresh(
 ) -> Result<(), StoreError> {
     tx.conn().execute(
         "INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash, scope,
-             auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+             auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims, offline)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         &refresh_values(&tenant, r, &now),
     )?;
     Ok(())
 }
 
 /// A new refresh token's columns, in the order of [`insert_refresh`]'s and [`refresh_if`]'s.
-fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Timestamp) -> [&'a dyn ToValue; 15] {
+fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Timestamp) -> [&'a dyn ToValue; 16] {
     [
         tenant,
         &r.family,
@@ -331,6 +337,7 @@ fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Time
         &r.access_jti,
         &r.access_expires_at,
         &r.claims,
+        &r.offline,
     ]
 }
 
@@ -358,6 +365,8 @@ fn refresh_row(c: &dyn Conn, sql: &str, tenant: TenantId, hash: &[u8]) -> Result
             used_at: r.get(9)?,
             revoked_at: r.get(10)?,
             claims: r.get(11)?,
+            offline: r.get(12)?,
+            session_expires_at: r.get(13)?,
         })
     })
 }
@@ -395,7 +404,7 @@ pub fn rotate_refresh(
     }
     let sql = refresh_if!(
         "UPDATE refresh_tokens SET used_at = ?11
-         WHERE tenant_id = ?1 AND id = ?16 AND used_at IS NULL AND revoked_at IS NULL RETURNING tenant_id"
+         WHERE tenant_id = ?1 AND id = ?17 AND used_at IS NULL AND revoked_at IS NULL RETURNING tenant_id"
     );
     insert_refresh_if(tx, sql, tenant, &id, r, now)
 }
@@ -408,7 +417,8 @@ pub enum Grants<'a> {
     /// The family issued from an authorization code, found by searching the tenant's refresh
     /// tokens: only for a code redeemed before its row recorded the family (migration 0009).
     Code(&'a [u8]),
-    /// Every grant made within a browser session.
+    /// Every grant made within a browser session, but those granted `offline_access`, which
+    /// outlive it.
     Session(i64),
     /// Every grant of a user.
     User(UserId),
@@ -425,7 +435,7 @@ pub fn revoke_grants(
     let (filter, param): (&str, &dyn ToValue) = match &grants {
         Grants::Family(f) => ("family = ?2", f),
         Grants::Code(c) => ("family IN (SELECT family FROM refresh_tokens WHERE tenant_id = ?1 AND code_hash = ?2)", c),
-        Grants::Session(s) => ("session_id = ?2", s),
+        Grants::Session(s) => ("session_id = ?2 AND NOT offline", s),
         Grants::User(u) => ("user_id = ?2", u),
     };
     let c = tx.conn();
@@ -527,6 +537,7 @@ pub(crate) mod tests {
             access_jti: family,
             access_expires_at: 2000,
             claims: Some(CLAIMS),
+            offline: false,
         }
     }
 
@@ -831,13 +842,18 @@ pub(crate) mod tests {
 
             let in_session = NewRefresh { session_id: Some(77), ..new_refresh(b"s1", "sfam", ada) };
             insert_refresh(tx, a, &in_session, 1).unwrap();
+            // An offline_access grant of the same session outlives it.
+            let offline = NewRefresh { session_id: Some(77), offline: true, ..new_refresh(b"o1", "ofam", ada) };
+            insert_refresh(tx, a, &offline, 1).unwrap();
             assert_eq!(revoke_grants(tx, a, Grants::Session(77), 13).unwrap(), 1);
+            assert_eq!(revoked_at(tx, a, b"o1"), None, "offline");
+            assert!(refresh(tx, a, b"o1").unwrap().unwrap().offline);
             assert_eq!(revoked_at(tx, a, b"s1"), Some(13));
             assert_eq!(revoked_at(tx, a, b"g1"), None);
 
-            // Every grant of a user: the rest of this user's families.
-            assert_eq!(revoke_grants(tx, a, Grants::User(ada), 14).unwrap(), 1);
-            assert_eq!(revoked_at(tx, a, b"g1"), Some(14));
+            // Every grant of a user: the rest of this user's families, the offline one too.
+            assert_eq!(revoke_grants(tx, a, Grants::User(ada), 14).unwrap(), 2);
+            assert_eq!((revoked_at(tx, a, b"g1"), revoked_at(tx, a, b"o1")), (Some(14), Some(14)));
             assert!(access_revoked(tx, a, "other").unwrap());
         });
     }

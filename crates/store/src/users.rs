@@ -242,6 +242,7 @@ mod tests {
             access_jti: "jti",
             access_expires_at: 1000,
             claims: None,
+            offline: false,
         };
         oidc::insert_refresh(tx, tenant, &r, 1).unwrap();
     }

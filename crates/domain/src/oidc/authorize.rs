@@ -96,6 +96,11 @@ pub fn user_scopes<'a>(app: &AppRow, scope: Option<&'a str>) -> Result<Vec<&'a s
         if !USER_SCOPES.contains(&s) {
             return Err(format!("scope {s:?} is not available"));
         }
+        // offline_access only for apps configured with it (Core §11 lets the OP ignore it):
+        // the others' grants end with the browser session, and the answer's scope says so.
+        if s == super::issue::OFFLINE_ACCESS && !app.scopes.iter().any(|g| g == s) {
+            continue;
+        }
         // API scopes of a user's token only where the operator granted them to the app.
         if s == CREDENTIALS_SCOPE && !app.scopes.iter().any(|g| g == s) {
             return Err(

@@ -135,6 +135,7 @@ fn code_tokens(
         code_hash: Some(hash),
         jti: &jti,
         claims: &claims,
+        may_be_offline: true,
     };
     user_tokens(tenant, app, grant, now, ttl)
 }

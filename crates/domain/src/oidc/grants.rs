@@ -54,6 +54,7 @@ pub async fn token(
         access: c.access_token.as_secs() as i64,
         id: c.id_token.as_secs() as i64,
         refresh: c.refresh_token.as_secs() as i64,
+        offline: c.offline.as_secs() as i64,
     };
     // Tokens are signed here on the async worker (an RSA-2048 signature is a fraction of a
     // millisecond of CPU that never waits): handing it to a blocking thread bought no throughput
@@ -171,6 +172,7 @@ fn device_code(
         code_hash: None,
         jti: &jti,
         claims: &Default::default(),
+        may_be_offline: true,
     };
     let response = issue_user_tokens(tx, tenant, app, grant, now, ttl)?;
     Ok(Decision::Issued(Box::new(response)))

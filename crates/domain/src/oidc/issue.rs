@@ -63,11 +63,16 @@ impl Unsigned {
     }
 }
 
+/// The scope that asks for a refresh token family outliving the browser session.
+pub const OFFLINE_ACCESS: &str = "offline_access";
+
 #[derive(Clone, Copy)]
 pub(super) struct Ttls {
     pub(super) access: i64,
     pub(super) id: i64,
     pub(super) refresh: i64,
+    /// Of an `offline_access` family, counted from each rotation as `refresh` is.
+    pub(super) offline: i64,
 }
 
 /// The scope of a new token: all of `granted` by default, or the asked subset of it.
@@ -95,6 +100,7 @@ pub(super) struct PendingRefresh {
     access_jti: String,
     access_expires_at: Timestamp,
     claims: Option<String>,
+    offline: bool,
 }
 
 impl PendingRefresh {
@@ -113,6 +119,7 @@ impl PendingRefresh {
             access_jti: &self.access_jti,
             access_expires_at: self.access_expires_at,
             claims: self.claims.as_deref(),
+            offline: self.offline,
         }
     }
 }
@@ -134,6 +141,9 @@ pub(super) struct UserGrant<'a> {
     pub(super) jti: &'a str,
     /// What the authorization request's `claims` parameter asked for (kept by its refreshes).
     pub(super) claims: &'a Requested,
+    /// Whether this grant may be `offline_access` (a new grant may; a rotation only continues
+    /// an offline family, so that grants made before offline families existed stay bound).
+    pub(super) may_be_offline: bool,
 }
 
 /// What a grant to a user issues: the tokens' claims and the refresh token to store with them.
@@ -144,7 +154,24 @@ pub(super) fn user_tokens(
     now: Timestamp,
     ttl: &Ttls,
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
-    let UserGrant { user, roles, scope, nonce, auth_time, amr, session_id, family, code_hash, jti, claims } = grant;
+    let UserGrant {
+        user,
+        roles,
+        scope,
+        nonce,
+        auth_time,
+        amr,
+        session_id,
+        family,
+        code_hash,
+        jti,
+        claims,
+        may_be_offline,
+    } = grant;
+    // Offline when asked for (the scope) and allowed (the app's configuration); a refresh
+    // family that is not outlives nothing, ending with its session.
+    let offline =
+        may_be_offline && scopes(scope).any(|s| s == OFFLINE_ACCESS) && app.scopes.iter().any(|s| s == OFFLINE_ACCESS);
     let access = AccessClaims {
         iss: tenant.base_url.clone(),
         sub: user.public_id.clone(),
@@ -194,10 +221,11 @@ pub(super) fn user_tokens(
         scope: scope.to_owned(),
         auth_time,
         amr: amr.to_owned(),
-        expires_at: now + ttl.refresh,
+        expires_at: now + if offline { ttl.offline } else { ttl.refresh },
         access_jti: jti.to_owned(),
         access_expires_at: now + ttl.access,
         claims: claims.to_column(),
+        offline,
     };
     let unsigned =
         Unsigned { access, id, refresh_token: Some(refresh), expires_in: ttl.access, scope: scope.to_owned() };

@@ -45,6 +45,10 @@ fn check_refresh(row: &RefreshRow, app: &AppRow, now: Timestamp) -> Result<(), U
     if row.expires_at <= now {
         return refused("the refresh token has expired");
     }
+    // A family without offline_access ends with the browser session it was granted in.
+    if !row.offline && row.session_id.is_some() && row.session_expires_at.is_none_or(|end| end <= now) {
+        return refused("the session this grant belongs to has ended; sign in again");
+    }
     Ok(())
 }
 
@@ -78,6 +82,7 @@ fn successor(
         code_hash: None,
         jti: &jti,
         claims: &claims,
+        may_be_offline: row.offline,
     };
     user_tokens(tenant, app, grant, now, ttl)
 }
