@@ -510,3 +510,55 @@ fn oidcc_claims_essential() {
     }
     assert_eq!(d.snapshot_of(OIDC_TABLES), before, "nothing stored");
 }
+
+#[test]
+fn prompt_select_account_offers_the_signed_in_account_or_another() {
+    // Not a module of the four plans (Core §3.1.2.1 names the value): the account chooser.
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut ada, _) = site.user_with_passkey("ada@acme.test");
+    let (mut bob, _) = site.user_with_passkey("bob@acme.test");
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (_, cookie) = code_flow(&site, &mut ada, "ada@acme.test", &web, &p, &[]);
+    let select = [("prompt", "select_account")];
+    let disco = get(&format!("{}/.well-known/openid-configuration", site.base), None).json();
+    assert!(disco["prompt_values_supported"].as_array().unwrap().iter().any(|v| v == "select_account"));
+
+    // Signed in: the chooser, naming the account.
+    let page = get(&authorize_url(&site, &web, &p, &select), Some(&cookie));
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("Continue as Test User") && page.body.contains("ada@acme.test"), "{}", page.body);
+    let link = |page: &Http, id: &str| {
+        let start = page.body.find(&format!("id=\"{id}\"")).unwrap();
+        let href = &page.body[start..];
+        let href = &href[href.find("href=\"").unwrap() + 6..];
+        format!("{}{}", site.origin, href[..href.find('"').unwrap()].replace("&amp;", "&"))
+    };
+    // "Continue as": the code, for Ada.
+    let go = get(&link(&page, "continue-as"), Some(&cookie));
+    assert_eq!(go.status, 302, "{}", go.body);
+    let code = param(&location_params(&go), "code").unwrap().to_owned();
+    let (_, id) = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap());
+    assert_eq!(id["email"], "ada@acme.test");
+
+    // "Use another account": the login page; Ada's session no longer answers for this request,
+    // Bob's new sign-in does.
+    let page = get(&authorize_url(&site, &web, &p, &select), Some(&cookie));
+    let other = get(&link(&page, "another-account"), Some(&cookie));
+    assert_eq!(other.status, 200, "{}", other.body);
+    let request = request_id(&other);
+    let resume = format!("{}/authorize/resume?request={request}", site.base);
+    assert_eq!(get(&resume, Some(&cookie)).status, 200, "Ada's session does not count");
+    let bobs = site.sign_in(&mut bob, Some("bob@acme.test"), &Default::default()).session_cookie().unwrap();
+    let back = get(&resume, Some(&bobs));
+    assert_eq!(back.status, 302, "{}", back.body);
+    let code = param(&location_params(&back), "code").unwrap().to_owned();
+    let (_, id) = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap());
+    assert_eq!(id["email"], "bob@acme.test");
+
+    // Not signed in: the login page.
+    let r = get(&authorize_url(&site, &web, &p, &select), None);
+    assert_eq!(r.status, 200);
+    request_id(&r);
+}

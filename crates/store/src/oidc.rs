@@ -36,6 +36,16 @@ pub fn request(
     )
 }
 
+/// Replaces a pending request's JSON (the user chose another account: the session it saw no
+/// longer counts). False when the request is gone.
+pub fn update_request(tx: &WriteTx<'_>, tenant: TenantId, id: &str, request: &str) -> Result<bool, StoreError> {
+    let n = tx.conn().execute(
+        "UPDATE authorize_requests SET request = ?3 WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id, request],
+    )?;
+    Ok(n == 1)
+}
+
 /// Deletes a pending authorization request; `false` when it was gone already. The caller issues
 /// a code only on `true`, so a request resumed twice at once (two tabs, two nodes of one
 /// database) yields one code, whatever the transaction isolation.

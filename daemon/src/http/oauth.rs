@@ -81,6 +81,23 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
             let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
             pages::login(&cx.tenant, &request_id, &request, &providers)
         }
+        Outcome::SelectAccount { request_id, request, name, email } => {
+            pages::select_account(&cx.tenant, &request_id, &request, &name, &email)
+        }
+    })
+}
+
+/// `GET /authorize/another`: "Use another account" on the account chooser.
+pub async fn another_account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
+    let id = request::query(&req).owned("request")?.unwrap_or_default();
+    let session = session_token(req.headers(), &cx.tenant);
+    Ok(match authorize::another_account(cx.state, &cx.tenant, id.clone(), session).await? {
+        Resumed::Redirect(to) => redirect(&to),
+        Resumed::Login(request) => {
+            let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
+            pages::login(&cx.tenant, &id, &request, &providers)
+        }
+        Resumed::Expired => pages::sign_in_expired(&cx.tenant),
     })
 }
 

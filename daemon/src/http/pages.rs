@@ -151,6 +151,32 @@ pub fn login(
     html(StatusCode::OK, render(tenant, &Page::new("Sign in", "login").with(data), main))
 }
 
+/// `prompt=select_account` with a signed-in user: continue as them (the resume link, which
+/// issues the code), or sign in with another account. Plain links: no script needed.
+pub fn select_account(
+    tenant: &TenantRuntime,
+    request_id: &str,
+    request: &AuthorizationRequest,
+    name: &str,
+    email: &str,
+) -> Response<Body> {
+    let id: String = url::form_urlencoded::byte_serialize(request_id.as_bytes()).collect();
+    let main = markup! {
+        h1 { "Choose an account" }
+        p { "to continue to " strong { (request.client_name) } }
+        div.actions {
+            a #continue-as .primary href={ (tenant.path_prefix) "/authorize/resume?request=" (id) } {
+                "Continue as " (name)
+            }
+            p.hint { (email) }
+            a #another-account .secondary href={ (tenant.path_prefix) "/authorize/another?request=" (id) } {
+                "Use another account"
+            }
+        }
+    };
+    html(StatusCode::OK, render(tenant, &Page::new("Choose an account", "select-account"), main))
+}
+
 /// One link per enabled social provider, carrying what the sign-in is for (`request` or
 /// `invite`). Plain links: they work without JavaScript and without passkey support.
 pub(super) fn social_buttons(tenant: &TenantRuntime, providers: &[(String, String)], key: &str, value: &str) -> Markup {

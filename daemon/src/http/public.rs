@@ -155,6 +155,7 @@ fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> 
             _,
             TenantRoute::Authorize
             | TenantRoute::AuthorizeResume
+            | TenantRoute::AuthorizeAnother
             | TenantRoute::SocialStart(_)
             | TenantRoute::SocialLink(_),
         ) => (Bucket::Authorize, live.ceremony_rate_per_minute),
@@ -231,6 +232,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::Avatar(id) => pages::avatar(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
         R::Authorize => oauth(oauth::authorize(&cx, req).await),
         R::AuthorizeResume => oauth(oauth::resume(&cx, req).await),
+        R::AuthorizeAnother => oauth(oauth::another_account(&cx, req).await),
         R::Token => oauth::cors(&cx, origin, oauth(oauth::token(&cx, req).await)).await,
         R::Userinfo => oauth::cors(&cx, origin, oauth(oauth::userinfo(&cx, req).await)).await,
         R::Revoke => oauth::cors(&cx, origin, oauth(oauth::revoke(&cx, req).await)).await,

@@ -44,6 +44,7 @@ pub enum TenantRoute {
     Asset(Asset),
     Authorize,
     AuthorizeResume,
+    AuthorizeAnother,
     Token,
     Userinfo,
     Revoke,
@@ -112,6 +113,7 @@ impl Route {
                 TenantRoute::Asset(_) => "asset",
                 TenantRoute::Authorize => "authorize",
                 TenantRoute::AuthorizeResume => "authorize_resume",
+                TenantRoute::AuthorizeAnother => "authorize_another",
                 TenantRoute::Token => "token",
                 TenantRoute::Userinfo => "userinfo",
                 TenantRoute::Revoke => "revoke",
@@ -210,6 +212,7 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
         // OIDC Core §3.1.2.1: the authorization endpoint takes GET and a form POST alike.
         ["authorize"] => one(R::Authorize, &[Method::GET, Method::POST]),
         ["authorize", "resume"] => one(R::AuthorizeResume, GET),
+        ["authorize", "another"] => one(R::AuthorizeAnother, GET),
         ["token"] => pick(method, &[(POST, R::Token), (OPTIONS, R::OAuthPreflight("POST, OPTIONS"))]),
         ["userinfo"] => pick(
             method,
@@ -273,6 +276,7 @@ mod tests {
             ("POST", "/authorize", Ok(R::Authorize)),
             ("PUT", "/authorize", wrong("GET, POST")),
             ("GET", "/authorize/resume", Ok(R::AuthorizeResume)),
+            ("GET", "/authorize/another", Ok(R::AuthorizeAnother)),
             ("POST", "/token", Ok(R::Token)),
             ("OPTIONS", "/token", Ok(R::OAuthPreflight("POST, OPTIONS"))),
             ("GET", "/token", wrong("POST, OPTIONS")),

@@ -45,6 +45,9 @@ pub struct AuthorizationRequest {
     /// The `claims` parameter, what of it is served here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claims: Option<super::claims::Requested>,
+    /// `prompt=select_account`: a signed-in user is asked whether to continue as themselves.
+    #[serde(default)]
+    pub select_account: bool,
 }
 
 #[derive(Debug)]
@@ -55,6 +58,8 @@ pub enum Outcome {
     Redirect(String),
     /// Show the hosted login page for this pending request.
     Login { request_id: String, request: Box<AuthorizationRequest> },
+    /// `prompt=select_account` with a signed-in user: continue as them, or use another account.
+    SelectAccount { request_id: String, request: Box<AuthorizationRequest>, name: String, email: String },
 }
 
 /// Appends parameters to a redirect URI that may already carry a query.
@@ -116,9 +121,8 @@ pub fn user_scopes<'a>(app: &AppRow, scope: Option<&'a str>) -> Result<Vec<&'a s
 }
 
 /// Validates the request; returns the outcome to render.
-/// The `prompt` values of Core §3.1.2.1; any other is refused. (`consent` and `select_account` are
-/// accepted and, until their pages exist, ask nothing more than the sign-in would: discovery
-/// lists only `none` and `login`.)
+/// The `prompt` values of Core §3.1.2.1; any other is refused. (`consent` is accepted and, until
+/// the consent page exists, asks nothing more than the sign-in would: discovery does not list it.)
 const PROMPTS: [&str; 4] = ["none", "login", "consent", "select_account"];
 
 pub async fn authorize(
@@ -243,6 +247,7 @@ pub async fn authorize(
     }
     let prompt_none = prompts.contains(&"none");
     let prompt_login = prompts.contains(&"login");
+    let select_account = prompts.contains(&"select_account");
     if prompt_none && prompts.len() > 1 {
         return fail(OAuthCode::InvalidRequest, "prompt=none cannot be combined with other values");
     }
@@ -284,6 +289,7 @@ pub async fn authorize(
         login_hint: login_hint.map(str::to_owned),
         stale_session: None,
         claims,
+        select_account,
     };
     let request_id = random_token()?;
     let code = new_token()?;
@@ -309,8 +315,14 @@ pub async fn authorize(
                 request.stale_session = session.as_ref().map(|(s, _)| s.id);
             }
             match session {
-                Some((s, user)) if fresh(&s) && hinted_user(&user) => {
+                Some((s, user)) if fresh(&s) && hinted_user(&user) && !request.select_account => {
                     Ok(Outcome::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
+                }
+                Some((s, user)) if request.select_account && fresh(&s) && hinted_user(&user) => {
+                    let json = serde_json::to_string(&request).map_err(OAuthError::server_error)?;
+                    store::oidc::insert_request(tx, t, &request_id, &json, now, now + 600)?;
+                    let (name, email) = (user.name.clone(), user.email.clone());
+                    Ok(Outcome::SelectAccount { request_id, request: Box::new(request), name, email })
                 }
                 _ if prompt_none => Ok(error_redirect(
                     &tenant2,
@@ -399,8 +411,9 @@ pub async fn resume(
                 None => None,
             };
             let Some((s, user)) = session else { return Ok(Resumed::Login(Box::new(request))) };
-            // prompt=login asks for a sign-in made after the request; max_age for a recent one.
-            let stale = request.prompt_login && (request.stale_session == Some(s.id) || s.auth_time < created);
+            // prompt=login asks for a sign-in made after the request, and "use another account"
+            // (prompt=select_account) one other than the session it saw; max_age a recent one.
+            let stale = request.stale_session == Some(s.id) || (request.prompt_login && s.auth_time < created);
             if stale || request.max_age.is_some_and(|m| now - s.auth_time > m) {
                 return Ok(Resumed::Login(Box::new(request)));
             }
@@ -408,6 +421,37 @@ pub async fn resume(
                 return Ok(Resumed::Expired);
             }
             Ok(Resumed::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
+        })
+        .await
+}
+
+/// "Use another account" on the `prompt=select_account` page: the session the request saw no
+/// longer counts for it, and the login page asks for a sign-in.
+pub async fn another_account(
+    state: &State,
+    tenant: &std::sync::Arc<TenantRuntime>,
+    request_id: String,
+    session_token: Option<String>,
+) -> Result<Resumed, OAuthError> {
+    let now = state.clock.now();
+    let t = tenant.id;
+    state
+        .db
+        .write_unsynced(move |tx| -> Result<Resumed, OAuthError> {
+            let Some((json, _)) = store::oidc::request(tx, t, &request_id, now)? else {
+                return Ok(Resumed::Expired);
+            };
+            let mut request: AuthorizationRequest = serde_json::from_str(&json).map_err(OAuthError::server_error)?;
+            if let Some(token) = &session_token
+                && let Some((s, _)) = sessions::lookup(tx, t, token, now)?
+            {
+                request.stale_session = Some(s.id);
+                let json = serde_json::to_string(&request).map_err(OAuthError::server_error)?;
+                if !store::oidc::update_request(tx, t, &request_id, &json)? {
+                    return Ok(Resumed::Expired);
+                }
+            }
+            Ok(Resumed::Login(Box::new(request)))
         })
         .await
 }

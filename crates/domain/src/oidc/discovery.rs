@@ -76,7 +76,7 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
             "email_verified",
             "roles",
         ],
-        prompt_values_supported: &["none", "login"],
+        prompt_values_supported: &["none", "login", "select_account"],
         claims_parameter_supported: true,
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
