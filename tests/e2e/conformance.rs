@@ -562,3 +562,27 @@ fn prompt_select_account_offers_the_signed_in_account_or_another() {
     assert_eq!(r.status, 200);
     request_id(&r);
 }
+
+#[test]
+fn acr_names_how_phishing_resistant_the_sign_in_was() {
+    // OpenID EAP ACR Values: a device-bound passkey (no backup eligibility) earns `phrh` and amr
+    // `hwk`; a synced one `phr` and `swk`.
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let (mut bound, _) = site.user_with_passkey("ada@acme.test");
+    let token = site.invite("bob@acme.test", "Bob");
+    let mut synced = crate::authenticator::Soft::new(&site.origin);
+    synced.flags |= crate::authenticator::BE | crate::authenticator::BS;
+    assert_eq!(site.register(&mut synced, "bob@acme.test", Some(&token), None, &Default::default()).status, 201);
+    for (soft, user, acr, amr) in
+        [(&mut bound, "ada@acme.test", "phrh", "hwk"), (&mut synced, "bob@acme.test", "phr", "swk")]
+    {
+        let (code, _) = code_flow(&site, soft, user, &web, &p, &[]);
+        let (_, id) = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap());
+        assert_eq!((id["acr"].as_str(), id["amr"][0].as_str()), (Some(acr), Some(amr)), "{user}: {id}");
+    }
+    let disco = get(&format!("{}/.well-known/openid-configuration", site.base), None).json();
+    assert!(disco["claims_supported"].as_array().unwrap().iter().any(|c| c == "acr"));
+}

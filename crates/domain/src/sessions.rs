@@ -115,6 +115,13 @@ pub fn end(tx: &WriteTx<'_>, tenant: TenantId, token: &str, now: Timestamp) -> R
     Ok(live.is_some())
 }
 
+/// How a passkey sign-in is recorded (`amr`, RFC 8176): `hwk` for a device-bound credential,
+/// whose key never leaves its authenticator, `swk` for a synced (backup-eligible) passkey; `user`
+/// for the user verification every ceremony requires. The ID token's `acr` follows from it.
+pub fn passkey_amr(backup_eligible: bool) -> &'static [&'static str] {
+    if backup_eligible { &["swk", "user"] } else { &["hwk", "user"] }
+}
+
 /// The live session and its (active) user for a token, within a transaction.
 pub fn lookup(
     tx: &impl Reader,

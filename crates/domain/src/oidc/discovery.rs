@@ -68,6 +68,7 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
             "auth_time",
             "nonce",
             "amr",
+            "acr",
             "sid",
             "at_hash",
             "name",

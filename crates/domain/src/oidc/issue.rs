@@ -195,6 +195,7 @@ pub(super) fn user_tokens(
             iat: now,
             auth_time,
             nonce: nonce.map(str::to_owned),
+            acr: super::tokens::acr_of(&amr),
             amr,
             sid: match session_id {
                 Some(s) => Some(tenant.hot().map_err(OAuthError::server_error)?.session_ids.sid(tenant.id, s)),

@@ -54,12 +54,27 @@ pub struct IdClaims {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nonce: Option<String>,
     pub amr: Vec<String>,
+    /// OpenID EAP ACR Values: `phrh` after a device-bound passkey (`amr` `hwk`), `phr` after a
+    /// synced one (`swk`); none after a social sign-in, which is not phishing-resistant here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acr: Option<&'static str>,
     /// The browser session the sign-in made (or, for a device, the one that approved it), named
     /// by `SessionIds`, as a logout will name it; absent from grants stored without a session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sid: Option<String>,
     #[serde(flatten)]
     pub user: UserClaims,
+}
+
+/// The `acr` an `amr` earns ([`IdClaims::acr`]).
+pub fn acr_of(amr: &[String]) -> Option<&'static str> {
+    if amr.iter().any(|m| m == "hwk") {
+        Some("phrh")
+    } else if amr.iter().any(|m| m == "swk") {
+        Some("phr")
+    } else {
+        None
+    }
 }
 
 /// An ID token's claims with `at_hash`, known only once the access token it goes with is signed.

@@ -200,7 +200,7 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
     // the use, open the session. Nothing is kept if any step fails; on PostgreSQL it is one
     // statement (store::sign_in).
     let user_id = user.id;
-    let pending = sessions::Pending::new(user_id, &["hwk", "user"], now, session_ttl)?;
+    let pending = sessions::Pending::new(user_id, sessions::passkey_amr(verified.backup_eligible), now, session_ttl)?;
     let stored = pending.clone();
     let session_id = state
         .db

@@ -401,7 +401,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
             };
             store::credentials::insert(tx, t, &credential)?;
             let session = if new_session {
-                Some(sessions::create(tx, t, user.id, &["hwk", "user"], now, session_ttl)?)
+                let amr = sessions::passkey_amr(credential.backup_eligible);
+                Some(sessions::create(tx, t, user.id, amr, now, session_ttl)?)
             } else {
                 None
             };
