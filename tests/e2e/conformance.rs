@@ -586,3 +586,72 @@ fn acr_names_how_phishing_resistant_the_sign_in_was() {
     let disco = get(&format!("{}/.well-known/openid-configuration", site.base), None).json();
     assert!(disco["claims_supported"].as_array().unwrap().iter().any(|c| c == "acr"));
 }
+
+#[test]
+fn acr_values_phrh_asks_for_a_device_bound_passkey() {
+    // Step-up: acr_values=phrh (or an essential acr claim) takes only a device-bound passkey.
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let synced_soft = |email: &str| {
+        let token = site.invite(email, "Test User");
+        let mut soft = crate::authenticator::Soft::new(&site.origin);
+        soft.flags |= crate::authenticator::BE | crate::authenticator::BS;
+        assert_eq!(site.register(&mut soft, email, Some(&token), None, &Default::default()).status, 201);
+        soft
+    };
+    let step_up = [("acr_values", "phrh")];
+    let disco = get(&format!("{}/.well-known/openid-configuration", site.base), None).json();
+    assert_eq!(disco["acr_values_supported"], serde_json::json!(["phr", "phrh"]));
+
+    // A device-bound passkey: straight through, acr phrh.
+    let (mut bound, _) = site.user_with_passkey("ada@acme.test");
+    let page = get(&authorize_url(&site, &web, &p, &step_up), None);
+    assert!(page.body.contains("id=\"step-up\""), "the login page says what it asks for: {}", page.body);
+    let (code, ada) = code_flow(&site, &mut bound, "ada@acme.test", &web, &p, &step_up);
+    let (_, id) = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap());
+    assert_eq!(id["acr"], "phrh");
+    let again = get(&authorize_url(&site, &web, &p, &step_up), Some(&ada));
+    assert_eq!(again.status, 302, "a device-bound session satisfies it");
+
+    // Only a synced passkey: refused with access_denied, nothing issued.
+    let mut synced = synced_soft("bob@acme.test");
+    let page = get(&authorize_url(&site, &web, &p, &[("acr_values", "phrh")]), None);
+    let request = request_id(&page);
+    let bob = site.sign_in(&mut synced, Some("bob@acme.test"), &Default::default()).session_cookie().unwrap();
+    let back = get(&format!("{}/authorize/resume?request={request}", site.base), Some(&bob));
+    assert_eq!(param(&location_params(&back), "error"), Some("access_denied"), "{:?}", back.header("location"));
+    // `phr phrh` lists both as acceptable: the synced session will do.
+    let either = get(&authorize_url(&site, &web, &p, &[("acr_values", "phr phrh")]), Some(&bob));
+    assert!(param(&location_params(&either), "code").is_some(), "{:?}", either.header("location"));
+    // prompt=none with the synced session: login_required; without acr_values: a code, acr phr.
+    let none = get(&authorize_url(&site, &web, &p, &[("acr_values", "phrh"), ("prompt", "none")]), Some(&bob));
+    assert_eq!(param(&location_params(&none), "error"), Some("login_required"));
+    let plain = get(&authorize_url(&site, &web, &p, &[]), Some(&bob));
+    let code = param(&location_params(&plain), "code").unwrap().to_owned();
+    let (_, id) = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap());
+    assert_eq!(id["acr"], "phr");
+
+    // Both kinds, signed in with the synced one: asked again, then the device-bound one passes.
+    // An essential acr claim asks the same.
+    let (mut carol_bound, _) = site.user_with_passkey("carol@acme.test");
+    let mut carol_synced = crate::authenticator::Soft::new(&site.origin);
+    carol_synced.flags |= crate::authenticator::BE | crate::authenticator::BS;
+    let cookie = site.sign_in(&mut carol_bound, Some("carol@acme.test"), &Default::default()).session_cookie().unwrap();
+    let add = site.register(&mut carol_synced, "carol@acme.test", None, Some(&cookie), &Default::default());
+    assert_eq!(add.status, 201, "{}", add.body);
+    let essential = [("claims", r#"{"id_token":{"acr":{"essential":true,"values":["phrh"]}}}"#)];
+    let page = get(&authorize_url(&site, &web, &p, &essential), None);
+    let request = request_id(&page);
+    let weak = site.sign_in(&mut carol_synced, Some("carol@acme.test"), &Default::default()).session_cookie().unwrap();
+    let resume = format!("{}/authorize/resume?request={request}", site.base);
+    let asked = get(&resume, Some(&weak));
+    assert_eq!(asked.status, 200, "the login page again: {}", asked.body);
+    assert!(asked.body.contains("id=\"step-up\""));
+    let strong = site.sign_in(&mut carol_bound, Some("carol@acme.test"), &Default::default()).session_cookie().unwrap();
+    let back = get(&resume, Some(&strong));
+    let code = param(&location_params(&back), "code").unwrap().to_owned();
+    let (_, id) = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap());
+    assert_eq!(id["acr"], "phrh");
+}

@@ -138,6 +138,12 @@ pub fn login(
     let main = markup! {
         h1 { "Sign in" }
         p { "to continue to " strong { (request.client_name) } }
+        @if request.require_phrh {
+            p #step-up .notice {
+                (request.client_name) " asks for a passkey that stays on its device, or a security key: "
+                "a passkey synced between devices will not do here."
+            }
+        }
         form #signin-form .signin-form {
             label for="username" { "E-mail" }
             input #username name="username" type="email" autocomplete="username webauthn"

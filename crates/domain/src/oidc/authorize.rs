@@ -48,6 +48,10 @@ pub struct AuthorizationRequest {
     /// `prompt=select_account`: a signed-in user is asked whether to continue as themselves.
     #[serde(default)]
     pub select_account: bool,
+    /// `acr_values=phrh` or an essential `acr` claim of `phrh`: only a sign-in with a
+    /// device-bound passkey (`amr` `hwk`) will do (step-up).
+    #[serde(default)]
+    pub require_phrh: bool,
 }
 
 #[derive(Debug)]
@@ -79,12 +83,23 @@ fn error_redirect(
     error: OAuthCode,
     description: &str,
 ) -> Outcome {
+    Outcome::Redirect(error_location(tenant, redirect_uri, state, error, description))
+}
+
+/// Where an error goes back to the application (RFC 6749 §4.1.2.1, with `iss`).
+fn error_location(
+    tenant: &TenantRuntime,
+    redirect_uri: &str,
+    state: Option<&str>,
+    error: OAuthCode,
+    description: &str,
+) -> String {
     let mut pairs = vec![("error", error.as_str()), ("error_description", description)];
     if let Some(s) = state {
         pairs.push(("state", s));
     }
     pairs.push(("iss", tenant.base_url.as_str()));
-    Outcome::Redirect(with_query(redirect_uri, &pairs))
+    with_query(redirect_uri, &pairs)
 }
 
 /// A PKCE S256 challenge: the base64url SHA-256 of a verifier, 43 characters.
@@ -121,6 +136,14 @@ pub fn user_scopes<'a>(app: &AppRow, scope: Option<&'a str>) -> Result<Vec<&'a s
 }
 
 /// Validates the request; returns the outcome to render.
+/// The `acr` of a sign-in with a device-bound passkey (OpenID EAP ACR Values).
+pub const PHRH: &str = "phrh";
+
+/// Whether a session began with a device-bound passkey (`amr` `hwk`), which `phrh` asks for.
+fn device_bound(s: &SessionRow) -> bool {
+    serde_json::from_str::<Vec<String>>(&s.amr).is_ok_and(|amr| super::tokens::acr_of(&amr) == Some(PHRH))
+}
+
 /// The `prompt` values of Core §3.1.2.1; any other is refused. (`consent` is accepted and, until
 /// the consent page exists, asks nothing more than the sign-in would: discovery does not list it.)
 const PROMPTS: [&str; 4] = ["none", "login", "consent", "select_account"];
@@ -157,7 +180,7 @@ pub async fn authorize(
     };
     // Every parameter read below is readable (not repeated, no control character), or the
     // request goes back refused, naming the first that is not.
-    const READ: [&str; 14] = [
+    const READ: [&str; 15] = [
         "response_type",
         "scope",
         "nonce",
@@ -172,6 +195,7 @@ pub async fn authorize(
         "request_uri",
         "id_token_hint",
         "claims",
+        "acr_values",
     ];
     if let Some(e) = READ.iter().find_map(|name| params.get(name).err()) {
         return fail(OAuthCode::InvalidRequest, &e.to_string());
@@ -256,6 +280,14 @@ pub async fn authorize(
         Some(Ok(v)) if v >= 0 => Some(v),
         Some(_) => return fail(OAuthCode::InvalidRequest, "max_age must be a non-negative number of seconds"),
     };
+    // Step-up when `phrh` is acceptable and `phr` is not: `acr_values` (a list of acceptable
+    // values, Core §3.1.2.1) or an essential `acr` claim's values.
+    let only_phrh = |values: &[&str]| values.contains(&PHRH) && !values.contains(&"phr");
+    let require_phrh = one("acr_values").is_some_and(|v| only_phrh(&v.split(' ').collect::<Vec<_>>()))
+        || one("claims").is_some_and(|c| {
+            let values = super::claims::essential_acr(c);
+            only_phrh(&values.iter().map(String::as_str).collect::<Vec<_>>())
+        });
     let claims = match one("claims").map(super::claims::Requested::parse) {
         None => None,
         Some(Ok(c)) => c,
@@ -290,6 +322,7 @@ pub async fn authorize(
         stale_session: None,
         claims,
         select_account,
+        require_phrh,
     };
     let request_id = random_token()?;
     let code = new_token()?;
@@ -308,7 +341,12 @@ pub async fn authorize(
             let (prompt_login, max_age) = (request.prompt_login, request.max_age);
             // max_age=0 asks for a sign-in now, whatever the session's age (in whole seconds,
             // a session begun this second would otherwise count as 0 seconds old).
-            let fresh = |s: &SessionRow| !prompt_login && max_age.is_none_or(|m| m > 0 && now - s.auth_time <= m);
+            let require_phrh = request.require_phrh;
+            let fresh = |s: &SessionRow| {
+                !prompt_login
+                    && max_age.is_none_or(|m| m > 0 && now - s.auth_time <= m)
+                    && (!require_phrh || device_bound(s))
+            };
             let hinted_user = |u: &UserRow| hinted.as_ref().is_none_or(|sub| *sub == u.public_id);
             let mut request = request;
             if request.prompt_login {
@@ -416,6 +454,24 @@ pub async fn resume(
             let stale = request.stale_session == Some(s.id) || (request.prompt_login && s.auth_time < created);
             if stale || request.max_age.is_some_and(|m| now - s.auth_time > m) {
                 return Ok(Resumed::Login(Box::new(request)));
+            }
+            // Step-up: a device-bound passkey, which a user without one cannot give.
+            if request.require_phrh && !device_bound(&s) {
+                let any = store::credentials::for_user(tx, t, user.id)?.iter().any(|c| !c.backup_eligible);
+                if any {
+                    return Ok(Resumed::Login(Box::new(request)));
+                }
+                if !store::oidc::delete_request(tx, t, &request_id)? {
+                    return Ok(Resumed::Expired);
+                }
+                return Ok(Resumed::Redirect(error_location(
+                    &tenant2,
+                    &request.redirect_uri,
+                    request.state.as_deref(),
+                    OAuthCode::AccessDenied,
+                    "the application asks for a sign-in with a device-bound passkey or security key (acr phrh), and \
+                     this account has none",
+                )));
             }
             if !store::oidc::delete_request(tx, t, &request_id)? {
                 return Ok(Resumed::Expired);

@@ -64,6 +64,27 @@ impl Requested {
     }
 }
 
+/// The `acr` values an essential `acr` claim request names (`value` or `values`, in the ID token
+/// or at userinfo): what a step-up must satisfy. Empty for anything else, malformed JSON too
+/// (which [`Requested::parse`] refuses).
+pub fn essential_acr(text: &str) -> Vec<String> {
+    let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(text) else { return vec![] };
+    let mut out = vec![];
+    for member in ["id_token", "userinfo"] {
+        let Some(Value::Object(acr)) = doc.get(member).and_then(|m| m.get("acr")) else { continue };
+        if acr.get("essential") != Some(&Value::Bool(true)) {
+            continue;
+        }
+        let values = acr.get("values").and_then(Value::as_array).cloned().unwrap_or_default();
+        for v in acr.get("value").into_iter().chain(values.iter()) {
+            if let Some(v) = v.as_str() {
+                out.push(v.to_owned());
+            }
+        }
+    }
+    out
+}
+
 /// One claim's request: `null`, or an object whose known members have their types (§5.5.1).
 fn check_request(member: &str, name: &str, request: &Value) -> Result<(), String> {
     let Value::Object(fields) = request else {
@@ -96,6 +117,17 @@ mod tests {
         assert_eq!(Requested::from_column(r.to_column().as_deref()), r);
         assert_eq!(Requested::parse(r#"{"id_token":{"shoe_size":null}}"#).unwrap(), None, "nothing served");
         assert_eq!(Requested::from_column(Some("not json")), Requested::default());
+    }
+
+    #[test]
+    fn an_essential_acr_names_what_a_step_up_must_satisfy() {
+        assert_eq!(essential_acr(r#"{"id_token":{"acr":{"essential":true,"value":"phrh"}}}"#), ["phrh"]);
+        assert_eq!(
+            essential_acr(r#"{"id_token":{"acr":{"essential":true,"values":["phr","phrh"]}}}"#),
+            ["phr", "phrh"]
+        );
+        assert!(essential_acr(r#"{"id_token":{"acr":{"values":["phrh"]}}}"#).is_empty(), "voluntary");
+        assert!(essential_acr("{").is_empty());
     }
 
     #[test]
