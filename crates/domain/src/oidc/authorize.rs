@@ -135,7 +135,6 @@ pub fn user_scopes<'a>(app: &AppRow, scope: Option<&'a str>) -> Result<Vec<&'a s
     Ok(scopes)
 }
 
-/// Validates the request; returns the outcome to render.
 /// The `acr` of a sign-in with a device-bound passkey (OpenID EAP ACR Values).
 pub const PHRH: &str = "phrh";
 
@@ -148,6 +147,7 @@ fn device_bound(s: &SessionRow) -> bool {
 /// the consent page exists, asks nothing more than the sign-in would: discovery does not list it.)
 const PROMPTS: [&str; 4] = ["none", "login", "consent", "select_account"];
 
+/// Validates the request; returns the outcome to render.
 pub async fn authorize(
     state: &State,
     tenant: &std::sync::Arc<TenantRuntime>,
