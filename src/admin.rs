@@ -225,6 +225,10 @@ pub struct CreateApp {
     /// A `native` app that may use the device authorization grant (RFC 8628).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub device_flow: bool,
+    /// The `acr` every sign-in to the app must reach: `phr` (a passkey) or `phrh` (a
+    /// device-bound passkey or security key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_acr: Option<String>,
 }
 
 /// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
@@ -255,6 +259,9 @@ pub struct UpdateApp {
     /// Switches the device authorization grant on or off (`native` apps only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_flow: Option<bool>,
+    /// `phr` or `phrh` to require that `acr`, `none` to require nothing more than the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_acr: Option<String>,
 }
 
 impl UpdateApp {
@@ -279,6 +286,9 @@ pub struct App {
     /// May use the device authorization grant (RFC 8628).
     #[serde(default)]
     pub device_flow: bool,
+    /// The `acr` every sign-in to the app must reach, if any (`null`: none).
+    #[serde(default)]
+    pub require_acr: Option<String>,
 }
 
 /// Answer to `app create`: the app and, for confidential apps, its secret, shown this once.
@@ -364,6 +374,7 @@ mod tests {
             scopes: vec![],
             created: "2026-01-01".into(),
             device_flow: false,
+            require_acr: None,
         };
         let v = serde_json::to_value(AppCreated { app, client_secret: Some("s".into()) }).unwrap_or_default();
         assert_eq!(v["client_id"], "c");
@@ -591,6 +602,10 @@ pub struct DeclaredApp {
     /// A `native` app that may use the device authorization grant (RFC 8628).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub device_flow: bool,
+    /// The `acr` every sign-in to the app must reach: `phr` (a passkey) or `phrh` (a
+    /// device-bound passkey or security key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_acr: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

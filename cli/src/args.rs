@@ -283,6 +283,11 @@ pub enum AppCmd {
         /// no redirect URI.
         #[arg(long = "device-flow")]
         device_flow: bool,
+        /// Require every sign-in to reach this acr (OpenID EAP ACR Values): phr (a passkey, not a
+        /// social sign-in) or phrh (a passkey bound to its device, or a security key; not a synced
+        /// passkey). A user who has none is sent back to the app with access_denied.
+        #[arg(long = "require-acr", value_name = "phr|phrh")]
+        require_acr: Option<String>,
     },
     /// List a tenant's applications.
     List {
@@ -338,6 +343,10 @@ pub enum AppCmd {
         /// Switch the device authorization grant on or off (native apps only).
         #[arg(long = "device-flow", value_name = "true|false")]
         device_flow: Option<bool>,
+        /// Require every sign-in to reach this acr: phr, phrh, or none to require nothing more
+        /// than the application's request.
+        #[arg(long = "require-acr", value_name = "phr|phrh|none")]
+        require_acr: Option<String>,
     },
     /// Delete an application; its tokens stop being accepted.
     Delete {

@@ -126,6 +126,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l post-logout-redirect-uri -d 'Where /logout may send the browser afterwards (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l cors-origin -d 'Browser origin allowed to call the token and userinfo endpoints (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l scope -d 'Scope granted to the app (repeatable): users:invite (bulk invitations, m2m), credentials (users\' tokens may manage their passkeys through /api/credentials), introspect (a resource server that may introspect every token of the tenant), offline_access (refresh tokens that outlive the user\'s browser session)' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l require-acr -d 'Require every sign-in to reach this acr (OpenID EAP ACR Values): phr (a passkey, not a social sign-in) or phrh (a passkey bound to its device, or a security key; not a synced passkey). A user who has none is sent back to the app with access_denied' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -156,6 +157,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l remove-scope -d 'Take an API scope away (repeatable)' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l device-flow -d 'Switch the device authorization grant on or off (native apps only)' -r -f -a "true\t''
 false\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l require-acr -d 'Require every sign-in to reach this acr: phr, phrh, or none to require nothing more than the application\'s request' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"

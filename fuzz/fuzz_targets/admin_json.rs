@@ -74,6 +74,7 @@ fn declared(d: &Declared) {
                 cors_origins: a.cors_origins.clone(),
                 scopes: a.scopes.clone(),
                 device_flow: a.device_flow,
+                require_acr: a.require_acr.clone(),
             });
         }
     }

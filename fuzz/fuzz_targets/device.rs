@@ -66,6 +66,7 @@ fn device_app() -> AppRow {
         scopes: vec!["credentials".into()],
         created_at: 0,
         device_flow: true,
+        require_acr: None,
     }
 }
 

@@ -655,3 +655,60 @@ fn acr_values_phrh_asks_for_a_device_bound_passkey() {
     let (_, id) = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap());
     assert_eq!(id["acr"], "phrh");
 }
+
+#[test]
+fn an_app_created_with_require_acr_asks_it_of_every_sign_in() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let p = pkce();
+    // Refused values store nothing.
+    let before = d.snapshot();
+    let r = d.cli(&[
+        "app",
+        "create",
+        "--tenant",
+        "acme",
+        "--name",
+        "Bad",
+        "--type",
+        "web",
+        "--redirect-uri",
+        "https://app.example.com/cb",
+        "--require-acr",
+        "gold",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("phr") && r.stderr.contains("invalid_input"), "{}", r.stderr);
+    assert_eq!(d.snapshot(), before);
+
+    let admin = app(&site, "web", &["--require-acr", "phrh"]);
+    let shown = d.cli(&["app", "show", "--tenant", "acme", &admin.client_id, "-o", "json"]).ok().json();
+    assert_eq!(shown["require_acr"], "phrh");
+    let exported = d.cli(&["export", "--tenant", "acme"]).ok().stdout;
+    assert!(exported.contains("require_acr = \"phrh\""), "{exported}");
+
+    // A synced passkey only: access_denied, with no acr_values in the request.
+    let token = site.invite("bob@acme.test", "Bob");
+    let mut synced = crate::authenticator::Soft::new(&site.origin);
+    synced.flags |= crate::authenticator::BE | crate::authenticator::BS;
+    assert_eq!(site.register(&mut synced, "bob@acme.test", Some(&token), None, &Default::default()).status, 201);
+    let page = get(&authorize_url(&site, &admin, &p, &[]), None);
+    assert!(page.body.contains("id=\"step-up\""), "{}", page.body);
+    let request = request_id(&page);
+    let bob = site.sign_in(&mut synced, Some("bob@acme.test"), &Default::default()).session_cookie().unwrap();
+    let back = get(&format!("{}/authorize/resume?request={request}", site.base), Some(&bob));
+    assert_eq!(param(&location_params(&back), "error"), Some("access_denied"));
+    // A device-bound passkey: signed in, acr phrh.
+    let (mut bound, _) = site.user_with_passkey("ada@acme.test");
+    let (code, _) = code_flow(&site, &mut bound, "ada@acme.test", &admin, &p, &[]);
+    let (_, id) = jwt_parts(exchange(&site, &admin, &code, &p).json()["id_token"].as_str().unwrap());
+    assert_eq!(id["acr"], "phrh");
+
+    // Relaxed to phr: Bob's synced passkey will do; none removes the requirement.
+    d.cli(&["app", "update", "--tenant", "acme", &admin.client_id, "--require-acr", "phr"]).ok();
+    let r = get(&authorize_url(&site, &admin, &p, &[]), Some(&bob));
+    assert!(param(&location_params(&r), "code").is_some(), "{:?}", r.header("location"));
+    let updated =
+        d.cli(&["app", "update", "--tenant", "acme", &admin.client_id, "--require-acr", "none", "-o", "json"]);
+    assert_eq!(updated.ok().json()["require_acr"], serde_json::Value::Null);
+}

@@ -202,6 +202,7 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("ALTER TABLE authorization_codes DROP COLUMN claims");
     pg_sql.exec("ALTER TABLE refresh_tokens DROP COLUMN claims");
     pg_sql.exec("ALTER TABLE refresh_tokens DROP COLUMN offline");
+    pg_sql.exec("ALTER TABLE applications DROP COLUMN require_acr");
     pg_sql.exec("DROP TABLE latchkey_release");
     pg_sql.exec("DROP TABLE tenant_old_urls");
     pg_sql.exec("ALTER TABLE social_links DROP COLUMN authority");

@@ -17,6 +17,7 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("cors origins", lines(&a.cors_origins)),
         ("scopes", lines(&a.scopes)),
         ("device flow", if a.device_flow { "yes".into() } else { "no".into() }),
+        ("require acr", a.require_acr.clone().unwrap_or_else(|| "none".into())),
         ("created", a.created.clone()),
     ]
 }
@@ -32,6 +33,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             cors_origins,
             scopes,
             device_flow,
+            require_acr,
         } => {
             let req = CreateApp {
                 name,
@@ -46,6 +48,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 cors_origins,
                 scopes,
                 device_flow,
+                require_acr,
             };
             let slug = seg(&tenant.tenant)?;
             let created: AppCreated = client.post(&format!("/tenants/{slug}/apps"), &req)?;
@@ -98,6 +101,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             add_scopes,
             remove_scopes,
             device_flow,
+            require_acr,
         } => {
             let req = UpdateApp {
                 name,
@@ -110,10 +114,13 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 add_scopes,
                 remove_scopes,
                 device_flow,
+                require_acr,
             };
             if req.is_empty() {
                 return Err(CliError::Usage(
-                    "nothing to change: give --name, --device-flow or an --add-…/--remove-… option (see --help)".into(),
+                    "nothing to change: give --name, --device-flow, --require-acr or an --add-…/--remove-… option \
+                     (see --help)"
+                        .into(),
                 ));
             }
             let path = format!("/tenants/{}/apps/{}", seg(&tenant.tenant)?, seg(&client_id)?);

@@ -32,6 +32,7 @@ pub fn to_wire(row: &AppRow) -> App {
         scopes: row.scopes.clone(),
         created: date(row.created_at),
         device_flow: row.device_flow,
+        require_acr: row.require_acr.clone(),
     }
 }
 
@@ -123,6 +124,20 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
             ),
         ));
     }
+    let require_acr = match req.require_acr.as_deref() {
+        None | Some("none") => None,
+        Some(acr @ ("phr" | "phrh")) => Some(acr.to_owned()),
+        Some(other) => {
+            return Err(bad(
+                codes::INVALID_INPUT,
+                format!(
+                    "require_acr must be phr (a passkey, not a social sign-in) or phrh (a device-bound passkey \
+                     or security key), not {:?}",
+                    other.chars().take(32).collect::<String>()
+                ),
+            ));
+        }
+    };
     Ok(AppRow {
         client_id: String::new(),
         name: name.to_owned(),
@@ -134,6 +149,7 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
         scopes,
         created_at: 0,
         device_flow: req.device_flow,
+        require_acr,
     })
 }
 
@@ -296,6 +312,7 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
         )?,
         scopes: edit_list(&cur.scopes, &req.add_scopes, &req.remove_scopes, "scope", exact)?,
         device_flow: req.device_flow.unwrap_or(cur.device_flow),
+        require_acr: req.require_acr.clone().or_else(|| cur.require_acr.clone()),
     };
     let mut row = check(&create, Purpose::Update)?;
     row.client_id = cur.client_id.clone();
@@ -363,6 +380,7 @@ mod tests {
             cors_origins: vec![],
             scopes: vec![],
             device_flow: false,
+            require_acr: None,
         }
     }
 

@@ -179,6 +179,7 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
         cors_origins: d.cors_origins.clone(),
         scopes: d.scopes.clone(),
         device_flow: d.device_flow,
+        require_acr: d.require_acr.clone(),
     })
 }
 
@@ -389,6 +390,11 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                         list("cors_origins", &cur.cors_origins, &wanted.cors_origins),
                         list("scopes", &cur.scopes, &wanted.scopes),
                         scalar("device_flow", cur.device_flow, wanted.device_flow),
+                        scalar(
+                            "require_acr",
+                            cur.require_acr.as_deref().unwrap_or("none"),
+                            wanted.require_acr.as_deref().unwrap_or("none"),
+                        ),
                     ]
                     .into_iter()
                     .flatten()
@@ -557,6 +563,7 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 cors_origins: a.cors_origins,
                 scopes: a.scopes,
                 device_flow: a.device_flow,
+                require_acr: a.require_acr,
             })
             .collect();
         // Providers without their secrets, each naming the file its secret would be read

@@ -18,9 +18,11 @@ pub struct AppRow {
     pub created_at: Timestamp,
     /// A `native` app that may use the device authorization grant (RFC 8628).
     pub device_flow: bool,
+    /// The `acr` every sign-in to the app must reach (`phr` or `phrh`), if any.
+    pub require_acr: Option<String>,
 }
 
-const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow";
+const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr";
 
 fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
     Ok((
@@ -35,6 +37,7 @@ fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
             scopes: vec![],
             created_at: r.get(8)?,
             device_flow: r.get(9)?,
+            require_acr: r.get(10)?,
         },
         [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
     ))
@@ -52,7 +55,7 @@ fn decode((mut app, lists): (AppRow, [String; 4])) -> Result<AppRow, StoreError>
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         &format!(
-            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
         ),
         params![
             tenant,
@@ -66,6 +69,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             to_json_list(&app.scopes),
             app.created_at,
             app.device_flow,
+            app.require_acr,
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -112,12 +116,12 @@ pub fn id_by_name(tx: &impl Reader, tenant: TenantId, name: &str) -> Result<Opti
     )
 }
 
-/// Replaces the name, the lists (redirects, origins, scopes) and the device flow flag of an
-/// application; its type, secret and creation time stay.
+/// Replaces the name, the lists (redirects, origins, scopes), the device flow flag and the
+/// required `acr` of an application; its type, secret and creation time stay.
 pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
-         scopes = ?7, device_flow = ?8 WHERE tenant_id = ?1 AND client_id = ?2",
+         scopes = ?7, device_flow = ?8, require_acr = ?9 WHERE tenant_id = ?1 AND client_id = ?2",
         params![
             tenant,
             app.client_id,
@@ -126,7 +130,8 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             to_json_list(&app.post_logout_redirect_uris),
             to_json_list(&app.cors_origins),
             to_json_list(&app.scopes),
-            app.device_flow
+            app.device_flow,
+            app.require_acr
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -178,6 +183,7 @@ mod tests {
             scopes: vec!["openid".into(), "email".into()],
             created_at: 42,
             device_flow: false,
+            require_acr: None,
         };
         t.write(|tx| insert(tx, a, &app).unwrap());
         let got = t.read(|tx| get(tx, a, "spa1").unwrap().unwrap());

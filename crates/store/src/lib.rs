@@ -831,6 +831,7 @@ pub mod testing {
             scopes: vec![],
             created_at: 1,
             device_flow: false,
+            require_acr: None,
         }
     }
 
@@ -878,6 +879,7 @@ pub mod testing {
             scopes: vec![],
             created_at: 1,
             device_flow: false,
+            require_acr: None,
         }
     }
 

@@ -49,6 +49,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0014-release-record", "0.2.0"),
     migration!("0015-requested-claims", "0.2.0"),
     migration!("0016-offline-grants", "0.2.0"),
+    migration!("0017-app-acr", "0.2.0"),
 ];
 
 /// The schema version this release brings a database to.

@@ -138,11 +138,15 @@ pub fn login(
     let main = markup! {
         h1 { "Sign in" }
         p { "to continue to " strong { (request.client_name) } }
-        @if request.require_phrh {
-            p #step-up .notice {
+        @match request.require_acr.as_deref() {
+            Some("phrh") => p #step-up .notice {
                 (request.client_name) " asks for a passkey that stays on its device, or a security key: "
                 "a passkey synced between devices will not do here."
-            }
+            },
+            Some(_) => p #step-up .notice {
+                (request.client_name) " asks for a sign-in with a passkey."
+            },
+            None => {},
         }
         form #signin-form .signin-form {
             label for="username" { "E-mail" }

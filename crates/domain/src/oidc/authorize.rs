@@ -48,10 +48,10 @@ pub struct AuthorizationRequest {
     /// `prompt=select_account`: a signed-in user is asked whether to continue as themselves.
     #[serde(default)]
     pub select_account: bool,
-    /// `acr_values=phrh` or an essential `acr` claim of `phrh`: only a sign-in with a
-    /// device-bound passkey (`amr` `hwk`) will do (step-up).
-    #[serde(default)]
-    pub require_phrh: bool,
+    /// The `acr` the sign-in must reach (step-up): `phrh` from `acr_values=phrh` or an essential
+    /// `acr` claim (a device-bound passkey), or the app's `--require-acr` (`phr`: any passkey).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_acr: Option<String>,
 }
 
 #[derive(Debug)]
@@ -138,9 +138,14 @@ pub fn user_scopes<'a>(app: &AppRow, scope: Option<&'a str>) -> Result<Vec<&'a s
 /// The `acr` of a sign-in with a device-bound passkey (OpenID EAP ACR Values).
 pub const PHRH: &str = "phrh";
 
-/// Whether a session began with a device-bound passkey (`amr` `hwk`), which `phrh` asks for.
-fn device_bound(s: &SessionRow) -> bool {
-    serde_json::from_str::<Vec<String>>(&s.amr).is_ok_and(|amr| super::tokens::acr_of(&amr) == Some(PHRH))
+/// Whether a session reaches the `acr` `required`: `phrh` needs a device-bound passkey (`amr`
+/// `hwk`), `phr` any passkey (not a social sign-in).
+fn reaches(s: &SessionRow, required: &str) -> bool {
+    let acr = serde_json::from_str::<Vec<String>>(&s.amr).ok().and_then(|amr| super::tokens::acr_of(&amr));
+    match required {
+        PHRH => acr == Some(PHRH),
+        _ => acr.is_some(),
+    }
 }
 
 /// The `prompt` values of Core §3.1.2.1; any other is refused. (`consent` is accepted and, until
@@ -283,11 +288,16 @@ pub async fn authorize(
     // Step-up when `phrh` is acceptable and `phr` is not: `acr_values` (a list of acceptable
     // values, Core §3.1.2.1) or an essential `acr` claim's values.
     let only_phrh = |values: &[&str]| values.contains(&PHRH) && !values.contains(&"phr");
-    let require_phrh = one("acr_values").is_some_and(|v| only_phrh(&v.split(' ').collect::<Vec<_>>()))
+    let asks_phrh = one("acr_values").is_some_and(|v| only_phrh(&v.split(' ').collect::<Vec<_>>()))
         || one("claims").is_some_and(|c| {
             let values = super::claims::essential_acr(c);
             only_phrh(&values.iter().map(String::as_str).collect::<Vec<_>>())
         });
+    // The stronger of the request's and the application's.
+    let require_acr = match (asks_phrh, app.require_acr.as_deref()) {
+        (true, _) | (_, Some(PHRH)) => Some(PHRH.to_owned()),
+        (false, other) => other.map(str::to_owned),
+    };
     let claims = match one("claims").map(super::claims::Requested::parse) {
         None => None,
         Some(Ok(c)) => c,
@@ -322,7 +332,7 @@ pub async fn authorize(
         stale_session: None,
         claims,
         select_account,
-        require_phrh,
+        require_acr,
     };
     let request_id = random_token()?;
     let code = new_token()?;
@@ -341,11 +351,11 @@ pub async fn authorize(
             let (prompt_login, max_age) = (request.prompt_login, request.max_age);
             // max_age=0 asks for a sign-in now, whatever the session's age (in whole seconds,
             // a session begun this second would otherwise count as 0 seconds old).
-            let require_phrh = request.require_phrh;
+            let required = request.require_acr.clone();
             let fresh = |s: &SessionRow| {
                 !prompt_login
                     && max_age.is_none_or(|m| m > 0 && now - s.auth_time <= m)
-                    && (!require_phrh || device_bound(s))
+                    && required.as_deref().is_none_or(|r| reaches(s, r))
             };
             let hinted_user = |u: &UserRow| hinted.as_ref().is_none_or(|sub| *sub == u.public_id);
             let mut request = request;
@@ -455,10 +465,13 @@ pub async fn resume(
             if stale || request.max_age.is_some_and(|m| now - s.auth_time > m) {
                 return Ok(Resumed::Login(Box::new(request)));
             }
-            // Step-up: a device-bound passkey, which a user without one cannot give.
-            if request.require_phrh && !device_bound(&s) {
-                let any = store::credentials::for_user(tx, t, user.id)?.iter().any(|c| !c.backup_eligible);
-                if any {
+            // Step-up: a passkey (phr) or a device-bound one (phrh), which a user without one
+            // cannot give.
+            if let Some(required) = request.require_acr.as_deref()
+                && !reaches(&s, required)
+            {
+                let credentials = store::credentials::for_user(tx, t, user.id)?;
+                if credentials.iter().any(|c| required != PHRH || !c.backup_eligible) {
                     return Ok(Resumed::Login(Box::new(request)));
                 }
                 if !store::oidc::delete_request(tx, t, &request_id)? {
@@ -469,8 +482,12 @@ pub async fn resume(
                     &request.redirect_uri,
                     request.state.as_deref(),
                     OAuthCode::AccessDenied,
-                    "the application asks for a sign-in with a device-bound passkey or security key (acr phrh), and \
-                     this account has none",
+                    if required == PHRH {
+                        "the application asks for a sign-in with a device-bound passkey or security key (acr phrh), \
+                         and this account has none"
+                    } else {
+                        "the application asks for a sign-in with a passkey (acr phr), and this account has none"
+                    },
                 )));
             }
             if !store::oidc::delete_request(tx, t, &request_id)? {

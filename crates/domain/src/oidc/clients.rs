@@ -139,6 +139,7 @@ mod tests {
             scopes: vec![],
             created_at: 0,
             device_flow: false,
+            require_acr: None,
         }
     }
 
