@@ -109,6 +109,24 @@ impl Schema {
             ))),
         }
     }
+
+    /// What a start does with the database: `Ok(true)` migrate it (or it is current), `Ok(false)`
+    /// serve a newer schema unchanged (logged: a rolling upgrade is under way), `Err` refuse it.
+    pub(crate) fn migrate_at_start(&self) -> Result<bool, StoreError> {
+        match self.fit()? {
+            Fit::Newer { serves_from } => {
+                tracing::warn!(
+                    schema = self.version,
+                    known = SCHEMA_VERSION,
+                    %serves_from,
+                    "the database was migrated by a newer release that says this one can still serve it; serving it \
+                     unchanged"
+                );
+                Ok(false)
+            }
+            Fit::Migrate { .. } | Fit::Current => Ok(true),
+        }
+    }
 }
 
 impl fmt::Display for Fit {

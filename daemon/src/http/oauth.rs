@@ -91,28 +91,28 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
 pub async fn another_account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let id = request::query(&req).owned("request")?.unwrap_or_default();
     let session = session_token(req.headers(), &cx.tenant);
-    Ok(match authorize::another_account(cx.state, &cx.tenant, id.clone(), session).await? {
-        Resumed::Redirect(to) => redirect(&to),
-        Resumed::Login(request) => {
-            let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
-            pages::login(&cx.tenant, &id, &request, &providers)
-        }
-        Resumed::Expired => pages::sign_in_expired(&cx.tenant),
-    })
+    let resumed = authorize::another_account(cx.state, &cx.tenant, id.clone(), session).await?;
+    Ok(resumed_page(cx, &id, resumed).await)
 }
 
 /// `GET /authorize/resume`: back from the hosted login page.
 pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let id = request::query(&req).owned("request")?.unwrap_or_default();
     let session = session_token(req.headers(), &cx.tenant);
-    Ok(match authorize::resume(cx.state, &cx.tenant, id.clone(), session).await? {
+    let resumed = authorize::resume(cx.state, &cx.tenant, id.clone(), session).await?;
+    Ok(resumed_page(cx, &id, resumed).await)
+}
+
+/// Where a pending request goes next: back to the app, the login page again, or "expired".
+async fn resumed_page(cx: &Cx<'_>, id: &str, resumed: Resumed) -> Response<Body> {
+    match resumed {
         Resumed::Redirect(to) => redirect(&to),
         Resumed::Login(request) => {
             let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
-            pages::login(&cx.tenant, &id, &request, &providers)
+            pages::login(&cx.tenant, id, &request, &providers)
         }
         Resumed::Expired => pages::sign_in_expired(&cx.tenant),
-    })
+    }
 }
 
 /// `POST /token`.

@@ -435,6 +435,26 @@ pub enum Resumed {
     Expired,
 }
 
+/// A pending request as the browser comes back to it: the request, when it was made, and the
+/// browser's live session (with its user), if any. `None`: gone or expired.
+type Pending = (AuthorizationRequest, Timestamp, Option<(SessionRow, UserRow)>);
+
+fn pending(
+    tx: &WriteTx<'_>,
+    tenant: store::TenantId,
+    request_id: &str,
+    session_token: Option<&str>,
+    now: Timestamp,
+) -> Result<Option<Pending>, OAuthError> {
+    let Some((json, created)) = store::oidc::request(tx, tenant, request_id, now)? else { return Ok(None) };
+    let request: AuthorizationRequest = serde_json::from_str(&json).map_err(OAuthError::server_error)?;
+    let session = match session_token {
+        Some(token) => sessions::lookup(tx, tenant, token, now)?,
+        None => None,
+    };
+    Ok(Some((request, created, session)))
+}
+
 pub async fn resume(
     state: &State,
     tenant: &std::sync::Arc<TenantRuntime>,
@@ -450,13 +470,8 @@ pub async fn resume(
     state
         .db
         .write_unsynced(move |tx| -> Result<Resumed, OAuthError> {
-            let Some((json, created)) = store::oidc::request(tx, t, &request_id, now)? else {
+            let Some((request, created, session)) = pending(tx, t, &request_id, session_token.as_deref(), now)? else {
                 return Ok(Resumed::Expired);
-            };
-            let request: AuthorizationRequest = serde_json::from_str(&json).map_err(OAuthError::server_error)?;
-            let session = match &session_token {
-                Some(token) => sessions::lookup(tx, t, token, now)?,
-                None => None,
             };
             let Some((s, user)) = session else { return Ok(Resumed::Login(Box::new(request))) };
             // prompt=login asks for a sign-in made after the request, and "use another account"
@@ -467,16 +482,18 @@ pub async fn resume(
             }
             // Step-up: a passkey (phr) or a device-bound one (phrh), which a user without one
             // cannot give.
-            if let Some(required) = request.require_acr.as_deref()
-                && !reaches(&s, required)
-            {
+            let unmet = request.require_acr.as_deref().filter(|required| !reaches(&s, required));
+            if let Some(required) = unmet {
                 let credentials = store::credentials::for_user(tx, t, user.id)?;
                 if credentials.iter().any(|c| required != PHRH || !c.backup_eligible) {
                     return Ok(Resumed::Login(Box::new(request)));
                 }
-                if !store::oidc::delete_request(tx, t, &request_id)? {
-                    return Ok(Resumed::Expired);
-                }
+            }
+            // Taken: a request resumed twice at once yields one answer.
+            if !store::oidc::delete_request(tx, t, &request_id)? {
+                return Ok(Resumed::Expired);
+            }
+            if let Some(required) = unmet {
                 return Ok(Resumed::Redirect(error_location(
                     &tenant2,
                     &request.redirect_uri,
@@ -489,9 +506,6 @@ pub async fn resume(
                         "the application asks for a sign-in with a passkey (acr phr), and this account has none"
                     },
                 )));
-            }
-            if !store::oidc::delete_request(tx, t, &request_id)? {
-                return Ok(Resumed::Expired);
             }
             Ok(Resumed::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
         })
@@ -511,13 +525,10 @@ pub async fn another_account(
     state
         .db
         .write_unsynced(move |tx| -> Result<Resumed, OAuthError> {
-            let Some((json, _)) = store::oidc::request(tx, t, &request_id, now)? else {
+            let Some((mut request, _, session)) = pending(tx, t, &request_id, session_token.as_deref(), now)? else {
                 return Ok(Resumed::Expired);
             };
-            let mut request: AuthorizationRequest = serde_json::from_str(&json).map_err(OAuthError::server_error)?;
-            if let Some(token) = &session_token
-                && let Some((s, _)) = sessions::lookup(tx, t, token, now)?
-            {
+            if let Some((s, _)) = session {
                 request.stale_session = Some(s.id);
                 let json = serde_json::to_string(&request).map_err(OAuthError::server_error)?;
                 if !store::oidc::update_request(tx, t, &request_id, &json)? {

@@ -7,7 +7,7 @@
 use crate::StoreError;
 
 use crate::migrations::MIGRATIONS;
-use crate::schema::{Fit, Schema};
+use crate::schema::Schema;
 
 /// The advisory lock key of a migration run, held for the whole run.
 const MIGRATE_LOCK: i64 = super::common::locks::MIGRATE;
@@ -41,13 +41,7 @@ fn run(client: &mut postgres::Client) -> Result<(), StoreError> {
     let known = MIGRATIONS.len();
     let schema = schema(client)?;
     let version = schema.version;
-    if let Fit::Newer { serves_from } = schema.fit()? {
-        tracing::warn!(
-            schema = version,
-            known,
-            %serves_from,
-            "the database was migrated by a newer release that says this one can still serve it; serving it unchanged"
-        );
+    if !schema.migrate_at_start()? {
         return Ok(());
     }
     // Under the lock, so two nodes don't race the CREATE. The server's NOTICE that the table

@@ -208,14 +208,7 @@ impl SqliteDb {
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let known = migrations::MIGRATIONS.len();
-    let schema = read_schema(conn)?;
-    if let schema::Fit::Newer { serves_from } = schema.fit()? {
-        tracing::warn!(
-            schema = schema.version,
-            known,
-            %serves_from,
-            "the database was migrated by a newer release that says this one can still serve it; serving it unchanged"
-        );
+    if !read_schema(conn)?.migrate_at_start()? {
         return Ok(());
     }
     let all = sqlite_migrations(known);
