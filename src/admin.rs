@@ -229,6 +229,16 @@ pub struct CreateApp {
     /// device-bound passkey or security key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_acr: Option<String>,
+    /// `explicit`: the user is asked to allow what the app asks for (a third-party app);
+    /// `implicit` (the default): no consent page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<String>,
+    /// Where a logout token is posted when a session the app took part in ends (https, or
+    /// http on loopback), and whether the token must carry `sid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_logout_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backchannel_logout_session_required: bool,
 }
 
 /// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
@@ -262,6 +272,14 @@ pub struct UpdateApp {
     /// `phr` or `phrh` to require that `acr`, `none` to require nothing more than the request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_acr: Option<String>,
+    /// `explicit` or `implicit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<String>,
+    /// A back-channel logout URI, or `none` to stop sending logout tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_logout_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_logout_session_required: Option<bool>,
 }
 
 impl UpdateApp {
@@ -289,6 +307,17 @@ pub struct App {
     /// The `acr` every sign-in to the app must reach, if any (`null`: none).
     #[serde(default)]
     pub require_acr: Option<String>,
+    /// `explicit` (a consent page) or `implicit`.
+    #[serde(default = "implicit")]
+    pub consent: String,
+    #[serde(default)]
+    pub backchannel_logout_uri: Option<String>,
+    #[serde(default)]
+    pub backchannel_logout_session_required: bool,
+}
+
+fn implicit() -> String {
+    "implicit".to_owned()
 }
 
 /// Answer to `app create`: the app and, for confidential apps, its secret, shown this once.
@@ -375,6 +404,9 @@ mod tests {
             created: "2026-01-01".into(),
             device_flow: false,
             require_acr: None,
+            consent: "implicit".into(),
+            backchannel_logout_uri: None,
+            backchannel_logout_session_required: false,
         };
         let v = serde_json::to_value(AppCreated { app, client_secret: Some("s".into()) }).unwrap_or_default();
         assert_eq!(v["client_id"], "c");
@@ -606,6 +638,16 @@ pub struct DeclaredApp {
     /// device-bound passkey or security key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_acr: Option<String>,
+    /// `explicit`: the user is asked to allow what the app asks for (a third-party app);
+    /// `implicit` (the default): no consent page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<String>,
+    /// Where a logout token is posted when a session the app took part in ends (https, or
+    /// http on loopback), and whether the token must carry `sid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_logout_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backchannel_logout_session_required: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -288,6 +288,18 @@ pub enum AppCmd {
         /// passkey). A user who has none is sent back to the app with access_denied.
         #[arg(long = "require-acr", value_name = "phr|phrh")]
         require_acr: Option<String>,
+        /// explicit: a consent page asks the user to allow the app what it asks for (its name
+        /// and each scope in plain words), remembered per user until revoked on /account; for
+        /// third-party apps. implicit (the default): first-party, no page.
+        #[arg(long = "consent", value_name = "implicit|explicit")]
+        consent: Option<String>,
+        /// Post a signed logout token to this URL whenever a session in which the app received
+        /// an ID token ends (OpenID Back-Channel Logout 1.0): https, or http on loopback.
+        #[arg(long = "backchannel-logout-uri", value_name = "URL")]
+        backchannel_logout_uri: Option<String>,
+        /// The app needs the sid claim in its logout tokens (Latchkey always sends it).
+        #[arg(long = "backchannel-logout-session-required", requires = "backchannel_logout_uri")]
+        backchannel_logout_session_required: bool,
     },
     /// List a tenant's applications.
     List {
@@ -347,6 +359,15 @@ pub enum AppCmd {
         /// than the application's request.
         #[arg(long = "require-acr", value_name = "phr|phrh|none")]
         require_acr: Option<String>,
+        /// explicit (a consent page) or implicit (none).
+        #[arg(long = "consent", value_name = "implicit|explicit")]
+        consent: Option<String>,
+        /// Set the back-channel logout URL, or none to stop sending logout tokens.
+        #[arg(long = "backchannel-logout-uri", value_name = "URL|none")]
+        backchannel_logout_uri: Option<String>,
+        /// Whether the app needs sid in its logout tokens.
+        #[arg(long = "backchannel-logout-session-required", value_name = "true|false")]
+        backchannel_logout_session_required: Option<bool>,
     },
     /// Delete an application; its tokens stop being accepted.
     Delete {

@@ -339,6 +339,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     });
 
     let sweeper = tokio::spawn(latchkey_domain::sweeper::run(state.clone(), shutdown.clone()));
+    let outbox = tokio::spawn(latchkey_domain::outbox::run(state.clone(), shutdown.clone()));
     if let Some(configs) = options.reload {
         tokio::spawn(apply_reloads(state.clone(), configs, tls, options.log_filter, shutdown.clone()));
     }
@@ -368,6 +369,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         let _ = task.await;
     }
     let _ = sweeper.await;
+    let _ = outbox.await;
     if let Some(listener) = listener {
         // Joining the listener thread blocks for up to one poll interval.
         let _ = tokio::task::spawn_blocking(move || listener.stop()).await;

@@ -75,6 +75,9 @@ fn declared(d: &Declared) {
                 scopes: a.scopes.clone(),
                 device_flow: a.device_flow,
                 require_acr: a.require_acr.clone(),
+                consent: a.consent.clone(),
+                backchannel_logout_uri: a.backchannel_logout_uri.clone(),
+                backchannel_logout_session_required: a.backchannel_logout_session_required,
             });
         }
     }

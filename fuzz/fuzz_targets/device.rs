@@ -67,6 +67,9 @@ fn device_app() -> AppRow {
         created_at: 0,
         device_flow: true,
         require_acr: None,
+        consent_explicit: false,
+        backchannel_logout_uri: None,
+        backchannel_logout_session_required: false,
     }
 }
 

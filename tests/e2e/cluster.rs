@@ -838,3 +838,39 @@ fn a_node_cut_off_from_other_nodes_changes_reads_applications_from_the_database(
     assert_eq!(grant(&b, &new).status, 200, "B serves the new secret from the database");
     admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true")).unwrap();
 }
+
+#[test]
+fn back_channel_logouts_from_three_nodes_are_delivered_once_each() {
+    // Every node runs the delivery loop; one at a time takes due rows (and leases them), so each
+    // logout token goes out once, whichever node ended the session.
+    if skipped() {
+        return;
+    }
+    let c = Cluster::start(3);
+    let a = Site::new(c.node(0), "acme", &[]);
+    let sites = [c.site(1, &a), c.site(2, &a)];
+    let rx = crate::backchannel::Receiver::start();
+    let web = app(&a, "web", &["--backchannel-logout-uri", &rx.url("/bcl")]);
+    let p = pkce();
+    let mut sids = vec![];
+    for i in 0..6 {
+        let email = format!("user{i}@acme.test");
+        let (mut soft, _) = a.user_with_passkey(&email);
+        let (code, cookie) = code_flow(&a, &mut soft, &email, &web, &p, &[]);
+        let id_token = exchange(&a, &web, &code, &p).json()["id_token"].as_str().unwrap().to_owned();
+        sids.push(jwt_parts(&id_token).1["sid"].as_str().unwrap().to_owned());
+        // Logged out at node 0, 1, 2, 0, …
+        let at = if i % 3 == 0 { &a } else { &sites[i % 3 - 1] };
+        let out = get(&format!("{}/logout?{}", at.base, query(&[("id_token_hint", &id_token)])), Some(&cookie));
+        assert!(matches!(out.status, 200 | 302), "{}", out.body);
+    }
+    let got = rx.wait_for(6, 20);
+    std::thread::sleep(Duration::from_secs(3));
+    let got_now = rx.received();
+    assert_eq!(got_now.len(), 6, "once each, none twice: {got:?}");
+    let mut delivered: Vec<String> =
+        got_now.iter().map(|(_, t)| jwt_parts(t).1["sid"].as_str().unwrap().to_owned()).collect();
+    delivered.sort();
+    sids.sort();
+    assert_eq!(delivered, sids);
+}

@@ -6,6 +6,7 @@ mod support;
 mod admin_socket;
 mod apps;
 mod audit;
+pub mod backchannel;
 mod browser;
 mod bulk;
 mod cli_behaviour;

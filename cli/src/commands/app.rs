@@ -18,6 +18,15 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("scopes", lines(&a.scopes)),
         ("device flow", if a.device_flow { "yes".into() } else { "no".into() }),
         ("require acr", a.require_acr.clone().unwrap_or_else(|| "none".into())),
+        ("consent", a.consent.clone()),
+        (
+            "backchannel logout uri",
+            match &a.backchannel_logout_uri {
+                Some(uri) if a.backchannel_logout_session_required => format!("{uri} (sid required)"),
+                Some(uri) => uri.clone(),
+                None => "none".into(),
+            },
+        ),
         ("created", a.created.clone()),
     ]
 }
@@ -34,6 +43,9 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             scopes,
             device_flow,
             require_acr,
+            consent,
+            backchannel_logout_uri,
+            backchannel_logout_session_required,
         } => {
             let req = CreateApp {
                 name,
@@ -49,6 +61,9 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 scopes,
                 device_flow,
                 require_acr,
+                consent,
+                backchannel_logout_uri,
+                backchannel_logout_session_required,
             };
             let slug = seg(&tenant.tenant)?;
             let created: AppCreated = client.post(&format!("/tenants/{slug}/apps"), &req)?;
@@ -102,6 +117,9 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             remove_scopes,
             device_flow,
             require_acr,
+            consent,
+            backchannel_logout_uri,
+            backchannel_logout_session_required,
         } => {
             let req = UpdateApp {
                 name,
@@ -115,10 +133,14 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 remove_scopes,
                 device_flow,
                 require_acr,
+                consent,
+                backchannel_logout_uri,
+                backchannel_logout_session_required,
             };
             if req.is_empty() {
                 return Err(CliError::Usage(
-                    "nothing to change: give --name, --device-flow, --require-acr or an --add-…/--remove-… option \
+                    "nothing to change: give --name, --device-flow, --require-acr, --consent, --backchannel-logout-uri or \
+                     an --add-…/--remove-… option \
                      (see --help)"
                         .into(),
                 ));

@@ -33,6 +33,9 @@ pub fn to_wire(row: &AppRow) -> App {
         created: date(row.created_at),
         device_flow: row.device_flow,
         require_acr: row.require_acr.clone(),
+        consent: if row.consent_explicit { "explicit" } else { "implicit" }.to_owned(),
+        backchannel_logout_uri: row.backchannel_logout_uri.clone(),
+        backchannel_logout_session_required: row.backchannel_logout_session_required,
     }
 }
 
@@ -138,6 +141,36 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
             ));
         }
     };
+    let consent_explicit = match req.consent.as_deref() {
+        None | Some("implicit") => false,
+        Some("explicit") => true,
+        Some(other) => {
+            return Err(bad(
+                codes::INVALID_INPUT,
+                format!(
+                    "consent must be implicit (a first-party app: no consent page) or explicit (the user is asked), \
+                     not {:?}",
+                    other.chars().take(32).collect::<String>()
+                ),
+            ));
+        }
+    };
+    let backchannel_logout_uri = match req.backchannel_logout_uri.as_deref() {
+        None | Some("none") => None,
+        Some(uri) => Some(backchannel_uri(uri).map_err(|m| bad(codes::INVALID_REDIRECT_URI, m))?),
+    };
+    if req.backchannel_logout_session_required && backchannel_logout_uri.is_none() {
+        return Err(bad(
+            codes::INVALID_INPUT,
+            "backchannel_logout_session_required needs a backchannel_logout_uri (--backchannel-logout-uri)".into(),
+        ));
+    }
+    if backchannel_logout_uri.is_some() && req.app_type == AppType::M2m {
+        return Err(bad(
+            codes::INVALID_REDIRECT_URI,
+            "an m2m app signs no user in, so it has no sessions to be told the end of (no back-channel logout)".into(),
+        ));
+    }
     Ok(AppRow {
         client_id: String::new(),
         name: name.to_owned(),
@@ -150,7 +183,24 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
         created_at: 0,
         device_flow: req.device_flow,
         require_acr,
+        consent_explicit,
+        backchannel_logout_uri,
+        backchannel_logout_session_required: req.backchannel_logout_session_required,
     })
+}
+
+/// A back-channel logout URI (Back-Channel Logout 1.0 §2.2): absolute, https (plain http only on
+/// this machine, for development), no fragment, no user name.
+fn backchannel_uri(text: &str) -> Result<String, String> {
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) || text.len() > 2048 {
+        return Err(format!("{text:?}: a back-channel logout URI has no spaces or control characters"));
+    }
+    let url = crate::social::callable_url(text)
+        .map_err(|_| format!("{text:?}: a back-channel logout URI is https (plain http only on loopback)"))?;
+    if url.fragment().is_some() || !url.username().is_empty() {
+        return Err(format!("{text:?}: a back-channel logout URI has no fragment or user name"));
+    }
+    Ok(text.to_owned())
 }
 
 /// A Client ID: 24 random alphanumeric characters (~142 bits). Alphanumeric so that it never
@@ -313,6 +363,15 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
         scopes: edit_list(&cur.scopes, &req.add_scopes, &req.remove_scopes, "scope", exact)?,
         device_flow: req.device_flow.unwrap_or(cur.device_flow),
         require_acr: req.require_acr.clone().or_else(|| cur.require_acr.clone()),
+        consent: req
+            .consent
+            .clone()
+            .or_else(|| Some(if cur.consent_explicit { "explicit" } else { "implicit" }.into())),
+        backchannel_logout_uri: req.backchannel_logout_uri.clone().or_else(|| cur.backchannel_logout_uri.clone()),
+        // Removing the URI (`none`) turns the session requirement off with it.
+        backchannel_logout_session_required: req.backchannel_logout_session_required.unwrap_or(
+            cur.backchannel_logout_session_required && req.backchannel_logout_uri.as_deref() != Some("none"),
+        ),
     };
     let mut row = check(&create, Purpose::Update)?;
     row.client_id = cur.client_id.clone();
@@ -381,6 +440,9 @@ mod tests {
             scopes: vec![],
             device_flow: false,
             require_acr: None,
+            consent: None,
+            backchannel_logout_uri: None,
+            backchannel_logout_session_required: false,
         }
     }
 

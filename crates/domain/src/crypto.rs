@@ -101,6 +101,13 @@ impl SessionIds {
         let tag = aws_lc_rs::hmac::sign(&self.0, format!("{tenant}/{session}").as_bytes());
         b64url(&tag.as_ref()[..16])
     }
+
+    /// The `jti` of the logout token of outbox row `id`: the same on every attempt and every
+    /// node, so that a receiver sent it twice (a retry after a lost answer) can tell.
+    pub fn logout_jti(&self, tenant: crate::store::TenantId, id: i64) -> String {
+        let tag = aws_lc_rs::hmac::sign(&self.0, format!("{tenant}/logout/{id}").as_bytes());
+        b64url(&tag.as_ref()[..16])
+    }
 }
 
 impl std::fmt::Debug for SessionIds {

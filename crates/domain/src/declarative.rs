@@ -170,6 +170,10 @@ fn bad(message: String) -> Error {
     Error::invalid(codes::INVALID_INPUT, message)
 }
 
+fn consent_word(app: &AppRow) -> &'static str {
+    if app.consent_explicit { "explicit" } else { "implicit" }
+}
+
 fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
     crate::apps::validate(&CreateApp {
         name: d.name.clone(),
@@ -180,6 +184,9 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
         scopes: d.scopes.clone(),
         device_flow: d.device_flow,
         require_acr: d.require_acr.clone(),
+        consent: d.consent.clone(),
+        backchannel_logout_uri: d.backchannel_logout_uri.clone(),
+        backchannel_logout_session_required: d.backchannel_logout_session_required,
     })
 }
 
@@ -395,6 +402,17 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                             cur.require_acr.as_deref().unwrap_or("none"),
                             wanted.require_acr.as_deref().unwrap_or("none"),
                         ),
+                        scalar("consent", consent_word(cur), consent_word(&wanted)),
+                        scalar(
+                            "backchannel_logout_uri",
+                            cur.backchannel_logout_uri.as_deref().unwrap_or("none"),
+                            wanted.backchannel_logout_uri.as_deref().unwrap_or("none"),
+                        ),
+                        scalar(
+                            "backchannel_logout_session_required",
+                            cur.backchannel_logout_session_required,
+                            wanted.backchannel_logout_session_required,
+                        ),
                     ]
                     .into_iter()
                     .flatten()
@@ -564,6 +582,9 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 scopes: a.scopes,
                 device_flow: a.device_flow,
                 require_acr: a.require_acr,
+                consent: a.consent_explicit.then(|| "explicit".to_owned()),
+                backchannel_logout_uri: a.backchannel_logout_uri,
+                backchannel_logout_session_required: a.backchannel_logout_session_required,
             })
             .collect();
         // Providers without their secrets, each naming the file its secret would be read

@@ -27,6 +27,8 @@ struct Inner {
     grants: BTreeMap<(String, String), u64>,
     /// Requests routed to each tenant, by slug.
     tenants: BTreeMap<String, u64>,
+    /// (kind, outcome) of outbox delivery attempts: back-channel logouts delivered, retried, failed.
+    deliveries: BTreeMap<(&'static str, &'static str), u64>,
 }
 
 /// What `/metrics` shows beside the counters kept here, read by the caller from their owners.
@@ -46,13 +48,20 @@ pub struct Metrics {
     refused_connections: std::sync::atomic::AtomicU64,
     /// When the process started, in seconds since the epoch.
     started_at: f64,
+    /// Outbox rows waiting and failed, as the delivery loop last counted them.
+    outbox: (std::sync::atomic::AtomicI64, std::sync::atomic::AtomicI64),
 }
 
 impl Default for Metrics {
     fn default() -> Metrics {
         let started_at =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-        Metrics { inner: Mutex::default(), refused_connections: Default::default(), started_at }
+        Metrics {
+            inner: Mutex::default(),
+            refused_connections: Default::default(),
+            started_at,
+            outbox: Default::default(),
+        }
     }
 }
 
@@ -96,6 +105,17 @@ impl Metrics {
     pub fn grant(&self, grant: &'static str, outcome: &str) {
         let mut g = self.lock();
         *g.grants.entry((grant.to_owned(), outcome.to_owned())).or_default() += 1;
+    }
+
+    /// Counts an outbox delivery attempt: `delivered`, `retried` (to be tried again) or `failed`.
+    pub fn delivery(&self, kind: &'static str, outcome: &'static str) {
+        *self.lock().deliveries.entry((kind, outcome)).or_default() += 1;
+    }
+
+    /// The outbox's rows waiting and failed, as last counted.
+    pub fn outbox_rows(&self, pending: i64, failed: i64) {
+        self.outbox.0.store(pending, std::sync::atomic::Ordering::Relaxed);
+        self.outbox.1.store(failed, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Counts a request routed to a tenant.
@@ -174,6 +194,19 @@ impl Metrics {
         for (reason, n) in crate::audit::lost() {
             let _ = writeln!(out, "latchkey_audit_events_lost_total{{reason=\"{reason}\"}} {n}");
         }
+        out.push_str("# HELP latchkey_outbox_deliveries_total Deliveries from the outbox (back-channel logout tokens) by kind and outcome: delivered, retried (tried again later) or failed (given up).\n");
+        out.push_str("# TYPE latchkey_outbox_deliveries_total counter\n");
+        for ((kind, outcome), n) in &g.deliveries {
+            let _ = writeln!(out, "latchkey_outbox_deliveries_total{{kind=\"{kind}\",outcome=\"{outcome}\"}} {n}");
+        }
+        out.push_str(
+            "# HELP latchkey_outbox_rows Rows of the outbox, waiting or failed, as the delivery loop last counted.\n",
+        );
+        out.push_str("# TYPE latchkey_outbox_rows gauge\n");
+        let pending = self.outbox.0.load(std::sync::atomic::Ordering::Relaxed);
+        let failed = self.outbox.1.load(std::sync::atomic::Ordering::Relaxed);
+        let _ = writeln!(out, "latchkey_outbox_rows{{state=\"pending\"}} {pending}");
+        let _ = writeln!(out, "latchkey_outbox_rows{{state=\"failed\"}} {failed}");
         out.push_str("# HELP latchkey_http_requests_total HTTP requests by route and status.\n");
         out.push_str("# TYPE latchkey_http_requests_total counter\n");
         for ((route, status), n) in &g.requests {

@@ -102,13 +102,14 @@ pub fn clear_cookie(tenant: &TenantRuntime) -> String {
     tenant_cookie(tenant, COOKIE_NAME, "", 0)
 }
 
-/// Ends the session of `token` as a logout does, in the caller's transaction: the grants made in
-/// it are revoked (its refresh families, and so the access tokens issued from them), then the
-/// session is deleted. True when there was a live session to end.
+/// Ends the session of `token` as a logout does, in the caller's transaction: the applications
+/// told of it get a logout token (back-channel logout), the grants made in it are revoked (its
+/// refresh families, and so the access tokens issued from them), then the session is deleted. True when there was a live session to end.
 pub fn end(tx: &WriteTx<'_>, tenant: TenantId, token: &str, now: Timestamp) -> Result<bool, Error> {
     let hash = token_key(token);
     let live = store::sessions::valid(tx, tenant, &hash, now)?;
     if let Some(s) = &live {
+        store::outbox::queue_logouts(tx, tenant, store::outbox::Ending::Session(s.id), now)?;
         store::oidc::revoke_grants(tx, tenant, store::oidc::Grants::Session(s.id), now)?;
     }
     store::sessions::delete(tx, tenant, &hash)?;

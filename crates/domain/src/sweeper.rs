@@ -34,6 +34,7 @@ pub async fn run(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
                     + store::device::sweep(tx, now)?
                     + store::social::sweep(tx, now)?
                     + store::tenants::sweep_old_urls(tx, now)?.len()
+                    + store::outbox::sweep(tx, now)?
                     + store::audit::sweep(tx, retention)?)
             })
             .await;

@@ -20,9 +20,16 @@ pub struct AppRow {
     pub device_flow: bool,
     /// The `acr` every sign-in to the app must reach (`phr` or `phrh`), if any.
     pub require_acr: Option<String>,
+    /// Whether the user is asked to allow the app what it asks for (`consent` `explicit`): a
+    /// third-party app. First-party apps (`implicit`, the default) ask nothing.
+    pub consent_explicit: bool,
+    /// Where a logout token is posted when a session in which the app received an ID token ends
+    /// (Back-Channel Logout 1.0), and whether the token must carry `sid`.
+    pub backchannel_logout_uri: Option<String>,
+    pub backchannel_logout_session_required: bool,
 }
 
-const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr";
+const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required";
 
 fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
     Ok((
@@ -38,6 +45,9 @@ fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
             created_at: r.get(8)?,
             device_flow: r.get(9)?,
             require_acr: r.get(10)?,
+            consent_explicit: r.get::<_, String>(11)? == "explicit",
+            backchannel_logout_uri: r.get(12)?,
+            backchannel_logout_session_required: r.get(13)?,
         },
         [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
     ))
@@ -52,10 +62,14 @@ fn decode((mut app, lists): (AppRow, [String; 4])) -> Result<AppRow, StoreError>
     Ok(app)
 }
 
+fn consent_text(app: &AppRow) -> &'static str {
+    if app.consent_explicit { "explicit" } else { "implicit" }
+}
+
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         &format!(
-            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
         ),
         params![
             tenant,
@@ -70,6 +84,9 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             app.created_at,
             app.device_flow,
             app.require_acr,
+            consent_text(app),
+            app.backchannel_logout_uri,
+            app.backchannel_logout_session_required,
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -91,6 +108,14 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str) -> Result<boo
         .conn()
         .execute("DELETE FROM applications WHERE tenant_id = ?1 AND client_id = ?2", params![tenant, client_id])?;
     if n == 1 {
+        // What the app was allowed, was told of, or had still to be told goes with it.
+        super::consents::delete_for_app(tx, tenant, client_id)?;
+        for table in ["session_apps", "outbox"] {
+            tx.conn().execute(
+                &format!("DELETE FROM {table} WHERE tenant_id = ?1 AND client_id = ?2"),
+                params![tenant, client_id],
+            )?;
+        }
         super::cluster::changed(tx.conn(), tenant)?;
     }
     Ok(n == 1)
@@ -116,12 +141,14 @@ pub fn id_by_name(tx: &impl Reader, tenant: TenantId, name: &str) -> Result<Opti
     )
 }
 
-/// Replaces the name, the lists (redirects, origins, scopes), the device flow flag and the
-/// required `acr` of an application; its type, secret and creation time stay.
+/// Replaces the name, the lists (redirects, origins, scopes), the device flow flag, the
+/// required `acr`, the consent mode and the back-channel logout of an application; its type,
+/// secret and creation time stay.
 pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
-         scopes = ?7, device_flow = ?8, require_acr = ?9 WHERE tenant_id = ?1 AND client_id = ?2",
+         scopes = ?7, device_flow = ?8, require_acr = ?9, consent = ?10, backchannel_logout_uri = ?11,
+         backchannel_logout_session_required = ?12 WHERE tenant_id = ?1 AND client_id = ?2",
         params![
             tenant,
             app.client_id,
@@ -131,7 +158,10 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             to_json_list(&app.cors_origins),
             to_json_list(&app.scopes),
             app.device_flow,
-            app.require_acr
+            app.require_acr,
+            consent_text(app),
+            app.backchannel_logout_uri,
+            app.backchannel_logout_session_required
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -184,6 +214,9 @@ mod tests {
             created_at: 42,
             device_flow: false,
             require_acr: None,
+            consent_explicit: false,
+            backchannel_logout_uri: None,
+            backchannel_logout_session_required: false,
         };
         t.write(|tx| insert(tx, a, &app).unwrap());
         let got = t.read(|tx| get(tx, a, "spa1").unwrap().unwrap());

@@ -18,6 +18,7 @@ pub mod apps;
 pub mod audit;
 pub mod challenges;
 pub mod cluster;
+pub mod consents;
 pub mod credentials;
 pub mod device;
 pub mod invites;
@@ -27,6 +28,7 @@ pub mod lockfile;
 pub mod migrate_store;
 pub mod migrations;
 pub mod oidc;
+pub mod outbox;
 pub mod pg;
 pub mod roles;
 pub mod schema;
@@ -832,6 +834,9 @@ pub mod testing {
             created_at: 1,
             device_flow: false,
             require_acr: None,
+            consent_explicit: false,
+            backchannel_logout_uri: None,
+            backchannel_logout_session_required: false,
         }
     }
 
@@ -880,6 +885,9 @@ pub mod testing {
             created_at: 1,
             device_flow: false,
             require_acr: None,
+            consent_explicit: false,
+            backchannel_logout_uri: None,
+            backchannel_logout_session_required: false,
         }
     }
 

@@ -36,6 +36,9 @@ pub const TABLES: &[&str] = &[
     "challenges",
     "invites",
     "sessions",
+    "session_apps",
+    "consents",
+    "outbox",
     "authorize_requests",
     "authorization_codes",
     "refresh_tokens",
@@ -577,6 +580,7 @@ mod tests {
         }
         booleans.sort();
         let expected = [
+            ("applications", "backchannel_logout_session_required"),
             ("applications", "device_flow"),
             ("credentials", "backed_up"),
             ("credentials", "backup_eligible"),

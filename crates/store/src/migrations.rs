@@ -50,6 +50,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0015-requested-claims", "0.2.0"),
     migration!("0016-offline-grants", "0.2.0"),
     migration!("0017-app-acr", "0.2.0"),
+    migration!("0018-consent-backchannel", "0.2.0"),
 ];
 
 /// The schema version this release brings a database to.

@@ -434,6 +434,21 @@ pub enum Grants<'a> {
     User(UserId),
 }
 
+/// The refresh token families a user holds with an application that are not revoked.
+pub fn live_families(
+    tx: &impl Reader,
+    tenant: TenantId,
+    user: UserId,
+    client_id: &str,
+) -> Result<Vec<String>, StoreError> {
+    tx.conn().query_all(
+        "SELECT DISTINCT family FROM refresh_tokens
+         WHERE tenant_id = ?1 AND user_id = ?2 AND client_id = ?3 AND revoked_at IS NULL",
+        params![tenant, user, client_id],
+        |r| r.get(0),
+    )
+}
+
 /// Revokes the refresh tokens of `grants` and every access token issued with them, in the
 /// caller's transaction. Returns how many refresh tokens were revoked.
 pub fn revoke_grants(

@@ -187,13 +187,17 @@ pub fn emails_with_status(tx: &impl Reader, tenant: TenantId, status: UserStatus
     Ok(rows)
 }
 
-/// Deletes a user; credentials, sessions, invites, codes and refresh tokens go with them.
-pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<bool, StoreError> {
+/// Deletes a user; credentials, sessions, invites, codes and refresh tokens go with them, and the
+/// applications told of their live sessions get a logout token.
+pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: Timestamp) -> Result<bool, StoreError> {
+    super::outbox::queue_logouts(tx, tenant, super::outbox::Ending::User { user: id, except: None }, now)?;
     Ok(tx.conn().execute("DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
 }
 
-/// Ends everything a user is signed in with: sessions, refresh tokens and their access tokens.
+/// Ends everything a user is signed in with: sessions (the applications told of them get a logout
+/// token), refresh tokens and their access tokens.
 pub fn sign_out_everywhere(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: Timestamp) -> Result<(), StoreError> {
+    super::outbox::queue_logouts(tx, tenant, super::outbox::Ending::User { user: id, except: None }, now)?;
     tx.conn().execute("DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2", params![tenant, id])?;
     super::oidc::revoke_grants(tx, tenant, super::oidc::Grants::User(id), now)?;
     Ok(())
@@ -425,8 +429,8 @@ mod tests {
             (a, ada, bob)
         });
         t.write(|tx| {
-            assert!(delete(tx, a, ada).unwrap());
-            assert!(!delete(tx, a, ada).unwrap());
+            assert!(delete(tx, a, ada, 0).unwrap());
+            assert!(!delete(tx, a, ada, 0).unwrap());
         });
         t.read(|tx| {
             assert!(by_id(tx, a, ada).unwrap().is_none());
@@ -555,7 +559,7 @@ mod tests {
             set_status(tx, b, id, UserStatus::Disabled).unwrap();
             set_name(tx, b, id, "Mallory").unwrap();
             set_email_verified(tx, b, id).unwrap();
-            assert!(!delete(tx, b, id).unwrap());
+            assert!(!delete(tx, b, id, 0).unwrap());
             sign_out_everywhere(tx, b, id, 50).unwrap();
         });
         t.read(|tx| {

@@ -212,7 +212,7 @@ async fn dispatch(
         A::UserShow(slug, email) => ok(&users::show(&state.db, slug, email).await?),
         A::UserDelete(slug, email) => {
             confirmed(state, req, &format!("user {email:?} with their credentials and sessions")).await?;
-            users::delete(&state.db, slug, email).await?;
+            users::delete(&state.db, state.clock.now(), slug, email).await?;
             done()
         }
         A::UserDisable(slug, email) => ok(&users::set_enabled(&state.db, state.clock.now(), slug, email, false).await?),

@@ -84,7 +84,30 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
         Outcome::SelectAccount { request_id, request, name, email } => {
             pages::select_account(&cx.tenant, &request_id, &request, &name, &email)
         }
+        Outcome::Consent { request_id, request, email } => pages::consent(&cx.tenant, &request_id, &request, &email),
     })
+}
+
+/// `POST /authorize/consent` (`request`, `decision=allow|deny`), from the consent page: its
+/// form, with the session cookie, from this tenant's own origin.
+pub async fn consent(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
+    if super::ceremony::same_origin(cx, req.headers()) != Some(true) {
+        return Ok(pages::sign_in_expired(&cx.tenant));
+    }
+    let session = session_token(req.headers(), &cx.tenant);
+    let form = read_form(req, limit(cx)).await?;
+    let id = form.owned("request")?.unwrap_or_default();
+    let allow = match form.owned("decision")?.as_deref() {
+        Some("allow") => true,
+        Some("deny") => false,
+        _ => return Err(OAuthError::invalid_request("decision must be allow or deny")),
+    };
+    let resumed = authorize::consent(cx.state, &cx.tenant, id.clone(), session, allow).await?;
+    if let Resumed::Redirect(_) = &resumed {
+        let e = cx.event("browser", "consent.decided", if allow { "success: allowed" } else { "success: denied" });
+        cx.state.audit.record(e);
+    }
+    Ok(resumed_page(cx, &id, resumed).await)
 }
 
 /// `GET /authorize/another`: "Use another account" on the account chooser.
@@ -111,6 +134,7 @@ async fn resumed_page(cx: &Cx<'_>, id: &str, resumed: Resumed) -> Response<Body>
             let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
             pages::login(&cx.tenant, id, &request, &providers)
         }
+        Resumed::Consent { request, email } => pages::consent(&cx.tenant, id, &request, &email),
         Resumed::Expired => pages::sign_in_expired(&cx.tenant),
     }
 }

@@ -11,9 +11,10 @@ use super::html::{Data, Page, html, render};
 use super::request::session_token;
 use super::response::{bytes, with_header};
 use super::{Body, Cx};
+use latchkey_domain::clock::date;
 use latchkey_domain::crypto::sha256;
 use latchkey_domain::error::Error;
-use latchkey_domain::oidc::authorize::AuthorizationRequest;
+use latchkey_domain::oidc::authorize::{AuthorizationRequest, scope_in_words};
 use latchkey_domain::registry::TenantRuntime;
 use latchkey_domain::sessions;
 use latchkey_domain::users;
@@ -78,6 +79,7 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
         };
         return Ok(html(StatusCode::OK, render(tenant, &Page::new("Sign in", "signin"), main)));
     };
+    let allowed = latchkey_domain::consents::list(&cx.state.db, t, user.id).await?;
     let main = markup! {
         h1 { "Your passkeys" }
         p { "Signed in as " strong { (user.email) } "." }
@@ -94,9 +96,98 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
             ul #social .credentials {}
             div.actions { button #step-up .primary type="button" hidden { "Confirm with your passkey" } }
         }
+        @if !allowed.is_empty() {
+            section #consents-section {
+                h2 { "Applications you allowed" }
+                ul #consents .credentials {
+                    @for c in &allowed {
+                        li data-client-id=(c.client_id) {
+                            strong { (c.app_name) }
+                            span.hint {
+                                " · " (c.scopes.iter().map(|s| scope_in_words(s)).collect::<Vec<_>>().join("; "))
+                                " · since " (date(c.granted_at))
+                            }
+                            form method="post" action={ (tenant.path_prefix) "/account/consents/revoke" } {
+                                input type="hidden" name="client_id" value=(c.client_id);
+                                button.secondary type="submit" { "Revoke" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     };
     let data = Data { email: Some(&user.email), name: Some(&user.name), ..Data::default() };
-    Ok(html(StatusCode::OK, render(tenant, &Page::new("Your passkeys", "account").with(data), main)))
+    // The revoke forms post back here: their Origin must show.
+    let page = Page { referrer_same_origin: true, ..Page::new("Your passkeys", "account").with(data) };
+    Ok(html(StatusCode::OK, render(tenant, &page, main)))
+}
+
+/// `POST /account/consents/revoke` (`client_id`) from the account page: forgets what the
+/// signed-in user allowed the app (which asks again next time) and ends the app's tokens for
+/// them; back to `/account`.
+pub async fn revoke_consent(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
+    if super::ceremony::same_origin(cx, req.headers()) != Some(true) {
+        return Err(Error::forbidden(
+            latchkey::codes::INVALID_ORIGIN_HEADER,
+            "This must come from this site's own account page. Open your account page and revoke it there.",
+        ));
+    }
+    let (now, t) = (cx.now(), cx.tenant.id);
+    let session = match session_token(req.headers(), &cx.tenant) {
+        Some(token) => sessions::find(&cx.state.db, t, token, now).await?,
+        None => None,
+    };
+    let form = super::body::read_form(req, cx.state.config.limits.json_body_max).await?;
+    let client_id = form
+        .owned("client_id")
+        .map_err(|e| Error::invalid(latchkey::codes::INVALID_INPUT, e.to_string()))?
+        .unwrap_or_default();
+    if let Some((_, user)) = session
+        && latchkey_domain::consents::revoke(&cx.state.db, t, user.id, client_id.clone(), now).await?
+    {
+        let mut e = cx.event(&user.email, "consent.revoked", "success");
+        e.subject = Some(user.email.clone());
+        e.detail = Some(client_id);
+        cx.state.audit.record(e);
+    }
+    Ok(super::response::redirect(&format!("{}/account", cx.tenant.path_prefix)))
+}
+
+/// The consent page: the application's name and what it asks for in plain words; Allow posts
+/// the decision, Deny too. The answer to the form is a redirect to the application, which the
+/// page's `form-action` must allow (browsers hold a form's redirects to it).
+pub fn consent(
+    tenant: &TenantRuntime,
+    request_id: &str,
+    request: &AuthorizationRequest,
+    email: &str,
+) -> Response<Body> {
+    let scopes: Vec<&str> = latchkey_domain::oidc::tokens::scopes(&request.scope).collect();
+    let main = markup! {
+        h1 { "Allow " (request.client_name) "?" }
+        p { strong #consent-app { (request.client_name) } " asks to:" }
+        ul #consent-scopes {
+            @for s in &scopes {
+                li data-scope=(s) { (scope_in_words(s)) }
+            }
+        }
+        p.hint { "Signed in as " (email) ". You can revoke this on your account page." }
+        form method="post" action={ (tenant.path_prefix) "/authorize/consent" } class="actions" {
+            input type="hidden" name="request" value=(request_id);
+            button #consent-allow .primary type="submit" name="decision" value="allow" { "Allow" }
+            button #consent-deny .secondary type="submit" name="decision" value="deny" { "Deny" }
+        }
+    };
+    let page = Page { referrer_same_origin: true, ..Page::new("Allow access", "consent") };
+    let page = html(StatusCode::OK, render(tenant, &page, main));
+    match latchkey_domain::oidc::introspection::form_target(&request.redirect_uri) {
+        Some(source) => {
+            let csp = super::html::CSP.replace("form-action 'self'", &format!("form-action 'self' {source}"));
+            super::response::with_header_value(page, header::CONTENT_SECURITY_POLICY, &csp)
+        }
+        None => page,
+    }
 }
 
 /// A link's confirmation page (the callback of a link from `/account`): names the upstream

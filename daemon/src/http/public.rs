@@ -156,6 +156,7 @@ fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> 
             TenantRoute::Authorize
             | TenantRoute::AuthorizeResume
             | TenantRoute::AuthorizeAnother
+            | TenantRoute::AuthorizeConsent
             | TenantRoute::SocialStart(_)
             | TenantRoute::SocialLink(_),
         ) => (Bucket::Authorize, live.ceremony_rate_per_minute),
@@ -228,11 +229,13 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::InvitePage(token) => page(&cx, pages::invite(&cx, token, false).await),
         R::RecoverPage(token) => page(&cx, pages::invite(&cx, token, true).await),
         R::AccountPage => page(&cx, pages::account(&cx, req).await),
+        R::ConsentRevoke => page(&cx, pages::revoke_consent(&cx, req).await),
         R::Asset(a) => super::html::asset(a),
         R::Avatar(id) => pages::avatar(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
         R::Authorize => oauth(oauth::authorize(&cx, req).await),
         R::AuthorizeResume => oauth(oauth::resume(&cx, req).await),
         R::AuthorizeAnother => oauth(oauth::another_account(&cx, req).await),
+        R::AuthorizeConsent => oauth(oauth::consent(&cx, req).await),
         R::Token => oauth::cors(&cx, origin, oauth(oauth::token(&cx, req).await)).await,
         R::Userinfo => oauth::cors(&cx, origin, oauth(oauth::userinfo(&cx, req).await)).await,
         R::Revoke => oauth::cors(&cx, origin, oauth(oauth::revoke(&cx, req).await)).await,

@@ -19,7 +19,7 @@ use crate::store::apps::AppRow;
 use crate::store::oidc::CodeRow;
 use crate::store::sessions::SessionRow;
 use crate::store::users::UserRow;
-use crate::store::{self, AppType, WriteTx};
+use crate::store::{self, AppType, Reader, TenantId, WriteTx};
 
 /// Scopes a user may grant an application at `/authorize`.
 pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "offline_access", CREDENTIALS_SCOPE];
@@ -52,6 +52,54 @@ pub struct AuthorizationRequest {
     /// `acr` claim (a device-bound passkey), or the app's `--require-acr` (`phr`: any passkey).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_acr: Option<String>,
+    /// The app asks its users for consent (`--consent explicit`).
+    #[serde(default)]
+    pub consent_explicit: bool,
+    /// `prompt=consent`: ask even when the user allowed the app before.
+    #[serde(default)]
+    pub prompt_consent: bool,
+    /// The user (public id) who allowed this very request on the consent page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consented_by: Option<String>,
+    /// The app has a back-channel logout URI: the session it signs into records it.
+    #[serde(default)]
+    pub backchannel: bool,
+}
+
+/// What a scope lets an application do, in the consent page's words.
+pub fn scope_in_words(scope: &str) -> &'static str {
+    match scope {
+        "openid" => "Know who you are when you sign in",
+        "profile" => "See your name and picture",
+        "email" => "See your e-mail address",
+        OFFLINE => "Keep access when you are not signed in here, until you revoke it",
+        CREDENTIALS_SCOPE => "See and manage your passkeys",
+        _ => "Use an API on your behalf",
+    }
+}
+
+const OFFLINE: &str = "offline_access";
+
+/// Whether the request must show the consent page before a code goes back: asked for
+/// (`prompt=consent`), or an app that asks its users and this user has not allowed it every scope
+/// of the request. Allowed on the page for this request, it never asks twice.
+fn needs_consent(
+    tx: &impl Reader,
+    tenant: TenantId,
+    request: &AuthorizationRequest,
+    user: &UserRow,
+) -> Result<bool, OAuthError> {
+    if request.consented_by.as_deref() == Some(user.public_id.as_str()) {
+        return Ok(false);
+    }
+    if request.prompt_consent {
+        return Ok(true);
+    }
+    if !request.consent_explicit {
+        return Ok(false);
+    }
+    let allowed = store::consents::scopes(tx, tenant, user.id, &request.client_id)?.unwrap_or_default();
+    Ok(super::tokens::scopes(&request.scope).any(|s| !allowed.iter().any(|a| a == s)))
 }
 
 #[derive(Debug)]
@@ -64,6 +112,8 @@ pub enum Outcome {
     Login { request_id: String, request: Box<AuthorizationRequest> },
     /// `prompt=select_account` with a signed-in user: continue as them, or use another account.
     SelectAccount { request_id: String, request: Box<AuthorizationRequest>, name: String, email: String },
+    /// The consent page: allow the app what it asks for, or deny.
+    Consent { request_id: String, request: Box<AuthorizationRequest>, email: String },
 }
 
 /// Appends parameters to a redirect URI that may already carry a query.
@@ -148,8 +198,7 @@ fn reaches(s: &SessionRow, required: &str) -> bool {
     }
 }
 
-/// The `prompt` values of Core §3.1.2.1; any other is refused. (`consent` is accepted and, until
-/// the consent page exists, asks nothing more than the sign-in would: discovery does not list it.)
+/// The `prompt` values of Core §3.1.2.1; any other is refused.
 const PROMPTS: [&str; 4] = ["none", "login", "consent", "select_account"];
 
 /// Validates the request; returns the outcome to render.
@@ -333,6 +382,10 @@ pub async fn authorize(
         claims,
         select_account,
         require_acr,
+        consent_explicit: app.consent_explicit,
+        prompt_consent: prompts.contains(&"consent"),
+        consented_by: None,
+        backchannel: app.backchannel_logout_uri.is_some(),
     };
     let request_id = random_token()?;
     let code = new_token()?;
@@ -364,7 +417,23 @@ pub async fn authorize(
             }
             match session {
                 Some((s, user)) if fresh(&s) && hinted_user(&user) && !request.select_account => {
-                    Ok(Outcome::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
+                    if !needs_consent(tx, t, &request, &user)? {
+                        return Ok(Outcome::Redirect(issue_code(
+                            tx, &tenant2, &request, &s, &user, &code, now, code_ttl,
+                        )?));
+                    }
+                    if prompt_none {
+                        return Ok(error_redirect(
+                            &tenant2,
+                            &request.redirect_uri,
+                            request.state.as_deref(),
+                            OAuthCode::ConsentRequired,
+                            "the user has not allowed this application what it asks for",
+                        ));
+                    }
+                    let json = serde_json::to_string(&request).map_err(OAuthError::server_error)?;
+                    store::oidc::insert_request(tx, t, &request_id, &json, now, now + 600)?;
+                    Ok(Outcome::Consent { request_id, request: Box::new(request), email: user.email })
                 }
                 Some((s, user)) if request.select_account && fresh(&s) && hinted_user(&user) => {
                     let json = serde_json::to_string(&request).map_err(OAuthError::server_error)?;
@@ -419,6 +488,11 @@ pub fn issue_code(
         claims: req.claims.as_ref().and_then(super::claims::Requested::to_column),
     };
     store::oidc::insert_code(tx, tenant.id, &token_key(code), &row, now)?;
+    // An app told of the session's end (back-channel logout) is told only of sessions it
+    // received an ID token in.
+    if req.backchannel && super::tokens::scopes(&req.scope).any(|s| s == "openid") {
+        store::outbox::remember_recipient(tx, tenant.id, session.id, &req.client_id)?;
+    }
     let mut pairs = vec![("code", code)];
     if let Some(s) = &req.state {
         pairs.push(("state", s));
@@ -432,6 +506,11 @@ pub enum Resumed {
     Redirect(String),
     /// Still not signed in (or not recently enough): show the login page again.
     Login(Box<AuthorizationRequest>),
+    /// Signed in: the consent page asks before the code goes back.
+    Consent {
+        request: Box<AuthorizationRequest>,
+        email: String,
+    },
     Expired,
 }
 
@@ -455,11 +534,34 @@ fn pending(
     Ok(Some((request, created, session)))
 }
 
+/// Back from the login page: a code for the signed-in user, unless something is still to ask.
 pub async fn resume(
     state: &State,
     tenant: &std::sync::Arc<TenantRuntime>,
     request_id: String,
     session_token: Option<String>,
+) -> Result<Resumed, OAuthError> {
+    continue_request(state, tenant, request_id, session_token, None).await
+}
+
+/// The consent page's answer: allowed, the decision is remembered (an app that asks its users)
+/// and the code goes back; denied, the app gets `access_denied`.
+pub async fn consent(
+    state: &State,
+    tenant: &std::sync::Arc<TenantRuntime>,
+    request_id: String,
+    session_token: Option<String>,
+    allow: bool,
+) -> Result<Resumed, OAuthError> {
+    continue_request(state, tenant, request_id, session_token, Some(allow)).await
+}
+
+async fn continue_request(
+    state: &State,
+    tenant: &std::sync::Arc<TenantRuntime>,
+    request_id: String,
+    session_token: Option<String>,
+    decision: Option<bool>,
 ) -> Result<Resumed, OAuthError> {
     let now = state.clock.now();
     let t = tenant.id;
@@ -470,7 +572,8 @@ pub async fn resume(
     state
         .db
         .write_unsynced(move |tx| -> Result<Resumed, OAuthError> {
-            let Some((request, created, session)) = pending(tx, t, &request_id, session_token.as_deref(), now)? else {
+            let Some((mut request, created, session)) = pending(tx, t, &request_id, session_token.as_deref(), now)?
+            else {
                 return Ok(Resumed::Expired);
             };
             let Some((s, user)) = session else { return Ok(Resumed::Login(Box::new(request))) };
@@ -489,9 +592,33 @@ pub async fn resume(
                     return Ok(Resumed::Login(Box::new(request)));
                 }
             }
+            if unmet.is_none() {
+                if decision == Some(true) {
+                    if request.consent_explicit {
+                        // What the user allowed before stays allowed.
+                        let mut scopes =
+                            store::consents::scopes(tx, t, user.id, &request.client_id)?.unwrap_or_default();
+                        scopes.extend(super::tokens::scopes(&request.scope).map(str::to_owned));
+                        store::consents::grant(tx, t, user.id, &request.client_id, &scopes, now)?;
+                    }
+                    request.consented_by = Some(user.public_id.clone());
+                }
+                if decision != Some(false) && needs_consent(tx, t, &request, &user)? {
+                    return Ok(Resumed::Consent { request: Box::new(request), email: user.email });
+                }
+            }
             // Taken: a request resumed twice at once yields one answer.
             if !store::oidc::delete_request(tx, t, &request_id)? {
                 return Ok(Resumed::Expired);
+            }
+            if unmet.is_none() && decision == Some(false) {
+                return Ok(Resumed::Redirect(error_location(
+                    &tenant2,
+                    &request.redirect_uri,
+                    request.state.as_deref(),
+                    OAuthCode::AccessDenied,
+                    "the user did not allow the application what it asked for",
+                )));
             }
             if let Some(required) = unmet {
                 return Ok(Resumed::Redirect(error_location(

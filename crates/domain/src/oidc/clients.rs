@@ -140,6 +140,9 @@ mod tests {
             created_at: 0,
             device_flow: false,
             require_acr: None,
+            consent_explicit: false,
+            backchannel_logout_uri: None,
+            backchannel_logout_session_required: false,
         }
     }
 

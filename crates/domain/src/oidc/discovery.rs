@@ -34,6 +34,8 @@ pub struct ProviderMetadata<'a> {
     pub request_parameter_supported: bool,
     pub request_uri_parameter_supported: bool,
     pub authorization_response_iss_parameter_supported: bool,
+    pub backchannel_logout_supported: bool,
+    pub backchannel_logout_session_supported: bool,
 }
 
 pub const SCOPES: &[&str] = &["openid", "profile", "email", "offline_access"];
@@ -78,11 +80,13 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
             "email_verified",
             "roles",
         ],
-        prompt_values_supported: &["none", "login", "select_account"],
+        prompt_values_supported: &["none", "login", "consent", "select_account"],
         acr_values_supported: &["phr", "phrh"],
         claims_parameter_supported: true,
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
         authorization_response_iss_parameter_supported: true,
+        backchannel_logout_supported: true,
+        backchannel_logout_session_supported: true,
     }
 }

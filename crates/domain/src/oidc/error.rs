@@ -26,6 +26,8 @@ pub enum OAuthCode {
     UnsupportedResponseType,
     /// `prompt=none` without a usable session (OIDC Core §3.1.2.6).
     LoginRequired,
+    /// `prompt=none` for an app the user has not allowed (OIDC Core §3.1.2.6).
+    ConsentRequired,
     /// A request object (`request`) or its URI (`request_uri`), which discovery says are not
     /// supported (OIDC Core §6).
     RequestNotSupported,
@@ -55,6 +57,7 @@ impl OAuthCode {
             OAuthCode::TemporarilyUnavailable => "temporarily_unavailable",
             OAuthCode::UnsupportedResponseType => "unsupported_response_type",
             OAuthCode::LoginRequired => "login_required",
+            OAuthCode::ConsentRequired => "consent_required",
             OAuthCode::RequestNotSupported => "request_not_supported",
             OAuthCode::RequestUriNotSupported => "request_uri_not_supported",
             OAuthCode::AuthorizationPending => "authorization_pending",
@@ -79,6 +82,7 @@ impl OAuthCode {
             | OAuthCode::InvalidScope
             | OAuthCode::UnsupportedResponseType
             | OAuthCode::LoginRequired
+            | OAuthCode::ConsentRequired
             | OAuthCode::RequestNotSupported
             | OAuthCode::RequestUriNotSupported
             | OAuthCode::AuthorizationPending

@@ -196,7 +196,7 @@ pub enum LogoutOutcome {
 
 /// A Content-Security-Policy source for a registered redirect: its origin, or for a native app's
 /// custom scheme (an opaque origin) the scheme.
-fn form_target(uri: &str) -> Option<String> {
+pub fn form_target(uri: &str) -> Option<String> {
     let url = url::Url::parse(uri).ok()?;
     match url.origin() {
         url::Origin::Tuple(..) => Some(url.origin().ascii_serialization()),

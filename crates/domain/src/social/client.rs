@@ -82,6 +82,17 @@ impl Upstream {
         Ok((status, value))
     }
 
+    /// `POST url` with a form body, for a notification whose answer is only its status (a
+    /// back-channel logout): the status; the body is read (bounded) and dropped.
+    pub async fn notify_form(&self, url: &str, form: &[(&str, &str)]) -> Result<u16, UpstreamError> {
+        checked(url)?;
+        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(form).finish();
+        let req =
+            self.http.post(url).header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(body);
+        let (status, _) = self.send(url, req).await?;
+        Ok(status)
+    }
+
     async fn send(&self, url: &str, req: reqwest::RequestBuilder) -> Result<(u16, Vec<u8>), UpstreamError> {
         let transport = |e: reqwest::Error| UpstreamError::Transport { url: url.to_owned(), message: e.to_string() };
         let mut response = req.send().await.map_err(transport)?;

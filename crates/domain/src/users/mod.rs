@@ -279,12 +279,12 @@ pub async fn set_enabled(db: &Db, now: Timestamp, slug: String, email: String, e
     .await
 }
 
-pub async fn delete(db: &Db, slug: String, email: String) -> Result<(), Error> {
+pub async fn delete(db: &Db, now: Timestamp, slug: String, email: String) -> Result<(), Error> {
     db.write(move |tx| -> Result<_, Error> {
         crate::store::cluster::admin_lock(tx)?;
         let tenant = require(tx, &slug)?;
         let user = require_user(tx, tenant.id, &slug, &email)?;
-        store::users::delete(tx, tenant.id, user.id)?;
+        store::users::delete(tx, tenant.id, user.id, now)?;
         Ok(())
     })
     .await
