@@ -575,7 +575,13 @@ fn oidcc_prompt_consent_and_the_consent_page() {
     let asks = get(&authorize_url(&site, &third, &p, &[]), Some(&cookie));
     assert_eq!(asks.status, 200, "asked again after revoking");
     let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
-    assert!(events.as_array().unwrap().iter().any(|e| e["action"] == "consent.revoked"), "{events}");
+    for action in ["consent.allowed", "consent.denied", "consent.revoked"] {
+        let found =
+            events.as_array().unwrap().iter().any(|e| {
+                e["action"] == action && e["actor"] == "ada@acme.test" && e["detail"] == third.client_id.as_str()
+            });
+        assert!(found, "{action}: {events}");
+    }
 }
 
 #[test]

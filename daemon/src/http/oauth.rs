@@ -103,8 +103,11 @@ pub async fn consent(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError
         _ => return Err(OAuthError::invalid_request("decision must be allow or deny")),
     };
     let resumed = authorize::consent(cx.state, &cx.tenant, id.clone(), session, allow).await?;
-    if let Resumed::Redirect(_) = &resumed {
-        let e = cx.event("browser", "consent.decided", if allow { "success: allowed" } else { "success: denied" });
+    if let Resumed::Decided { client_id, email, allowed, .. } = &resumed {
+        let action = if *allowed { "consent.allowed" } else { "consent.denied" };
+        let mut e = cx.event(email, action, "success");
+        e.subject = Some(email.clone());
+        e.detail = Some(client_id.clone());
         cx.state.audit.record(e);
     }
     Ok(resumed_page(cx, &id, resumed).await)
@@ -129,12 +132,15 @@ pub async fn resume(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
 /// Where a pending request goes next: back to the app, the login page again, or "expired".
 async fn resumed_page(cx: &Cx<'_>, id: &str, resumed: Resumed) -> Response<Body> {
     match resumed {
-        Resumed::Redirect(to) => redirect(&to),
+        Resumed::Redirect(to) | Resumed::Decided { to, .. } => redirect(&to),
         Resumed::Login(request) => {
             let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
             pages::login(&cx.tenant, id, &request, &providers)
         }
         Resumed::Consent { request, email } => pages::consent(&cx.tenant, id, &request, &email),
+        Resumed::StepUpUnavailable { client_name, required, back_to } => {
+            pages::step_up_unavailable(&cx.tenant, &client_name, &required, &back_to)
+        }
         Resumed::Expired => pages::sign_in_expired(&cx.tenant),
     }
 }

@@ -278,6 +278,28 @@ pub fn select_account(
     html(StatusCode::OK, render(tenant, &Page::new("Choose an account", "select-account"), main))
 }
 
+/// The application asks for a sign-in this account cannot give (`acr` step-up): what is
+/// missing and how to get it, and a link back to the application, which is told `access_denied`.
+pub fn step_up_unavailable(tenant: &TenantRuntime, client_name: &str, required: &str, back_to: &str) -> Response<Body> {
+    let main = markup! {
+        h1 #step-up-unavailable { "A stronger sign-in is needed" }
+        @if required == "phrh" {
+            p {
+                strong { (client_name) } " asks for a passkey that stays on its device, or a security key. "
+                "Your account has only passkeys synced between devices."
+            }
+        } @else {
+            p { strong { (client_name) } " asks for a sign-in with a passkey. Your account has none." }
+        }
+        p {
+            "Add one on " a href={ (tenant.path_prefix) "/account" } { "your account page" }
+            ", then sign in to " (client_name) " again."
+        }
+        div.actions { a #back-to-app .secondary href=(back_to) { "Back to " (client_name) } }
+    };
+    html(StatusCode::FORBIDDEN, render(tenant, &Page::new("A stronger sign-in is needed", "step-up-unavailable"), main))
+}
+
 /// One link per enabled social provider, carrying what the sign-in is for (`request` or
 /// `invite`). Plain links: they work without JavaScript and without passkey support.
 pub(super) fn social_buttons(tenant: &TenantRuntime, providers: &[(String, String)], key: &str, value: &str) -> Markup {

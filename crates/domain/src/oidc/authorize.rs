@@ -511,6 +511,21 @@ pub enum Resumed {
         request: Box<AuthorizationRequest>,
         email: String,
     },
+    /// The consent page's decision, acted on: send the browser `to` the app (a code, or
+    /// `access_denied`), and record who decided what for which app.
+    Decided {
+        to: String,
+        client_id: String,
+        email: String,
+        allowed: bool,
+    },
+    /// The app asks for an `acr` the user has no credential for: a page that says so, whose link
+    /// takes the user back to the app with `access_denied` (`back_to`).
+    StepUpUnavailable {
+        client_name: String,
+        required: String,
+        back_to: String,
+    },
     Expired,
 }
 
@@ -611,17 +626,22 @@ async fn continue_request(
             if !store::oidc::delete_request(tx, t, &request_id)? {
                 return Ok(Resumed::Expired);
             }
-            if unmet.is_none() && decision == Some(false) {
-                return Ok(Resumed::Redirect(error_location(
-                    &tenant2,
-                    &request.redirect_uri,
-                    request.state.as_deref(),
-                    OAuthCode::AccessDenied,
-                    "the user did not allow the application what it asked for",
-                )));
+            if let (None, Some(allowed)) = (unmet, decision) {
+                let to = if allowed {
+                    issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?
+                } else {
+                    error_location(
+                        &tenant2,
+                        &request.redirect_uri,
+                        request.state.as_deref(),
+                        OAuthCode::AccessDenied,
+                        "the user did not allow the application what it asked for",
+                    )
+                };
+                return Ok(Resumed::Decided { to, client_id: request.client_id, email: user.email, allowed });
             }
             if let Some(required) = unmet {
-                return Ok(Resumed::Redirect(error_location(
+                let back_to = error_location(
                     &tenant2,
                     &request.redirect_uri,
                     request.state.as_deref(),
@@ -632,7 +652,12 @@ async fn continue_request(
                     } else {
                         "the application asks for a sign-in with a passkey (acr phr), and this account has none"
                     },
-                )));
+                );
+                return Ok(Resumed::StepUpUnavailable {
+                    client_name: request.client_name,
+                    required: required.to_owned(),
+                    back_to,
+                });
             }
             Ok(Resumed::Redirect(issue_code(tx, &tenant2, &request, &s, &user, &code, now, code_ttl)?))
         })
