@@ -239,6 +239,9 @@ pub struct CreateApp {
     pub backchannel_logout_uri: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backchannel_logout_session_required: bool,
+    /// The app's logo for its consent page: a PNG (at most 256 KiB, 1024×1024), base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo_png: Option<String>,
 }
 
 /// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
@@ -280,6 +283,11 @@ pub struct UpdateApp {
     pub backchannel_logout_uri: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backchannel_logout_session_required: Option<bool>,
+    /// A new logo (PNG, base64), or `remove_logo` to show none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo_png: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remove_logo: bool,
 }
 
 impl UpdateApp {
@@ -314,6 +322,9 @@ pub struct App {
     pub backchannel_logout_uri: Option<String>,
     #[serde(default)]
     pub backchannel_logout_session_required: bool,
+    /// Hex SHA-256 of the app's logo, if it has one.
+    #[serde(default)]
+    pub logo_sha256: Option<String>,
 }
 
 fn implicit() -> String {
@@ -407,6 +418,7 @@ mod tests {
             consent: "implicit".into(),
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
+            logo_sha256: None,
         };
         let v = serde_json::to_value(AppCreated { app, client_secret: Some("s".into()) }).unwrap_or_default();
         assert_eq!(v["client_id"], "c");

@@ -300,6 +300,9 @@ pub enum AppCmd {
         /// The app needs the sid claim in its logout tokens (Latchkey always sends it).
         #[arg(long = "backchannel-logout-session-required", requires = "backchannel_logout_uri")]
         backchannel_logout_session_required: bool,
+        /// A PNG shown on the app's consent page (at most 256 KiB and 1024×1024 pixels).
+        #[arg(long = "logo", value_name = "FILE.png")]
+        logo: Option<std::path::PathBuf>,
     },
     /// List a tenant's applications.
     List {
@@ -368,6 +371,9 @@ pub enum AppCmd {
         /// Whether the app needs sid in its logout tokens.
         #[arg(long = "backchannel-logout-session-required", value_name = "true|false")]
         backchannel_logout_session_required: Option<bool>,
+        /// A new logo (a PNG), or none to show none.
+        #[arg(long = "logo", value_name = "FILE.png|none")]
+        logo: Option<std::path::PathBuf>,
     },
     /// Delete an application; its tokens stop being accepted.
     Delete {

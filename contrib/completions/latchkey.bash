@@ -498,7 +498,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__app__subcmd__create)
-            opts="-t -o -q -h --tenant --name --type --redirect-uri --post-logout-redirect-uri --cors-origin --scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --name --type --redirect-uri --post-logout-redirect-uri --cors-origin --scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -545,6 +545,10 @@ _latchkey() {
                     return 0
                     ;;
                 --backchannel-logout-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logo)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -816,7 +820,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__app__subcmd__update)
-            opts="-t -o -q -h --tenant --name --add-redirect-uri --remove-redirect-uri --add-post-logout-redirect-uri --remove-post-logout-redirect-uri --add-cors-origin --remove-cors-origin --add-scope --remove-scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --name --add-redirect-uri --remove-redirect-uri --add-post-logout-redirect-uri --remove-post-logout-redirect-uri --add-cors-origin --remove-cors-origin --add-scope --remove-scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -884,6 +888,10 @@ _latchkey() {
                     ;;
                 --backchannel-logout-session-required)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --logo)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --socket)

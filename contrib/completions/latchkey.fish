@@ -129,6 +129,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l require-acr -d 'Require every sign-in to reach this acr (OpenID EAP ACR Values): phr (a passkey, not a social sign-in) or phrh (a passkey bound to its device, or a security key; not a synced passkey). A user who has none is sent back to the app with access_denied' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l consent -d 'explicit: a consent page asks the user to allow the app what it asks for (its name and each scope in plain words), remembered per user until revoked on /account; for third-party apps. implicit (the default): first-party, no page' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l backchannel-logout-uri -d 'Post a signed logout token to this URL whenever a session in which the app received an ID token ends (OpenID Back-Channel Logout 1.0): https, or http on loopback' -r
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l logo -d 'A PNG shown on the app\'s consent page (at most 256 KiB and 1024×1024 pixels)' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -165,6 +166,7 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l backchannel-logout-uri -d 'Set the back-channel logout URL, or none to stop sending logout tokens' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l backchannel-logout-session-required -d 'Whether the app needs sid in its logout tokens' -r -f -a "true\t''
 false\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l logo -d 'A new logo (a PNG), or none to show none' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"

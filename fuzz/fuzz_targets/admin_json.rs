@@ -78,6 +78,7 @@ fn declared(d: &Declared) {
                 consent: a.consent.clone(),
                 backchannel_logout_uri: a.backchannel_logout_uri.clone(),
                 backchannel_logout_session_required: a.backchannel_logout_session_required,
+                logo_png: None,
             });
         }
     }

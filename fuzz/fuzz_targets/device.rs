@@ -70,6 +70,7 @@ fn device_app() -> AppRow {
         consent_explicit: false,
         backchannel_logout_uri: None,
         backchannel_logout_session_required: false,
+        logo_sha: None,
     }
 }
 

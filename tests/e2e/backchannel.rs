@@ -631,4 +631,144 @@ backchannel_logout_session_required = true
         plan["plan"][0]["changes"],
         serde_json::json!([{"field": "consent", "old": "explicit", "new": "implicit"}])
     );
+    // A logo set on the command line stays through an apply that changes the app.
+    use base64::Engine as _;
+    let png = dir.path().join("logo.png");
+    std::fs::write(&png, base64::engine::general_purpose::STANDARD.decode(PNG_1X1).unwrap()).unwrap();
+    let id = app["client_id"].as_str().unwrap().to_owned();
+    d.cli(&["app", "update", "--tenant", "acme", &id, "--logo", png.to_str().unwrap()]).ok();
+    d.cli(&["apply", "-f", f]).ok();
+    let after = d.cli(&["app", "show", "--tenant", "acme", &id, "-o", "json"]).ok().json();
+    assert_eq!((after["consent"].as_str(), after["logo_sha256"].as_str().map(str::len)), (Some("implicit"), Some(64)));
+}
+
+#[test]
+fn logout_tokens_waiting_or_in_flight_survive_a_daemon_restart() {
+    // One receiver is down, the other hangs with the token in flight, when the daemon stops.
+    // After a restart on the same database, both are delivered: the waiting one at its retry,
+    // the one whose delivery was cut short once its lease is over.
+    let mut d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let (port, listener) = Receiver::down();
+    drop(listener);
+    let late = app(&site, "web", &["--backchannel-logout-uri", &format!("http://127.0.0.1:{port}/bcl")]);
+    let hanging = Receiver::start();
+    hanging.answer(Answer::Hang);
+    let stuck = bcl_app(&site, &hanging, "/bcl", &[]);
+    let p = pkce();
+    let (code, cookie) = code_flow(&site, &mut soft, "ada@acme.test", &late, &p, &[]);
+    exchange(&site, &late, &code, &p);
+    let r = get(&authorize_url(&site, &stuck, &p, &[]), Some(&cookie));
+    exchange(&site, &stuck, param(&location_params(&r), "code").unwrap(), &p);
+    let form = Some("application/x-www-form-urlencoded");
+    let headers = [("Cookie", cookie.as_str()), ("Origin", site.origin.as_str())];
+    send_raw("POST", &format!("{}/logout", site.base), form, vec![], &headers);
+    // Wait for the first attempts: the refused connection is recorded as a retry.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let retried = |d: &TestDaemon| {
+        let events = d.cli(&["audit", "--tenant", "acme", "--action", "logout.backchannel", "-o", "json"]).ok().json();
+        events.as_array().unwrap().iter().any(|e| e["outcome"] == "failure: retried")
+    };
+    while !retried(&d) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(retried(&d));
+
+    // Stop; restart on the same files and port; both receivers answer now.
+    let dir = d.dir.path().to_owned();
+    let daemon_port: u16 = d.base.rsplit(':').next().unwrap().parse().unwrap();
+    d.stop();
+    let same = d.same_store();
+    let again = TestDaemon::start_on(daemon_port, |f| {
+        same(f);
+        f.keys.encryption_key_file = Some(dir.join("key-encryption.key"));
+    });
+    hanging.answer(Answer::Ok);
+    let back = Receiver::serve(TcpListener::bind(("127.0.0.1", port)).expect("the same port again"));
+    again.clock.advance(LEASE_AND_MORE);
+    let site =
+        Site { d: &again, slug: "acme".into(), base: format!("{}/acme", again.base), origin: again.base.clone() };
+    let got = back.wait_for(1, 15);
+    assert_eq!(got.len(), 1, "the waiting token, after the restart");
+    verified(&site, &got[0].1, &late.client_id);
+    let got = hanging.wait_for(1, 15);
+    assert_eq!(got.len(), 1, "the token in flight at the stop, after its lease");
+    verified(&site, &got[0].1, &stuck.client_id);
+}
+
+/// Past a lease (60 s) of the daemon's clock.
+const LEASE_AND_MORE: i64 = 70;
+
+/// A 1×1 PNG.
+const PNG_1X1: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+#[test]
+fn an_app_logo_is_a_checked_png_shown_on_the_consent_page() {
+    use base64::Engine as _;
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let png = base64::engine::general_purpose::STANDARD.decode(PNG_1X1).unwrap();
+    let file = |name: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let good = file("logo.png", &png);
+
+    // Refused, nothing stored: an SVG, not a PNG, too large, too many pixels.
+    let mut huge = png.clone();
+    huge.resize(300 * 1024, 0);
+    let mut wide = png.clone();
+    wide[16..20].copy_from_slice(&4096u32.to_be_bytes());
+    let bad = [
+        (file("logo.svg", b"<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>"), "SVG"),
+        (file("logo.gif", b"GIF89a\x01\x00\x01\x00"), "not a PNG"),
+        (file("huge.png", &huge), "at most 256 KiB"),
+        (file("wide.png", &wide), "4096×1 pixels"),
+    ];
+    let before = d.snapshot_of(&["applications", "app_logos"]);
+    for (path, why) in &bad {
+        let r = d.cli(&[
+            "app",
+            "create",
+            "--tenant",
+            "acme",
+            "--name",
+            "X",
+            "--type",
+            "web",
+            "--redirect-uri",
+            "https://a.example/cb",
+            "--logo",
+            path,
+        ]);
+        assert_eq!(r.code, 1, "{path}");
+        assert!(r.stderr.contains("invalid_input") && r.stderr.contains(why), "{path}: {}", r.stderr);
+    }
+    assert_eq!(d.snapshot_of(&["applications", "app_logos"]), before, "nothing stored");
+
+    // A PNG: shown on the consent page, served as it was given.
+    let third = app(&site, "web", &["--consent", "explicit", "--logo", &good]);
+    let shown = d.cli(&["app", "show", "--tenant", "acme", &third.client_id, "-o", "json"]).ok().json();
+    let sha = shown["logo_sha256"].as_str().unwrap().to_owned();
+    assert_eq!(sha.len(), 64);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let p = pkce();
+    let page = get(&authorize_url(&site, &third, &p, &[]), None);
+    let id = request_id(&page);
+    let cookie = site.sign_in(&mut soft, Some("ada@acme.test"), &Default::default()).session_cookie().unwrap();
+    let consent = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&cookie));
+    let src = format!("/acme/logos/{}.png?v={}", third.client_id, &sha[..16]);
+    assert!(consent.body.contains(&src), "{}", consent.body);
+    let logo = send_raw("GET", &format!("{}{}", site.origin, src), None, vec![], &[]);
+    assert_eq!((logo.status, logo.header("content-type")), (200, Some("image/png")));
+    assert_eq!(logo.header("content-length"), Some(png.len().to_string().as_str()));
+
+    // Removed with `none`.
+    let a = d.cli(&["app", "update", "--tenant", "acme", &third.client_id, "--logo", "none", "-o", "json"]).ok().json();
+    assert!(a["logo_sha256"].is_null(), "{a}");
+    assert_eq!(send_raw("GET", &format!("{}{}", site.origin, src), None, vec![], &[]).status, 404);
 }

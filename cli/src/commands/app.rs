@@ -19,6 +19,7 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("device flow", if a.device_flow { "yes".into() } else { "no".into() }),
         ("require acr", a.require_acr.clone().unwrap_or_else(|| "none".into())),
         ("consent", a.consent.clone()),
+        ("logo sha256", a.logo_sha256.clone().unwrap_or_else(|| "none".into())),
         (
             "backchannel logout uri",
             match &a.backchannel_logout_uri {
@@ -29,6 +30,13 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ),
         ("created", a.created.clone()),
     ]
+}
+
+/// A logo file, base64 for the JSON of the admin call (the daemon checks it is a PNG).
+fn read_logo(path: &std::path::Path) -> Result<String, CliError> {
+    use base64::Engine as _;
+    let bytes = std::fs::read(path).map_err(|e| CliError::File(format!("cannot read {}: {e}", path.display())))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
@@ -46,6 +54,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             consent,
             backchannel_logout_uri,
             backchannel_logout_session_required,
+            logo,
         } => {
             let req = CreateApp {
                 name,
@@ -64,6 +73,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 consent,
                 backchannel_logout_uri,
                 backchannel_logout_session_required,
+                logo_png: logo.as_deref().map(read_logo).transpose()?,
             };
             let slug = seg(&tenant.tenant)?;
             let created: AppCreated = client.post(&format!("/tenants/{slug}/apps"), &req)?;
@@ -120,6 +130,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             consent,
             backchannel_logout_uri,
             backchannel_logout_session_required,
+            logo,
         } => {
             let req = UpdateApp {
                 name,
@@ -136,6 +147,8 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 consent,
                 backchannel_logout_uri,
                 backchannel_logout_session_required,
+                remove_logo: logo.as_deref().is_some_and(|p| p.as_os_str() == "none"),
+                logo_png: logo.as_deref().filter(|p| p.as_os_str() != "none").map(read_logo).transpose()?,
             };
             if req.is_empty() {
                 return Err(CliError::Usage(

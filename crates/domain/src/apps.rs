@@ -36,7 +36,41 @@ pub fn to_wire(row: &AppRow) -> App {
         consent: if row.consent_explicit { "explicit" } else { "implicit" }.to_owned(),
         backchannel_logout_uri: row.backchannel_logout_uri.clone(),
         backchannel_logout_session_required: row.backchannel_logout_session_required,
+        logo_sha256: row.logo_sha.clone(),
     }
+}
+
+/// Largest logo accepted, and its largest side in pixels.
+pub const LOGO_MAX_BYTES: usize = 256 * 1024;
+const LOGO_MAX_SIDE: u32 = 1024;
+
+/// A logo as sent (base64 of a PNG), checked: the PNG signature and header, at most
+/// [`LOGO_MAX_BYTES`] and 1024 pixels a side. Returns the bytes and their hex SHA-256.
+pub fn logo(base64_png: &str) -> Result<(Vec<u8>, String), Error> {
+    use base64::Engine as _;
+    let bad = |why: &str| bad(codes::INVALID_INPUT, format!("logo: {why}"));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(base64_png.trim())
+        .map_err(|_| bad("not base64 (latchkey app create --logo FILE sends the file as it is)"))?;
+    if bytes.len() > LOGO_MAX_BYTES {
+        return Err(bad(&format!("{} bytes; at most {} KiB", bytes.len(), LOGO_MAX_BYTES / 1024)));
+    }
+    if bytes.starts_with(b"<") || bytes.windows(4).take(256).any(|w| w == b"<svg") {
+        return Err(bad("SVG logos are not accepted; give a PNG"));
+    }
+    // The signature, then the IHDR chunk: length 13, "IHDR", width and height (big-endian).
+    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    let header = bytes.get(8..24).filter(|_| bytes.starts_with(SIGNATURE));
+    let Some(h) = header.filter(|h| h[..8] == [0, 0, 0, 13, b'I', b'H', b'D', b'R']) else {
+        return Err(bad("not a PNG image"));
+    };
+    let width = u32::from_be_bytes([h[8], h[9], h[10], h[11]]);
+    let height = u32::from_be_bytes([h[12], h[13], h[14], h[15]]);
+    if width == 0 || height == 0 || width > LOGO_MAX_SIDE || height > LOGO_MAX_SIDE {
+        return Err(bad(&format!("{width}×{height} pixels; at most {LOGO_MAX_SIDE} a side")));
+    }
+    let sha = sha256(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    Ok((bytes, sha))
 }
 
 fn bad(code: &'static str, message: String) -> Error {
@@ -186,6 +220,7 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
         consent_explicit,
         backchannel_logout_uri,
         backchannel_logout_session_required: req.backchannel_logout_session_required,
+        logo_sha: None,
     })
 }
 
@@ -247,12 +282,17 @@ pub async fn create(db: &Db, now: Timestamp, slug: String, req: CreateApp) -> Re
     row.created_at = now;
     let secret = if req.app_type.is_confidential() { Some(random_token()?) } else { None };
     row.secret_hash = secret.as_ref().map(|s| sha256(s.as_bytes()).to_vec());
+    let logo = req.logo_png.as_deref().map(logo).transpose()?;
+    row.logo_sha = logo.as_ref().map(|(_, sha)| sha.clone());
     let stored = row.clone();
     db.write(move |tx| -> Result<(), Error> {
         crate::store::cluster::admin_lock(tx)?;
         let tenant = require(tx, &slug)?;
         ensure_name_free(tx, tenant.id, &stored.name, None)?;
         store::apps::insert(tx, tenant.id, &stored).map_err(name_conflict(&stored.name))?;
+        if let Some((bytes, _)) = &logo {
+            store::apps::put_logo(tx, tenant.id, &stored.client_id, Some(("image/png", bytes)))?;
+        }
         Ok(())
     })
     .await?;
@@ -372,11 +412,13 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
         backchannel_logout_session_required: req.backchannel_logout_session_required.unwrap_or(
             cur.backchannel_logout_session_required && req.backchannel_logout_uri.as_deref() != Some("none"),
         ),
+        logo_png: None,
     };
     let mut row = check(&create, Purpose::Update)?;
     row.client_id = cur.client_id.clone();
     row.secret_hash = cur.secret_hash.clone();
     row.created_at = cur.created_at;
+    row.logo_sha = cur.logo_sha.clone();
     Ok(row)
 }
 
@@ -387,9 +429,24 @@ pub async fn update(db: &Db, slug: String, client_id: String, req: UpdateApp) ->
             crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let cur = store::apps::get(tx, tenant.id, &client_id)?.ok_or_else(|| app_not_found(&client_id, &slug))?;
-            let row = updated(&cur, &req)?;
+            let mut row = updated(&cur, &req)?;
+            let logo = match (req.logo_png.as_deref(), req.remove_logo) {
+                (Some(_), true) => {
+                    return Err(bad(codes::INVALID_INPUT, "give a new logo or remove it, not both".into()));
+                }
+                (Some(png), false) => Some(Some(logo(png)?)),
+                (None, true) => Some(None),
+                (None, false) => None,
+            };
+            if let Some(new) = &logo {
+                row.logo_sha = new.as_ref().map(|(_, sha)| sha.clone());
+            }
             ensure_name_free(tx, tenant.id, &row.name, Some(&row.client_id))?;
             store::apps::update(tx, tenant.id, &row).map_err(name_conflict(&row.name))?;
+            if let Some(new) = &logo {
+                let image = new.as_ref().map(|(bytes, _)| ("image/png", bytes.as_slice()));
+                store::apps::put_logo(tx, tenant.id, &row.client_id, image)?;
+            }
             Ok(to_wire(&row))
         })
         .await?;
@@ -420,6 +477,11 @@ pub async fn rotate_secret(db: &Db, slug: String, client_id: String) -> Result<S
     Ok(SecretRotated { client_id, client_secret: secret })
 }
 
+/// An application's logo (content type, bytes), for `GET /logos/{client_id}.png`.
+pub async fn logo_of(db: &Db, tenant: TenantId, client_id: String) -> Result<Option<(String, Vec<u8>)>, Error> {
+    Ok(db.read(move |tx| store::apps::logo(tx, tenant, &client_id)).await?)
+}
+
 /// Whether one of the tenant's applications lists `origin` among its CORS origins.
 pub async fn lists_origin(db: &Db, tenant: TenantId, origin: String) -> Result<bool, Error> {
     let apps = db.read(move |tx| store::apps::list(tx, tenant)).await?;
@@ -443,6 +505,7 @@ mod tests {
             consent: None,
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
+            logo_png: None,
         }
     }
 

@@ -187,6 +187,7 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
         consent: d.consent.clone(),
         backchannel_logout_uri: d.backchannel_logout_uri.clone(),
         backchannel_logout_session_required: d.backchannel_logout_session_required,
+        logo_png: None,
     })
 }
 
@@ -419,6 +420,8 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                     .collect();
                     if !fields.is_empty() {
                         wanted.client_id = cur.client_id.clone();
+                        // A logo is set with `app update --logo`; the file leaves it alone.
+                        wanted.logo_sha = cur.logo_sha.clone();
                         steps.push(Step::UpdateApp { tenant: tid, slug: t.slug.clone(), app: wanted, fields });
                     }
                 }

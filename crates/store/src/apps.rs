@@ -27,9 +27,11 @@ pub struct AppRow {
     /// (Back-Channel Logout 1.0), and whether the token must carry `sid`.
     pub backchannel_logout_uri: Option<String>,
     pub backchannel_logout_session_required: bool,
+    /// Hex SHA-256 of the app's logo (in `app_logos`), if it has one.
+    pub logo_sha: Option<String>,
 }
 
-const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required";
+const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required, logo_sha";
 
 fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
     Ok((
@@ -48,6 +50,7 @@ fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
             consent_explicit: r.get::<_, String>(11)? == "explicit",
             backchannel_logout_uri: r.get(12)?,
             backchannel_logout_session_required: r.get(13)?,
+            logo_sha: r.get(14)?,
         },
         [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
     ))
@@ -69,7 +72,7 @@ fn consent_text(app: &AppRow) -> &'static str {
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         &format!(
-            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
         ),
         params![
             tenant,
@@ -87,6 +90,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             consent_text(app),
             app.backchannel_logout_uri,
             app.backchannel_logout_session_required,
+            app.logo_sha,
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -110,7 +114,7 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str) -> Result<boo
     if n == 1 {
         // What the app was allowed, was told of, or had still to be told goes with it.
         super::consents::delete_for_app(tx, tenant, client_id)?;
-        for table in ["session_apps", "outbox"] {
+        for table in ["session_apps", "outbox", "app_logos"] {
             tx.conn().execute(
                 &format!("DELETE FROM {table} WHERE tenant_id = ?1 AND client_id = ?2"),
                 params![tenant, client_id],
@@ -119,6 +123,35 @@ pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str) -> Result<boo
         super::cluster::changed(tx.conn(), tenant)?;
     }
     Ok(n == 1)
+}
+
+/// Stores (`Some((content_type, bytes))`) or removes the logo of an application; its row's
+/// `logo_sha` is written by [`insert`] or [`update`] in the same transaction.
+pub fn put_logo(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    client_id: &str,
+    logo: Option<(&str, &[u8])>,
+) -> Result<(), StoreError> {
+    let c = tx.conn();
+    match logo {
+        Some((content_type, bytes)) => c.execute(
+            "INSERT INTO app_logos (tenant_id, client_id, content_type, bytes) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (tenant_id, client_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes",
+            params![tenant, client_id, content_type, bytes],
+        )?,
+        None => c.execute("DELETE FROM app_logos WHERE tenant_id = ?1 AND client_id = ?2", params![tenant, client_id])?,
+    };
+    Ok(())
+}
+
+/// An application's logo: its content type and bytes.
+pub fn logo(tx: &impl Reader, tenant: TenantId, client_id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+    tx.conn().query_opt(
+        "SELECT content_type, bytes FROM app_logos WHERE tenant_id = ?1 AND client_id = ?2",
+        params![tenant, client_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }
 
 pub fn set_secret_hash(tx: &WriteTx<'_>, tenant: TenantId, client_id: &str, hash: &[u8]) -> Result<bool, StoreError> {
@@ -148,7 +181,7 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
     tx.conn().execute(
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
          scopes = ?7, device_flow = ?8, require_acr = ?9, consent = ?10, backchannel_logout_uri = ?11,
-         backchannel_logout_session_required = ?12 WHERE tenant_id = ?1 AND client_id = ?2",
+         backchannel_logout_session_required = ?12, logo_sha = ?13 WHERE tenant_id = ?1 AND client_id = ?2",
         params![
             tenant,
             app.client_id,
@@ -161,7 +194,8 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             app.require_acr,
             consent_text(app),
             app.backchannel_logout_uri,
-            app.backchannel_logout_session_required
+            app.backchannel_logout_session_required,
+            app.logo_sha
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -217,6 +251,7 @@ mod tests {
             consent_explicit: false,
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
+            logo_sha: None,
         };
         t.write(|tx| insert(tx, a, &app).unwrap());
         let got = t.read(|tx| get(tx, a, "spa1").unwrap().unwrap());

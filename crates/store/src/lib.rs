@@ -837,6 +837,7 @@ pub mod testing {
             consent_explicit: false,
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
+            logo_sha: None,
         }
     }
 
@@ -888,6 +889,7 @@ pub mod testing {
             consent_explicit: false,
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
+            logo_sha: None,
         }
     }
 

@@ -30,6 +30,7 @@ pub const TABLES: &[&str] = &[
     "tenants",
     "tenant_old_urls",
     "applications",
+    "app_logos",
     "signing_keys",
     "users",
     "credentials",

@@ -94,6 +94,12 @@ async fn body<T: DeserializeOwned>(state: &State, req: Req) -> Result<T, Error> 
     read_json(req, state.config.limits.json_body_max, Text::NoNul).await
 }
 
+/// An application's create or update, which may carry a logo (base64, 4/3 of its size).
+async fn app_body<T: DeserializeOwned>(state: &State, req: Req) -> Result<T, Error> {
+    let room = (apps::LOGO_MAX_BYTES as u64) * 4 / 3 + 4;
+    read_json(req, state.config.limits.json_body_max + room, Text::NoNul).await
+}
+
 /// Destructive calls need `{"confirm": true}` (the CLI's `--yes`).
 async fn confirmed(state: &State, req: Req, what: &str) -> Result<(), Error> {
     let c: Confirm = read_json_or_default(req, state.config.limits.json_body_max, Text::NoNul).await?;
@@ -154,7 +160,7 @@ async fn dispatch(
         }
         A::AppList(slug) => ok(&apps::list(&state.db, slug).await?),
         A::AppCreate(slug) => {
-            let r: CreateApp = body(state, req).await?;
+            let r: CreateApp = app_body(state, req).await?;
             note.detail = Some(format!("name {:?}, type {}", r.name, r.app_type.as_str()));
             let app = apps::create(&state.db, state.clock.now(), slug, r).await?;
             note.subject = Some(app.app.client_id.clone());
@@ -162,9 +168,12 @@ async fn dispatch(
         }
         A::AppShow(slug, id) => ok(&apps::show(&state.db, slug, id).await?),
         A::AppUpdate(slug, id) => {
-            let r: UpdateApp = body(state, req).await?;
-            // The request itself says what was asked: `{"add_redirect_uris": [...]}`.
-            note.detail = serde_json::to_string(&r).ok();
+            let r: UpdateApp = app_body(state, req).await?;
+            // The request itself says what was asked: `{"add_redirect_uris": [...]}` (a new
+            // logo by its size, not its bytes).
+            let mut shown = r.clone();
+            shown.logo_png = shown.logo_png.map(|b| format!("{} base64 characters", b.len()));
+            note.detail = serde_json::to_string(&shown).ok();
             ok(&apps::update(&state.db, slug, id, r).await?)
         }
         A::AppDelete(slug, id) => {

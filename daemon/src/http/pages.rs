@@ -165,6 +165,10 @@ pub fn consent(
 ) -> Response<Body> {
     let scopes: Vec<&str> = latchkey_domain::oidc::tokens::scopes(&request.scope).collect();
     let main = markup! {
+        @if let Some(sha) = &request.logo_sha {
+            img #consent-logo .app-logo src={ (tenant.path_prefix) "/logos/" (request.client_id) ".png?v=" (sha.get(..16).unwrap_or(sha)) }
+                alt={ (request.client_name) " logo" } width="64" height="64";
+        }
         h1 { "Allow " (request.client_name) "?" }
         p { strong #consent-app { (request.client_name) } " asks to:" }
         ul #consent-scopes {
@@ -373,6 +377,19 @@ pub fn signed_out(tenant: &TenantRuntime) -> Response<Body> {
         p { "You can close this window." }
     };
     html(StatusCode::OK, render(tenant, &Page::new("Signed out", "signed-out"), main))
+}
+
+/// `GET /logos/{client_id}.png`: an application's logo, as the operator gave it (a PNG checked
+/// when stored). The pages name it with its hash in the query, so it may be cached for good.
+pub async fn app_logo(cx: &Cx<'_>, client_id: String) -> Result<Response<Body>, Error> {
+    let logo = latchkey_domain::apps::logo_of(&cx.state.db, cx.tenant.id, client_id).await?;
+    // Only PNGs are stored (`apps::logo` checks them).
+    let Some((_, image)) = logo else {
+        return Err(Error::not_found(latchkey::codes::APP_NOT_FOUND, "no such application logo"));
+    };
+    let r = bytes(StatusCode::OK, "image/png", image);
+    let r = with_header(r, header::CONTENT_SECURITY_POLICY, "default-src 'none'");
+    Ok(with_header(r, header::CACHE_CONTROL, "public, max-age=86400"))
 }
 
 /// A generated avatar: the user's initials on a colour derived from their id. `picture` in tokens

@@ -232,6 +232,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::ConsentRevoke => page(&cx, pages::revoke_consent(&cx, req).await),
         R::Asset(a) => super::html::asset(a),
         R::Avatar(id) => pages::avatar(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
+        R::AppLogo(id) => pages::app_logo(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
         R::Authorize => oauth(oauth::authorize(&cx, req).await),
         R::AuthorizeResume => oauth(oauth::resume(&cx, req).await),
         R::AuthorizeAnother => oauth(oauth::another_account(&cx, req).await),

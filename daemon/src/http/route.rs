@@ -67,6 +67,8 @@ pub enum TenantRoute {
     Logout,
     /// `GET /avatars/{public_id}.svg`
     Avatar(String),
+    /// `GET /logos/{client_id}.png`: an application's logo.
+    AppLogo(String),
     /// `POST /api/v1/users/invite`
     BulkInvite,
     /// `GET /login/{provider}`: off to the identity provider.
@@ -131,6 +133,7 @@ impl Route {
                 TenantRoute::DeviceDecide => "device_decide",
                 TenantRoute::Logout => "logout",
                 TenantRoute::Avatar(_) => "avatar",
+                TenantRoute::AppLogo(_) => "app_logo",
                 TenantRoute::BulkInvite => "bulk_invite",
                 TenantRoute::SocialStart(_) => "social_start",
                 TenantRoute::SocialCallback(_) => "social_callback",
@@ -245,6 +248,10 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
             Some(id) => one(R::Avatar(id.to_owned()), GET),
             None => Err(Unrouted::NoSuchPath),
         },
+        ["logos", file] => match file.strip_suffix(".png").filter(|id| !id.is_empty()) {
+            Some(id) => one(R::AppLogo(id.to_owned()), READ),
+            None => Err(Unrouted::NoSuchPath),
+        },
         _ => Err(Unrouted::NoSuchPath),
     }
 }
@@ -307,6 +314,7 @@ mod tests {
             ("GET", "/logout", Ok(R::Logout)),
             ("POST", "/logout", Ok(R::Logout)),
             ("GET", "/avatars/u1.svg", Ok(R::Avatar("u1".into()))),
+            ("GET", "/logos/c1.png", Ok(R::AppLogo("c1".into()))),
             ("GET", "/avatars/.svg", Err(Unrouted::NoSuchPath)),
             ("GET", "/avatars/u1.png", Err(Unrouted::NoSuchPath)),
             ("GET", "/login/github", Ok(R::SocialStart("github".into()))),

@@ -64,6 +64,9 @@ pub struct AuthorizationRequest {
     /// The app has a back-channel logout URI: the session it signs into records it.
     #[serde(default)]
     pub backchannel: bool,
+    /// The hash of the app's logo, which the consent page shows, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo_sha: Option<String>,
 }
 
 /// What a scope lets an application do, in the consent page's words.
@@ -386,6 +389,7 @@ pub async fn authorize(
         prompt_consent: prompts.contains(&"consent"),
         consented_by: None,
         backchannel: app.backchannel_logout_uri.is_some(),
+        logo_sha: app.logo_sha.clone(),
     };
     let request_id = random_token()?;
     let code = new_token()?;

@@ -143,6 +143,7 @@ mod tests {
             consent_explicit: false,
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
+            logo_sha: None,
         }
     }
 
