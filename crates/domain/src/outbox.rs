@@ -25,12 +25,12 @@ use crate::store::outbox::{BACKCHANNEL_LOGOUT, Delivery};
 use crate::store::{self, StoreError, TenantId};
 
 /// Rows leased at once by one node.
-const BATCH: i64 = 32;
+pub const BATCH: i64 = 32;
 /// Deliveries under way at once on one node: what bounds its memory and its sockets, however
 /// many rows wait and however slowly their receivers answer.
-const IN_FLIGHT: usize = 64;
+pub const IN_FLIGHT: usize = 64;
 /// How long a leased row waits before another attempt may take it: beyond the client's timeout.
-const LEASE_SECS: i64 = 60;
+pub const LEASE_SECS: i64 = 60;
 /// How long a row is retried.
 pub const GIVE_UP_AFTER_SECS: i64 = 24 * 3600;
 /// A logout token's lifetime (`exp` − `iat`).

@@ -56,19 +56,6 @@ pub fn valid(
     )
 }
 
-/// Ends every session of a user except `keep` (recovery ends the others).
-pub fn delete_for_user_except(
-    tx: &WriteTx<'_>,
-    tenant: TenantId,
-    user: UserId,
-    keep: Option<i64>,
-) -> Result<usize, StoreError> {
-    tx.conn().execute(
-        "DELETE FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND id IS DISTINCT FROM ?3",
-        params![tenant, user, keep],
-    )
-}
-
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, token_hash: &[u8]) -> Result<bool, StoreError> {
     Ok(tx
         .conn()
@@ -132,28 +119,20 @@ mod tests {
     }
 
     #[test]
-    fn delete_once_and_delete_others() {
+    fn delete_once() {
         let t = temp_db();
-        let (a, ada) = t.write(|tx| {
+        let a = t.write(|tx| {
             let a = tenant(tx, "a");
-            let ada = user(tx, a, "ada@example.com");
             let bob = user(tx, a, "bob@example.com");
             insert(tx, a, &new(bob, b"bob", 100)).unwrap();
-            (a, ada)
+            a
         });
         t.write(|tx| {
+            let ada = user(tx, a, "ada@example.com");
             insert(tx, a, &new(ada, b"one", 100)).unwrap();
             assert!(delete(tx, a, b"one").unwrap());
             assert!(!delete(tx, a, b"one").unwrap());
             assert!(valid(tx, a, b"one", 10).unwrap().is_none());
-
-            let keep = insert(tx, a, &new(ada, b"keep", 100)).unwrap();
-            insert(tx, a, &new(ada, b"x", 100)).unwrap();
-            insert(tx, a, &new(ada, b"y", 100)).unwrap();
-            assert_eq!(delete_for_user_except(tx, a, ada, Some(keep)).unwrap(), 2);
-            assert_eq!(valid(tx, a, b"keep", 10).unwrap().unwrap().id, keep);
-            assert_eq!(delete_for_user_except(tx, a, ada, None).unwrap(), 1);
-            assert!(valid(tx, a, b"keep", 10).unwrap().is_none());
             // The other user's session stays.
             assert!(valid(tx, a, b"bob", 10).unwrap().is_some());
         });
@@ -180,16 +159,15 @@ mod tests {
     #[test]
     fn another_tenant_cannot_use_or_end_a_session() {
         let t = temp_db();
-        let (a, b, ada, id) = t.write(|tx| {
+        let (a, b, id) = t.write(|tx| {
             let a = tenant(tx, "a");
             let b = tenant(tx, "b");
             let ada = user(tx, a, "ada@example.com");
-            (a, b, ada, insert(tx, a, &new(ada, b"tok", 100)).unwrap())
+            (a, b, insert(tx, a, &new(ada, b"tok", 100)).unwrap())
         });
         t.write(|tx| {
             assert!(valid(tx, b, b"tok", 10).unwrap().is_none());
             assert!(!delete(tx, b, b"tok").unwrap());
-            assert_eq!(delete_for_user_except(tx, b, ada, None).unwrap(), 0);
         });
         assert_eq!(t.read(|tx| valid(tx, a, b"tok", 10).unwrap().unwrap().id), id);
     }
