@@ -7,6 +7,10 @@
   if (!app) return;
   const base = app.dataset.base || '';
   const $ = (id) => document.getElementById(id);
+  // The page's language: its messages travel in data-messages (the server's catalogue).
+  let messages = {};
+  try { messages = JSON.parse(app.dataset.messages || '{}'); } catch (_) { /* English ids */ }
+  const t = (id) => messages[id] || id;
 
   // --- encoding -----------------------------------------------------------------------------
   function fromB64url(s) {
@@ -75,7 +79,7 @@
     let data = null;
     try { data = await res.json(); } catch (_) { /* 204 and friends */ }
     if (!res.ok) {
-      const err = new Error((data && data.error_description) || ('The server answered ' + res.status));
+      const err = new Error((data && data.error_description) || (t('js-server-error') + ' (HTTP ' + res.status + ')'));
       err.code = data && data.error;
       throw err;
     }
@@ -89,17 +93,17 @@
   function explain(err) {
     switch (err && err.name) {
       case 'NotAllowedError':
-        return 'The passkey request was cancelled or timed out, or this page is not on the address the passkey belongs to. You can try again.';
+        return t('js-not-allowed');
       case 'InvalidStateError':
-        return 'This authenticator is already registered to your account.';
+        return t('js-invalid-state');
       case 'SecurityError':
-        return 'This page\'s address is not allowed to use passkeys for this account.';
+        return t('js-security');
       case 'NotSupportedError':
-        return 'This authenticator does not support the required passkey type.';
+        return t('js-not-supported');
       case 'AbortError':
-        return 'The passkey request was interrupted. You can try again.';
+        return t('js-abort');
       default:
-        return (err && err.message) || 'Something went wrong.';
+        return (err && err.message) || t('js-generic');
     }
   }
 
@@ -131,7 +135,7 @@
     const buttons = [$('create-platform'), $('create-roaming')];
     const go = (authenticator) => async () => {
       busy(buttons, true);
-      say(authenticator === 'roaming' ? 'Insert or tap your security key…' : 'Follow your device\'s prompt…');
+      say(authenticator === 'roaming' ? t('js-tap-key') : t('js-follow-device'));
       try {
         await register({
           username: app.dataset.email,
@@ -139,7 +143,7 @@
           invite: app.dataset.token,
           authenticator,
         });
-        say('Your passkey is ready. Signing you in…', 'ok');
+        say(t('js-passkey-ready'), 'ok');
         window.location.assign(base + '/account');
       } catch (e) {
         say(explain(e), 'error');
@@ -155,12 +159,12 @@
     const button = $('signin');
     button.addEventListener('click', async () => {
       busy([button], true);
-      say('Choose your passkey…');
+      say(t('js-choose-passkey'));
       try { await signIn(null); done(); } catch (e) { say(explain(e), 'error'); busy([button], false); }
     });
     $('signin-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
-      say('Follow your device\'s prompt…');
+      say(t('js-follow-device'));
       try { await signIn($('username').value.trim()); done(); } catch (e) { say(explain(e), 'error'); }
     });
   }
@@ -195,13 +199,13 @@
     $('signin').addEventListener('click', async () => {
       await stopConditional();
       busy(buttons, true);
-      say('Choose your passkey…');
+      say(t('js-choose-passkey'));
       try { await signIn(null); resume(); } catch (e) { say(explain(e), 'error'); busy(buttons, false); }
     });
     $('signin-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       await stopConditional();
-      say('Follow your device\'s prompt…');
+      say(t('js-follow-device'));
       try { await signIn($('username').value.trim()); resume(); } catch (e) { say(explain(e), 'error'); }
     });
     autofill();
@@ -236,7 +240,7 @@
     }
     $('device-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
-      say('Checking the code…');
+      say(t('js-checking-code'));
       try {
         const found = await api('POST', '/device/lookup', { user_code: $('user-code').value });
         code = found.user_code;
@@ -255,7 +259,7 @@
     const signin = $('signin');
     signin.addEventListener('click', async () => {
       busy([signin], true);
-      say('Choose your passkey…');
+      say(t('js-choose-passkey'));
       try {
         const done = await signIn(null);
         email = (done && done.user && done.user.email) || email;
@@ -271,8 +275,8 @@
       try {
         const r = await api('POST', '/device/decide', { user_code: code, approve });
         $('device-result').textContent = r.status === 'approved'
-          ? 'Approved: your device is signing in now.'
-          : 'Denied: your device will not be signed in.';
+          ? t('js-approved')
+          : t('js-denied');
         app.dataset.status = r.status;
         if (window.sessionStorage) sessionStorage.removeItem(KEPT);
         show('device-done');
@@ -297,20 +301,20 @@
     name.textContent = c.name;
     const meta = document.createElement('span');
     meta.className = 'meta';
-    meta.textContent = (c.type === 'roaming' ? 'Security key' : 'Passkey') + ' · ' + c.device + ' · added ' + c.created;
+    meta.textContent = (c.type === 'roaming' ? t('js-security-key') : t('js-passkey')) + ' · ' + c.device + ' · ' + t('js-added') + ' ' + c.created;
     const rename = document.createElement('button');
     rename.type = 'button';
     rename.className = 'link';
     rename.dataset.action = 'rename';
-    rename.textContent = 'Rename';
+    rename.textContent = t('js-rename');
     const remove = document.createElement('button');
     remove.type = 'button';
     remove.className = 'link danger';
     remove.dataset.action = 'remove';
-    remove.textContent = 'Remove';
+    remove.textContent = t('js-remove');
     if (only) {
       remove.disabled = true;
-      remove.title = 'Add another passkey or security key before removing your only one.';
+      remove.title = t('js-only-one');
     }
     li.append(name, meta, rename, remove);
     return li;
@@ -332,7 +336,7 @@
       try {
         if (button.dataset.action === 'remove') {
           await api('DELETE', '/api/credentials/' + encodeURIComponent(id));
-          say('Removed.', 'ok');
+          say(t('js-removed'), 'ok');
           await load();
         } else if (button.dataset.action === 'rename') {
           const field = li.querySelector('[data-field=name]');
@@ -340,15 +344,15 @@
           input.value = field.textContent;
           input.maxLength = 64;
           input.dataset.field = 'new-name';
-          input.setAttribute('aria-label', 'New name');
+          input.setAttribute('aria-label', t('js-new-name'));
           field.replaceWith(input);
-          button.textContent = 'Save';
+          button.textContent = t('js-save');
           button.dataset.action = 'save';
           input.focus();
         } else if (button.dataset.action === 'save') {
           const input = li.querySelector('[data-field=new-name]');
           await api('PATCH', '/api/credentials/' + encodeURIComponent(id), { name: input.value.trim() });
-          say('Renamed.', 'ok');
+          say(t('js-renamed'), 'ok');
           await load();
         }
       } catch (e) {
@@ -358,10 +362,10 @@
     const buttons = [$('add-platform'), $('add-roaming')];
     const add = (authenticator) => async () => {
       busy(buttons, true);
-      say(authenticator === 'roaming' ? 'Insert or tap your security key…' : 'Follow your device\'s prompt…');
+      say(authenticator === 'roaming' ? t('js-tap-key') : t('js-follow-device'));
       try {
         await register({ username: app.dataset.email, display_name: app.dataset.name, authenticator });
-        say(authenticator === 'roaming' ? 'Security key added.' : 'Passkey added.', 'ok');
+        say(authenticator === 'roaming' ? t('js-key-added') : t('js-passkey-added'), 'ok');
         await load();
       } catch (e) {
         say(explain(e), 'error');
@@ -392,14 +396,14 @@
           unlink.type = 'button';
           unlink.className = 'secondary';
           unlink.dataset.action = 'unlink';
-          unlink.textContent = 'Unlink';
+          unlink.textContent = t('js-unlink');
           li.append(label, unlink);
         } else {
           const link = document.createElement('button');
           link.type = 'button';
           link.className = 'secondary';
           link.dataset.action = 'link';
-          link.textContent = 'Link';
+          link.textContent = t('js-link');
           li.append(label, link);
         }
         return li;
@@ -414,10 +418,10 @@
       } catch (e) {
         if (e.code !== 'passkey_required') { say(explain(e), 'error'); return; }
         if (app.dataset.count === '0') {
-          say('To link another way to sign in, first add a passkey above, then link again.', 'error');
+          say(t('js-link-add-first'), 'error');
           return;
         }
-        say('To link another way to sign in, first confirm it is you with your passkey.', 'error');
+        say(t('js-link-confirm-first'), 'error');
         stepUp.dataset.provider = provider;
         stepUp.hidden = false;
         stepUp.focus();
@@ -425,7 +429,7 @@
     }
     stepUp.addEventListener('click', async () => {
       busy([stepUp], true);
-      say('Follow your device\'s prompt…');
+      say(t('js-follow-device'));
       try {
         const done = await signIn(app.dataset.email);
         stepUp.hidden = true;
@@ -445,7 +449,7 @@
       if (button.dataset.action !== 'unlink') return;
       try {
         await api('DELETE', '/api/social/' + encodeURIComponent(provider));
-        say('Unlinked.', 'ok');
+        say(t('js-unlinked'), 'ok');
         await load();
       } catch (e) {
         say(explain(e), 'error');
@@ -457,7 +461,7 @@
   document.addEventListener('DOMContentLoaded', () => {
     const page = app.dataset.page;
     if (['invite', 'recover', 'account', 'signin', 'login'].includes(page) && !supported()) {
-      say('This browser does not support passkeys. Use a current version of Chrome, Safari, Edge or Firefox.', 'error');
+      say(t('js-unsupported-browser'), 'error');
       document.querySelectorAll('button').forEach((b) => { b.disabled = true; });
       return;
     }

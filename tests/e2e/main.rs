@@ -20,6 +20,7 @@ mod docs;
 mod hardening;
 mod harness;
 mod keys;
+mod languages;
 mod lazy_tenants;
 mod mail;
 mod migrate_store;

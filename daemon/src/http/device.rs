@@ -123,42 +123,45 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let email = session.map(|(_, user)| user.email).unwrap_or_default();
     // Social providers sign in and come back here (the page keeps the code in the tab meanwhile).
     let providers = latchkey_domain::social::buttons(&cx.state.db, t).await;
-    let social = super::pages::social_buttons(&cx.tenant, &providers, "device", "1");
+    let tr = cx.tr;
+    let social = super::pages::social_buttons(cx, tr, &providers, "device", "1");
     let main = maud::html! {
-        h1 { "Sign in on your device" }
+        h1 { (tr.t("device-title")) }
         section #device-code {
-            p { "Enter the code your device shows." }
+            p { (tr.t("device-enter-code")) }
             form #device-form .signin-form {
-                label for="user-code" { "Code" }
+                label for="user-code" { (tr.t("device-code-label")) }
                 input #user-code name="user_code" type="text" autocomplete="off" autocapitalize="characters"
                     spellcheck="false" maxlength="32" placeholder="XXXX-XXXX" value=(prefill) required;
-                button.primary type="submit" { "Continue" }
+                button.primary type="submit" { (tr.t("continue")) }
             }
         }
         section #device-signin hidden {
-            p { "Sign in to continue to " strong data-field="app" {} "." }
-            div.actions { button #signin .primary type="button" { "Sign in with a passkey" } }
+            p { (tr.t("device-signin-to")) " " strong data-field="app" {} }
+            div.actions { button #signin .primary type="button" { (tr.t("signin-button")) } }
             (social)
         }
         section #device-confirm hidden {
-            p { strong data-field="app" {} " asks to sign in as " strong #device-user {} " with:" }
+            p { strong data-field="app" {} }
+            p { (tr.t("device-asks")) " " strong #device-user {} }
+            p { (tr.t("device-with")) }
             ul #device-scopes .credentials {}
             p.code-check {
-                "Code " strong #device-code-shown .user-code {} ": check it matches the code your device shows. "
-                "Approve only if it does and you started this sign-in."
+                (tr.t("device-code-label")) " " strong #device-code-shown .user-code {} ". " (tr.t("device-code-check"))
             }
             div.actions {
-                button #approve .primary type="button" { "Approve" }
-                button #deny .secondary type="button" { "Deny" }
+                button #approve .primary type="button" { (tr.t("device-approve")) }
+                button #deny .secondary type="button" { (tr.t("device-deny")) }
             }
         }
         section #device-done hidden {
             p #device-result {}
-            p.muted { "You can close this window." }
+            p.muted { (tr.t("close-window")) }
         }
     };
     let data = Data { email: Some(&email), ..Data::default() };
-    let page = Page::new("Sign in on your device", "device").with(data);
+    let title = tr.t("device-title");
+    let page = Page::of(cx, tr, &title, "device").with(data);
     Ok(html(StatusCode::OK, render(&cx.tenant, &page, main)))
 }
 

@@ -19,7 +19,6 @@ use super::html::{Page, html, render};
 use super::response::{json, no_store, with_header};
 use latchkey_domain::error::{Error, Kind};
 use latchkey_domain::oidc::error::{OAuthCode, OAuthError};
-use latchkey_domain::registry::TenantRuntime;
 
 /// The HTTP status of each kind of failure.
 pub fn status(kind: Kind) -> StatusCode {
@@ -114,13 +113,17 @@ pub fn oauth(e: &OAuthError) -> Response<Body> {
 }
 
 /// An error on a page a person looks at: the tenant's page layout with the message.
-pub fn page(tenant: &TenantRuntime, e: &Error) -> Response<Body> {
+/// The error's description stays in English, as in every other boundary's body (`lang="en"`); the
+/// page around it is in the request's language.
+pub fn page(cx: &super::Cx<'_>, e: &Error) -> Response<Body> {
     log(e.kind, e.code, e.cause.as_deref());
+    let tr = cx.tr;
     let main = maud::html! {
-        h1 { "Something went wrong" }
-        p { (e.message) }
+        h1 { (tr.t("error-heading")) }
+        p lang="en" { (e.message) }
     };
-    decorate(html(status(e.kind), render(tenant, &Page::new("Error", "error"), main)), e.kind)
+    let title = tr.t("error-title");
+    decorate(html(status(e.kind), render(&cx.tenant, &Page::of(cx, tr, &title, "error"), main)), e.kind)
 }
 
 /// A plain-text error, for the few endpoints that serve no JSON (avatars).

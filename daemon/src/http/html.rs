@@ -7,8 +7,9 @@ use hyper::{Response, StatusCode};
 
 use maud::{DOCTYPE, Markup};
 
-use super::Body;
+use super::i18n::{LOCALES, NATIVE_NAMES, Tr};
 use super::response::{bytes, with_header};
+use super::{Body, Cx};
 use latchkey_domain::registry::TenantRuntime;
 
 const JS: &str = include_str!("../../assets/latchkey.js");
@@ -61,11 +62,20 @@ pub struct Page<'a> {
     /// `Referrer-Policy: same-origin` for this page (the pages' header says `no-referrer`), for a
     /// form whose POST must show its origin.
     pub referrer_same_origin: bool,
+    /// The page's language.
+    pub tr: Tr,
+    /// Where the language menu comes back to (no menu without it).
+    pub here: Option<&'a str>,
 }
 
 impl<'a> Page<'a> {
     pub fn new(title: &'a str, kind: &'a str) -> Page<'a> {
         Page { title, kind, ..Page::default() }
+    }
+
+    /// A page of `cx`'s request, in its language (`tr`), with the language menu.
+    pub fn of(cx: &'a Cx<'_>, tr: Tr, title: &'a str, kind: &'a str) -> Page<'a> {
+        Page { title, kind, tr, here: Some(&cx.here), ..Page::default() }
     }
 
     pub fn with(self, data: Data<'a>) -> Page<'a> {
@@ -78,9 +88,10 @@ impl<'a> Page<'a> {
 pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
     let prefix = tenant.path_prefix.as_str();
     let d = page.data;
+    let tr = page.tr;
     maud::html! {
         (DOCTYPE)
-        html lang="en" {
+        html lang=(tr.locale().tag()) {
             head {
                 meta charset="utf-8";
                 @if page.referrer_same_origin {
@@ -93,16 +104,34 @@ pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
             }
             body {
                 main #app data-page=(page.kind) data-base=(prefix) data-token=[d.token] data-email=[d.email]
-                    data-name=[d.name] data-request=[d.request] {
+                    data-name=[d.name] data-request=[d.request] data-messages=(tr.script_messages()) {
                     p.tenant { (tenant.name) }
                     (main)
                     p #status .status role="status" aria-live="polite" {}
-                    noscript { p.status.error { "This page needs JavaScript to talk to your passkey." } }
+                    noscript { p.status.error { (tr.t("noscript")) } }
+                    @if let Some(here) = page.here {
+                        nav.languages aria-label=(tr.t("lang-menu")) {
+                            ul {
+                                @for (i, (locale, tag, _)) in LOCALES.iter().enumerate() {
+                                    li {
+                                        a href={ (prefix) "/locale/" (tag) "?back=" (encoded(here)) } lang=(tag) hreflang=(tag)
+                                            aria-current=[(*locale == tr.locale()).then_some("true")] {
+                                            (NATIVE_NAMES[i])
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
     }
     .into_string()
+}
+
+fn encoded(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 /// An HTML response with the pages' security headers.

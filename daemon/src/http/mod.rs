@@ -11,6 +11,7 @@ pub mod ceremony;
 pub mod device;
 pub mod errors;
 pub mod html;
+pub mod i18n;
 pub mod idle;
 pub mod lines;
 pub mod oauth;
@@ -46,9 +47,22 @@ pub struct Cx<'a> {
     pub state: &'a latchkey_domain::state::State,
     pub tenant: std::sync::Arc<latchkey_domain::registry::TenantRuntime>,
     pub ip: std::net::IpAddr,
+    /// The language of the pages this request gets ([`i18n::negotiate`]).
+    pub tr: i18n::Tr,
+    /// The request's path and query, where the language menu comes back to.
+    pub here: String,
 }
 
 impl Cx<'_> {
+    /// The strings of a page for a request that named `ui_locales` (a pending authorization
+    /// request's), which come before the browser's own preferences.
+    pub fn tr_for(&self, ui_locales: Option<&str>) -> i18n::Tr {
+        match ui_locales.and_then(|v| v.split_whitespace().find_map(i18n::Locale::parse)) {
+            Some(l) => i18n::Tr(l),
+            None => self.tr,
+        }
+    }
+
     pub fn now(&self) -> latchkey_domain::clock::Timestamp {
         self.state.clock.now()
     }

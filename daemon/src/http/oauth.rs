@@ -75,16 +75,16 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
     // session cookie (SameSite=Lax), so it shows the login page rather than answering at once.
     let params = read_form_or_query(req, limit(cx)).await?;
     Ok(match authorize::authorize(cx.state, &cx.tenant, params, session).await? {
-        Outcome::InvalidRedirect(why) => pages::invalid_redirect(&cx.tenant, &why),
+        Outcome::InvalidRedirect(why) => pages::invalid_redirect(cx, &why),
         Outcome::Redirect(to) => redirect(&to),
         Outcome::Login { request_id, request } => {
             let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
-            pages::login(&cx.tenant, &request_id, &request, &providers)
+            pages::login(cx, &request_id, &request, &providers)
         }
         Outcome::SelectAccount { request_id, request, name, email } => {
-            pages::select_account(&cx.tenant, &request_id, &request, &name, &email)
+            pages::select_account(cx, &request_id, &request, &name, &email)
         }
-        Outcome::Consent { request_id, request, email } => pages::consent(&cx.tenant, &request_id, &request, &email),
+        Outcome::Consent { request_id, request, email } => pages::consent(cx, &request_id, &request, &email),
     })
 }
 
@@ -92,7 +92,7 @@ pub async fn authorize(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthErr
 /// form, with the session cookie, from this tenant's own origin.
 pub async fn consent(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     if super::ceremony::same_origin(cx, req.headers()) != Some(true) {
-        return Ok(pages::sign_in_expired(&cx.tenant));
+        return Ok(pages::sign_in_expired(cx));
     }
     let session = session_token(req.headers(), &cx.tenant);
     let form = read_form(req, limit(cx)).await?;
@@ -135,13 +135,13 @@ async fn resumed_page(cx: &Cx<'_>, id: &str, resumed: Resumed) -> Response<Body>
         Resumed::Redirect(to) | Resumed::Decided { to, .. } => redirect(&to),
         Resumed::Login(request) => {
             let providers = latchkey_domain::social::buttons(&cx.state.db, cx.tenant.id).await;
-            pages::login(&cx.tenant, id, &request, &providers)
+            pages::login(cx, id, &request, &providers)
         }
-        Resumed::Consent { request, email } => pages::consent(&cx.tenant, id, &request, &email),
+        Resumed::Consent { request, email } => pages::consent(cx, id, &request, &email),
         Resumed::StepUpUnavailable { client_name, required, back_to } => {
-            pages::step_up_unavailable(&cx.tenant, &client_name, &required, &back_to)
+            pages::step_up_unavailable(cx, &client_name, &required, &back_to)
         }
-        Resumed::Expired => pages::sign_in_expired(&cx.tenant),
+        Resumed::Expired => pages::sign_in_expired(cx),
     }
 }
 
@@ -216,10 +216,10 @@ pub async fn logout(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError>
     .collect();
     let r = match introspection::logout(cx.state, cx.tenant.clone(), request).await? {
         LogoutOutcome::Confirm { returns_to } => {
-            return Ok(pages::confirm_sign_out(&cx.tenant, &echo, returns_to.as_deref()));
+            return Ok(pages::confirm_sign_out(cx, &echo, returns_to.as_deref()));
         }
         LogoutOutcome::SignedOut(Some(to)) => redirect(&to),
-        LogoutOutcome::SignedOut(None) => pages::signed_out(&cx.tenant),
+        LogoutOutcome::SignedOut(None) => pages::signed_out(cx),
     };
     cx.state.audit.record(cx.event("browser", "logout", "success"));
     Ok(with_header_value(r, header::SET_COOKIE, &sessions::clear_cookie(&cx.tenant)))

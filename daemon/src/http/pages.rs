@@ -1,5 +1,6 @@
 //! Server-rendered pages: invite, recovery, account, the hosted login page of `/authorize` and
-//! its error pages, and generated avatars. The layout is in [`super::html`].
+//! its error pages, and generated avatars. The layout is in [`super::html`]; every string comes
+//! from the request's catalogue ([`super::i18n`]).
 
 use hyper::header;
 use hyper::{Response, StatusCode};
@@ -8,59 +9,85 @@ use super::body::Req;
 use maud::{Markup, html as markup};
 
 use super::html::{Data, Page, html, render};
+use super::i18n::Tr;
 use super::request::session_token;
 use super::response::{bytes, with_header};
 use super::{Body, Cx};
 use latchkey_domain::clock::date;
 use latchkey_domain::crypto::sha256;
 use latchkey_domain::error::Error;
-use latchkey_domain::oidc::authorize::{AuthorizationRequest, scope_in_words};
-use latchkey_domain::registry::TenantRuntime;
+use latchkey_domain::oidc::authorize::AuthorizationRequest;
 use latchkey_domain::sessions;
 use latchkey_domain::users;
 
+/// A message with one value shown in bold (`strong`): the message is formatted around a marker,
+/// and the value, escaped, goes where the marker is, wherever the language puts it.
+fn rich(tr: Tr, id: &str, var: &str, value: &str) -> Markup {
+    const MARK: &str = "\u{E000}";
+    let text = tr.with(id, &[(var, MARK)]);
+    let (before, after) = text.split_once(MARK).unwrap_or((text.as_str(), ""));
+    markup! { (before) strong { (value) } (after) }
+}
+
+/// [`rich`] with other (plain) variables too, and an id on the bold value.
+fn rich_with_id(tr: Tr, id: &str, plain: &[(&str, &str)], (var, value): (&str, &str), element: &str) -> Markup {
+    const MARK: &str = "\u{E000}";
+    let mut args = plain.to_vec();
+    args.push((var, MARK));
+    let text = tr.with(id, &args);
+    let (before, after) = text.split_once(MARK).unwrap_or((text.as_str(), ""));
+    markup! { (before) strong id=(element) { (value) } (after) }
+}
+
+/// The words of a scope on the consent page.
+pub fn scope_words(tr: Tr, scope: &str) -> String {
+    tr.t(match scope {
+        "openid" => "scope-openid",
+        "profile" => "scope-profile",
+        "email" => "scope-email",
+        "offline_access" => "scope-offline",
+        "credentials" => "scope-credentials",
+        _ => "scope-other",
+    })
+}
+
 /// `/invite/{token}` and `/recover/{token}`: create a passkey with a one-time link.
 pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Response<Body>, Error> {
-    let (now, t) = (cx.now(), cx.tenant.id);
+    let (now, t, tr) = (cx.now(), cx.tenant.id, cx.tr);
     let found = users::link_holder(&cx.state.db, t, &token, now).await?;
     let tenant = &cx.tenant;
     let Some((_, user)) = found.filter(|(i, _)| i.is_recovery() == recovery) else {
         let main = markup! {
-            h1 { "This link no longer works" }
-            p { "It is invalid, has been used, or has expired. Ask your administrator for a new one." }
+            h1 { (tr.t("link-expired-heading")) }
+            p { (tr.t("link-expired-body")) }
         };
-        return Ok(html(StatusCode::NOT_FOUND, render(tenant, &Page::new("Link expired", "expired"), main)));
+        let title = tr.t("link-expired-title");
+        return Ok(html(StatusCode::NOT_FOUND, render(tenant, &Page::of(cx, tr, &title, "expired"), main)));
     };
     let (title, lead) = if recovery {
-        (
-            "Recover your account",
-            "Create a new passkey to get back into your account. Your other signed-in sessions will end.",
-        )
+        (tr.t("recover-title"), tr.t("recover-lead"))
     } else {
-        (
-            "Create your passkey",
-            "Sign in without a password: your device keeps a passkey and unlocks it with your fingerprint, face or screen lock.",
-        )
+        (tr.t("invite-title"), tr.t("invite-lead"))
     };
     let providers = if recovery { vec![] } else { latchkey_domain::social::buttons(&cx.state.db, t).await };
     let main = markup! {
         h1 { (title) }
-        p { "Welcome, " strong { (user.name) } ". " (lead) }
-        p.muted { "Account: " (user.email) }
+        p { (rich(tr, "invite-welcome", "name", &user.name)) " " (lead) }
+        p.muted { (tr.with("invite-account", &[("email", &user.email)])) }
         div.actions {
-            button #create-platform .primary type="button" { "Create a passkey on this device" }
-            button #create-roaming .secondary type="button" { "Use a security key instead" }
+            button #create-platform .primary type="button" { (tr.t("invite-create-platform")) }
+            button #create-roaming .secondary type="button" { (tr.t("invite-create-roaming")) }
         }
-        (social_buttons(tenant, &providers, "invite", &token))
+        (social_buttons(cx, tr, &providers, "invite", &token))
     };
     let kind = if recovery { "recover" } else { "invite" };
     let data = Data { token: Some(&token), email: Some(&user.email), name: Some(&user.name), ..Data::default() };
-    Ok(html(StatusCode::OK, render(tenant, &Page::new(title, kind).with(data), main)))
+    Ok(html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, kind).with(data), main)))
 }
 
 /// `/account`: the signed-in user's passkeys, or a sign-in form.
 pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
-    let (now, t) = (cx.now(), cx.tenant.id);
+    let (now, t, tr) = (cx.now(), cx.tenant.id, cx.tr);
     let session = match session_token(req.headers(), &cx.tenant) {
         Some(token) => sessions::find(&cx.state.db, t, token, now).await?,
         None => None,
@@ -68,48 +95,47 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let tenant = &cx.tenant;
     let Some((_, user)) = session else {
         let main = markup! {
-            h1 { "Sign in" }
-            p { "Use the passkey on this device or your security key." }
-            div.actions { button #signin .primary type="button" { "Sign in with a passkey" } }
+            h1 { (tr.t("signin-title")) }
+            p { (tr.t("signin-lead")) }
+            div.actions { button #signin .primary type="button" { (tr.t("signin-button")) } }
             form #signin-form .signin-form {
-                label for="username" { "Or enter your e-mail" }
+                label for="username" { (tr.t("signin-email-label")) }
                 input #username name="username" type="email" autocomplete="username webauthn" required;
-                button.secondary type="submit" { "Continue" }
+                button.secondary type="submit" { (tr.t("continue")) }
             }
         };
-        return Ok(html(StatusCode::OK, render(tenant, &Page::new("Sign in", "signin"), main)));
+        let title = tr.t("signin-title");
+        return Ok(html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "signin"), main)));
     };
     let allowed = latchkey_domain::consents::list(&cx.state.db, t, user.id).await?;
     let main = markup! {
-        h1 { "Your passkeys" }
-        p { "Signed in as " strong { (user.email) } "." }
-        p #advice .advice hidden {
-            "Add a second passkey or a security key as a backup, so that losing one device does not lock you out."
-        }
+        h1 { (tr.t("account-title")) }
+        p { (rich(tr, "account-signed-in-as", "email", &user.email)) }
+        p #advice .advice hidden { (tr.t("account-advice")) }
         ul #credentials .credentials {}
         div.actions {
-            button #add-platform .primary type="button" { "Add a passkey" }
-            button #add-roaming .secondary type="button" { "Add a backup security key" }
+            button #add-platform .primary type="button" { (tr.t("account-add-platform")) }
+            button #add-roaming .secondary type="button" { (tr.t("account-add-roaming")) }
         }
         section #social-section hidden {
-            h2 { "Other ways to sign in" }
+            h2 { (tr.t("account-other-ways")) }
             ul #social .credentials {}
-            div.actions { button #step-up .primary type="button" hidden { "Confirm with your passkey" } }
+            div.actions { button #step-up .primary type="button" hidden { (tr.t("account-step-up")) } }
         }
         @if !allowed.is_empty() {
             section #consents-section {
-                h2 { "Applications you allowed" }
+                h2 { (tr.t("account-allowed-apps")) }
                 ul #consents .credentials {
                     @for c in &allowed {
                         li data-client-id=(c.client_id) {
                             strong { (c.app_name) }
                             span.hint {
-                                " · " (c.scopes.iter().map(|s| scope_in_words(s)).collect::<Vec<_>>().join("; "))
-                                " · since " (date(c.granted_at))
+                                " · " (c.scopes.iter().map(|s| scope_words(tr, s)).collect::<Vec<_>>().join("; "))
+                                " · " (tr.with("account-allowed-since", &[("date", &date(c.granted_at))]))
                             }
                             form method="post" action={ (tenant.path_prefix) "/account/consents/revoke" } {
                                 input type="hidden" name="client_id" value=(c.client_id);
-                                button.secondary type="submit" { "Revoke" }
+                                button.secondary type="submit" { (tr.t("account-revoke")) }
                             }
                         }
                     }
@@ -119,7 +145,8 @@ pub async fn account(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     };
     let data = Data { email: Some(&user.email), name: Some(&user.name), ..Data::default() };
     // The revoke forms post back here: their Origin must show.
-    let page = Page { referrer_same_origin: true, ..Page::new("Your passkeys", "account").with(data) };
+    let title = tr.t("account-title");
+    let page = Page { referrer_same_origin: true, ..Page::of(cx, tr, &title, "account").with(data) };
     Ok(html(StatusCode::OK, render(tenant, &page, main)))
 }
 
@@ -157,33 +184,31 @@ pub async fn revoke_consent(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Err
 /// The consent page: the application's name and what it asks for in plain words; Allow posts
 /// the decision, Deny too. The answer to the form is a redirect to the application, which the
 /// page's `form-action` must allow (browsers hold a form's redirects to it).
-pub fn consent(
-    tenant: &TenantRuntime,
-    request_id: &str,
-    request: &AuthorizationRequest,
-    email: &str,
-) -> Response<Body> {
+pub fn consent(cx: &Cx<'_>, request_id: &str, request: &AuthorizationRequest, email: &str) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr_for(request.ui_locales.as_deref()));
     let scopes: Vec<&str> = latchkey_domain::oidc::tokens::scopes(&request.scope).collect();
+    let app = request.client_name.as_str();
     let main = markup! {
         @if let Some(sha) = &request.logo_sha {
             img #consent-logo .app-logo src={ (tenant.path_prefix) "/logos/" (request.client_id) ".png?v=" (sha.get(..16).unwrap_or(sha)) }
-                alt={ (request.client_name) " logo" } width="64" height="64";
+                alt=(tr.with("consent-logo", &[("app", app)])) width="64" height="64";
         }
-        h1 { "Allow " (request.client_name) "?" }
-        p { strong #consent-app { (request.client_name) } " asks to:" }
+        h1 { (tr.with("consent-heading", &[("app", app)])) }
+        p { (rich(tr, "consent-asks", "app", app)) }
         ul #consent-scopes {
             @for s in &scopes {
-                li data-scope=(s) { (scope_in_words(s)) }
+                li data-scope=(s) { (scope_words(tr, s)) }
             }
         }
-        p.hint { "Signed in as " (email) ". You can revoke this on your account page." }
+        p.hint { (tr.with("consent-signed-in", &[("email", email)])) }
         form method="post" action={ (tenant.path_prefix) "/authorize/consent" } class="actions" {
             input type="hidden" name="request" value=(request_id);
-            button #consent-allow .primary type="submit" name="decision" value="allow" { "Allow" }
-            button #consent-deny .secondary type="submit" name="decision" value="deny" { "Deny" }
+            button #consent-allow .primary type="submit" name="decision" value="allow" { (tr.t("consent-allow")) }
+            button #consent-deny .secondary type="submit" name="decision" value="deny" { (tr.t("consent-deny")) }
         }
     };
-    let page = Page { referrer_same_origin: true, ..Page::new("Allow access", "consent") };
+    let title = tr.t("consent-title");
+    let page = Page { referrer_same_origin: true, ..Page::of(cx, tr, &title, "consent") };
     let page = html(StatusCode::OK, render(tenant, &page, main));
     match latchkey_domain::oidc::introspection::form_target(&request.redirect_uri) {
         Some(source) => {
@@ -197,124 +222,114 @@ pub fn consent(
 /// A link's confirmation page (the callback of a link from `/account`): names the upstream
 /// account before anything is saved. The form posts back, from this page's origin and the
 /// session that started the link, to `/login/{provider}/confirm`.
-pub fn confirm_link(
-    tenant: &TenantRuntime,
-    email: &str,
-    c: &latchkey_domain::social::outcome::Confirm,
-) -> Response<Body> {
+pub fn confirm_link(cx: &Cx<'_>, email: &str, c: &latchkey_domain::social::outcome::Confirm) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr);
     let label = c.label.as_str();
     let main = markup! {
-        h1 { "Link your " (label) " account?" }
-        p { (label) " signed you in as " strong #upstream-account { (c.account) } "." }
-        p {
-            "Once linked, this " (label) " account signs in to " strong { (email) } " here, without your passkey. "
-            "Link it only if it is yours."
-        }
+        h1 { (tr.with("link-confirm-heading", &[("provider", label)])) }
+        p { (rich_with_id(tr, "link-confirm-signed-in", &[("provider", label)], ("name", &c.account), "upstream-account")) }
+        p { (tr.with("link-confirm-body", &[("provider", label), ("email", email)])) }
         form method="post" action={ (tenant.path_prefix) "/login/" (c.provider) "/confirm" } class="actions" {
             input type="hidden" name="token" value=(c.token);
-            button #confirm-link .primary type="submit" name="decision" value="confirm" { "Link " (label) " account" }
-            button #cancel-link .secondary type="submit" name="decision" value="cancel" { "Cancel" }
+            button #confirm-link .primary type="submit" name="decision" value="confirm" {
+                (tr.with("link-confirm-button", &[("provider", label)]))
+            }
+            button #cancel-link .secondary type="submit" name="decision" value="cancel" { (tr.t("cancel")) }
         }
     };
     // Every response says `Referrer-Policy: no-referrer`, with which browsers send `Origin: null`
     // with a form's POST; the confirmation must show its origin, so this page relaxes the policy
     // to `same-origin` (a referrer only ever goes to this same origin).
-    let page = Page { referrer_same_origin: true, ..Page::new("Link an account", "link-confirm") };
+    let title = tr.t("link-confirm-title");
+    let page = Page { referrer_same_origin: true, ..Page::of(cx, tr, &title, "link-confirm") };
     html(StatusCode::OK, render(tenant, &page, main))
 }
 
 /// The hosted login page of a pending authorization request.
 pub fn login(
-    tenant: &TenantRuntime,
+    cx: &Cx<'_>,
     request_id: &str,
     request: &AuthorizationRequest,
     providers: &[(String, String)],
 ) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr_for(request.ui_locales.as_deref()));
+    let app = request.client_name.as_str();
     let main = markup! {
-        h1 { "Sign in" }
-        p { "to continue to " strong { (request.client_name) } }
+        h1 { (tr.t("signin-title")) }
+        p { (rich(tr, "login-lead", "app", app)) }
         @match request.require_acr.as_deref() {
-            Some("phrh") => p #step-up .notice {
-                (request.client_name) " asks for a passkey that stays on its device, or a security key: "
-                "a passkey synced between devices will not do here."
-            },
-            Some(_) => p #step-up .notice {
-                (request.client_name) " asks for a sign-in with a passkey."
-            },
+            Some("phrh") => p #step-up .notice { (tr.with("login-step-up-bound", &[("app", app)])) },
+            Some(_) => p #step-up .notice { (tr.with("login-step-up-passkey", &[("app", app)])) },
             None => {},
         }
         form #signin-form .signin-form {
-            label for="username" { "E-mail" }
+            label for="username" { (tr.t("login-email-label")) }
             input #username name="username" type="email" autocomplete="username webauthn"
                 value=(request.login_hint.as_deref().unwrap_or("")) required;
-            button.primary type="submit" { "Continue with a passkey" }
+            button.primary type="submit" { (tr.t("login-continue")) }
         }
-        div.actions { button #signin .secondary type="button" { "Sign in with a passkey (no e-mail)" } }
-        (social_buttons(tenant, providers, "request", request_id))
+        div.actions { button #signin .secondary type="button" { (tr.t("login-no-email")) } }
+        (social_buttons(cx, tr, providers, "request", request_id))
     };
     let data = Data { request: Some(request_id), ..Data::default() };
-    html(StatusCode::OK, render(tenant, &Page::new("Sign in", "login").with(data), main))
+    let title = tr.t("signin-title");
+    html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "login").with(data), main))
 }
 
 /// `prompt=select_account` with a signed-in user: continue as them (the resume link, which
 /// issues the code), or sign in with another account. Plain links: no script needed.
 pub fn select_account(
-    tenant: &TenantRuntime,
+    cx: &Cx<'_>,
     request_id: &str,
     request: &AuthorizationRequest,
     name: &str,
     email: &str,
 ) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr_for(request.ui_locales.as_deref()));
     let id: String = url::form_urlencoded::byte_serialize(request_id.as_bytes()).collect();
     let main = markup! {
-        h1 { "Choose an account" }
-        p { "to continue to " strong { (request.client_name) } }
+        h1 { (tr.t("select-title")) }
+        p { (rich(tr, "login-lead", "app", &request.client_name)) }
         div.actions {
             a #continue-as .primary href={ (tenant.path_prefix) "/authorize/resume?request=" (id) } {
-                "Continue as " (name)
+                (tr.with("select-continue-as", &[("name", name)]))
             }
             p.hint { (email) }
             a #another-account .secondary href={ (tenant.path_prefix) "/authorize/another?request=" (id) } {
-                "Use another account"
+                (tr.t("select-another"))
             }
         }
     };
-    html(StatusCode::OK, render(tenant, &Page::new("Choose an account", "select-account"), main))
+    let title = tr.t("select-title");
+    html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "select-account"), main))
 }
 
 /// The application asks for a sign-in this account cannot give (`acr` step-up): what is
 /// missing and how to get it, and a link back to the application, which is told `access_denied`.
-pub fn step_up_unavailable(tenant: &TenantRuntime, client_name: &str, required: &str, back_to: &str) -> Response<Body> {
+pub fn step_up_unavailable(cx: &Cx<'_>, client_name: &str, required: &str, back_to: &str) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr);
+    let app = [("app", client_name)];
     let main = markup! {
-        h1 #step-up-unavailable { "A stronger sign-in is needed" }
-        @if required == "phrh" {
-            p {
-                strong { (client_name) } " asks for a passkey that stays on its device, or a security key. "
-                "Your account has only passkeys synced between devices."
-            }
-        } @else {
-            p { strong { (client_name) } " asks for a sign-in with a passkey. Your account has none." }
-        }
-        p {
-            "Add one on " a href={ (tenant.path_prefix) "/account" } { "your account page" }
-            ", then sign in to " (client_name) " again."
-        }
-        div.actions { a #back-to-app .secondary href=(back_to) { "Back to " (client_name) } }
+        h1 #step-up-unavailable { (tr.t("step-up-title")) }
+        p { (tr.with(if required == "phrh" { "step-up-bound" } else { "step-up-passkey" }, &app)) }
+        p { (tr.with("step-up-add", &app)) " " a href={ (tenant.path_prefix) "/account" } { (tr.t("step-up-account-link")) } }
+        div.actions { a #back-to-app .secondary href=(back_to) { (tr.with("step-up-back", &app)) } }
     };
-    html(StatusCode::FORBIDDEN, render(tenant, &Page::new("A stronger sign-in is needed", "step-up-unavailable"), main))
+    let title = tr.t("step-up-title");
+    html(StatusCode::FORBIDDEN, render(tenant, &Page::of(cx, tr, &title, "step-up-unavailable"), main))
 }
 
 /// One link per enabled social provider, carrying what the sign-in is for (`request` or
 /// `invite`). Plain links: they work without JavaScript and without passkey support.
-pub(super) fn social_buttons(tenant: &TenantRuntime, providers: &[(String, String)], key: &str, value: &str) -> Markup {
+pub(super) fn social_buttons(cx: &Cx<'_>, tr: Tr, providers: &[(String, String)], key: &str, value: &str) -> Markup {
     let value: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
     markup! {
         @if !providers.is_empty() {
             div.actions.social-buttons {
                 @for (slug, label) in providers {
                     a.secondary.social data-provider=(slug)
-                        href={ (tenant.path_prefix) "/login/" (slug) "?" (key) "=" (value) } {
-                        "Continue with " (label)
+                        href={ (cx.tenant.path_prefix) "/login/" (slug) "?" (key) "=" (value) } {
+                        (tr.with("social-continue", &[("provider", label)]))
                     }
                 }
             }
@@ -322,26 +337,28 @@ pub(super) fn social_buttons(tenant: &TenantRuntime, providers: &[(String, Strin
     }
 }
 
-/// An authorization request with an unknown client or redirect URI: never redirected.
-pub fn invalid_redirect(tenant: &TenantRuntime, why: &str) -> Response<Body> {
+/// An authorization request with an unknown client or redirect URI: never redirected. (`why`
+/// names what was wrong, in English, as every error description does.)
+pub fn invalid_redirect(cx: &Cx<'_>, why: &str) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr);
+    let title = tr.t("invalid-redirect-title");
     let main = markup! {
-        h1 { "Invalid redirect URI" }
-        p { (why) }
-        p.muted {
-            "The application sent you here with an address it has not registered, so you are not sent back. "
-            "Tell the application's administrator."
-        }
+        h1 { (title) }
+        p lang="en" { (why) }
+        p.muted { (tr.t("invalid-redirect-body")) }
     };
-    html(StatusCode::BAD_REQUEST, render(tenant, &Page::new("Invalid redirect URI", "error"), main))
+    html(StatusCode::BAD_REQUEST, render(tenant, &Page::of(cx, tr, &title, "error"), main))
 }
 
-/// A pending authorization request that is gone.
-pub fn sign_in_expired(tenant: &TenantRuntime) -> Response<Body> {
+/// A pending authorization request that is gone (used, or older than ten minutes).
+pub fn sign_in_expired(cx: &Cx<'_>) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr);
     let main = markup! {
-        h1 { "This sign-in has expired" }
-        p { "Go back to the application and sign in again." }
+        h1 { (tr.t("expired-heading")) }
+        p { (tr.t("expired-body")) }
     };
-    html(StatusCode::BAD_REQUEST, render(tenant, &Page::new("Sign-in expired", "expired"), main))
+    let title = tr.t("expired-title");
+    html(StatusCode::BAD_REQUEST, render(tenant, &Page::of(cx, tr, &title, "expired"), main))
 }
 
 /// `/logout` reached without proof that an application sent the user (no valid
@@ -349,18 +366,21 @@ pub fn sign_in_expired(tenant: &TenantRuntime) -> Response<Body> {
 /// same parameters; the session cookie (SameSite=Lax) only travels with a POST from our own page.
 /// `returns_to` (a registered post-logout place, as a CSP source) joins the page's `form-action`:
 /// browsers hold the redirect that answers the form to it too, and would stop there.
-pub fn confirm_sign_out(tenant: &TenantRuntime, params: &[(&str, String)], returns_to: Option<&str>) -> Response<Body> {
+pub fn confirm_sign_out(cx: &Cx<'_>, params: &[(&str, String)], returns_to: Option<&str>) -> Response<Body> {
+    let (tenant, tr) =
+        (&cx.tenant, cx.tr_for(params.iter().find(|(k, _)| *k == "ui_locales").map(|(_, v)| v.as_str())));
     let main = markup! {
-        h1 { "Sign out?" }
-        p { "Do you want to sign out of " (tenant.name) " on this device?" }
+        h1 { (tr.t("signout-heading")) }
+        p { (tr.with("signout-question", &[("tenant", &tenant.name)])) }
         form method="post" action={ (tenant.path_prefix) "/logout" } class="actions" {
             @for (name, value) in params {
                 input type="hidden" name=(name) value=(value);
             }
-            button.primary type="submit" { "Sign out" }
+            button.primary type="submit" { (tr.t("signout-button")) }
         }
     };
-    let page = html(StatusCode::OK, render(tenant, &Page::new("Sign out", "confirm-sign-out"), main));
+    let title = tr.t("signout-title");
+    let page = html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "confirm-sign-out"), main));
     match returns_to {
         Some(source) => {
             let csp = super::html::CSP.replace("form-action 'self'", &format!("form-action 'self' {source}"));
@@ -371,12 +391,38 @@ pub fn confirm_sign_out(tenant: &TenantRuntime, params: &[(&str, String)], retur
 }
 
 /// After `/logout` without a registered place to return to.
-pub fn signed_out(tenant: &TenantRuntime) -> Response<Body> {
+pub fn signed_out(cx: &Cx<'_>) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr);
     let main = markup! {
-        h1 { "You are signed out" }
-        p { "You can close this window." }
+        h1 { (tr.t("signed-out-heading")) }
+        p { (tr.t("close-window")) }
     };
-    html(StatusCode::OK, render(tenant, &Page::new("Signed out", "signed-out"), main))
+    let title = tr.t("signed-out-title");
+    html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "signed-out"), main))
+}
+
+/// `GET /locale/{tag}?back=PATH`, the language menu: remembers the language in the
+/// `latchkey_locale` cookie (a year, this tenant's path) and goes back to `back`, a path of this
+/// tenant (anything else goes to the account page). An unknown language changes nothing.
+pub fn set_locale(cx: &Cx<'_>, req: &Req, tag: &str) -> Response<Body> {
+    let prefix = cx.tenant.path_prefix.as_str();
+    let back = super::request::query(req).owned("back").ok().flatten();
+    let own = |b: &String| {
+        let rest = &b[prefix.len().min(b.len())..];
+        b.starts_with(prefix) && rest.starts_with('/') && !rest.starts_with("//") && !b.contains('\\')
+    };
+    let to = back.filter(own).unwrap_or_else(|| format!("{prefix}/account"));
+    let r = super::response::redirect(&to);
+    match super::i18n::Locale::parse(tag).filter(|l| l.tag() == tag) {
+        Some(l) => {
+            with_header_value_owned(r, &sessions::tenant_cookie(&cx.tenant, super::i18n::COOKIE, l.tag(), 365 * 86_400))
+        }
+        None => r,
+    }
+}
+
+fn with_header_value_owned(r: Response<Body>, cookie: &str) -> Response<Body> {
+    super::response::with_header_value(r, header::SET_COOKIE, cookie)
 }
 
 /// `GET /logos/{client_id}.png`: an application's logo, as the operator gave it (a PNG checked

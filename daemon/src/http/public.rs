@@ -188,7 +188,7 @@ fn oauth(r: Result<Response<Body>, OAuthError>) -> Response<Body> {
 
 /// Renders a page handler's result.
 fn page(cx: &Cx<'_>, r: Result<Response<Body>, Error>) -> Response<Body> {
-    r.unwrap_or_else(|e| errors::page(&cx.tenant, &e))
+    r.unwrap_or_else(|e| errors::page(cx, &e))
 }
 
 /// One handler per route.
@@ -212,7 +212,8 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         Ok(hot) => (hot.discovery_json.clone(), hot.jwks_json.clone()),
         Err(e) => return errors::api(&e),
     };
-    let cx = Cx { state, tenant, ip };
+    let (tr, here) = super::i18n::of_request(&req, &tenant.path_prefix);
+    let cx = Cx { state, tenant, ip, tr, here };
     let origin = request::origin(req.headers());
     match route {
         R::Discovery => document(&req, discovery_json),
@@ -232,6 +233,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::ConsentRevoke => page(&cx, pages::revoke_consent(&cx, req).await),
         R::Asset(a) => super::html::asset(a),
         R::Avatar(id) => pages::avatar(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
+        R::SetLocale(tag) => pages::set_locale(&cx, &req, &tag),
         R::AppLogo(id) => pages::app_logo(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
         R::Authorize => oauth(oauth::authorize(&cx, req).await),
         R::AuthorizeResume => oauth(oauth::resume(&cx, req).await),

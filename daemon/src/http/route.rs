@@ -69,6 +69,8 @@ pub enum TenantRoute {
     Avatar(String),
     /// `GET /logos/{client_id}.png`: an application's logo.
     AppLogo(String),
+    /// `GET /locale/{tag}?back=PATH`: the language menu (sets the `latchkey_locale` cookie).
+    SetLocale(String),
     /// `POST /api/v1/users/invite`
     BulkInvite,
     /// `GET /login/{provider}`: off to the identity provider.
@@ -134,6 +136,7 @@ impl Route {
                 TenantRoute::Logout => "logout",
                 TenantRoute::Avatar(_) => "avatar",
                 TenantRoute::AppLogo(_) => "app_logo",
+                TenantRoute::SetLocale(_) => "set_locale",
                 TenantRoute::BulkInvite => "bulk_invite",
                 TenantRoute::SocialStart(_) => "social_start",
                 TenantRoute::SocialCallback(_) => "social_callback",
@@ -248,6 +251,7 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
             Some(id) => one(R::Avatar(id.to_owned()), GET),
             None => Err(Unrouted::NoSuchPath),
         },
+        ["locale", tag] if !tag.is_empty() => one(R::SetLocale((*tag).to_owned()), GET),
         ["logos", file] => match file.strip_suffix(".png").filter(|id| !id.is_empty()) {
             Some(id) => one(R::AppLogo(id.to_owned()), READ),
             None => Err(Unrouted::NoSuchPath),
@@ -315,6 +319,7 @@ mod tests {
             ("POST", "/logout", Ok(R::Logout)),
             ("GET", "/avatars/u1.svg", Ok(R::Avatar("u1".into()))),
             ("GET", "/logos/c1.png", Ok(R::AppLogo("c1".into()))),
+            ("GET", "/locale/de", Ok(R::SetLocale("de".into()))),
             ("GET", "/avatars/.svg", Err(Unrouted::NoSuchPath)),
             ("GET", "/avatars/u1.png", Err(Unrouted::NoSuchPath)),
             ("GET", "/login/github", Ok(R::SocialStart("github".into()))),

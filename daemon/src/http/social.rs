@@ -141,7 +141,7 @@ pub async fn callback(cx: &Cx<'_>, req: Req, provider: String) -> Result<Respons
     let done = result?;
     let clear = sessions::tenant_cookie(&cx.tenant, BROWSER_COOKIE, "", 0);
     if let Some(confirm) = &done.confirm {
-        let page = pages::confirm_link(&cx.tenant, &done.email, confirm);
+        let page = pages::confirm_link(cx, &done.email, confirm);
         return Ok(with_header_value(page, header::SET_COOKIE, &clear));
     }
     let mut r = with_header_value(redirect(&done.redirect), header::SET_COOKIE, &clear);

@@ -64,24 +64,13 @@ pub struct AuthorizationRequest {
     /// The app has a back-channel logout URI: the session it signs into records it.
     #[serde(default)]
     pub backchannel: bool,
+    /// `ui_locales`: the languages the application asks the pages to speak, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui_locales: Option<String>,
     /// The hash of the app's logo, which the consent page shows, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logo_sha: Option<String>,
 }
-
-/// What a scope lets an application do, in the consent page's words.
-pub fn scope_in_words(scope: &str) -> &'static str {
-    match scope {
-        "openid" => "Know who you are when you sign in",
-        "profile" => "See your name and picture",
-        "email" => "See your e-mail address",
-        OFFLINE => "Keep access when you are not signed in here, until you revoke it",
-        CREDENTIALS_SCOPE => "See and manage your passkeys",
-        _ => "Use an API on your behalf",
-    }
-}
-
-const OFFLINE: &str = "offline_access";
 
 /// Whether the request must show the consent page before a code goes back: asked for
 /// (`prompt=consent`), or an app that asks its users and this user has not allowed it every scope
@@ -390,6 +379,7 @@ pub async fn authorize(
         consented_by: None,
         backchannel: app.backchannel_logout_uri.is_some(),
         logo_sha: app.logo_sha.clone(),
+        ui_locales: one("ui_locales").map(|v| v.chars().take(128).collect()),
     };
     let request_id = random_token()?;
     let code = new_token()?;

@@ -1,0 +1,108 @@
+//! The pages' languages: `ui_locales`, the language menu's cookie, `Accept-Language`, in that
+//! order; every page in every shipped language with no message missing.
+
+use crate::oidc_support::*;
+use crate::support::*;
+
+const TAGS: [&str; 7] = ["en", "de", "fr", "es", "pt-BR", "ja", "zh-CN"];
+
+fn get_with(url: &str, headers: &[(&str, &str)]) -> Http {
+    send_raw("GET", url, None, vec![], headers)
+}
+
+/// A page's `<html lang>`.
+fn lang(page: &Http) -> String {
+    let start = page.body.find("<html lang=\"").unwrap_or_else(|| panic!("not a page: {}", page.body)) + 12;
+    page.body[start..].split('"').next().unwrap().to_owned()
+}
+
+/// Text of the page that looks like a message id (`word-word`) standing alone where a sentence
+/// should be: a catalogue without the message shows its id.
+fn leaked_ids(page: &Http) -> Vec<String> {
+    let mut ids = vec![];
+    for piece in page.body.split('>').skip(1) {
+        let text = piece.split('<').next().unwrap_or("").trim();
+        let looks_like_id = !text.is_empty()
+            && text.contains('-')
+            && text.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+            && !text.starts_with('-');
+        if looks_like_id {
+            ids.push(text.to_owned());
+        }
+    }
+    ids
+}
+
+#[test]
+fn the_language_comes_from_ui_locales_then_the_menu_then_the_browser() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let web = app(&site, "web", &[]);
+    let p = pkce();
+    let account = format!("{}/account", site.base);
+
+    // The browser's preference, by quality.
+    let page = get_with(&account, &[("Accept-Language", "nl, ja;q=0.9, de;q=0.8")]);
+    assert_eq!((page.status, lang(&page).as_str()), (200, "ja"));
+    assert!(page.body.contains("サインイン"), "{}", page.body);
+    // Nothing shipped asked for: English.
+    assert_eq!(lang(&get_with(&account, &[("Accept-Language", "nl, tlh")])), "en");
+
+    // The menu: a link per language back to this page; choosing one sets the cookie.
+    assert!(page.body.contains("href=\"/acme/locale/fr?back=%2Facme%2Faccount\""), "{}", page.body);
+    let chosen = get_with(&format!("{}/locale/fr?back=%2Facme%2Faccount", site.base), &[]);
+    assert_eq!((chosen.status, chosen.header("location")), (302, Some("/acme/account")));
+    let cookie = chosen.header("set-cookie").unwrap().to_owned();
+    assert!(cookie.starts_with("latchkey_locale=fr;") && cookie.contains("Path=/acme"), "{cookie}");
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let page = get_with(&account, &[("Accept-Language", "ja"), ("Cookie", &cookie)]);
+    assert_eq!(lang(&page), "fr", "the menu's choice comes before the browser's");
+    // Back only to this tenant's own pages; an unknown language sets nothing.
+    for back in ["https://evil.example/", "//evil.example/x", "/other/account", "/acme//evil.example"] {
+        let r = get_with(&format!("{}/locale/de?{}", site.base, query(&[("back", back)])), &[]);
+        assert_eq!(r.header("location"), Some("/acme/account"), "{back}");
+    }
+    let r = get_with(&format!("{}/locale/xx?back=%2Facme%2Faccount", site.base), &[]);
+    assert!(r.header("set-cookie").is_none());
+
+    // ui_locales of the authorization request comes first, on the login page and after it.
+    let login = get_with(&authorize_url(&site, &web, &p, &[("ui_locales", "tlh es-419")]), &[("Cookie", &cookie)]);
+    assert_eq!(lang(&login), "es");
+    assert!(login.body.contains("Continuar con una llave de acceso"), "{}", login.body);
+    let id = request_id(&login);
+    let again = get_with(&format!("{}/authorize/resume?request={id}", site.base), &[("Cookie", &cookie)]);
+    assert_eq!(lang(&again), "es", "the pending request keeps its languages");
+}
+
+#[test]
+fn every_page_speaks_every_shipped_language_with_no_message_missing() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let third = app(&site, "web", &["--consent", "explicit"]);
+    let p = pkce();
+    let cookie = site.sign_in(&mut soft, Some("ada@acme.test"), &Default::default()).session_cookie().unwrap();
+    let invite = site.invite("bob@acme.test", "Bob");
+    for tag in TAGS {
+        let accept = [("Accept-Language", tag)];
+        let signed_in = [("Accept-Language", tag), ("Cookie", cookie.as_str())];
+        let pages = [
+            ("login", get_with(&authorize_url(&site, &third, &p, &[]), &accept)),
+            ("consent", get_with(&authorize_url(&site, &third, &p, &[]), &signed_in)),
+            ("select", get_with(&authorize_url(&site, &third, &p, &[("prompt", "select_account")]), &signed_in)),
+            ("account", get_with(&format!("{}/account", site.base), &signed_in)),
+            ("signin", get_with(&format!("{}/account", site.base), &accept)),
+            ("invite", get_with(&format!("{}/invite/{invite}", site.base), &accept)),
+            ("expired link", get_with(&format!("{}/invite/nope", site.base), &accept)),
+            ("device", get_with(&format!("{}/device", site.base), &accept)),
+            ("sign out", get_with(&format!("{}/logout", site.base), &signed_in)),
+            ("expired", get_with(&format!("{}/authorize/resume?request=gone", site.base), &accept)),
+        ];
+        for (name, page) in &pages {
+            assert_eq!(lang(page), tag, "{name}");
+            let leaked = leaked_ids(page);
+            assert!(leaked.is_empty(), "{tag} {name}: {leaked:?}");
+            assert!(page.body.contains("data-messages=\"{"), "{tag} {name}: the script's messages");
+        }
+    }
+}
