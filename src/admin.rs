@@ -451,6 +451,10 @@ pub struct InviteUser {
     pub name: String,
     #[serde(default)]
     pub roles: Vec<String>,
+    /// The language of the invitation e-mail (and the user's later ones): en, de, fr, es, pt-BR,
+    /// ja or zh-CN. Kept with the user; English when never given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -733,6 +737,10 @@ pub struct InvitedRow {
     pub emailed: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email_error: Option<String>,
+    /// The language of the invitation e-mail, when one was chosen (the CSV's `locale` column,
+    /// or kept with the user from an earlier invitation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
 }
 
 /// A CSV row that was not imported, and why.

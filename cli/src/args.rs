@@ -443,8 +443,13 @@ pub enum UserCmd {
         /// Role to assign (repeatable).
         #[arg(long = "role", value_name = "ROLE")]
         roles: Vec<String>,
+        /// The language of the invitation e-mail and the user's later ones: en, de, fr, es,
+        /// pt-BR, ja or zh-CN (kept with the user; English when never given).
+        #[arg(long, value_name = "LOCALE")]
+        locale: Option<String>,
     },
-    /// Invite everyone in a CSV file (header email,name[,roles]; roles separated by ';').
+    /// Invite everyone in a CSV file (header email,name[,roles][,locale]; roles separated by ';';
+    /// locale: the language of the e-mails, en, de, fr, es, pt-BR, ja or zh-CN).
     /// Bad rows are rejected one by one and reported; the others are invited. Re-running skips
     /// users who are already present. Exit code 1 when any row was rejected; 2 when the file
     /// cannot be read or the --links-out file exists (without --force): then nothing is sent.

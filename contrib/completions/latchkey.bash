@@ -3284,7 +3284,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__user__subcmd__invite)
-            opts="-t -o -q -h --tenant --email --name --role --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --email --name --role --locale --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3307,6 +3307,10 @@ _latchkey() {
                     return 0
                     ;;
                 --role)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --locale)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

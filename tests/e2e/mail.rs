@@ -161,3 +161,70 @@ fn a_new_social_link_is_emailed_to_the_user() {
     assert!(notice.contains("with GitHub (octo-ada)"), "the upstream account is named: {notice}");
     assert!(notice.contains(&format!("{}/account", site.base)), "{notice}");
 }
+
+/// Each message's subject and text body, decoded as a mail client would (Python's `email`).
+fn decoded(s: &Sink) -> Vec<(String, String)> {
+    let dir = s.maildir.path().join("mail").join("new");
+    let script = "import email, email.header, email.policy, json, os, sys\n\
+        out = []\n\
+        for n in sorted(os.listdir(sys.argv[1]), key=lambda n: os.stat(os.path.join(sys.argv[1], n)).st_mtime_ns):\n\
+        \x20   m = email.message_from_binary_file(open(os.path.join(sys.argv[1], n), 'rb'), policy=email.policy.default)\n\
+        \x20   out.append([str(m['Subject']), m.get_content()])\n\
+        print(json.dumps(out))\n";
+    let out = Command::new("python3").args(["-c", script]).arg(&dir).output().expect("python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn an_invitation_is_emailed_in_the_invitees_language() {
+    let s = sink();
+    let d = smtp_daemon(s.port);
+    Site::new(&d, "acme", &["--name", "Acme Corp"]);
+    let invite = |email: &str, name: &str, locale: Option<&str>| {
+        let mut args = vec!["user", "invite", "--tenant", "acme", "--email", email, "--name", name, "-o", "json"];
+        if let Some(l) = locale {
+            args.extend(["--locale", l]);
+        }
+        d.cli(&args)
+    };
+    // A language Latchkey does not speak: refused, nothing stored, nothing sent.
+    let before = d.snapshot_of(&["users", "invites"]);
+    let r = invite("ada@acme.test", "Ada", Some("tlh"));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("invalid_input") && r.stderr.contains("pt-BR"), "{}", r.stderr);
+    assert_eq!(d.snapshot_of(&["users", "invites"]), before);
+    assert!(messages(&s).is_empty());
+
+    // German, then again without --locale: still German (kept with the user). Japanese for Bob.
+    assert_eq!(invite("ada@acme.test", "Ada", Some("de-AT")).ok().json()["emailed"], true);
+    assert_eq!(invite("ada@acme.test", "Ada", None).ok().json()["emailed"], true);
+    assert_eq!(invite("bob@acme.test", "Bob", Some("ja")).ok().json()["emailed"], true);
+    let mail = decoded(&s);
+    assert_eq!(mail.len(), 3, "{mail:?}");
+    for (subject, body) in &mail[..2] {
+        assert_eq!(subject, "Ihre Einladung zu Acme Corp");
+        assert!(body.starts_with("Hallo Ada,") && body.contains("ohne Passwort an"), "{body}");
+    }
+    assert_eq!(mail[2].0, "Acme Corp への招待");
+    assert!(mail[2].1.contains("パスワードなしでサインインできます"), "{}", mail[2].1);
+}
+
+#[test]
+fn a_csv_import_emails_each_row_in_its_language() {
+    let s = sink();
+    let d = smtp_daemon(s.port);
+    Site::new(&d, "acme", &["--name", "Acme Corp"]);
+    let csv = s.maildir.path().join("people.csv");
+    std::fs::write(&csv, "email,name,locale\nana@acme.test,Ana,pt-BR\nli@acme.test,Li,zh-CN\nzed@acme.test,Zed,\n")
+        .unwrap();
+    let out = d.cli(&["user", "import", "--tenant", "acme", csv.to_str().unwrap(), "-o", "json"]).ok().json();
+    assert_eq!(out["invited"].as_array().map(Vec::len), Some(3), "{out}");
+    let mut subjects: Vec<String> = decoded(&s).into_iter().map(|(subject, _)| subject).collect();
+    subjects.sort();
+    assert_eq!(subjects, ["Você foi convidado para Acme Corp", "You are invited to Acme Corp", "您受邀加入 Acme Corp"]);
+    // A reinvitation keeps each user's language.
+    d.cli(&["user", "reinvite", "--tenant", "acme", "li@acme.test"]).ok();
+    let again = decoded(&s);
+    assert_eq!(again.iter().filter(|(subject, _)| subject == "您受邀加入 Acme Corp").count(), 2, "{again:?}");
+}

@@ -211,6 +211,7 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("DROP TABLE outbox");
     pg_sql.exec("ALTER TABLE applications DROP COLUMN logo_sha");
     pg_sql.exec("DROP TABLE app_logos");
+    pg_sql.exec("ALTER TABLE users DROP COLUMN locale");
     pg_sql.exec("DROP TABLE latchkey_release");
     pg_sql.exec("DROP TABLE tenant_old_urls");
     pg_sql.exec("ALTER TABLE social_links DROP COLUMN authority");

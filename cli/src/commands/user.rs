@@ -40,9 +40,9 @@ pub fn run(client: &Client, cmd: UserCmd, format: Format, quiet: bool) -> Result
             let req = Reinvite { emails, all_pending, dry_run };
             super::reinvite::run(client, &tenant.tenant, req, links_out, force, format, quiet)
         }
-        UserCmd::Invite { tenant, email, name, roles } => {
-            let inv: Invitation = client
-                .post(&format!("/tenants/{}/users/invite", seg(&tenant.tenant)?), &InviteUser { email, name, roles })?;
+        UserCmd::Invite { tenant, email, name, roles, locale } => {
+            let req = InviteUser { email, name, roles, locale };
+            let inv: Invitation = client.post(&format!("/tenants/{}/users/invite", seg(&tenant.tenant)?), &req)?;
             Ok(Output::new(&inv)?
                 .secret(inv.invite_url.clone())
                 .table(fields(&[

@@ -16,6 +16,7 @@ pub mod consents;
 pub mod crypto;
 pub mod declarative;
 pub mod error;
+pub mod i18n;
 pub mod ids;
 pub mod live;
 pub mod mail;

@@ -14,6 +14,7 @@ use futures_util::StreamExt;
 use latchkey::admin::InvitedRow;
 
 use crate::config::Smtp;
+use crate::i18n::{Locale, Tr};
 
 pub struct Mailer {
     transport: AsyncSmtpTransport<Tokio1Executor>,
@@ -33,6 +34,8 @@ pub struct Invite<'a> {
     pub name: &'a str,
     pub url: &'a str,
     pub recovery: bool,
+    /// The invitee's language.
+    pub locale: Locale,
 }
 
 /// A social account just linked to a user's (SPEC §6): the user hears of every new way in.
@@ -45,6 +48,8 @@ pub struct LinkNotice<'a> {
     /// The upstream account as the confirmation page named it.
     pub account: &'a str,
     pub account_url: &'a str,
+    /// The user's language.
+    pub locale: Locale,
 }
 
 impl Mailer {
@@ -73,30 +78,33 @@ impl Mailer {
     }
 
     pub async fn send(&self, invite: &Invite<'_>) -> Result<(), String> {
+        let tr = Tr(invite.locale);
+        let tenant = [("tenant", invite.tenant)];
         let (subject, lead) = if invite.recovery {
-            (
-                format!("Recover your {} account", invite.tenant),
-                "Use this link to register a new passkey for your account.",
-            )
+            (tr.with("mail-recover-subject", &tenant), tr.t("mail-recover-lead"))
         } else {
-            (
-                format!("You are invited to {}", invite.tenant),
-                "Use this link to create your passkey and sign in without a password.",
-            )
+            (tr.with("mail-invite-subject", &tenant), tr.t("mail-invite-lead"))
         };
-        let body = format!(
-            "Hello {},\n\n{lead}\n\n{}\n\nThe link works once. If you did not expect this message, ignore it.\n",
-            invite.name, invite.url
-        );
+        let hello = tr.with("mail-hello", &[("name", invite.name)]);
+        let body = format!("{hello}\n\n{lead}\n\n{}\n\n{}\n", invite.url, tr.t("mail-once"));
         self.deliver(invite.name, invite.email, subject, body).await
     }
 
     pub async fn send_link_notice(&self, n: &LinkNotice<'_>) -> Result<(), String> {
-        let subject = format!("{} sign-in added to your {} account", n.provider, n.tenant);
+        let tr = Tr(n.locale);
+        let vars = [
+            ("tenant", n.tenant),
+            ("provider", n.provider),
+            ("account", n.account),
+            ("url", n.account_url),
+            ("name", n.name),
+        ];
+        let subject = tr.with("mail-link-subject", &vars);
         let body = format!(
-            "Hello {},\n\nYou can now sign in to your {} account with {} ({}).\n\n\
-             If this was not you, sign in with your passkey at {} and unlink {}, then tell your administrator.\n",
-            n.name, n.tenant, n.provider, n.account, n.account_url, n.provider
+            "{}\n\n{}\n\n{}\n",
+            tr.with("mail-hello", &vars),
+            tr.with("mail-link-body", &vars),
+            tr.with("mail-link-warning", &vars)
         );
         self.deliver(n.name, n.email, subject, body).await
     }
@@ -133,14 +141,20 @@ fn tls_parameters(host: &str) -> Result<TlsParameters, String> {
 pub async fn send_invitations(mailer: Option<Arc<Mailer>>, tenant_name: &str, invited: &mut [InvitedRow]) {
     let Some(mailer) = mailer else { return };
     // Owned data per message: the futures must not borrow across the concurrent stream.
-    let jobs: Vec<(usize, String, String, String)> =
-        invited.iter().enumerate().map(|(i, v)| (i, v.email.clone(), v.name.clone(), v.invite_url.clone())).collect();
+    let jobs: Vec<(usize, String, String, String, Locale)> = invited
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let locale = v.locale.as_deref().and_then(Locale::parse).unwrap_or_default();
+            (i, v.email.clone(), v.name.clone(), v.invite_url.clone(), locale)
+        })
+        .collect();
     let tenant = tenant_name.to_owned();
     let results: Vec<(usize, Result<(), String>)> = futures_util::stream::iter(jobs)
-        .map(|(i, email, name, url)| {
+        .map(|(i, email, name, url, locale)| {
             let (tenant, mailer) = (tenant.clone(), mailer.clone());
             async move {
-                let invite = Invite { tenant: &tenant, email: &email, name: &name, url: &url, recovery: false };
+                let invite = Invite { tenant: &tenant, email: &email, name: &name, url: &url, recovery: false, locale };
                 (i, mailer.send(&invite).await)
             }
         })

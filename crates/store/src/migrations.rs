@@ -52,6 +52,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0017-app-acr", "0.2.0"),
     migration!("0018-consent-backchannel", "0.2.0"),
     migration!("0019-app-logo", "0.2.0"),
+    migration!("0020-user-locale", "0.2.0"),
 ];
 
 /// The schema version this release brings a database to.

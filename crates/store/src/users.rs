@@ -146,6 +146,21 @@ pub fn set_status(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, status: UserSt
 }
 
 /// The user proved control of the address (an invitation link sent to it, or a verified social login).
+/// The language of a user's e-mails (a catalogue's tag), if one was chosen.
+pub fn locale(tx: &impl Reader, tenant: TenantId, id: UserId) -> Result<Option<String>, StoreError> {
+    let row: Option<Option<String>> =
+        tx.conn().query_opt("SELECT locale FROM users WHERE tenant_id = ?1 AND id = ?2", params![tenant, id], |r| {
+            r.get(0)
+        })?;
+    Ok(row.flatten())
+}
+
+/// Sets the language of a user's e-mails.
+pub fn set_locale(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, locale: &str) -> Result<(), StoreError> {
+    tx.conn().execute("UPDATE users SET locale = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, locale])?;
+    Ok(())
+}
+
 pub fn set_email_verified(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Result<(), StoreError> {
     tx.conn()
         .execute("UPDATE users SET email_verified = TRUE WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])?;

@@ -150,6 +150,8 @@ pub struct Linked {
     pub label: String,
     pub subject: String,
     pub account: String,
+    /// The language of the user's e-mails.
+    pub locale: crate::i18n::Locale,
 }
 
 fn expired() -> Error {
@@ -206,7 +208,10 @@ pub async fn confirm(
         // A concurrent link on another node (PostgreSQL) meets the unique keys.
         store::social::insert_link(tx, t, &row, &pending.authority)
             .map_err(|e| if e.is_unique_violation() { already_linked(&p.label) } else { Error::from(e) })?;
+        let locale =
+            store::users::locale(tx, t, user.id)?.and_then(|l| crate::i18n::Locale::parse(&l)).unwrap_or_default();
         Ok(Some(Linked {
+            locale,
             email: user.email,
             name: user.name,
             provider: p.slug,
@@ -234,6 +239,7 @@ pub fn notify(state: &State, tenant: &TenantRuntime, linked: Linked) {
             provider: &linked.label,
             account: &linked.account,
             account_url: &account_url,
+            locale: linked.locale,
         };
         if let Err(e) = mailer.send_link_notice(&notice).await {
             tracing::warn!(email = %linked.email, error = %e, "link notice e-mail not sent");

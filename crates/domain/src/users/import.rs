@@ -1,4 +1,4 @@
-//! Bulk invitations from CSV (`email,name[,roles]`): whole-file validation, then one invitation per
+//! Bulk invitations from CSV (`email,name[,roles][,locale]`): whole-file validation, then one invitation per
 //! new user. Used by `POST {api_url}/v1/users/invite` and by `latchkey user import`.
 
 use std::collections::HashSet;
@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::clock::{Timestamp, rfc3339};
 use crate::error::Error;
+use crate::i18n::Locale;
 use crate::ids;
 use crate::store::tenants::TenantRow;
 use crate::store::users::{NewUser, normalise_email};
@@ -22,6 +23,8 @@ pub struct Row {
     pub email: String,
     pub name: String,
     pub roles: Vec<String>,
+    /// The `locale` column: the language of the user's e-mails.
+    pub locale: Option<Locale>,
 }
 
 /// A CSV reading error in the caller's terms: what usually causes it, not the parser's words.
@@ -80,12 +83,18 @@ pub fn scan_with<R: std::io::Read>(
         Ok(h) => h.iter().map(|s| s.trim_start_matches('\u{feff}').to_ascii_lowercase()).collect(),
         Err(e) => return Err(err(1, "header", csv_problem("the header", &e))),
     };
-    let with_roles = match header.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["email", "name"] => false,
-        ["email", "name", "roles"] => true,
+    let (with_roles, with_locale) = match header.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["email", "name"] => (false, false),
+        ["email", "name", "roles"] => (true, false),
+        ["email", "name", "locale"] => (false, true),
+        ["email", "name", "roles", "locale"] => (true, true),
         _ => {
             let got = header.join(",");
-            return Err(err(1, "header", format!("the header must be email,name or email,name,roles; found {got:?}")));
+            return Err(err(
+                1,
+                "header",
+                format!("the header must be email,name followed by roles and/or locale (in that order); found {got:?}"),
+            ));
         }
     };
     let hasher = SEEN_KEY.get_or_init(std::hash::RandomState::new);
@@ -114,7 +123,7 @@ pub fn scan_with<R: std::io::Read>(
             }
             continue;
         }
-        let want = if with_roles { 3 } else { 2 };
+        let want = 2 + usize::from(with_roles) + usize::from(with_locale);
         if record.len() != want {
             if !each(Err(err(line, "row", format!("{} columns, expected {want}", record.len())))) {
                 break;
@@ -149,8 +158,24 @@ pub fn scan_with<R: std::io::Read>(
                 problems.push(err(line, "roles", format!("role {r:?} does not exist")));
             }
         }
+        // Empty: English (or the language kept with the user).
+        let locale = match record.get(want - 1).filter(|_| with_locale).unwrap_or_default() {
+            "" => None,
+            tag => {
+                let parsed = Locale::parse(tag);
+                if parsed.is_none() {
+                    let tag: String = tag.chars().take(32).collect();
+                    problems.push(err(
+                        line,
+                        "locale",
+                        format!("{tag:?} is not a language Latchkey speaks: en, de, fr, es, pt-BR, ja or zh-CN"),
+                    ));
+                }
+                parsed
+            }
+        };
         let go_on = if problems.is_empty() {
-            each(Ok(Row { line, email, name, roles }))
+            each(Ok(Row { line, email, name, roles, locale }))
         } else {
             problems.into_iter().all(|p| each(Err(p)))
         };
@@ -237,6 +262,7 @@ pub fn preview_rows(tx: &impl Reader, tenant: TenantId, rows: &[Row], out: &mut 
                 invite_url: String::new(),
                 emailed: None,
                 email_error: None,
+                locale: row.locale.map(|l| l.tag().to_owned()),
             });
         }
     }
@@ -277,6 +303,9 @@ pub fn invite_rows(
         };
         // Present already (an earlier run, or invited since): reported, not invited again.
         let Some(id) = store::users::insert_if_new(tx, tenant, &new)? else { continue };
+        if let Some(l) = row.locale {
+            store::users::set_locale(tx, tenant, id, l.tag())?;
+        }
         for r in &row.roles {
             if let Some(role) = roles.get(r) {
                 store::roles::assign(tx, tenant, id, *role)?;
@@ -294,6 +323,7 @@ pub fn invite_rows(
                 invite_url,
                 emailed: None,
                 email_error: None,
+                locale: row.locale.map(|l| l.tag().to_owned()),
             }),
             None => out.already_present.push(row.email.clone()),
         }
@@ -370,6 +400,20 @@ mod tests {
         assert!(rows.is_empty());
         let summary: Vec<(u64, &str)> = errors.iter().map(|e| (e.row, e.column.as_str())).collect();
         assert_eq!(summary, [(2, "row"), (3, "row"), (4, "row"), (5, "file")]);
+    }
+
+    #[test]
+    fn a_locale_column_names_each_users_language() {
+        let csv = b"email,name,roles,locale\na@x.test,A,staff,de-AT\nb@x.test,B,,\nc@x.test,C,,tlh\nd@x.test,D,,pt\n";
+        let (rows, errors) = parse(csv, &roles(), 10);
+        let langs: Vec<_> = rows.iter().map(|r| (r.line, r.locale)).collect();
+        assert_eq!(langs, [(2, Some(Locale::De)), (3, None), (5, Some(Locale::PtBr))]);
+        assert_eq!((errors.len(), errors[0].row, errors[0].column.as_str()), (1, 4, "locale"));
+        let (rows, errors) = parse(b"email,name,locale\na@x.test,A,ja\n", &roles(), 10);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!((rows[0].locale, rows[0].roles.len()), (Some(Locale::Ja), 0));
+        let (_, errors) = parse(b"email,name,locale,roles\n", &roles(), 10);
+        assert_eq!(errors[0].column, "header", "roles before locale");
     }
 
     #[test]

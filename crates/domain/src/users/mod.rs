@@ -58,13 +58,25 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
         return Err(Error::invalid(codes::INVALID_NAME, "name must be 1-64 printable characters"));
     }
     let name = req.name.trim().to_owned();
+    let locale = match req.locale.as_deref() {
+        None => None,
+        Some(tag) => Some(crate::i18n::Locale::parse(tag).ok_or_else(|| {
+            Error::invalid(
+                codes::INVALID_INPUT,
+                format!(
+                    "locale {:?} is not one Latchkey speaks: en, de, fr, es, pt-BR, ja or zh-CN",
+                    tag.chars().take(32).collect::<String>()
+                ),
+            )
+        })?),
+    };
     let now = state.clock.now();
     let expires_at = now + state.config.tokens.invite.as_secs() as i64;
     let handle = ids::user_handle()?;
     let public_id = ids::public_id()?;
     let invitation = state
         .db
-        .write(move |tx| -> Result<(Invitation, String), Error> {
+        .write(move |tx| -> Result<(Invitation, String, crate::i18n::Locale), Error> {
             crate::store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &slug)?;
             let user = match store::users::by_email(tx, tenant.id, &email)? {
@@ -92,6 +104,11 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
                 store::roles::assign(tx, tenant.id, user.id, role.id)?;
             }
             let token = issue_token(tx, tenant.id, user.id, InvitePurpose::Invite, now, expires_at)?;
+            // The language given now, else the one given with an earlier invitation.
+            if let Some(l) = locale {
+                store::users::set_locale(tx, tenant.id, user.id, l.tag())?;
+            }
+            let stored = store::users::locale(tx, tenant.id, user.id)?.and_then(|l| crate::i18n::Locale::parse(&l));
             Ok((
                 Invitation {
                     email: user.email,
@@ -102,14 +119,20 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
                     email_error: None,
                 },
                 tenant.name,
+                stored.unwrap_or_default(),
             ))
         })
         .await?;
-    deliver(state, invitation.0, invitation.1).await
+    deliver(state, invitation.0, invitation.1, invitation.2).await
 }
 
 /// Sends the invitation when `[smtp]` is configured; a failure is reported, never fatal.
-async fn deliver(state: &State, mut inv: Invitation, tenant_name: String) -> Result<Invitation, Error> {
+async fn deliver(
+    state: &State,
+    mut inv: Invitation,
+    tenant_name: String,
+    locale: crate::i18n::Locale,
+) -> Result<Invitation, Error> {
     if let Some(m) = state.live.get().mailer.clone() {
         let invite = crate::mail::Invite {
             tenant: &tenant_name,
@@ -117,6 +140,7 @@ async fn deliver(state: &State, mut inv: Invitation, tenant_name: String) -> Res
             name: &inv.name,
             url: &inv.invite_url,
             recovery: false,
+            locale,
         };
         match m.send(&invite).await {
             Ok(()) => inv.emailed = Some(true),

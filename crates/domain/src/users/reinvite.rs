@@ -85,12 +85,14 @@ pub fn reinvite_rows(
         match pending(tx, tenant, email)? {
             Ok(user) => {
                 let token = issue_token(tx, tenant, user.id, InvitePurpose::Invite, now, expires_at)?;
+                let locale = store::users::locale(tx, tenant, user.id)?;
                 out.invited.push(InvitedRow {
                     email: user.email,
                     name: user.name,
                     invite_url: format!("{base_url}/invite/{token}"),
                     emailed: None,
                     email_error: None,
+                    locale,
                 });
             }
             Err(reason) => skip(out, email, reason),
@@ -109,6 +111,7 @@ pub fn preview_rows(tx: &impl Reader, tenant: TenantId, emails: &[String], out: 
                 invite_url: String::new(),
                 emailed: None,
                 email_error: None,
+                locale: None,
             }),
             Err(reason) => skip(out, email, reason),
         }

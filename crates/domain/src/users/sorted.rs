@@ -192,7 +192,11 @@ fn write_row(out: &mut impl Write, row: &Row) -> io::Result<()> {
     write_text(out, &row.name)?;
     let roles = u32::try_from(row.roles.len()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "roles"))?;
     out.write_all(&roles.to_le_bytes())?;
-    row.roles.iter().try_for_each(|r| write_text(out, r))
+    row.roles.iter().try_for_each(|r| write_text(out, r))?;
+    // The locale as one byte: 0 for none, else its place among the shipped ones, plus one.
+    let locale =
+        row.locale.map_or(0, |l| 1 + crate::i18n::LOCALES.iter().position(|(x, _, _)| *x == l).unwrap_or(0) as u8);
+    out.write_all(&[locale])
 }
 
 fn read_u32(input: &mut impl Read) -> io::Result<u32> {
@@ -214,7 +218,10 @@ fn read_row(input: &mut impl Read) -> io::Result<Row> {
     let email = read_text(input)?;
     let name = read_text(input)?;
     let roles = (0..read_u32(input)?).map(|_| read_text(input)).collect::<io::Result<Vec<_>>>()?;
-    Ok(Row { line: u64::from_le_bytes(line), email, name, roles })
+    let mut locale = [0u8; 1];
+    input.read_exact(&mut locale)?;
+    let locale = crate::i18n::LOCALES.get(usize::from(locale[0]).wrapping_sub(1)).map(|(l, _, _)| *l);
+    Ok(Row { line: u64::from_le_bytes(line), email, name, roles, locale })
 }
 
 #[cfg(test)]
@@ -222,7 +229,13 @@ mod tests {
     use super::*;
 
     fn row(line: u64, email: &str) -> Row {
-        Row { line, email: email.into(), name: format!("N{line}"), roles: vec!["staff".into(), "ops".into()] }
+        Row {
+            line,
+            email: email.into(),
+            name: format!("N{line}"),
+            roles: vec!["staff".into(), "ops".into()],
+            locale: if line.is_multiple_of(2) { Some(crate::i18n::Locale::Ja) } else { None },
+        }
     }
 
     fn sorted(run_rows: usize, rows: Vec<Row>) -> Vec<Row> {
@@ -279,7 +292,13 @@ mod tests {
 
     #[test]
     fn texts_of_any_content_survive_a_run() {
-        let odd = Row { line: 9, email: "é@x.test".into(), name: "Ünïcode, \"quoted\"\n".into(), roles: vec![] };
+        let odd = Row {
+            line: 9,
+            email: "é@x.test".into(),
+            name: "Ünïcode, \"quoted\"\n".into(),
+            roles: vec![],
+            locale: Some(crate::i18n::Locale::ZhCn),
+        };
         let out = sorted(1, vec![odd.clone(), row(2, "a@x.test")]);
         assert_eq!((out[1].email.as_str(), out[1].name.as_str()), (odd.email.as_str(), odd.name.as_str()));
         assert!(out[1].roles.is_empty());

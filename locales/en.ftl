@@ -136,3 +136,14 @@ js-link-add-first = To link another way to sign in, first add a passkey above, t
 js-link-confirm-first = To link another way to sign in, first confirm it is you with your passkey.
 js-unlinked = Unlinked.
 js-unsupported-browser = This browser does not support passkeys. Use a current version of Chrome, Safari, Edge or Firefox.
+
+## E-mails (plain text)
+mail-hello = Hello { $name },
+mail-invite-subject = You are invited to { $tenant }
+mail-invite-lead = Use this link to create your passkey and sign in without a password.
+mail-recover-subject = Recover your { $tenant } account
+mail-recover-lead = Use this link to register a new passkey for your account.
+mail-once = The link works once. If you did not expect this message, ignore it.
+mail-link-subject = { $provider } sign-in added to your { $tenant } account
+mail-link-body = You can now sign in to your { $tenant } account with { $provider } ({ $account }).
+mail-link-warning = If this was not you, sign in with your passkey at { $url } and unlink { $provider }, then tell your administrator.

@@ -135,3 +135,14 @@ js-link-add-first = 要关联其他登录方式，请先在上方添加通行密
 js-link-confirm-first = 要关联其他登录方式，请先用通行密钥确认是您本人。
 js-unlinked = 已取消关联。
 js-unsupported-browser = 此浏览器不支持通行密钥。请使用最新版本的 Chrome、Safari、Edge 或 Firefox。
+
+## E-mails (plain text)
+mail-hello = { $name }，您好：
+mail-invite-subject = 您受邀加入 { $tenant }
+mail-invite-lead = 请使用此链接创建通行密钥，无需密码即可登录。
+mail-recover-subject = 恢复您的 { $tenant } 账户
+mail-recover-lead = 请使用此链接为您的账户注册新的通行密钥。
+mail-once = 此链接仅可使用一次。如果您没有预期收到此邮件，请忽略。
+mail-link-subject = 您的 { $tenant } 账户已添加 { $provider } 登录
+mail-link-body = 您现在可以使用 { $provider }（{ $account }）登录您的 { $tenant } 账户。
+mail-link-warning = 如果这不是您本人操作，请在 { $url } 使用通行密钥登录，取消关联 { $provider }，然后告知管理员。

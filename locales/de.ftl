@@ -135,3 +135,14 @@ js-link-add-first = Um eine weitere Anmeldemöglichkeit zu verknüpfen, fügen S
 js-link-confirm-first = Um eine weitere Anmeldemöglichkeit zu verknüpfen, bestätigen Sie zuerst mit Ihrem Passkey, dass Sie es sind.
 js-unlinked = Getrennt.
 js-unsupported-browser = Dieser Browser unterstützt keine Passkeys. Verwenden Sie eine aktuelle Version von Chrome, Safari, Edge oder Firefox.
+
+## E-mails (plain text)
+mail-hello = Hallo { $name },
+mail-invite-subject = Ihre Einladung zu { $tenant }
+mail-invite-lead = Erstellen Sie über diesen Link Ihren Passkey und melden Sie sich ohne Passwort an.
+mail-recover-subject = Ihr Konto bei { $tenant } wiederherstellen
+mail-recover-lead = Registrieren Sie über diesen Link einen neuen Passkey für Ihr Konto.
+mail-once = Der Link funktioniert einmal. Wenn Sie diese Nachricht nicht erwartet haben, ignorieren Sie sie.
+mail-link-subject = Anmeldung mit { $provider } zu Ihrem Konto bei { $tenant } hinzugefügt
+mail-link-body = Sie können sich jetzt mit { $provider } ({ $account }) bei Ihrem Konto bei { $tenant } anmelden.
+mail-link-warning = Wenn Sie das nicht waren, melden Sie sich unter { $url } mit Ihrem Passkey an, trennen Sie { $provider } und informieren Sie Ihre Administration.

@@ -135,3 +135,14 @@ js-link-add-first = Para vincular outra forma de entrar, adicione primeiro uma c
 js-link-confirm-first = Para vincular outra forma de entrar, confirme primeiro que é você com a sua chave de acesso.
 js-unlinked = Desvinculada.
 js-unsupported-browser = Este navegador não é compatível com chaves de acesso. Use uma versão atual do Chrome, Safari, Edge ou Firefox.
+
+## E-mails (plain text)
+mail-hello = Olá, { $name },
+mail-invite-subject = Você foi convidado para { $tenant }
+mail-invite-lead = Use este link para criar sua chave de acesso e entrar sem senha.
+mail-recover-subject = Recuperar sua conta em { $tenant }
+mail-recover-lead = Use este link para registrar uma nova chave de acesso na sua conta.
+mail-once = O link funciona uma única vez. Se você não esperava esta mensagem, ignore-a.
+mail-link-subject = Entrada com { $provider } adicionada à sua conta em { $tenant }
+mail-link-body = Agora você pode entrar na sua conta em { $tenant } com { $provider } ({ $account }).
+mail-link-warning = Se não foi você, entre com sua chave de acesso em { $url }, desvincule { $provider } e avise o seu administrador.

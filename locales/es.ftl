@@ -135,3 +135,14 @@ js-link-add-first = Para vincular otra forma de iniciar sesión, añada primero 
 js-link-confirm-first = Para vincular otra forma de iniciar sesión, confirme primero que es usted con su llave de acceso.
 js-unlinked = Desvinculada.
 js-unsupported-browser = Este navegador no admite llaves de acceso. Use una versión actual de Chrome, Safari, Edge o Firefox.
+
+## E-mails (plain text)
+mail-hello = Hola, { $name }:
+mail-invite-subject = Tiene una invitación a { $tenant }
+mail-invite-lead = Use este enlace para crear su llave de acceso e iniciar sesión sin contraseña.
+mail-recover-subject = Recuperar su cuenta de { $tenant }
+mail-recover-lead = Use este enlace para registrar una nueva llave de acceso en su cuenta.
+mail-once = El enlace funciona una sola vez. Si no esperaba este mensaje, ignórelo.
+mail-link-subject = Inicio de sesión con { $provider } añadido a su cuenta de { $tenant }
+mail-link-body = Ya puede iniciar sesión en su cuenta de { $tenant } con { $provider } ({ $account }).
+mail-link-warning = Si no ha sido usted, inicie sesión con su llave de acceso en { $url }, desvincule { $provider } y avise a su administrador.

@@ -135,3 +135,14 @@ js-link-add-first = 別のサインイン方法をリンクするには、まず
 js-link-confirm-first = 別のサインイン方法をリンクするには、まずパスキーで本人確認をしてください。
 js-unlinked = リンクを解除しました。
 js-unsupported-browser = このブラウザーはパスキーに対応していません。最新版の Chrome、Safari、Edge、または Firefox を使用してください。
+
+## E-mails (plain text)
+mail-hello = { $name } さん
+mail-invite-subject = { $tenant } への招待
+mail-invite-lead = このリンクからパスキーを作成すると、パスワードなしでサインインできます。
+mail-recover-subject = { $tenant } アカウントの復旧
+mail-recover-lead = このリンクからアカウントに新しいパスキーを登録してください。
+mail-once = このリンクは 1 回だけ使用できます。心当たりのない場合は、このメッセージを無視してください。
+mail-link-subject = { $tenant } アカウントに { $provider } でのサインインが追加されました
+mail-link-body = { $tenant } アカウントに { $provider }（{ $account }）でサインインできるようになりました。
+mail-link-warning = 心当たりがない場合は、{ $url } でパスキーを使ってサインインし、{ $provider } のリンクを解除してから、管理者に連絡してください。

@@ -135,3 +135,14 @@ js-link-add-first = Pour associer un autre moyen de connexion, ajoutez d’abord
 js-link-confirm-first = Pour associer un autre moyen de connexion, confirmez d’abord votre identité avec votre clé d’accès.
 js-unlinked = Dissocié.
 js-unsupported-browser = Ce navigateur ne prend pas en charge les clés d’accès. Utilisez une version récente de Chrome, Safari, Edge ou Firefox.
+
+## E-mails (plain text)
+mail-hello = Bonjour { $name },
+mail-invite-subject = Vous êtes invité sur { $tenant }
+mail-invite-lead = Utilisez ce lien pour créer votre clé d’accès et vous connecter sans mot de passe.
+mail-recover-subject = Récupérer votre compte { $tenant }
+mail-recover-lead = Utilisez ce lien pour enregistrer une nouvelle clé d’accès pour votre compte.
+mail-once = Le lien ne fonctionne qu’une fois. Si vous n’attendiez pas ce message, ignorez-le.
+mail-link-subject = Connexion avec { $provider } ajoutée à votre compte { $tenant }
+mail-link-body = Vous pouvez désormais vous connecter à votre compte { $tenant } avec { $provider } ({ $account }).
+mail-link-warning = Si ce n’était pas vous, connectez-vous avec votre clé d’accès sur { $url }, dissociez { $provider }, puis prévenez votre administrateur.
