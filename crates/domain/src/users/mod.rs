@@ -185,7 +185,7 @@ fn admin_credential(c: &store::credentials::CredentialRow) -> AdminCredential {
     AdminCredential {
         id: b64url(&c.credential_id),
         kind: c.kind.as_str().to_owned(),
-        device: c.device.clone(),
+        device: crate::webauthn::device::shown_label(c),
         name: c.name.clone(),
         created: date(c.created_at),
         last_used: c.last_used_at.map(date),

@@ -1,31 +1,17 @@
 //! A human label for a credential: the authenticator's product name when its AAGUID is known,
 //! else the registering browser and OS from its User-Agent ("Chrome on Linux").
 
-/// Well-known AAGUIDs of passkey providers and security keys.
-const KNOWN: &[(&str, &str)] = &[
-    ("fbfc3007-154e-4ecc-8c0b-6e020557d7bd", "iCloud Keychain"),
-    ("dd4ec289-e01d-41c9-bb89-70fa845d4bf2", "iCloud Keychain (Managed)"),
-    ("ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4", "Google Password Manager"),
-    ("adce0002-35bc-c60a-648b-0b25f1f05503", "Chrome on Mac"),
-    ("08987058-cadc-4b81-b6e1-30de50dcbe96", "Windows Hello"),
-    ("9ddd1817-af5a-4672-a2b9-3e3dd95000a9", "Windows Hello"),
-    ("6028b017-b1d4-4c02-b4b3-afcdafc96bb2", "Windows Hello"),
-    ("bada5566-a7aa-401f-bd96-45619a55120d", "1Password"),
-    ("d548826e-79b4-db40-a3d8-11116f7e8349", "Bitwarden"),
-    ("531126d6-e717-415c-9320-3d9aa6981239", "Dashlane"),
-    ("50726f74-6f6e-5061-7373-50726f746f6e", "Proton Pass"),
-    ("fdb141b2-5d84-443e-8a35-4698c205a502", "KeePassXC"),
-    ("53414d53-554e-4700-0000-000000000000", "Samsung Pass"),
-    ("cb69481e-8ff7-4039-93ec-0a2729a154a8", "YubiKey 5"),
-    ("ee882879-721c-4913-9775-3dfcce97072a", "YubiKey 5"),
-    ("fa2b99dc-9e39-4257-8f92-4a30d23c4118", "YubiKey 5 NFC"),
-    ("2fc0579f-8113-47ea-b116-bb5a8db9202a", "YubiKey 5 NFC"),
-    ("c5ef55ff-ad9a-4b9f-b580-adebafe026d0", "YubiKey 5Ci"),
-    ("73bb0cd4-e502-49b8-9c6f-b59445bf720b", "YubiKey 5 FIPS"),
-    ("149a2021-8ef6-4133-96b8-81f8d5b7f1f5", "Security Key by Yubico"),
-    ("6d44ba9b-f6ec-2e49-b930-0c8fe920cb73", "Security Key NFC by Yubico"),
-    ("42b4fb4a-2866-43b2-9bf7-6c6669c2e5d3", "Google Titan Security Key"),
-];
+/// Names of passkey providers and security keys by AAGUID: the community-maintained list of
+/// passkey providers (attributed in the file), then security keys. Parsed once.
+static KNOWN: std::sync::LazyLock<std::collections::HashMap<&'static str, &'static str>> =
+    std::sync::LazyLock::new(|| {
+        include_str!("aaguids.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(id, name)| (id.trim(), name.trim()))
+            .collect()
+    });
 
 pub fn format_aaguid(a: &[u8; 16]) -> String {
     let h: String = a.iter().map(|b| format!("{b:02x}")).collect();
@@ -33,8 +19,18 @@ pub fn format_aaguid(a: &[u8; 16]) -> String {
 }
 
 pub fn known_product(aaguid: &[u8; 16]) -> Option<&'static str> {
-    let text = format_aaguid(aaguid);
-    KNOWN.iter().find(|(id, _)| *id == text).map(|(_, name)| *name)
+    KNOWN.get(format_aaguid(aaguid).as_str()).copied()
+}
+
+/// The label a credential is shown with: its authenticator's name when its stored AAGUID is in
+/// the list bundled now (so credentials registered before a provider joined it get its name),
+/// else the label stored at registration.
+pub fn shown_label(row: &crate::store::credentials::CredentialRow) -> String {
+    let aaguid = row.aaguid.as_deref().and_then(|a| <[u8; 16]>::try_from(a).ok());
+    match aaguid.as_ref().and_then(known_product) {
+        Some(name) => name.to_owned(),
+        None => row.device.clone(),
+    }
 }
 
 /// "Chrome on Linux", "Safari on iOS", … from a User-Agent header.
@@ -89,7 +85,10 @@ mod tests {
     #[test]
     fn labels() {
         let icloud = [0xfb, 0xfc, 0x30, 0x07, 0x15, 0x4e, 0x4e, 0xcc, 0x8c, 0x0b, 0x6e, 0x02, 0x05, 0x57, 0xd7, 0xbd];
-        assert_eq!(label(Some(&icloud), None, false), "iCloud Keychain");
+        assert_eq!(label(Some(&icloud), None, false), "Apple Passwords", "the community list's name");
+        let yubikey = [0xcb, 0x69, 0x48, 0x1e, 0x8f, 0xf7, 0x40, 0x39, 0x93, 0xec, 0x0a, 0x27, 0x29, 0xa1, 0x54, 0xa8];
+        assert_eq!(known_product(&yubikey), Some("YubiKey 5"), "a security key of Latchkey's own list");
+        assert!(KNOWN.len() > 50, "{}", KNOWN.len());
         let linux_chrome =
             "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36";
         assert_eq!(label(Some(&[0; 16]), Some(linux_chrome), false), "Chrome on Linux");
@@ -98,5 +97,18 @@ mod tests {
         let iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile/15E148 Safari/604.1";
         assert_eq!(from_user_agent(iphone).as_deref(), Some("Safari on iOS"));
         assert_eq!(label(None, None, false), "Passkey");
+    }
+
+    #[test]
+    fn a_credential_is_shown_with_the_name_the_list_has_now() {
+        let mut row = crate::store::testing::credential_row(crate::store::users::UserId(1), b"c");
+        row.device = "Chrome on Mac".into();
+        row.aaguid =
+            Some(vec![0xfb, 0xfc, 0x30, 0x07, 0x15, 0x4e, 0x4e, 0xcc, 0x8c, 0x0b, 0x6e, 0x02, 0x05, 0x57, 0xd7, 0xbd]);
+        assert_eq!(shown_label(&row), "Apple Passwords");
+        row.aaguid = Some(vec![0; 16]);
+        assert_eq!(shown_label(&row), "Chrome on Mac");
+        row.aaguid = None;
+        assert_eq!(shown_label(&row), "Chrome on Mac");
     }
 }

@@ -56,7 +56,7 @@ impl CredentialInfo {
         CredentialInfo {
             id: crate::crypto::b64url(&row.credential_id),
             kind: row.kind.as_str().to_owned(),
-            device: row.device.clone(),
+            device: device::shown_label(row),
             created: crate::clock::date(row.created_at),
             name: row.name.clone(),
         }
