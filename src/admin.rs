@@ -119,6 +119,29 @@ pub struct Tenant {
     /// URLs the tenant had, still answering (308 to `base_url`, the same JWKS) until `until`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub old_urls: Vec<OldUrl>,
+    /// The brand of its pages (`tenant brand`): `null` where not set.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    #[serde(default)]
+    pub accent_color: Option<String>,
+    #[serde(default)]
+    pub default_locale: Option<String>,
+}
+
+/// `PUT /admin/v1/tenants/{slug}/brand`: each part given replaces the current one; `none`
+/// clears it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct BrandTenant {
+    /// The name the pages show instead of the tenant's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// `#rrggbb`: the accent of buttons and links, at least 4.5:1 against white.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
+    /// The pages' language when the browser asks for none Latchkey speaks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_locale: Option<String>,
 }
 
 /// A URL a tenant moved away from, answering until `until` (RFC 3339).
@@ -586,6 +609,13 @@ pub struct DeclaredTenant {
     pub rp_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registration: Option<Registration>,
+    /// The brand of its pages (`tenant brand`); absent keeps what is set, `none` clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_locale: Option<String>,
     #[serde(default, rename = "role", skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<DeclaredRole>,
     #[serde(default, rename = "app", skip_serializing_if = "Vec::is_empty")]

@@ -224,6 +224,25 @@ pub enum TenantCmd {
         #[arg(long)]
         yes: bool,
     },
+    /// Brand a tenant's pages: the name people see, the accent colour of buttons and links, the
+    /// language of the pages when the browser asks for none Latchkey speaks. `none` clears one.
+    #[command(after_help = "Examples:\n  \
+        latchkey tenant brand acme --display-name \"Acme Login\" --color '#0b5fbf' --default-locale de\n  \
+        latchkey tenant brand acme --color none")]
+    Brand {
+        /// The tenant's slug.
+        slug: String,
+        /// The name the pages show instead of the tenant's name.
+        #[arg(long, value_name = "NAME|none")]
+        display_name: Option<String>,
+        /// The accent colour, #rrggbb: at least 4.5:1 against white (WCAG AA), as the white labels
+        /// of buttons and the links need.
+        #[arg(long, value_name = "HEX|none")]
+        color: Option<String>,
+        /// en, de, fr, es, pt-BR, ja or zh-CN.
+        #[arg(long, value_name = "LOCALE|none")]
+        default_locale: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

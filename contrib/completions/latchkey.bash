@@ -217,6 +217,9 @@ _latchkey() {
             latchkey__subcmd__help__subcmd__social,list)
                 cmd="latchkey__subcmd__help__subcmd__social__subcmd__list"
                 ;;
+            latchkey__subcmd__help__subcmd__tenant,brand)
+                cmd="latchkey__subcmd__help__subcmd__tenant__subcmd__brand"
+                ;;
             latchkey__subcmd__help__subcmd__tenant,create)
                 cmd="latchkey__subcmd__help__subcmd__tenant__subcmd__create"
                 ;;
@@ -343,6 +346,9 @@ _latchkey() {
             latchkey__subcmd__social__subcmd__help,list)
                 cmd="latchkey__subcmd__social__subcmd__help__subcmd__list"
                 ;;
+            latchkey__subcmd__tenant,brand)
+                cmd="latchkey__subcmd__tenant__subcmd__brand"
+                ;;
             latchkey__subcmd__tenant,create)
                 cmd="latchkey__subcmd__tenant__subcmd__create"
                 ;;
@@ -360,6 +366,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__tenant,update)
                 cmd="latchkey__subcmd__tenant__subcmd__update"
+                ;;
+            latchkey__subcmd__tenant__subcmd__help,brand)
+                cmd="latchkey__subcmd__tenant__subcmd__help__subcmd__brand"
                 ;;
             latchkey__subcmd__tenant__subcmd__help,create)
                 cmd="latchkey__subcmd__tenant__subcmd__help__subcmd__create"
@@ -1698,8 +1707,22 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__tenant)
-            opts="create list show update delete"
+            opts="create list show update delete brand"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__tenant__subcmd__brand)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2674,12 +2697,50 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__tenant)
-            opts="-o -q -h --socket --output --quiet --help create list show update delete help"
+            opts="-o -q -h --socket --output --quiet --help create list show update delete brand help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__tenant__subcmd__brand)
+            opts="-o -q -h --display-name --color --default-locale --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --display-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --default-locale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --socket)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2768,8 +2829,22 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__tenant__subcmd__help)
-            opts="create list show update delete help"
+            opts="create list show update delete brand help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__tenant__subcmd__help__subcmd__brand)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -77,6 +77,7 @@ fn fixture() -> &'static Fixture {
             rp_id: "localhost".into(),
             registration: Registration::Invite,
             created_at: 0,
+            brand: Default::default(),
         };
         let tenant = tenant_runtime(&row, vec![signer], "http://localhost:8080").expect("tenant runtime");
         Fixture { tenant, key, db }

@@ -106,3 +106,89 @@ fn every_page_speaks_every_shipped_language_with_no_message_missing() {
         }
     }
 }
+
+#[test]
+fn a_tenant_brand_names_colours_and_sets_the_default_language_of_its_pages() {
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let account = format!("{}/account", site.base);
+
+    // Refused, nothing stored: a colour below WCAG AA against white, a language not shipped.
+    let before = d.snapshot_of(&["tenants"]);
+    for (args, why) in [
+        (vec!["--color", "#ffd700"], "4.5:1"),
+        (vec!["--color", "blue"], "not a colour"),
+        (vec!["--default-locale", "tlh"], "not one Latchkey speaks"),
+        (vec!["--display-name", ""], "1-100"),
+    ] {
+        let r = d.cli(&[vec!["tenant", "brand", "acme"], args.clone()].concat());
+        assert_eq!(r.code, 1, "{args:?}");
+        assert!(r.stderr.contains("invalid_input") && r.stderr.contains(why), "{args:?}: {}", r.stderr);
+    }
+    assert_eq!(d.snapshot_of(&["tenants"]), before, "nothing stored");
+
+    let t = d
+        .cli(&[
+            "tenant",
+            "brand",
+            "acme",
+            "--display-name",
+            "Acme Login",
+            "--color",
+            "#0B5FBF",
+            "--default-locale",
+            "de",
+            "-o",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(
+        (t["display_name"].as_str(), t["accent_color"].as_str(), t["default_locale"].as_str()),
+        (Some("Acme Login"), Some("#0b5fbf"), Some("de"))
+    );
+    // A browser that names no shipped language gets the tenant's; the name and colour show.
+    let page = get_with(&account, &[("Accept-Language", "nl")]);
+    assert_eq!(lang(&page), "de");
+    assert!(page.body.contains("<p class=\"tenant\">Acme Login</p>") && page.body.contains("· Acme Login</title>"));
+    assert!(page.body.contains("href=\"/acme/brand.css?v=0b5fbf\""), "{}", page.body);
+    let css = get_with(&format!("{}/brand.css?v=0b5fbf", site.base), &[]);
+    assert_eq!((css.status, css.body.trim()), (200, ":root { --accent: #0b5fbf; }"));
+    assert!(css.header("cache-control").unwrap().contains("max-age"));
+    assert_eq!(lang(&get_with(&account, &[("Accept-Language", "fr")])), "fr", "the browser's own comes first");
+
+    // Cleared: the default colour again (no brand stylesheet), the rest kept.
+    let t = d.cli(&["tenant", "brand", "acme", "--color", "none", "-o", "json"]).ok().json();
+    assert!(t["accent_color"].is_null() && t["display_name"] == "Acme Login", "{t}");
+    assert!(!get_with(&account, &[]).body.contains("brand.css"));
+    let events = d.cli(&["audit", "--tenant", "acme", "--action", "tenant.brand", "-o", "json"]).ok().json();
+    assert_eq!(events.as_array().map(Vec::len), Some(6), "every attempt is audited: {events}");
+
+    // As code: export carries the brand, applying it changes nothing, a new colour is planned.
+    let exported = d.cli(&["export", "--tenant", "acme"]).ok().stdout;
+    assert!(
+        exported.contains("display_name = \"Acme Login\"") && exported.contains("default_locale = \"de\""),
+        "{exported}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("acme.toml");
+    std::fs::write(&file, &exported).unwrap();
+    let f = file.to_str().unwrap();
+    assert!(d.cli(&["apply", "-f", f]).ok().stdout.contains("No changes"));
+    std::fs::write(&file, exported.replace("default_locale = \"de\"", "default_locale = \"ja\"\ncolor = \"#7a1fa2\""))
+        .unwrap();
+    let plan = d.cli(&["apply", "-f", f, "--dry-run", "-o", "json"]).ok().json();
+    assert_eq!(
+        plan["plan"][0]["changes"],
+        serde_json::json!([
+            {"field": "color", "old": "none", "new": "#7a1fa2"},
+            {"field": "default_locale", "old": "de", "new": "ja"}
+        ])
+    );
+    d.cli(&["apply", "-f", f]).ok();
+    assert_eq!(lang(&get_with(&account, &[])), "ja");
+    // A colour that fails contrast refuses the whole file.
+    std::fs::write(&file, exported.replace("default_locale = \"de\"", "color = \"#ffff00\"")).unwrap();
+    let r = d.cli(&["apply", "-f", f]);
+    assert!(r.code == 1 && r.stderr.contains("4.5:1"), "{}", r.stderr);
+}

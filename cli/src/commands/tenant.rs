@@ -1,4 +1,4 @@
-use latchkey::admin::{Confirm, CreateTenant, Registration, Tenant, UpdateTenant};
+use latchkey::admin::{BrandTenant, Confirm, CreateTenant, Registration, Tenant, UpdateTenant};
 
 use super::{require_yes, seg};
 use crate::args::{RegistrationArg, TenantCmd};
@@ -26,6 +26,10 @@ fn show(t: &Tenant) -> comfy_table::Table {
         ("registration", t.registration.as_str().to_owned()),
         ("created", t.created.clone()),
     ];
+    let or_default = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_owned());
+    rows.push(("display name", or_default(&t.display_name, "none (the name)")));
+    rows.push(("accent color", or_default(&t.accent_color, "none (the default)")));
+    rows.push(("default locale", or_default(&t.default_locale, "none (en)")));
     // Only while a moved tenant's old URL answers (as `old_urls` is only in the JSON then).
     if !t.old_urls.is_empty() {
         let old = t.old_urls.iter().map(|o| format!("{} (until {})", o.base_url, o.until)).collect::<Vec<_>>();
@@ -51,6 +55,11 @@ pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
             Ok(shown(&t)?.text(format!("Created tenant {slug}.")).note(format!(
                 "next: latchkey app create --tenant {slug} --name \"My App\" --type web --redirect-uri https://app.example.com/oidc-callback"
             )))
+        }
+        TenantCmd::Brand { slug, display_name, color, default_locale } => {
+            let req = BrandTenant { display_name, color, default_locale };
+            let t: Tenant = client.call(hyper::Method::PUT, &format!("/tenants/{}/brand", seg(&slug)?), Some(&req))?;
+            shown(&t)
         }
         TenantCmd::List => {
             let list: Vec<Tenant> = client.get("/tenants")?;

@@ -30,6 +30,12 @@ use crate::users::roles::valid_name;
 
 enum Step {
     CreateTenant(ValidTenant),
+    /// A tenant's brand, set as `tenant brand` sets it (after its creation or update).
+    SetBrand {
+        slug: String,
+        brand: crate::store::tenants::Brand,
+        fields: Vec<FieldChange>,
+    },
     UpdateTenant {
         current: Box<TenantRow>,
         wanted: Box<ValidTenant>,
@@ -120,6 +126,7 @@ impl Step {
         match self {
             Step::CreateTenant(v) => Some(v.slug.clone()),
             Step::UpdateTenant { current, .. } => Some(current.slug.clone()),
+            Step::SetBrand { slug, .. } => Some(slug.clone()),
             _ => None,
         }
     }
@@ -130,6 +137,7 @@ impl Step {
             Step::UpdateTenant { current, fields, .. } => {
                 ("update", "tenant", &current.slug, &current.slug, Some(fields))
             }
+            Step::SetBrand { slug, fields, .. } => ("update", "tenant", slug, slug, Some(fields)),
             Step::CreateRole { slug, role } => ("create", "role", slug, &role.name, None),
             Step::UpdateRole { slug, role, fields, .. } => ("update", "role", slug, &role.name, Some(fields)),
             Step::CreateApp { slug, app } => ("create", "app", slug, &app.name, None),
@@ -157,6 +165,7 @@ impl Step {
                 return format!("create social {slug}/{} ({})", row.slug, row.kind.as_str());
             }
             Step::UpdateTenant { current, .. } => format!("update tenant {}", current.slug),
+            Step::SetBrand { slug, .. } => format!("update tenant {slug}"),
             Step::UpdateRole { slug, role, .. } => format!("update role {slug}/{}", role.name),
             Step::UpdateApp { slug, app, .. } => format!("update app {slug}/{} ({})", app.name, app.client_id),
             Step::PutSocial { slug, row, .. } => format!("update social {slug}/{}", row.slug),
@@ -343,6 +352,39 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                 (Some(row.id), store::roles::list(tx, row.id)?, store::apps::list(tx, row.id)?)
             }
         };
+        // The brand: what the file gives replaces what is set (absent keeps it).
+        let current_brand = existing.as_ref().map(|r| r.brand.clone()).unwrap_or_default();
+        let asked = latchkey::admin::BrandTenant {
+            display_name: t.display_name.clone(),
+            color: t.color.clone(),
+            default_locale: t.default_locale.clone(),
+        };
+        let brand = crate::brand::changed(&current_brand, &asked)
+            .map_err(|e| bad(format!("tenant {}: {}", t.slug, e.message)))?;
+        let none = || "none".to_owned();
+        let fields: Vec<FieldChange> = [
+            scalar(
+                "display_name",
+                current_brand.display_name.clone().unwrap_or_else(none),
+                brand.display_name.clone().unwrap_or_else(none),
+            ),
+            scalar(
+                "color",
+                current_brand.accent_color.clone().unwrap_or_else(none),
+                brand.accent_color.clone().unwrap_or_else(none),
+            ),
+            scalar(
+                "default_locale",
+                current_brand.default_locale.clone().unwrap_or_else(none),
+                brand.default_locale.clone().unwrap_or_else(none),
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !fields.is_empty() {
+            steps.push(Step::SetBrand { slug: t.slug.clone(), brand, fields });
+        }
         for role in &t.roles {
             if !valid_name(&role.name) {
                 return Err(bad(format!("tenant {}: {:?} is not a role name", t.slug, role.name)));
@@ -466,6 +508,7 @@ fn execute(
             Step::UpdateTenant { current, wanted, .. } => {
                 store_change(tx, &current, &wanted, latchkey::admin::KEEP_OLD_URL_SECONDS, now)?
             }
+            Step::SetBrand { slug, brand, .. } => store::tenants::set_brand(tx, tenant_id(tx, &slug)?, &brand)?,
             Step::CreateRole { slug, role } => {
                 store::roles::insert(tx, tenant_id(tx, &slug)?, &role.name, &role.description, now)?
             }
@@ -616,6 +659,9 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 base_url: Some(t.base_url),
                 rp_id: Some(t.rp_id),
                 registration: Some(t.registration),
+                display_name: t.brand.display_name,
+                color: t.brand.accent_color,
+                default_locale: t.brand.default_locale,
                 roles,
                 apps,
                 social,

@@ -10,6 +10,7 @@
 
 pub mod apps;
 pub mod audit;
+pub mod brand;
 pub mod clock;
 pub mod config;
 pub mod consents;

@@ -38,6 +38,12 @@ pub struct TenantRuntime {
     pub origin: String,
     pub rp_id: String,
     pub registration: Registration,
+    /// The name its pages show: the brand's display name, else the tenant's name.
+    pub display_name: String,
+    /// The brand's accent colour (`#rrggbb`), if set: served as `/brand.css`.
+    pub accent_color: Option<String>,
+    /// The pages' language when the browser names none shipped.
+    pub default_locale: crate::i18n::Locale,
     /// `host[:port]` for routing.
     authority: String,
     /// Path prefix without trailing slash; empty when the tenant owns a whole host.
@@ -170,6 +176,14 @@ impl TenantRuntime {
             origin,
             rp_id: row.rp_id.clone(),
             registration: row.registration,
+            display_name: row.brand.display_name.clone().unwrap_or_else(|| row.name.clone()),
+            accent_color: row.brand.accent_color.clone(),
+            default_locale: row
+                .brand
+                .default_locale
+                .as_deref()
+                .and_then(crate::i18n::Locale::parse)
+                .unwrap_or_default(),
             authority: urls::authority(&base),
             path_prefix: base.path().trim_end_matches('/').to_owned(),
             under_public_url,
@@ -546,6 +560,7 @@ mod tests {
             rp_id: "localhost".into(),
             registration: Registration::Invite,
             created_at: 0,
+            brand: Default::default(),
         };
         Arc::new(TenantRuntime::routing(&row, "https://id.example.com").unwrap())
     }

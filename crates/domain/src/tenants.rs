@@ -27,6 +27,9 @@ pub fn to_wire(row: &TenantRow) -> Tenant {
         registration: row.registration,
         created: date(row.created_at),
         old_urls: vec![],
+        display_name: row.brand.display_name.clone(),
+        accent_color: row.brand.accent_color.clone(),
+        default_locale: row.brand.default_locale.clone(),
     }
 }
 
@@ -135,6 +138,7 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
                 rp_id: v.rp_id,
                 registration: v.registration,
                 created_at: now,
+                brand: Default::default(),
             })
         })
         .await?;

@@ -14,6 +14,19 @@ pub struct TenantRow {
     pub rp_id: String,
     pub registration: Registration,
     pub created_at: Timestamp,
+    /// How its pages look (`latchkey tenant brand`).
+    pub brand: Brand,
+}
+
+/// A tenant's brand: each part `None` until set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Brand {
+    /// The name its pages show, instead of the tenant's name.
+    pub display_name: Option<String>,
+    /// `#rrggbb`, the accent of buttons and links.
+    pub accent_color: Option<String>,
+    /// The pages' language when the browser asks for none shipped (a catalogue's tag).
+    pub default_locale: Option<String>,
 }
 
 pub struct NewTenant<'a> {
@@ -25,7 +38,8 @@ pub struct NewTenant<'a> {
     pub created_at: Timestamp,
 }
 
-const COLUMNS: &str = "id, slug, name, base_url, rp_id, registration, created_at";
+const COLUMNS: &str =
+    "id, slug, name, base_url, rp_id, registration, created_at, display_name, accent_color, default_locale";
 
 fn from_row(r: &Row<'_>) -> Result<TenantRow, StoreError> {
     Ok(TenantRow {
@@ -36,6 +50,7 @@ fn from_row(r: &Row<'_>) -> Result<TenantRow, StoreError> {
         rp_id: r.get(4)?,
         registration: r.get::<_, Text<Registration>>(5)?.0,
         created_at: r.get(6)?,
+        brand: Brand { display_name: r.get(7)?, accent_color: r.get(8)?, default_locale: r.get(9)? },
     })
 }
 
@@ -87,6 +102,15 @@ pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registra
     tx.conn().execute(
         "UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1",
         params![id, name, Text(registration)],
+    )?;
+    cluster::changed(tx.conn(), id)
+}
+
+/// Replaces a tenant's brand; every node serves it at once (the change journal).
+pub fn set_brand(tx: &WriteTx<'_>, id: TenantId, b: &Brand) -> Result<(), StoreError> {
+    tx.conn().execute(
+        "UPDATE tenants SET display_name = ?2, accent_color = ?3, default_locale = ?4 WHERE id = ?1",
+        params![id, b.display_name, b.accent_color, b.default_locale],
     )?;
     cluster::changed(tx.conn(), id)
 }
@@ -180,6 +204,7 @@ mod tests {
             rp_id: "acme.example".into(),
             registration: Registration::Open,
             created_at: 5,
+            brand: Default::default(),
         };
         t.read(|tx| {
             assert_eq!(by_slug(tx, "acme").unwrap(), Some(want.clone()));

@@ -15,6 +15,7 @@ use latchkey_store::audit::Event;
 pub enum AdminAction {
     TenantCreate,
     TenantUpdate,
+    TenantBrand,
     TenantDelete,
     AppCreate,
     AppUpdate,
@@ -46,6 +47,7 @@ impl AdminAction {
         match self {
             A::TenantCreate => "tenant.create",
             A::TenantUpdate => "tenant.update",
+            A::TenantBrand => "tenant.brand",
             A::TenantDelete => "tenant.delete",
             A::AppCreate => "app.create",
             A::AppUpdate => "app.update",
@@ -95,6 +97,7 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         | A::Export(_) => return None,
         A::TenantCreate => (Act::TenantCreate, None),
         A::TenantUpdate(slug) => (Act::TenantUpdate, Some(slug)),
+        A::TenantBrand(slug) => (Act::TenantBrand, Some(slug)),
         A::TenantDelete(slug) => (Act::TenantDelete, Some(slug)),
         A::AppCreate(_) => (Act::AppCreate, None),
         A::AppUpdate(_, id) => (Act::AppUpdate, Some(id)),

@@ -68,7 +68,15 @@ pub async fn import(
                 already_present: batch.already_present,
             })
         };
-        let totals = bulk::run(&state, &tenant.name, rx_rows, steps, progress, &tx_lines).await;
+        let totals = bulk::run(
+            &state,
+            tenant.brand.display_name.as_deref().unwrap_or(&tenant.name),
+            rx_rows,
+            steps,
+            progress,
+            &tx_lines,
+        )
+        .await;
         let (invited, already) = (totals.invited, totals.others);
         let rejected_rows = rejected.rows();
         tracing::info!(tenant = %slug, invited, already, rejected = rejected_rows, dry_run, "user import");

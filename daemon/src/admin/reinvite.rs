@@ -50,7 +50,15 @@ pub async fn reinvite(
                 skipped: batch.skipped,
             })
         };
-        let totals = bulk::run(&state, &tenant.name, bulk::batches_of(targets), steps, progress, &tx_lines).await;
+        let totals = bulk::run(
+            &state,
+            tenant.brand.display_name.as_deref().unwrap_or(&tenant.name),
+            bulk::batches_of(targets),
+            steps,
+            progress,
+            &tx_lines,
+        )
+        .await;
         let (invited, skipped) = (totals.invited, totals.others);
         tracing::info!(tenant = %slug, invited, skipped, dry_run, "user reinvite");
         if !dry_run {

@@ -15,6 +15,7 @@ pub enum AdminRoute {
     TenantCreate,
     TenantShow(String),
     TenantUpdate(String),
+    TenantBrand(String),
     TenantDelete(String),
     AppList(String),
     AppCreate(String),
@@ -70,6 +71,7 @@ impl AdminRoute {
             A::Status | A::TenantList | A::TenantCreate | A::Apply | A::Backup | A::AuditAll => None,
             A::TenantShow(t)
             | A::TenantUpdate(t)
+            | A::TenantBrand(t)
             | A::TenantDelete(t)
             | A::AppList(t)
             | A::AppCreate(t)
@@ -123,6 +125,7 @@ const GET: &[Method] = &[Method::GET];
 const POST: &[Method] = &[Method::POST];
 const DELETE: &[Method] = &[Method::DELETE];
 const PATCH: &[Method] = &[Method::PATCH];
+const PUT: &[Method] = &[Method::PUT];
 
 fn pick(method: &Method, table: &[(&[Method], AdminRoute)]) -> Result<AdminRoute, AdminUnrouted> {
     by_method(method, table).map_err(AdminUnrouted::WrongMethod)
@@ -146,6 +149,7 @@ pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
         ["tenants", t] => {
             pick(m, &[(GET, A::TenantShow(s(t))), (PATCH, A::TenantUpdate(s(t))), (DELETE, A::TenantDelete(s(t)))])
         }
+        ["tenants", t, "brand"] => pick(m, &[(PUT, A::TenantBrand(s(t)))]),
         ["tenants", t, "export"] => pick(m, &[(GET, A::Export(s(t)))]),
         ["tenants", t, "audit"] => pick(m, &[(GET, A::Audit(s(t)))]),
         ["tenants", t, "apps"] => pick(m, &[(GET, A::AppList(s(t))), (POST, A::AppCreate(s(t)))]),
@@ -198,6 +202,7 @@ mod tests {
             ("GET", "/admin/v1/tenants/acme", Ok(A::TenantShow(t()))),
             ("DELETE", "/admin/v1/tenants/acme", Ok(A::TenantDelete(t()))),
             ("PATCH", "/admin/v1/tenants/acme", Ok(A::TenantUpdate(t()))),
+            ("PUT", "/admin/v1/tenants/acme/brand", Ok(A::TenantBrand(t()))),
             ("GET", "/admin/v1/tenants/acme/apps", Ok(A::AppList(t()))),
             ("POST", "/admin/v1/tenants/acme/apps", Ok(A::AppCreate(t()))),
             ("GET", "/admin/v1/tenants/acme/apps/c1", Ok(A::AppShow(t(), "c1".into()))),

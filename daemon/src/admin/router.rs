@@ -153,6 +153,11 @@ async fn dispatch(
             note.detail = serde_json::to_string(&r).ok();
             ok(&tenants::update(state, slug, r).await?)
         }
+        A::TenantBrand(slug) => {
+            let r: latchkey::admin::BrandTenant = body(state, req).await?;
+            note.detail = serde_json::to_string(&r).ok();
+            ok(&latchkey_domain::brand::set(state, slug, r).await?)
+        }
         A::TenantDelete(slug) => {
             confirmed(state, req, &format!("tenant {slug:?} and all its users, apps and keys")).await?;
             tenants::delete(state, slug).await?;

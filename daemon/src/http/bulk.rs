@@ -120,7 +120,7 @@ pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let mut e = cx.event(&claims.client_id, "users.invite", "success");
     e.detail = Some(format!("{} invited, {} already present", made.invited, made.already));
     state.audit.record(e);
-    Ok(answer(state.live.get().mailer.clone(), tenant.name.clone(), made))
+    Ok(answer(state.live.get().mailer.clone(), tenant.display_name.clone(), made))
 }
 
 /// The answer, `{"invited":[…],"already_present":[…]}`, streamed from the files a chunk at a

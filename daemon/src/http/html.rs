@@ -98,14 +98,18 @@ pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
                     meta name="referrer" content="same-origin";
                 }
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (page.title) " · " (tenant.name) }
+                title { (page.title) " · " (tenant.display_name) }
                 link rel="stylesheet" href={ (prefix) "/assets/latchkey.css" };
+                @if let Some(accent) = &tenant.accent_color {
+                    // Versioned by the colour itself: a new colour is a new URL.
+                    link rel="stylesheet" href={ (prefix) "/brand.css?v=" (accent.trim_start_matches('#')) };
+                }
                 script src={ (prefix) "/assets/latchkey.js" } defer {}
             }
             body {
                 main #app data-page=(page.kind) data-base=(prefix) data-token=[d.token] data-email=[d.email]
                     data-name=[d.name] data-request=[d.request] data-messages=(tr.script_messages()) {
-                    p.tenant { (tenant.name) }
+                    p.tenant { (tenant.display_name) }
                     (main)
                     p #status .status role="status" aria-live="polite" {}
                     noscript { p.status.error { (tr.t("noscript")) } }
@@ -158,6 +162,7 @@ mod tests {
             rp_id: "id.example.com".into(),
             registration: latchkey::admin::Registration::Invite,
             created_at: 0,
+            brand: Default::default(),
         };
         let tenant = TenantRuntime::routing(&row, "https://id.example.com").unwrap();
         let data = Data { email: Some(r#"x"><script>'&"#), ..Data::default() };

@@ -36,12 +36,13 @@ fn cookie(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The language of a request's pages (its `ui_locales` query parameter, the cookie,
-/// `Accept-Language`; English otherwise, until tenants choose a default), and where the language
-/// menu comes back to: the request's own path and query, under the tenant (`prefix`).
-pub fn of_request(req: &hyper::Request<impl Sized>, prefix: &str) -> (Tr, String) {
+/// `Accept-Language`, then the tenant's default), and where the language menu comes back to: the
+/// request's own path and query, under the tenant.
+pub fn of_request(req: &hyper::Request<impl Sized>, tenant: &latchkey_domain::registry::TenantRuntime) -> (Tr, String) {
+    let prefix = tenant.path_prefix.as_str();
     let query = req.uri().query().unwrap_or("");
     let ui_locales = url::form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "ui_locales").map(|(_, v)| v);
-    let tr = Tr(negotiate(ui_locales.as_deref(), req.headers(), Locale::default()));
+    let tr = Tr(negotiate(ui_locales.as_deref(), req.headers(), tenant.default_locale));
     let here = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
     let here =
         if here.len() <= 2048 && here.starts_with(prefix) { here.to_owned() } else { format!("{prefix}/account") };

@@ -371,7 +371,7 @@ pub fn confirm_sign_out(cx: &Cx<'_>, params: &[(&str, String)], returns_to: Opti
         (&cx.tenant, cx.tr_for(params.iter().find(|(k, _)| *k == "ui_locales").map(|(_, v)| v.as_str())));
     let main = markup! {
         h1 { (tr.t("signout-heading")) }
-        p { (tr.with("signout-question", &[("tenant", &tenant.name)])) }
+        p { (tr.with("signout-question", &[("tenant", &tenant.display_name)])) }
         form method="post" action={ (tenant.path_prefix) "/logout" } class="actions" {
             @for (name, value) in params {
                 input type="hidden" name=(name) value=(value);
@@ -423,6 +423,20 @@ pub fn set_locale(cx: &Cx<'_>, req: &Req, tag: &str) -> Response<Body> {
 
 fn with_header_value_owned(r: Response<Body>, cookie: &str) -> Response<Body> {
     super::response::with_header_value(r, header::SET_COOKIE, cookie)
+}
+
+/// `GET /brand.css`: the tenant's accent colour as the pages' `--accent`, after the default
+/// stylesheet. Pages name it with the colour in the query, so it may be cached for a day.
+pub fn brand_css(cx: &Cx<'_>) -> Response<Body> {
+    // Only `#rrggbb` is stored (`brand::changed`); anything else would not get here.
+    let css = match &cx.tenant.accent_color {
+        Some(c) if c.len() == 7 && c[1..].bytes().all(|b| b.is_ascii_hexdigit()) => {
+            format!(":root {{ --accent: {c}; }}\n")
+        }
+        _ => String::new(),
+    };
+    let r = bytes(StatusCode::OK, "text/css; charset=utf-8", css);
+    with_header(r, header::CACHE_CONTROL, "public, max-age=86400")
 }
 
 /// `GET /logos/{client_id}.png`: an application's logo, as the operator gave it (a PNG checked

@@ -212,7 +212,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         Ok(hot) => (hot.discovery_json.clone(), hot.jwks_json.clone()),
         Err(e) => return errors::api(&e),
     };
-    let (tr, here) = super::i18n::of_request(&req, &tenant.path_prefix);
+    let (tr, here) = super::i18n::of_request(&req, &tenant);
     let cx = Cx { state, tenant, ip, tr, here };
     let origin = request::origin(req.headers());
     match route {
@@ -234,6 +234,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::Asset(a) => super::html::asset(a),
         R::Avatar(id) => pages::avatar(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
         R::SetLocale(tag) => pages::set_locale(&cx, &req, &tag),
+        R::BrandCss => pages::brand_css(&cx),
         R::AppLogo(id) => pages::app_logo(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
         R::Authorize => oauth(oauth::authorize(&cx, req).await),
         R::AuthorizeResume => oauth(oauth::resume(&cx, req).await),

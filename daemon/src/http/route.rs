@@ -71,6 +71,8 @@ pub enum TenantRoute {
     AppLogo(String),
     /// `GET /locale/{tag}?back=PATH`: the language menu (sets the `latchkey_locale` cookie).
     SetLocale(String),
+    /// `GET /brand.css`: the tenant's accent colour, for its pages.
+    BrandCss,
     /// `POST /api/v1/users/invite`
     BulkInvite,
     /// `GET /login/{provider}`: off to the identity provider.
@@ -137,6 +139,7 @@ impl Route {
                 TenantRoute::Avatar(_) => "avatar",
                 TenantRoute::AppLogo(_) => "app_logo",
                 TenantRoute::SetLocale(_) => "set_locale",
+                TenantRoute::BrandCss => "brand_css",
                 TenantRoute::BulkInvite => "bulk_invite",
                 TenantRoute::SocialStart(_) => "social_start",
                 TenantRoute::SocialCallback(_) => "social_callback",
@@ -251,6 +254,7 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
             Some(id) => one(R::Avatar(id.to_owned()), GET),
             None => Err(Unrouted::NoSuchPath),
         },
+        ["brand.css"] => one(R::BrandCss, READ),
         ["locale", tag] if !tag.is_empty() => one(R::SetLocale((*tag).to_owned()), GET),
         ["logos", file] => match file.strip_suffix(".png").filter(|id| !id.is_empty()) {
             Some(id) => one(R::AppLogo(id.to_owned()), READ),
@@ -320,6 +324,7 @@ mod tests {
             ("GET", "/avatars/u1.svg", Ok(R::Avatar("u1".into()))),
             ("GET", "/logos/c1.png", Ok(R::AppLogo("c1".into()))),
             ("GET", "/locale/de", Ok(R::SetLocale("de".into()))),
+            ("GET", "/brand.css", Ok(R::BrandCss)),
             ("GET", "/avatars/.svg", Err(Unrouted::NoSuchPath)),
             ("GET", "/avatars/u1.png", Err(Unrouted::NoSuchPath)),
             ("GET", "/login/github", Ok(R::SocialStart("github".into()))),

@@ -230,7 +230,7 @@ pub fn notify(state: &State, tenant: &TenantRuntime, linked: Linked) {
     let Some(mailer) = state.live.get().mailer.clone() else {
         return;
     };
-    let (tenant_name, account_url) = (tenant.name.clone(), format!("{}/account", tenant.base_url));
+    let (tenant_name, account_url) = (tenant.display_name.clone(), format!("{}/account", tenant.base_url));
     tokio::spawn(async move {
         let notice = crate::mail::LinkNotice {
             tenant: &tenant_name,

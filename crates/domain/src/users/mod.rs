@@ -118,7 +118,7 @@ pub async fn invite(state: &State, slug: String, req: InviteUser) -> Result<Invi
                     emailed: None,
                     email_error: None,
                 },
-                tenant.name,
+                tenant.brand.display_name.clone().unwrap_or(tenant.name),
                 stored.unwrap_or_default(),
             ))
         })
