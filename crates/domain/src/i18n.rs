@@ -121,21 +121,30 @@ impl Tr {
         bundle.format_pattern(pattern, args, &mut errors).into_owned()
     }
 
-    /// Every `js-…` message, for the page script (which shows them as they are).
-    pub fn script_messages(self) -> String {
-        let source = LOCALES[self.0.index()].2;
-        let ids = message_ids(source);
-        let map: serde_json::Map<String, serde_json::Value> = ids
-            .into_iter()
-            .filter(|id| id.starts_with("js-"))
-            .map(|id| {
-                let text = self.t(&id);
-                (id, serde_json::Value::String(text))
-            })
-            .collect();
-        serde_json::Value::Object(map).to_string()
+    /// Every `js-…` message as a JSON object, for the page script (which shows them as they are).
+    pub fn script_messages(self) -> &'static str {
+        &SCRIPT_MESSAGES[self.0.index()]
     }
 }
+
+/// Each locale's `js-…` messages as one JSON object, made once: every page carries its
+/// locale's in `data-messages`, and formatting them per page would cost each render.
+static SCRIPT_MESSAGES: LazyLock<Vec<String>> = LazyLock::new(|| {
+    LOCALES
+        .iter()
+        .map(|(locale, _, source)| {
+            let map: serde_json::Map<String, serde_json::Value> = message_ids(source)
+                .into_iter()
+                .filter(|id| id.starts_with("js-"))
+                .map(|id| {
+                    let text = Tr(*locale).t(&id);
+                    (id, serde_json::Value::String(text))
+                })
+                .collect();
+            serde_json::Value::Object(map).to_string()
+        })
+        .collect()
+});
 
 /// The message ids a catalogue defines, in order.
 pub fn message_ids(source: &str) -> Vec<String> {
@@ -185,7 +194,7 @@ mod tests {
         assert_eq!(Tr(Locale::De).with("select-continue-as", &[("name", "Ada")]), "Weiter als Ada");
         assert_eq!(Tr(Locale::Ja).with("consent-heading", &[("app", "Portal")]), "Portal を許可しますか？");
         assert_eq!(Tr(Locale::En).t("no-such-message"), "no-such-message");
-        let js: serde_json::Value = serde_json::from_str(&Tr(Locale::Fr).script_messages()).unwrap();
+        let js: serde_json::Value = serde_json::from_str(Tr(Locale::Fr).script_messages()).unwrap();
         assert_eq!(js["js-save"], "Enregistrer");
         assert!(js.get("consent-allow").is_none());
         assert_eq!(Locale::parse("es-419"), Some(Locale::Es));
