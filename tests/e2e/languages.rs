@@ -64,6 +64,15 @@ fn the_language_comes_from_ui_locales_then_the_menu_then_the_browser() {
     }
     let r = get_with(&format!("{}/locale/xx?back=%2Facme%2Faccount", site.base), &[]);
     assert!(r.header("set-cookie").is_none());
+    // A page answering a form's POST sends the menu back to the account page, which a GET reaches.
+    let posted = send_raw(
+        "POST",
+        &format!("{}/authorize/consent", site.base),
+        Some("application/x-www-form-urlencoded"),
+        b"request=x&decision=allow".to_vec(),
+        &[("Origin", "https://elsewhere.example")],
+    );
+    assert!(posted.body.contains("href=\"/acme/locale/de?back=%2Facme%2Faccount\""), "{}", posted.body);
 
     // ui_locales of the authorization request comes first, on the login page and after it.
     let login = get_with(&authorize_url(&site, &web, &p, &[("ui_locales", "tlh es-419")]), &[("Cookie", &cookie)]);

@@ -37,15 +37,17 @@ fn cookie(headers: &HeaderMap) -> Option<String> {
 
 /// The language of a request's pages (its `ui_locales` query parameter, the cookie,
 /// `Accept-Language`, then the tenant's default), and where the language menu comes back to: the
-/// request's own path and query, under the tenant.
+/// request's own path and query, under the tenant (the account page after a form's POST).
 pub fn of_request(req: &hyper::Request<impl Sized>, tenant: &latchkey_domain::registry::TenantRuntime) -> (Tr, String) {
     let prefix = tenant.path_prefix.as_str();
     let query = req.uri().query().unwrap_or("");
     let ui_locales = url::form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "ui_locales").map(|(_, v)| v);
     let tr = Tr(negotiate(ui_locales.as_deref(), req.headers(), tenant.default_locale));
+    // Back to the page itself when a GET can fetch it again; a form's answer goes to the account
+    // page instead (its path answers POST only).
     let here = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
-    let here =
-        if here.len() <= 2048 && here.starts_with(prefix) { here.to_owned() } else { format!("{prefix}/account") };
+    let again = req.method() == hyper::Method::GET && here.len() <= 2048 && here.starts_with(prefix);
+    let here = if again { here.to_owned() } else { format!("{prefix}/account") };
     (tr, here)
 }
 
