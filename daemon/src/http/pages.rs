@@ -23,20 +23,29 @@ use latchkey_domain::users;
 /// A message with one value shown in bold (`strong`): the message is formatted around a marker,
 /// and the value, escaped, goes where the marker is, wherever the language puts it.
 fn rich(tr: Tr, id: &str, var: &str, value: &str) -> Markup {
-    const MARK: &str = "\u{E000}";
-    let text = tr.with(id, &[(var, MARK)]);
-    let (before, after) = text.split_once(MARK).unwrap_or((text.as_str(), ""));
-    markup! { (before) strong { (value) } (after) }
+    rich_with_id(tr, id, &[], (var, value), None)
 }
 
-/// [`rich`] with other (plain) variables too, and an id on the bold value.
-fn rich_with_id(tr: Tr, id: &str, plain: &[(&str, &str)], (var, value): (&str, &str), element: &str) -> Markup {
+/// [`rich`] with other (plain) variables too, and an optional id on the bold value.
+fn rich_with_id(tr: Tr, id: &str, plain: &[(&str, &str)], (var, value): (&str, &str), element: Option<&str>) -> Markup {
     const MARK: &str = "\u{E000}";
     let mut args = plain.to_vec();
     args.push((var, MARK));
     let text = tr.with(id, &args);
     let (before, after) = text.split_once(MARK).unwrap_or((text.as_str(), ""));
-    markup! { (before) strong id=(element) { (value) } (after) }
+    markup! { (before) strong id=[element] { (value) } (after) }
+}
+
+/// A page whose form's answer redirects to `source` (a registered place of an application):
+/// its `form-action` allows that origin too, as browsers hold the redirect to it.
+fn with_form_target(page: Response<Body>, source: Option<String>) -> Response<Body> {
+    match source {
+        Some(source) => {
+            let csp = super::html::CSP.replace("form-action 'self'", &format!("form-action 'self' {source}"));
+            super::response::with_header_value(page, header::CONTENT_SECURITY_POLICY, &csp)
+        }
+        None => page,
+    }
 }
 
 /// The words of a scope on the consent page.
@@ -210,13 +219,7 @@ pub fn consent(cx: &Cx<'_>, request_id: &str, request: &AuthorizationRequest, em
     let title = tr.t("consent-title");
     let page = Page { referrer_same_origin: true, ..Page::of(cx, tr, &title, "consent") };
     let page = html(StatusCode::OK, render(tenant, &page, main));
-    match latchkey_domain::oidc::introspection::form_target(&request.redirect_uri) {
-        Some(source) => {
-            let csp = super::html::CSP.replace("form-action 'self'", &format!("form-action 'self' {source}"));
-            super::response::with_header_value(page, header::CONTENT_SECURITY_POLICY, &csp)
-        }
-        None => page,
-    }
+    with_form_target(page, latchkey_domain::oidc::introspection::form_target(&request.redirect_uri))
 }
 
 /// A link's confirmation page (the callback of a link from `/account`): names the upstream
@@ -227,7 +230,7 @@ pub fn confirm_link(cx: &Cx<'_>, email: &str, c: &latchkey_domain::social::outco
     let label = c.label.as_str();
     let main = markup! {
         h1 { (tr.with("link-confirm-heading", &[("provider", label)])) }
-        p { (rich_with_id(tr, "link-confirm-signed-in", &[("provider", label)], ("name", &c.account), "upstream-account")) }
+        p { (rich_with_id(tr, "link-confirm-signed-in", &[("provider", label)], ("name", &c.account), Some("upstream-account"))) }
         p { (tr.with("link-confirm-body", &[("provider", label), ("email", email)])) }
         form method="post" action={ (tenant.path_prefix) "/login/" (c.provider) "/confirm" } class="actions" {
             input type="hidden" name="token" value=(c.token);
@@ -381,13 +384,7 @@ pub fn confirm_sign_out(cx: &Cx<'_>, params: &[(&str, String)], returns_to: Opti
     };
     let title = tr.t("signout-title");
     let page = html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "confirm-sign-out"), main));
-    match returns_to {
-        Some(source) => {
-            let csp = super::html::CSP.replace("form-action 'self'", &format!("form-action 'self' {source}"));
-            super::response::with_header_value(page, header::CONTENT_SECURITY_POLICY, &csp)
-        }
-        None => page,
-    }
+    with_form_target(page, returns_to.map(str::to_owned))
 }
 
 /// After `/logout` without a registered place to return to.
