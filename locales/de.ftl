@@ -35,6 +35,7 @@ account-allowed-since = seit { $date }
 account-revoke = Widerrufen
 
 ## Authorization
+login-heading = Bei { $app } anmelden
 login-lead = um mit { $app } fortzufahren
 login-step-up-bound = { $app } verlangt einen Passkey, der auf seinem Gerät bleibt, oder einen Sicherheitsschlüssel: Ein zwischen Geräten synchronisierter Passkey genügt hier nicht.
 login-step-up-passkey = { $app } verlangt eine Anmeldung mit Passkey.

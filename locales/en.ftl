@@ -36,6 +36,7 @@ account-allowed-since = since { $date }
 account-revoke = Revoke
 
 ## Authorization
+login-heading = Sign in to { $app }
 login-lead = to continue to { $app }
 login-step-up-bound = { $app } asks for a passkey that stays on its device, or a security key: a passkey synced between devices will not do here.
 login-step-up-passkey = { $app } asks for a sign-in with a passkey.

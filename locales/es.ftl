@@ -35,6 +35,7 @@ account-allowed-since = desde el { $date }
 account-revoke = Revocar
 
 ## Authorization
+login-heading = Iniciar sesión en { $app }
 login-lead = para continuar en { $app }
 login-step-up-bound = { $app } pide una llave de acceso que permanezca en su dispositivo, o una llave de seguridad: aquí no sirve una llave de acceso sincronizada entre dispositivos.
 login-step-up-passkey = { $app } pide iniciar sesión con una llave de acceso.

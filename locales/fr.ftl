@@ -35,6 +35,7 @@ account-allowed-since = depuis le { $date }
 account-revoke = Révoquer
 
 ## Authorization
+login-heading = Se connecter à { $app }
 login-lead = pour continuer vers { $app }
 login-step-up-bound = { $app } demande une clé d’accès qui reste sur son appareil, ou une clé de sécurité : une clé d’accès synchronisée entre appareils ne convient pas ici.
 login-step-up-passkey = { $app } demande une connexion avec une clé d’accès.

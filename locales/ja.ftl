@@ -35,6 +35,7 @@ account-allowed-since = { $date } から
 account-revoke = 取り消す
 
 ## Authorization
+login-heading = { $app } にサインイン
 login-lead = { $app } に進むには
 login-step-up-bound = { $app } では、デバイスから出ないパスキーまたはセキュリティキーが必要です。デバイス間で同期されるパスキーはここでは使用できません。
 login-step-up-passkey = { $app } ではパスキーによるサインインが必要です。

@@ -35,6 +35,7 @@ account-allowed-since = desde { $date }
 account-revoke = Revogar
 
 ## Authorization
+login-heading = Entrar em { $app }
 login-lead = para continuar em { $app }
 login-step-up-bound = { $app } pede uma chave de acesso que fique no próprio dispositivo, ou uma chave de segurança: uma chave de acesso sincronizada entre dispositivos não serve aqui.
 login-step-up-passkey = { $app } pede que você entre com uma chave de acesso.

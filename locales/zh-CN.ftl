@@ -35,6 +35,7 @@ account-allowed-since = 自 { $date } 起
 account-revoke = 撤销
 
 ## Authorization
+login-heading = 登录 { $app }
 login-lead = 以继续访问 { $app }
 login-step-up-bound = { $app } 要求使用仅保存在设备上的通行密钥或安全密钥：在设备间同步的通行密钥在此不可用。
 login-step-up-passkey = { $app } 要求使用通行密钥登录。

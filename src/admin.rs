@@ -126,6 +126,9 @@ pub struct Tenant {
     pub accent_color: Option<String>,
     #[serde(default)]
     pub default_locale: Option<String>,
+    /// Hex SHA-256 of its logo (`tenant brand --logo`), `null` without one.
+    #[serde(default)]
+    pub logo_sha256: Option<String>,
 }
 
 /// `PUT /admin/v1/tenants/{slug}/brand`: each part given replaces the current one; `none`
@@ -142,6 +145,10 @@ pub struct BrandTenant {
     /// The pages' language when the browser asks for none Latchkey speaks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_locale: Option<String>,
+    /// The logo beside the name on every page: a PNG or a plain-drawing SVG (at most 256 KiB),
+    /// base64; `none` removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo: Option<String>,
 }
 
 /// A URL a tenant moved away from, answering until `until` (RFC 3339).

@@ -224,10 +224,12 @@ pub enum TenantCmd {
         #[arg(long)]
         yes: bool,
     },
-    /// Brand a tenant's pages: the name people see, the accent colour of buttons and links, the
-    /// language of the pages when the browser asks for none Latchkey speaks. `none` clears one.
+    /// Brand a tenant's pages: the name people see and the logo beside it, the accent colour of
+    /// buttons and links, the language of the pages when the browser asks for none Latchkey
+    /// speaks. `none` clears one.
     #[command(after_help = "Examples:\n  \
         latchkey tenant brand acme --display-name \"Acme Login\" --color '#0b5fbf' --default-locale de\n  \
+        latchkey tenant brand acme --logo acme.svg\n  \
         latchkey tenant brand acme --color none")]
     Brand {
         /// The tenant's slug.
@@ -242,6 +244,10 @@ pub enum TenantCmd {
         /// en, de, fr, es, pt-BR, ja or zh-CN.
         #[arg(long, value_name = "LOCALE|none")]
         default_locale: Option<String>,
+        /// The logo beside the name on every page: a PNG, or an SVG that is plain drawing (no
+        /// script, no event handler, no reference outside itself); at most 256 KiB.
+        #[arg(long, value_name = "FILE|none")]
+        logo: Option<std::path::PathBuf>,
     },
 }
 

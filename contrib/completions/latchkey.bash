@@ -2723,7 +2723,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__tenant__subcmd__brand)
-            opts="-o -q -h --display-name --color --default-locale --socket --output --quiet --help"
+            opts="-o -q -h --display-name --color --default-locale --logo --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2738,6 +2738,10 @@ _latchkey() {
                     return 0
                     ;;
                 --default-locale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logo)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -701,7 +701,7 @@ fn logout_tokens_waiting_or_in_flight_survive_a_daemon_restart() {
 const LEASE_AND_MORE: i64 = 70;
 
 /// A 1×1 PNG.
-const PNG_1X1: &str =
+pub const PNG_1X1: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 #[test]

@@ -201,3 +201,80 @@ fn a_tenant_brand_names_colours_and_sets_the_default_language_of_its_pages() {
     let r = d.cli(&["apply", "-f", f]);
     assert!(r.code == 1 && r.stderr.contains("4.5:1"), "{}", r.stderr);
 }
+
+/// A plain-drawing SVG logo.
+const SVG_LOGO: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><title>Acme</title><circle cx="16" cy="16" r="14" fill="#0b5fbf"/></svg>"##;
+
+#[test]
+fn a_tenant_logo_is_a_png_or_a_plain_svg_beside_its_name_and_an_app_signs_in_under_its_own() {
+    use base64::Engine as _;
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let account = format!("{}/account", site.base);
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_str().unwrap().to_owned()
+    };
+    let png = base64::engine::general_purpose::STANDARD.decode(crate::backchannel::PNG_1X1).unwrap();
+    let mut huge = png.clone();
+    huge.resize(300 * 1024, 0);
+
+    // Refused with the reason, nothing stored: script, an event handler, a reference outside the
+    // file, a DTD, a GIF, more than 256 KiB.
+    let before = d.snapshot_of(&["tenants", "tenant_logos"]);
+    for (name, bytes, why) in [
+        ("script.svg", SVG_LOGO.replace("<title>", "<script>alert(1)</script><title>").into_bytes(), "<script>"),
+        ("onload.svg", SVG_LOGO.replace("<circle", "<circle onload=\"alert(1)\"").into_bytes(), "event handler"),
+        (
+            "external.svg",
+            SVG_LOGO.replace("<title>", "<use href=\"https://evil.example/a.svg#x\"/><title>").into_bytes(),
+            "refers to",
+        ),
+        ("dtd.svg", format!("<!DOCTYPE svg [<!ENTITY a \"b\">]>{SVG_LOGO}").into_bytes(), "well-formed"),
+        ("logo.gif", b"GIF89a\x01\x00\x01\x00".to_vec(), "not a PNG"),
+        ("huge.png", huge, "at most 256 KiB"),
+    ] {
+        let r = d.cli(&["tenant", "brand", "acme", "--logo", &file(name, &bytes)]);
+        assert_eq!(r.code, 1, "{name}");
+        assert!(r.stderr.contains("invalid_input") && r.stderr.contains(why), "{name}: {}", r.stderr);
+    }
+    assert_eq!(d.snapshot_of(&["tenants", "tenant_logos"]), before, "nothing stored");
+
+    // An SVG: beside the name on every page, served as it was given under a policy that lets it
+    // do nothing but draw, named by its hash so it may be cached.
+    let t =
+        d.cli(&["tenant", "brand", "acme", "--logo", &file("acme.svg", SVG_LOGO.as_bytes()), "-o", "json"]).ok().json();
+    let sha = t["logo_sha256"].as_str().unwrap().to_owned();
+    assert_eq!(sha.len(), 64);
+    let page = get_with(&account, &[]);
+    let img = format!("<img class=\"tenant-logo\" src=\"/acme/logo?v={}\" alt=\"\" height=\"32\">", &sha[..16]);
+    assert!(page.body.contains(&img), "{}", page.body);
+    let logo = get_with(&format!("{}/logo?v={}", site.base, &sha[..16]), &[]);
+    assert_eq!((logo.status, logo.header("content-type")), (200, Some("image/svg+xml")));
+    assert_eq!(logo.body, SVG_LOGO);
+    assert!(logo.header("content-security-policy").unwrap().contains("sandbox"));
+    assert!(logo.header("cache-control").unwrap().contains("max-age"));
+    assert!(d.cli(&["tenant", "show", "acme"]).ok().stdout.contains(&sha));
+
+    // A PNG replaces it; `none` removes it.
+    let t = d.cli(&["tenant", "brand", "acme", "--logo", &file("acme.png", &png), "-o", "json"]).ok().json();
+    assert_ne!(t["logo_sha256"].as_str(), Some(sha.as_str()));
+    assert_eq!(get_with(&format!("{}/logo", site.base), &[]).header("content-type"), Some("image/png"));
+    let t = d.cli(&["tenant", "brand", "acme", "--logo", "none", "-o", "json"]).ok().json();
+    assert!(t["logo_sha256"].is_null(), "{t}");
+    assert_eq!(get_with(&format!("{}/logo", site.base), &[]).status, 404);
+    assert!(!get_with(&account, &[]).body.contains("tenant-logo"));
+    assert!(d.sql().rows("SELECT tenant_id FROM tenant_logos").is_empty());
+
+    // An app's login page is "Sign in to" it, under its logo, in the page's language.
+    let app = app(&site, "web", &["--logo", &file("portal.png", &png)]);
+    let url = authorize_url(&site, &app, &pkce(), &[]);
+    let login = get(&url, None);
+    assert!(login.body.contains("<h1>Sign in to <strong>Portal</strong></h1>"), "{}", login.body);
+    assert!(login.body.contains("id=\"login-logo\"") && login.body.contains("alt=\"Portal logo\""), "{}", login.body);
+    assert!(login.body.contains("<title>Sign in to Portal · "), "{}", login.body);
+    let login = get(&authorize_url(&site, &app, &pkce(), &[("ui_locales", "ja")]), None);
+    assert!(login.body.contains("<h1><strong>Portal</strong> にサインイン</h1>"), "{}", login.body);
+}

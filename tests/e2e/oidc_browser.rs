@@ -65,7 +65,7 @@ fn openid_client_signs_in_through_chromium() {
     assert_eq!(seen["ok"], true, "{seen:#}\n{}", out.stderr);
     assert_eq!(seen["issuer"], site.base.as_str());
     assert!(seen["loginCsp"].as_str().unwrap().contains("frame-ancestors 'none'"));
-    assert_eq!(seen["loginHeading"], "Sign in");
+    assert_eq!(seen["loginHeading"], "Sign in to Portal");
     assert_eq!(seen["loginApp"], "Portal");
     assert_eq!(seen["callbackPath"], "/oidc-callback");
     let id = &seen["idToken"];

@@ -32,8 +32,8 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// A logo file, base64 for the JSON of the admin call (the daemon checks it is a PNG).
-fn read_logo(path: &std::path::Path) -> Result<String, CliError> {
+/// A logo file, base64 for the JSON of the admin call (the daemon checks it).
+pub(super) fn read_logo(path: &std::path::Path) -> Result<String, CliError> {
     use base64::Engine as _;
     let bytes = std::fs::read(path).map_err(|e| CliError::File(format!("cannot read {}: {e}", path.display())))?;
     Ok(base64::engine::general_purpose::STANDARD.encode(bytes))

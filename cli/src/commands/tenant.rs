@@ -30,6 +30,7 @@ fn show(t: &Tenant) -> comfy_table::Table {
     rows.push(("display name", or_default(&t.display_name, "none (the name)")));
     rows.push(("accent color", or_default(&t.accent_color, "none (the default)")));
     rows.push(("default locale", or_default(&t.default_locale, "none (en)")));
+    rows.push(("logo sha256", or_default(&t.logo_sha256, "none")));
     // Only while a moved tenant's old URL answers (as `old_urls` is only in the JSON then).
     if !t.old_urls.is_empty() {
         let old = t.old_urls.iter().map(|o| format!("{} (until {})", o.base_url, o.until)).collect::<Vec<_>>();
@@ -56,8 +57,13 @@ pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
                 "next: latchkey app create --tenant {slug} --name \"My App\" --type web --redirect-uri https://app.example.com/oidc-callback"
             )))
         }
-        TenantCmd::Brand { slug, display_name, color, default_locale } => {
-            let req = BrandTenant { display_name, color, default_locale };
+        TenantCmd::Brand { slug, display_name, color, default_locale, logo } => {
+            let logo = match logo {
+                Some(path) if path.as_os_str() == "none" => Some("none".to_owned()),
+                Some(path) => Some(super::app::read_logo(&path)?),
+                None => None,
+            };
+            let req = BrandTenant { display_name, color, default_locale, logo };
             let t: Tenant = client.call(hyper::Method::PUT, &format!("/tenants/{}/brand", seg(&slug)?), Some(&req))?;
             shown(&t)
         }

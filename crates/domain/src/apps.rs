@@ -40,37 +40,11 @@ pub fn to_wire(row: &AppRow) -> App {
     }
 }
 
-/// Largest logo accepted, and its largest side in pixels.
-pub const LOGO_MAX_BYTES: usize = 256 * 1024;
-const LOGO_MAX_SIDE: u32 = 1024;
-
-/// A logo as sent (base64 of a PNG), checked: the PNG signature and header, at most
-/// [`LOGO_MAX_BYTES`] and 1024 pixels a side. Returns the bytes and their hex SHA-256.
+/// A logo as sent (base64 of a PNG), checked ([`crate::logo`]). Returns the bytes and their
+/// hex SHA-256.
 pub fn logo(base64_png: &str) -> Result<(Vec<u8>, String), Error> {
-    use base64::Engine as _;
-    let bad = |why: &str| bad(codes::INVALID_INPUT, format!("logo: {why}"));
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(base64_png.trim())
-        .map_err(|_| bad("not base64 (latchkey app create --logo FILE sends the file as it is)"))?;
-    if bytes.len() > LOGO_MAX_BYTES {
-        return Err(bad(&format!("{} bytes; at most {} KiB", bytes.len(), LOGO_MAX_BYTES / 1024)));
-    }
-    if bytes.starts_with(b"<") || bytes.windows(4).take(256).any(|w| w == b"<svg") {
-        return Err(bad("SVG logos are not accepted; give a PNG"));
-    }
-    // The signature, then the IHDR chunk: length 13, "IHDR", width and height (big-endian).
-    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
-    let header = bytes.get(8..24).filter(|_| bytes.starts_with(SIGNATURE));
-    let Some(h) = header.filter(|h| h[..8] == [0, 0, 0, 13, b'I', b'H', b'D', b'R']) else {
-        return Err(bad("not a PNG image"));
-    };
-    let width = u32::from_be_bytes([h[8], h[9], h[10], h[11]]);
-    let height = u32::from_be_bytes([h[12], h[13], h[14], h[15]]);
-    if width == 0 || height == 0 || width > LOGO_MAX_SIDE || height > LOGO_MAX_SIDE {
-        return Err(bad(&format!("{width}×{height} pixels; at most {LOGO_MAX_SIDE} a side")));
-    }
-    let sha = sha256(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-    Ok((bytes, sha))
+    let logo = crate::logo::check(base64_png, crate::logo::Formats::Png)?;
+    Ok((logo.bytes, logo.sha))
 }
 
 fn bad(code: &'static str, message: String) -> Error {

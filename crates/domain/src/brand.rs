@@ -7,6 +7,7 @@ use latchkey::codes;
 
 use crate::error::Error;
 use crate::i18n::Locale;
+use crate::logo;
 use crate::state::State;
 use crate::store::tenants::Brand;
 use crate::store::{self};
@@ -48,6 +49,7 @@ pub fn contrast_with_white(rgb: [u8; 3]) -> f64 {
 }
 
 /// The brand `req` makes of `cur`: each part given replaces the current one (`none` clears it).
+/// The logo is not a part of it: [`set`] checks and stores it beside.
 pub fn changed(cur: &Brand, req: &BrandTenant) -> Result<Brand, Error> {
     let cleared = |v: &Option<String>| v.as_deref().map(|v| v.trim() != "none");
     let mut brand = cur.clone();
@@ -94,15 +96,25 @@ pub fn changed(cur: &Brand, req: &BrandTenant) -> Result<Brand, Error> {
 
 /// Changes a tenant's brand; every node's pages show it at once.
 pub async fn set(state: &State, slug: String, req: BrandTenant) -> Result<Tenant, Error> {
-    if req.display_name.is_none() && req.color.is_none() && req.default_locale.is_none() {
-        return Err(bad("nothing to change: give a display name, a colour or a default locale".into()));
+    if req.display_name.is_none() && req.color.is_none() && req.default_locale.is_none() && req.logo.is_none() {
+        return Err(bad("nothing to change: give a display name, a colour, a default locale or a logo".into()));
     }
+    // `Some(None)`: remove the logo.
+    let logo = match req.logo.as_deref().map(str::trim) {
+        None => None,
+        Some("none") => Some(None),
+        Some(b64) => Some(Some(logo::check(b64, logo::Formats::PngOrSvg)?)),
+    };
     let slug = state
         .db
         .write(move |tx| -> Result<String, Error> {
             crate::store::cluster::admin_lock(tx)?;
             let cur = require(tx, &slug)?;
-            let brand = changed(&cur.brand, &req)?;
+            let mut brand = changed(&cur.brand, &req)?;
+            if let Some(logo) = &logo {
+                brand.logo_sha = logo.as_ref().map(|l| l.sha.clone());
+                store::tenants::put_logo(tx, cur.id, logo.as_ref().map(|l| (l.content_type, l.bytes.as_slice())))?;
+            }
             store::tenants::set_brand(tx, cur.id, &brand)?;
             Ok(cur.slug)
         })
@@ -120,6 +132,7 @@ mod tests {
             display_name: display_name.map(str::to_owned),
             color: color.map(str::to_owned),
             default_locale: locale.map(str::to_owned),
+            logo: None,
         }
     }
 
@@ -143,7 +156,8 @@ mod tests {
             Brand {
                 display_name: Some("Acme Login".into()),
                 accent_color: Some("#0b5fff".into()),
-                default_locale: Some("de".into())
+                default_locale: Some("de".into()),
+                logo_sha: None,
             }
         );
         let kept = changed(&b, &req(None, Some("none"), None)).unwrap();

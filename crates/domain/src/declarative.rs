@@ -358,6 +358,8 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
             display_name: t.display_name.clone(),
             color: t.color.clone(),
             default_locale: t.default_locale.clone(),
+            // A logo is set with `tenant brand --logo`; the file leaves it alone.
+            logo: None,
         };
         let brand = crate::brand::changed(&current_brand, &asked)
             .map_err(|e| bad(format!("tenant {}: {}", t.slug, e.message)))?;

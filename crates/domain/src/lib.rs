@@ -20,6 +20,7 @@ pub mod error;
 pub mod i18n;
 pub mod ids;
 pub mod live;
+pub mod logo;
 pub mod mail;
 pub mod memory;
 pub mod metrics;

@@ -44,6 +44,8 @@ pub struct TenantRuntime {
     pub accent_color: Option<String>,
     /// The pages' language when the browser names none shipped.
     pub default_locale: crate::i18n::Locale,
+    /// Hex SHA-256 of the brand's logo, if it has one: served as `/logo`.
+    pub logo_sha: Option<String>,
     /// `host[:port]` for routing.
     authority: String,
     /// Path prefix without trailing slash; empty when the tenant owns a whole host.
@@ -178,6 +180,7 @@ impl TenantRuntime {
             registration: row.registration,
             display_name: row.brand.display_name.clone().unwrap_or_else(|| row.name.clone()),
             accent_color: row.brand.accent_color.clone(),
+            logo_sha: row.brand.logo_sha.clone(),
             default_locale: row
                 .brand
                 .default_locale

@@ -30,6 +30,7 @@ pub fn to_wire(row: &TenantRow) -> Tenant {
         display_name: row.brand.display_name.clone(),
         accent_color: row.brand.accent_color.clone(),
         default_locale: row.brand.default_locale.clone(),
+        logo_sha256: row.brand.logo_sha.clone(),
     }
 }
 
@@ -377,6 +378,11 @@ pub async fn update(state: &State, slug: String, req: UpdateTenant) -> Result<Te
 /// How many tenants there are.
 pub async fn count(db: &Db) -> Result<u64, Error> {
     Ok(db.read(|tx| store::tenants::count(tx)).await?)
+}
+
+/// A tenant's logo (`tenant brand --logo`): its content type and bytes.
+pub async fn logo_of(db: &Db, tenant: TenantId) -> Result<Option<(String, Vec<u8>)>, Error> {
+    Ok(db.read(move |tx| store::tenants::logo(tx, tenant)).await?)
 }
 
 #[cfg(test)]

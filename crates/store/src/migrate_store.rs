@@ -28,6 +28,7 @@ use crate::sql::Value;
 /// foreign keys allow.
 pub const TABLES: &[&str] = &[
     "tenants",
+    "tenant_logos",
     "tenant_old_urls",
     "applications",
     "app_logos",

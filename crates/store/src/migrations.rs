@@ -54,6 +54,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0019-app-logo", "0.2.0"),
     migration!("0020-user-locale", "0.2.0"),
     migration!("0021-tenant-brand", "0.2.0"),
+    migration!("0022-tenant-logo", "0.2.0"),
 ];
 
 /// The schema version this release brings a database to.

@@ -27,6 +27,8 @@ pub struct Brand {
     pub accent_color: Option<String>,
     /// The pages' language when the browser asks for none shipped (a catalogue's tag).
     pub default_locale: Option<String>,
+    /// Hex SHA-256 of its logo (in `tenant_logos`), if it has one.
+    pub logo_sha: Option<String>,
 }
 
 pub struct NewTenant<'a> {
@@ -39,7 +41,7 @@ pub struct NewTenant<'a> {
 }
 
 const COLUMNS: &str =
-    "id, slug, name, base_url, rp_id, registration, created_at, display_name, accent_color, default_locale";
+    "id, slug, name, base_url, rp_id, registration, created_at, display_name, accent_color, default_locale, logo_sha";
 
 fn from_row(r: &Row<'_>) -> Result<TenantRow, StoreError> {
     Ok(TenantRow {
@@ -50,7 +52,12 @@ fn from_row(r: &Row<'_>) -> Result<TenantRow, StoreError> {
         rp_id: r.get(4)?,
         registration: r.get::<_, Text<Registration>>(5)?.0,
         created_at: r.get(6)?,
-        brand: Brand { display_name: r.get(7)?, accent_color: r.get(8)?, default_locale: r.get(9)? },
+        brand: Brand {
+            display_name: r.get(7)?,
+            accent_color: r.get(8)?,
+            default_locale: r.get(9)?,
+            logo_sha: r.get(10)?,
+        },
     })
 }
 
@@ -106,13 +113,34 @@ pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registra
     cluster::changed(tx.conn(), id)
 }
 
-/// Replaces a tenant's brand; every node serves it at once (the change journal).
+/// Replaces a tenant's brand; every node serves it at once (the change journal). A changed
+/// `logo_sha` goes with [`put_logo`] in the same transaction.
 pub fn set_brand(tx: &WriteTx<'_>, id: TenantId, b: &Brand) -> Result<(), StoreError> {
     tx.conn().execute(
-        "UPDATE tenants SET display_name = ?2, accent_color = ?3, default_locale = ?4 WHERE id = ?1",
-        params![id, b.display_name, b.accent_color, b.default_locale],
+        "UPDATE tenants SET display_name = ?2, accent_color = ?3, default_locale = ?4, logo_sha = ?5 WHERE id = ?1",
+        params![id, b.display_name, b.accent_color, b.default_locale, b.logo_sha],
     )?;
     cluster::changed(tx.conn(), id)
+}
+
+/// Stores (`Some((content_type, bytes))`) or removes a tenant's logo.
+pub fn put_logo(tx: &WriteTx<'_>, id: TenantId, logo: Option<(&str, &[u8])>) -> Result<(), StoreError> {
+    let c = tx.conn();
+    c.execute("DELETE FROM tenant_logos WHERE tenant_id = ?1", params![id])?;
+    if let Some((content_type, bytes)) = logo {
+        c.execute(
+            "INSERT INTO tenant_logos (tenant_id, content_type, bytes) VALUES (?1, ?2, ?3)",
+            params![id, content_type, bytes],
+        )?;
+    }
+    Ok(())
+}
+
+/// A tenant's logo: its content type and bytes.
+pub fn logo(tx: &impl Reader, id: TenantId) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+    tx.conn().query_opt("SELECT content_type, bytes FROM tenant_logos WHERE tenant_id = ?1", params![id], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
 }
 
 /// Moves a tenant to a new base URL (its issuer) and RP ID.

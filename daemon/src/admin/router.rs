@@ -94,9 +94,9 @@ async fn body<T: DeserializeOwned>(state: &State, req: Req) -> Result<T, Error> 
     read_json(req, state.config.limits.json_body_max, Text::NoNul).await
 }
 
-/// An application's create or update, which may carry a logo (base64, 4/3 of its size).
+/// An application's create or update, or a tenant's brand, which may carry a logo (base64, 4/3 of its size).
 async fn app_body<T: DeserializeOwned>(state: &State, req: Req) -> Result<T, Error> {
-    let room = (apps::LOGO_MAX_BYTES as u64) * 4 / 3 + 4;
+    let room = (latchkey_domain::logo::MAX_BYTES as u64) * 4 / 3 + 4;
     read_json(req, state.config.limits.json_body_max + room, Text::NoNul).await
 }
 
@@ -154,8 +154,12 @@ async fn dispatch(
             ok(&tenants::update(state, slug, r).await?)
         }
         A::TenantBrand(slug) => {
-            let r: latchkey::admin::BrandTenant = body(state, req).await?;
-            note.detail = serde_json::to_string(&r).ok();
+            let r: latchkey::admin::BrandTenant = app_body(state, req).await?;
+            // What was asked, a new logo by its size, not its bytes.
+            let mut shown = r.clone();
+            shown.logo =
+                shown.logo.map(|b| if b.trim() == "none" { b } else { format!("{} base64 characters", b.len()) });
+            note.detail = serde_json::to_string(&shown).ok();
             ok(&latchkey_domain::brand::set(state, slug, r).await?)
         }
         A::TenantDelete(slug) => {

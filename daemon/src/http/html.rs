@@ -109,7 +109,13 @@ pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
             body {
                 main #app data-page=(page.kind) data-base=(prefix) data-token=[d.token] data-email=[d.email]
                     data-name=[d.name] data-request=[d.request] data-messages=(tr.script_messages()) {
-                    p.tenant { (tenant.display_name) }
+                    p.tenant {
+                        @if let Some(sha) = &tenant.logo_sha {
+                            // Beside the name, which says it: decorative (empty alt).
+                            img.tenant-logo src={ (prefix) "/logo?v=" (sha.get(..16).unwrap_or(sha)) } alt="" height="32";
+                        }
+                        (tenant.display_name)
+                    }
                     (main)
                     p #status .status role="status" aria-live="polite" {}
                     noscript { p.status.error { (tr.t("noscript")) } }

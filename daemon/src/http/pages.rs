@@ -198,10 +198,7 @@ pub fn consent(cx: &Cx<'_>, request_id: &str, request: &AuthorizationRequest, em
     let scopes: Vec<&str> = latchkey_domain::oidc::tokens::scopes(&request.scope).collect();
     let app = request.client_name.as_str();
     let main = markup! {
-        @if let Some(sha) = &request.logo_sha {
-            img #consent-logo .app-logo src={ (tenant.path_prefix) "/logos/" (request.client_id) ".png?v=" (sha.get(..16).unwrap_or(sha)) }
-                alt=(tr.with("consent-logo", &[("app", app)])) width="64" height="64";
-        }
+        (app_logo_img(cx, tr, request, "consent-logo"))
         h1 { (tr.with("consent-heading", &[("app", app)])) }
         p { (rich(tr, "consent-asks", "app", app)) }
         ul #consent-scopes {
@@ -220,6 +217,17 @@ pub fn consent(cx: &Cx<'_>, request_id: &str, request: &AuthorizationRequest, em
     let page = Page { referrer_same_origin: true, ..Page::of(cx, tr, &title, "consent") };
     let page = html(StatusCode::OK, render(tenant, &page, main));
     with_form_target(page, latchkey_domain::oidc::introspection::form_target(&request.redirect_uri))
+}
+
+/// The application's logo, if it has one, named by its hash (cached for good).
+fn app_logo_img(cx: &Cx<'_>, tr: Tr, request: &AuthorizationRequest, id: &str) -> Markup {
+    let app = request.client_name.as_str();
+    markup! {
+        @if let Some(sha) = &request.logo_sha {
+            img .app-logo id=(id) src={ (cx.tenant.path_prefix) "/logos/" (request.client_id) ".png?v=" (sha.get(..16).unwrap_or(sha)) }
+                alt=(tr.with("consent-logo", &[("app", app)])) width="64" height="64";
+        }
+    }
 }
 
 /// A link's confirmation page (the callback of a link from `/account`): names the upstream
@@ -258,8 +266,8 @@ pub fn login(
     let (tenant, tr) = (&cx.tenant, cx.tr_for(request.ui_locales.as_deref()));
     let app = request.client_name.as_str();
     let main = markup! {
-        h1 { (tr.t("signin-title")) }
-        p { (rich(tr, "login-lead", "app", app)) }
+        (app_logo_img(cx, tr, request, "login-logo"))
+        h1 { (rich(tr, "login-heading", "app", app)) }
         @match request.require_acr.as_deref() {
             Some("phrh") => p #step-up .notice { (tr.with("login-step-up-bound", &[("app", app)])) },
             Some(_) => p #step-up .notice { (tr.with("login-step-up-passkey", &[("app", app)])) },
@@ -275,7 +283,7 @@ pub fn login(
         (social_buttons(cx, tr, providers, "request", request_id))
     };
     let data = Data { request: Some(request_id), ..Data::default() };
-    let title = tr.t("signin-title");
+    let title = tr.with("login-heading", &[("app", app)]);
     html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "login").with(data), main))
 }
 
@@ -446,6 +454,20 @@ pub async fn app_logo(cx: &Cx<'_>, client_id: String) -> Result<Response<Body>, 
     };
     let r = bytes(StatusCode::OK, "image/png", image);
     let r = with_header(r, header::CONTENT_SECURITY_POLICY, "default-src 'none'");
+    Ok(with_header(r, header::CACHE_CONTROL, "public, max-age=86400"))
+}
+
+/// `GET /logo`: the tenant's logo, a PNG or an SVG checked when stored to be plain drawing. Its
+/// own policy forbids everything an SVG could do beyond drawing (script, fetches, forms), even
+/// when opened directly; the pages name it with its hash, so it may be cached for a day.
+pub async fn tenant_logo(cx: &Cx<'_>) -> Result<Response<Body>, Error> {
+    let logo = latchkey_domain::tenants::logo_of(&cx.state.db, cx.tenant.id).await?;
+    let Some((content_type, image)) = logo else {
+        return Err(Error::not_found(latchkey::codes::NOT_FOUND, "this tenant has no logo"));
+    };
+    let content_type = if content_type == "image/svg+xml" { "image/svg+xml" } else { "image/png" };
+    let r = bytes(StatusCode::OK, content_type, image);
+    let r = with_header(r, header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'; sandbox");
     Ok(with_header(r, header::CACHE_CONTROL, "public, max-age=86400"))
 }
 

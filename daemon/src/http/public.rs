@@ -235,6 +235,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::Avatar(id) => pages::avatar(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
         R::SetLocale(tag) => pages::set_locale(&cx, &req, &tag),
         R::BrandCss => pages::brand_css(&cx),
+        R::TenantLogo => pages::tenant_logo(&cx).await.unwrap_or_else(|e| errors::text(&e)),
         R::AppLogo(id) => pages::app_logo(&cx, id).await.unwrap_or_else(|e| errors::text(&e)),
         R::Authorize => oauth(oauth::authorize(&cx, req).await),
         R::AuthorizeResume => oauth(oauth::resume(&cx, req).await),

@@ -73,6 +73,8 @@ pub enum TenantRoute {
     SetLocale(String),
     /// `GET /brand.css`: the tenant's accent colour, for its pages.
     BrandCss,
+    /// `GET /logo`: the tenant's logo, for its pages.
+    TenantLogo,
     /// `POST /api/v1/users/invite`
     BulkInvite,
     /// `GET /login/{provider}`: off to the identity provider.
@@ -140,6 +142,7 @@ impl Route {
                 TenantRoute::AppLogo(_) => "app_logo",
                 TenantRoute::SetLocale(_) => "set_locale",
                 TenantRoute::BrandCss => "brand_css",
+                TenantRoute::TenantLogo => "tenant_logo",
                 TenantRoute::BulkInvite => "bulk_invite",
                 TenantRoute::SocialStart(_) => "social_start",
                 TenantRoute::SocialCallback(_) => "social_callback",
@@ -255,6 +258,7 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
             None => Err(Unrouted::NoSuchPath),
         },
         ["brand.css"] => one(R::BrandCss, READ),
+        ["logo"] => one(R::TenantLogo, READ),
         ["locale", tag] if !tag.is_empty() => one(R::SetLocale((*tag).to_owned()), GET),
         ["logos", file] => match file.strip_suffix(".png").filter(|id| !id.is_empty()) {
             Some(id) => one(R::AppLogo(id.to_owned()), READ),
@@ -325,6 +329,7 @@ mod tests {
             ("GET", "/logos/c1.png", Ok(R::AppLogo("c1".into()))),
             ("GET", "/locale/de", Ok(R::SetLocale("de".into()))),
             ("GET", "/brand.css", Ok(R::BrandCss)),
+            ("GET", "/logo", Ok(R::TenantLogo)),
             ("GET", "/avatars/.svg", Err(Unrouted::NoSuchPath)),
             ("GET", "/avatars/u1.png", Err(Unrouted::NoSuchPath)),
             ("GET", "/login/github", Ok(R::SocialStart("github".into()))),
