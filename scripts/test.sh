@@ -25,7 +25,10 @@ command -v setpriv >/dev/null || apt_install util-linux
 command -v curl >/dev/null && command -v jq >/dev/null || apt_install curl jq
 # Debian's Chromium for the browser tests (playwright-core drives it; it downloads no browser).
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || apt_install chromium
-if [ ! -d tests/js/node_modules/jose ] || [ ! -d tests/js/node_modules/playwright-core ] || [ ! -d tests/js/node_modules/openid-client ]; then
+# A font with Japanese and Chinese glyphs, for the pages' screenshots in those languages.
+[ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || apt_install fonts-wqy-microhei
+if [ ! -d tests/js/node_modules/jose ] || [ ! -d tests/js/node_modules/playwright-core ] || [ ! -d tests/js/node_modules/openid-client ] \
+    || [ ! -d tests/js/node_modules/@axe-core/playwright ]; then
     npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
 fi
 

@@ -3,6 +3,7 @@
 mod authenticator;
 mod support;
 
+mod accessibility;
 mod admin_socket;
 mod apps;
 mod audit;

@@ -436,7 +436,12 @@ pub fn brand_css(cx: &Cx<'_>) -> Response<Body> {
     // Only `#rrggbb` is stored (`brand::changed`); anything else would not get here.
     let css = match &cx.tenant.accent_color {
         Some(c) if c.len() == 7 && c[1..].bytes().all(|b| b.is_ascii_hexdigit()) => {
-            format!(":root {{ --accent: {c}; }}\n")
+            // Links on the dark theme's background keep its light accent: the tenant's colour,
+            // dark enough for white labels, would be too dark to read there.
+            format!(
+                ":root {{ --accent: {c}; --accent-bg: {c}; }}\n\
+                 @media (prefers-color-scheme: dark) {{ :root {{ --accent: #9cbcff; }} }}\n"
+            )
         }
         _ => String::new(),
     };
