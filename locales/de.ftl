@@ -103,6 +103,13 @@ device-deny = Ablehnen
 error-title = Fehler
 error-heading = Etwas ist schiefgelaufen
 
+# The one-time offer of a passkey after a social sign-in
+offer-passkey-title = Passkey hinzufügen
+offer-passkey-heading = Beim nächsten Mal schneller anmelden
+offer-passkey-body = Fügen Sie diesem Konto einen Passkey hinzu: Beim nächsten Mal melden Sie sich mit Fingerabdruck, Gesicht oder Bildschirmsperre an, ohne ein anderes Konto.
+offer-passkey-add = Passkey hinzufügen
+offer-passkey-skip = Jetzt nicht
+
 ## Messages the page script shows
 js-server-error = Der Server konnte die Anfrage nicht ausführen.
 js-not-allowed = Die Passkey-Anfrage wurde abgebrochen oder ist abgelaufen, oder diese Seite hat nicht die Adresse, zu der der Passkey gehört. Sie können es erneut versuchen.

@@ -104,6 +104,13 @@ device-deny = Deny
 error-title = Error
 error-heading = Something went wrong
 
+# The one-time offer of a passkey after a social sign-in
+offer-passkey-title = Add a passkey
+offer-passkey-heading = Sign in faster next time
+offer-passkey-body = Add a passkey to this account: next time you sign in with your fingerprint, face or screen lock, without another account.
+offer-passkey-add = Add a passkey
+offer-passkey-skip = Not now
+
 ## Messages the page script shows
 js-server-error = The server could not complete the request.
 js-not-allowed = The passkey request was cancelled or timed out, or this page is not on the address the passkey belongs to. You can try again.

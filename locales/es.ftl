@@ -103,6 +103,13 @@ device-deny = Denegar
 error-title = Error
 error-heading = Algo ha salido mal
 
+# The one-time offer of a passkey after a social sign-in
+offer-passkey-title = Añadir una llave de acceso
+offer-passkey-heading = Inicia sesión más rápido la próxima vez
+offer-passkey-body = Añade una llave de acceso a esta cuenta: la próxima vez iniciarás sesión con tu huella, tu cara o el bloqueo de pantalla, sin pasar por otra cuenta.
+offer-passkey-add = Añadir una llave de acceso
+offer-passkey-skip = Ahora no
+
 ## Messages the page script shows
 js-server-error = El servidor no ha podido completar la solicitud.
 js-not-allowed = La solicitud de la llave de acceso se canceló o caducó, o esta página no está en la dirección a la que pertenece la llave. Puede volver a intentarlo.

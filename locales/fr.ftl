@@ -103,6 +103,13 @@ device-deny = Refuser
 error-title = Erreur
 error-heading = Un problème est survenu
 
+# The one-time offer of a passkey after a social sign-in
+offer-passkey-title = Ajouter une clé d’accès
+offer-passkey-heading = Connectez-vous plus vite la prochaine fois
+offer-passkey-body = Ajoutez une clé d’accès à ce compte : la prochaine fois, vous vous connecterez avec votre empreinte, votre visage ou le verrouillage de l’écran, sans passer par un autre compte.
+offer-passkey-add = Ajouter une clé d’accès
+offer-passkey-skip = Pas maintenant
+
 ## Messages the page script shows
 js-server-error = Le serveur n’a pas pu traiter la demande.
 js-not-allowed = La demande de clé d’accès a été annulée ou a expiré, ou cette page n’est pas à l’adresse à laquelle la clé appartient. Vous pouvez réessayer.

@@ -103,6 +103,13 @@ device-deny = 拒否
 error-title = エラー
 error-heading = 問題が発生しました
 
+# The one-time offer of a passkey after a social sign-in
+offer-passkey-title = パスキーを追加
+offer-passkey-heading = 次回はもっと速くサインイン
+offer-passkey-body = このアカウントにパスキーを追加すると、次回から指紋、顔認証、または画面ロックでサインインでき、他のアカウントを経由する必要がありません。
+offer-passkey-add = パスキーを追加
+offer-passkey-skip = 今はしない
+
 ## Messages the page script shows
 js-server-error = サーバーが要求を完了できませんでした。
 js-not-allowed = パスキーの要求がキャンセルされたかタイムアウトしました。または、このページはパスキーに対応するアドレスではありません。もう一度お試しください。

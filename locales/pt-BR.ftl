@@ -103,6 +103,13 @@ device-deny = Recusar
 error-title = Erro
 error-heading = Algo deu errado
 
+# The one-time offer of a passkey after a social sign-in
+offer-passkey-title = Adicionar uma chave de acesso
+offer-passkey-heading = Entre mais rápido da próxima vez
+offer-passkey-body = Adicione uma chave de acesso a esta conta: da próxima vez, você entra com sua digital, seu rosto ou o bloqueio de tela, sem passar por outra conta.
+offer-passkey-add = Adicionar uma chave de acesso
+offer-passkey-skip = Agora não
+
 ## Messages the page script shows
 js-server-error = O servidor não conseguiu concluir a solicitação.
 js-not-allowed = A solicitação da chave de acesso foi cancelada ou expirou, ou esta página não está no endereço ao qual a chave pertence. Você pode tentar de novo.

@@ -103,6 +103,13 @@ device-deny = 拒绝
 error-title = 错误
 error-heading = 出现问题
 
+# The one-time offer of a passkey after a social sign-in
+offer-passkey-title = 添加通行密钥
+offer-passkey-heading = 下次更快登录
+offer-passkey-body = 为此账户添加通行密钥：下次即可使用指纹、面容或屏幕锁登录，无需通过其他账户。
+offer-passkey-add = 添加通行密钥
+offer-passkey-skip = 以后再说
+
 ## Messages the page script shows
 js-server-error = 服务器无法完成请求。
 js-not-allowed = 通行密钥请求已取消或超时，或者此页面不在通行密钥所属的地址上。您可以重试。

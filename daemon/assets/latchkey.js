@@ -154,6 +154,23 @@
     buttons[1].addEventListener('click', go('roaming'));
   }
 
+  // After a social sign-in without a passkey, once: add one now (then go on), or go on.
+  function offerPasskeyPage() {
+    const button = $('add-passkey');
+    button.addEventListener('click', async () => {
+      busy([button], true);
+      say(t('js-follow-device'));
+      try {
+        await register({ username: app.dataset.email, display_name: app.dataset.name, authenticator: 'platform' });
+        say(t('js-passkey-added'), 'ok');
+        window.location.assign(app.dataset.next);
+      } catch (e) {
+        say(explain(e), 'error');
+        busy([button], false);
+      }
+    });
+  }
+
   function signInPage() {
     const done = () => window.location.assign(window.location.href);
     const button = $('signin');
@@ -460,7 +477,7 @@
 
   document.addEventListener('DOMContentLoaded', () => {
     const page = app.dataset.page;
-    if (['invite', 'recover', 'account', 'signin', 'login'].includes(page) && !supported()) {
+    if (['invite', 'recover', 'account', 'signin', 'login', 'offer-passkey'].includes(page) && !supported()) {
       say(t('js-unsupported-browser'), 'error');
       document.querySelectorAll('button').forEach((b) => { b.disabled = true; });
       return;
@@ -469,6 +486,7 @@
     else if (page === 'signin') signInPage();
     else if (page === 'login') loginPage();
     else if (page === 'account') accountPage();
+    else if (page === 'offer-passkey') offerPasskeyPage();
     else if (page === 'device') devicePage();
     app.dataset.ready = '1';
   });

@@ -86,6 +86,10 @@ fn every_page_and_state_passes_axe_in_both_themes_at_200_percent_and_by_keyboard
         serde_json::json!({"locale": locale, "theme": theme, "zoom": zoom, "invite": format!("{}/invite/{invite}", site.base)})
     })
     .collect();
+    // A user who accepts an invitation with GitHub (the stand-in answers as ada@acme.test) and is
+    // offered a passkey once.
+    let _github = crate::social::github(&d, &[]);
+    let offer_invite = format!("{}/invite/{}", site.base, site.invite("ada@acme.test", "Ada Lovelace"));
     let keyboard_invite = format!("{}/invite/{}", site.base, site.invite("keys@acme.test", "Kim Keys"));
     let shots = if std::env::var_os("LATCHKEY_UPDATE_DOCS").is_some() {
         let p = repo_root().join("docs/screenshots");
@@ -101,6 +105,7 @@ fn every_page_and_state_passes_axe_in_both_themes_at_200_percent_and_by_keyboard
         "redirect": redirect,
         "runs": runs,
         "keyboardInvite": keyboard_invite,
+        "offerInvite": offer_invite,
         "shots": shots,
         "shotStates": SHOT_STATES,
     });
@@ -133,7 +138,7 @@ fn every_page_and_state_passes_axe_in_both_themes_at_200_percent_and_by_keyboard
             violations.push(format!("{what} reflow {r}"));
         }
     }
-    assert_eq!(checked, 11 * 14, "every state of every run was checked: {seen:#}");
+    assert_eq!(checked, 11 * 14 + 4, "every state of every run was checked: {seen:#}");
     assert!(violations.is_empty(), "{} axe violations:\n{}", violations.len(), violations.join("\n"));
 
     let k = &seen["keyboard"];

@@ -212,6 +212,7 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("ALTER TABLE applications DROP COLUMN logo_sha");
     pg_sql.exec("DROP TABLE app_logos");
     pg_sql.exec("ALTER TABLE users DROP COLUMN locale");
+    pg_sql.exec("ALTER TABLE users DROP COLUMN passkey_prompted_at");
     pg_sql.exec("ALTER TABLE tenants DROP COLUMN display_name");
     pg_sql.exec("ALTER TABLE tenants DROP COLUMN accent_color");
     pg_sql.exec("ALTER TABLE tenants DROP COLUMN default_locale");

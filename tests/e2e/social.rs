@@ -253,6 +253,22 @@ pub(crate) fn through_provider(site: &Site, provider: &str, query: &str, cookie:
     get(&back, Some(&cookies))
 }
 
+/// Where a social callback sends the browser on: its redirect, or, on the one-time offer of a
+/// passkey (a user without one), its "Not now" link: the sign-in goes on either way.
+pub(crate) fn onward(cb: &Http) -> Option<String> {
+    match cb.status {
+        302 | 303 => cb.header("location").map(str::to_owned),
+        200 if cb.body.contains("id=\"offer-passkey\"") => {
+            let at = cb.body.find("id=\"skip-passkey\"")?;
+            let tag_start = cb.body[..at].rfind('<')?;
+            let tag = &cb.body[tag_start..tag_start + cb.body[tag_start..].find('>')?];
+            let href = tag.split("href=\"").nth(1)?.split('"').next()?;
+            Some(href.replace("&amp;", "&"))
+        }
+        _ => None,
+    }
+}
+
 /// The account page's Link button, by hand: the POST from the tenant's page with the session, the
 /// provider, our callback. Returns the callback's answer (the confirmation page when all is well).
 pub(crate) fn link_through_provider(site: &Site, provider: &str, session: &str) -> Http {
@@ -307,11 +323,11 @@ pub(crate) fn app_sign_in(site: &Site, web: &App, provider: &str) -> Result<Valu
     assert!(page.body.contains(&format!("data-provider=\"{provider}\"")), "a button per provider: {}", page.body);
     let id = request_id(&page);
     let cb = through_provider(site, provider, &format!("request={id}"), None);
-    if cb.status != 302 {
+    let Some(next) = onward(&cb) else {
         return Err(cb);
-    }
+    };
     let session = cb.session_cookie().expect("a session");
-    let resumed = get(cb.header("location").unwrap(), Some(&session));
+    let resumed = get(&next, Some(&session));
     assert_eq!(resumed.status, 302, "{}", resumed.body);
     let params = location_params(&resumed);
     let code = param(&params, "code").expect("code").to_owned();
@@ -556,14 +572,19 @@ fn chromium_signs_in_through_the_provider_button_and_an_invite_is_accepted_by_gi
     let _gh = github(&d, &[]);
     // The invitation page's GitHub button: Ada becomes active and lands on her account page.
     let invite = format!("{}/invite/{token}", site.base);
-    let out = node("social-login.mjs", &[&invite, "github", "https://app.example.com/"]);
+    // She has no passkey yet: the one-time offer, where she adds one, then goes on.
+    let out = node("social-login.mjs", &[&invite, "github", "https://app.example.com/", "add"]);
     assert!(out["landed"].as_str().unwrap_or("").ends_with("/acme/account"), "{out}");
+    assert_eq!(out["offered"].as_bool(), Some(true), "{out}");
     let ada = d.cli(&["user", "show", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json();
     assert_eq!(ada["status"], "active");
+    let creds = d.cli(&["credential", "list", "--tenant", "acme", "ada@acme.test", "-o", "json"]).ok().json();
+    assert_eq!(creds.as_array().map(Vec::len), Some(1), "the passkey she added: {creds}");
     // An application's sign-in: login page → GitHub button → stand-in GitHub → back → the code.
     let p = pkce();
     let out = node("social-login.mjs", &[&authorize_url(&site, &web, &p, &[]), "github", "https://app.example.com/"]);
     let landed = out["landed"].as_str().unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(out["offered"].as_bool(), Some(false), "offered once only: {out}");
     let code = url::Url::parse(landed).unwrap().query_pairs().find(|(k, _)| k == "code").map(|(_, v)| v.into_owned());
     let t = exchange(&site, &web, &code.expect("a code"), &p);
     assert_eq!(t.status, 200, "{}", t.body);
@@ -624,7 +645,10 @@ fn a_signed_in_user_links_and_unlinks_on_the_account_page() {
     let p = pkce();
     let id = request_id(&get(&authorize_url(&beta, &web, &p, &[]), None));
     let cb = through_provider(&beta, "github", &format!("request={id}"), None);
-    assert_eq!(cb.status, 302, "--create-users made the user: {}", cb.body);
+    // The new user has no passkey: they are offered one, once, before going on.
+    assert_eq!(cb.status, 200, "--create-users made the user: {}", cb.body);
+    assert!(cb.body.contains("id=\"offer-passkey\""), "{}", cb.body);
+    assert!(onward(&cb).unwrap().contains("/authorize/resume?request="), "{}", cb.body);
     let only = cb.session_cookie().unwrap();
     let r = beta.api("DELETE", "/api/social/github", None, &only, Some(&origin));
     assert_eq!((r.status, r.json()["error"].as_str()), (409, Some("last_credential")));

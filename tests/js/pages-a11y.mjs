@@ -6,7 +6,7 @@
 // Screenshots of each state in each language and theme at 100% go to SHOT_DIR when given.
 // Usage: node pages-a11y.mjs CONFIG_JSON
 //   CONFIG_JSON: {"base", "consentApp", "deviceApp", "redirect", "runs": [{"locale", "theme",
-//                 "zoom", "invite"}], "keyboardInvite", "shots", "shotStates"}
+//                 "zoom", "invite"}], "keyboardInvite", "offerInvite", "shots", "shotStates"}
 // Prints one JSON object: {ok, runs: [{locale, theme, zoom, states: {NAME: {violations, passed,
 // undecided}}}],
 // reflow: [...], keyboard: {...}}; exits non-zero when something could not be done (violations
@@ -67,6 +67,26 @@ const noAutofill = (context) => context.addInitScript(() => {
 
 const ready = (page) => page.waitForSelector('#app[data-ready="1"]');
 
+// axe over the page as it is: the violations, the rules that passed, those axe could not decide
+// (reported, not failed).
+async function axe(page) {
+  const result = await new AxeBuilder({ page }).withTags(TAGS).analyze();
+  return {
+    violations: result.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')}: ${n.failureSummary}`),
+    })),
+    passed: result.passes.map((p) => p.id),
+    undecided: result.incomplete.map((p) => p.id),
+  };
+}
+
+// Whether the page scrolls sideways.
+async function overflow(page) {
+  const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  return scroll > width ? `${scroll}px wide in a ${width}px viewport` : null;
+}
+
 // One run: every state in one language, theme and zoom.
 async function run({ locale, theme, zoom, invite }) {
   const viewport = zoom === 2 ? { width: 640, height: 450 } : { width: 1280, height: 900 };
@@ -78,20 +98,9 @@ async function run({ locale, theme, zoom, invite }) {
   const reflow = [];
   const check = async (name) => {
     await page.waitForLoadState('load');
-    const result = await new AxeBuilder({ page }).withTags(TAGS).analyze();
-    states[name] = {
-      violations: result.violations.map((v) => ({
-        id: v.id, impact: v.impact, help: v.help,
-        nodes: v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')}: ${n.failureSummary}`),
-      })),
-      // The rules that ran and passed, and those axe could not decide (reported, not failed).
-      passed: result.passes.map((p) => p.id),
-      undecided: result.incomplete.map((p) => p.id),
-    };
-    if (zoom === 2) {
-      const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-      if (scroll > width) reflow.push(`${name}: ${scroll}px wide in a ${width}px viewport`);
-    }
+    states[name] = await axe(page);
+    const wide = zoom === 2 && await overflow(page);
+    if (wide) reflow.push(`${name}: ${wide}`);
     if (cfg.shots && zoom === 1 && cfg.shotStates.includes(name) && ['en', 'de'].includes(locale)) {
       await page.screenshot({ path: `${cfg.shots}/${name}-${locale}-${theme}.png`, fullPage: true });
     }
@@ -158,6 +167,31 @@ async function run({ locale, theme, zoom, invite }) {
   await check('signed-out');
   await context.close();
   return { locale, theme, zoom, states, reflow };
+}
+
+// The one-time offer of a passkey after a social sign-in (an invitation accepted with the
+// stand-in GitHub): one page, checked in both themes at both zooms.
+async function offer() {
+  const context = await browser.newContext({ locale: 'en', viewport: { width: 1280, height: 900 } });
+  const { page } = await newPage(context);
+  await page.goto(cfg.offerInvite);
+  await ready(page);
+  await page.click('a[data-provider="github"]');
+  await page.waitForSelector('#offer-passkey');
+  await ready(page);
+  const states = {};
+  const reflow = [];
+  for (const [theme, zoom] of [['light', 1], ['dark', 1], ['light', 2], ['dark', 2]]) {
+    await page.emulateMedia({ colorScheme: theme });
+    await page.setViewportSize(zoom === 2 ? { width: 640, height: 450 } : { width: 1280, height: 900 });
+    const name = `offer-passkey-${theme}-${zoom}x`;
+    states[name] = await axe(page);
+    const wide = zoom === 2 && await overflow(page);
+    if (wide) reflow.push(`${name}: ${wide}`);
+    if (cfg.shots && zoom === 1) await page.screenshot({ path: `${cfg.shots}/offer-passkey-en-${theme}.png`, fullPage: true });
+  }
+  await context.close();
+  return { locale: 'en', theme: 'both', zoom: 'both', states, reflow };
 }
 
 // Tab (or Shift+Tab) until `selector` has the focus; fails when it never gets it.
@@ -246,6 +280,7 @@ async function keyboard() {
 const out = { ok: false, runs: [] };
 try {
   for (const r of cfg.runs) out.runs.push(await run(r));
+  out.runs.push(await offer());
   out.keyboard = await keyboard();
   out.ok = true;
   console.log(JSON.stringify(out));

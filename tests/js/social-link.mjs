@@ -33,10 +33,13 @@ try {
       isUserVerified: true, automaticPresenceSimulation: true },
   });
 
-  // 1. The invitation's GitHub button: signed in by GitHub, on the account page.
+  // 1. The invitation's GitHub button: signed in by GitHub, offered a passkey once ("Not now"),
+  // on the account page.
   await page.goto(inviteUrl);
   await page.waitForSelector('#app[data-ready="1"]');
   await page.click('a[data-provider="github"]');
+  await page.waitForSelector('#offer-passkey');
+  await page.click('#skip-passkey');
   await page.waitForURL('**/account');
   await page.waitForFunction(() => document.getElementById('app').dataset.count === '0');
   await page.waitForSelector(`#social li[data-provider="${provider}"] [data-action=link]`);

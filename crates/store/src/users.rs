@@ -202,6 +202,16 @@ pub fn emails_with_status(tx: &impl Reader, tenant: TenantId, status: UserStatus
     Ok(rows)
 }
 
+/// Marks that a user was offered to add a passkey; true only the first time (the offer is made
+/// once, whatever the user chose).
+pub fn prompt_passkey_once(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: Timestamp) -> Result<bool, StoreError> {
+    let n = tx.conn().execute(
+        "UPDATE users SET passkey_prompted_at = ?3 WHERE tenant_id = ?1 AND id = ?2 AND passkey_prompted_at IS NULL",
+        params![tenant, id, now],
+    )?;
+    Ok(n == 1)
+}
+
 /// Deletes a user; credentials, sessions, invites, codes and refresh tokens go with them, and the
 /// applications told of their live sessions get a logout token.
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, now: Timestamp) -> Result<bool, StoreError> {

@@ -124,7 +124,7 @@ pub async fn page(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     // Social providers sign in and come back here (the page keeps the code in the tab meanwhile).
     let providers = latchkey_domain::social::buttons(&cx.state.db, t).await;
     let tr = cx.tr;
-    let social = super::pages::social_buttons(cx, tr, &providers, "device", "1");
+    let social = super::pages::social_buttons(&cx.tenant, tr, &providers, "device", "1");
     let main = maud::html! {
         h1 { (tr.t("device-title")) }
         section #device-code {

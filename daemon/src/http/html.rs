@@ -51,6 +51,8 @@ pub struct Data<'a> {
     pub email: Option<&'a str>,
     pub name: Option<&'a str>,
     pub request: Option<&'a str>,
+    /// Where the page goes on once done (same origin).
+    pub next: Option<&'a str>,
 }
 
 /// One page: its title, its kind (`data-page`, which the script dispatches on), its data.
@@ -108,7 +110,7 @@ pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
             }
             body {
                 main #app data-page=(page.kind) data-base=(prefix) data-token=[d.token] data-email=[d.email]
-                    data-name=[d.name] data-request=[d.request] data-messages=(tr.script_messages()) {
+                    data-name=[d.name] data-request=[d.request] data-next=[d.next] data-messages=(tr.script_messages()) {
                     p.tenant {
                         @if let Some(sha) = &tenant.logo_sha {
                             // Beside the name, which says it: decorative (empty alt).

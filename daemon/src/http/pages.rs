@@ -17,6 +17,7 @@ use latchkey_domain::clock::date;
 use latchkey_domain::crypto::sha256;
 use latchkey_domain::error::Error;
 use latchkey_domain::oidc::authorize::AuthorizationRequest;
+use latchkey_domain::registry::TenantRuntime;
 use latchkey_domain::sessions;
 use latchkey_domain::users;
 
@@ -87,7 +88,7 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
             button #create-platform .primary type="button" { (tr.t("invite-create-platform")) }
             button #create-roaming .secondary type="button" { (tr.t("invite-create-roaming")) }
         }
-        (social_buttons(cx, tr, &providers, "invite", &token))
+        (social_buttons(&cx.tenant, tr, &providers, "invite", &token))
     };
     let kind = if recovery { "recover" } else { "invite" };
     let data = Data { token: Some(&token), email: Some(&user.email), name: Some(&user.name), ..Data::default() };
@@ -198,7 +199,7 @@ pub fn consent(cx: &Cx<'_>, request_id: &str, request: &AuthorizationRequest, em
     let scopes: Vec<&str> = latchkey_domain::oidc::tokens::scopes(&request.scope).collect();
     let app = request.client_name.as_str();
     let main = markup! {
-        (app_logo_img(cx, tr, request, "consent-logo"))
+        (app_logo_img(&cx.tenant, tr, request, "consent-logo"))
         h1 { (tr.with("consent-heading", &[("app", app)])) }
         p { (rich(tr, "consent-asks", "app", app)) }
         ul #consent-scopes {
@@ -220,14 +221,32 @@ pub fn consent(cx: &Cx<'_>, request_id: &str, request: &AuthorizationRequest, em
 }
 
 /// The application's logo, if it has one, named by its hash (cached for good).
-fn app_logo_img(cx: &Cx<'_>, tr: Tr, request: &AuthorizationRequest, id: &str) -> Markup {
+fn app_logo_img(tenant: &TenantRuntime, tr: Tr, request: &AuthorizationRequest, id: &str) -> Markup {
     let app = request.client_name.as_str();
     markup! {
         @if let Some(sha) = &request.logo_sha {
-            img .app-logo id=(id) src={ (cx.tenant.path_prefix) "/logos/" (request.client_id) ".png?v=" (sha.get(..16).unwrap_or(sha)) }
+            img .app-logo id=(id) src={ (tenant.path_prefix) "/logos/" (request.client_id) ".png?v=" (sha.get(..16).unwrap_or(sha)) }
                 alt=(tr.with("consent-logo", &[("app", app)])) width="64" height="64";
         }
     }
+}
+
+/// The one-time offer of a passkey to a user who signed in with a social login and has none:
+/// Add (a registration ceremony with the session just made, then on to `next`) or Not now (a
+/// plain link to `next`: the sign-in goes on either way).
+pub fn offer_passkey(cx: &Cx<'_>, email: &str, name: &str, next: &str) -> Response<Body> {
+    let (tenant, tr) = (&cx.tenant, cx.tr);
+    let main = markup! {
+        h1 #offer-passkey { (tr.t("offer-passkey-heading")) }
+        p { (tr.t("offer-passkey-body")) }
+        div.actions {
+            button #add-passkey .primary type="button" { (tr.t("offer-passkey-add")) }
+            a #skip-passkey .secondary href=(next) { (tr.t("offer-passkey-skip")) }
+        }
+    };
+    let data = Data { email: Some(email), name: Some(name), next: Some(next), ..Data::default() };
+    let title = tr.t("offer-passkey-title");
+    html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "offer-passkey").with(data), main))
 }
 
 /// A link's confirmation page (the callback of a link from `/account`): names the upstream
@@ -263,10 +282,23 @@ pub fn login(
     request: &AuthorizationRequest,
     providers: &[(String, String)],
 ) -> Response<Body> {
-    let (tenant, tr) = (&cx.tenant, cx.tr_for(request.ui_locales.as_deref()));
+    let tr = cx.tr_for(request.ui_locales.as_deref());
+    html(StatusCode::OK, login_page(&cx.tenant, tr, &cx.here, request_id, request, providers))
+}
+
+/// The login page's HTML in `tr`'s language, `here` being its own path (for the language menu).
+/// Needs nothing of the request but its arguments: the render bench calls it.
+pub fn login_page(
+    tenant: &TenantRuntime,
+    tr: Tr,
+    here: &str,
+    request_id: &str,
+    request: &AuthorizationRequest,
+    providers: &[(String, String)],
+) -> String {
     let app = request.client_name.as_str();
     let main = markup! {
-        (app_logo_img(cx, tr, request, "login-logo"))
+        (app_logo_img(tenant, tr, request, "login-logo"))
         h1 { (rich(tr, "login-heading", "app", app)) }
         @match request.require_acr.as_deref() {
             Some("phrh") => p #step-up .notice { (tr.with("login-step-up-bound", &[("app", app)])) },
@@ -280,11 +312,12 @@ pub fn login(
             button.primary type="submit" { (tr.t("login-continue")) }
         }
         div.actions { button #signin .secondary type="button" { (tr.t("login-no-email")) } }
-        (social_buttons(cx, tr, providers, "request", request_id))
+        (social_buttons(tenant, tr, providers, "request", request_id))
     };
     let data = Data { request: Some(request_id), ..Data::default() };
     let title = tr.with("login-heading", &[("app", app)]);
-    html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "login").with(data), main))
+    let page = Page { title: &title, kind: "login", tr, here: Some(here), data, ..Page::default() };
+    render(tenant, &page, main)
 }
 
 /// `prompt=select_account` with a signed-in user: continue as them (the resume link, which
@@ -332,14 +365,20 @@ pub fn step_up_unavailable(cx: &Cx<'_>, client_name: &str, required: &str, back_
 
 /// One link per enabled social provider, carrying what the sign-in is for (`request` or
 /// `invite`). Plain links: they work without JavaScript and without passkey support.
-pub(super) fn social_buttons(cx: &Cx<'_>, tr: Tr, providers: &[(String, String)], key: &str, value: &str) -> Markup {
+pub(super) fn social_buttons(
+    tenant: &TenantRuntime,
+    tr: Tr,
+    providers: &[(String, String)],
+    key: &str,
+    value: &str,
+) -> Markup {
     let value: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
     markup! {
         @if !providers.is_empty() {
             div.actions.social-buttons {
                 @for (slug, label) in providers {
                     a.secondary.social data-provider=(slug)
-                        href={ (cx.tenant.path_prefix) "/login/" (slug) "?" (key) "=" (value) } {
+                        href={ (tenant.path_prefix) "/login/" (slug) "?" (key) "=" (value) } {
                         (tr.with("social-continue", &[("provider", label)]))
                     }
                 }

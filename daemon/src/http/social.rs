@@ -144,7 +144,11 @@ pub async fn callback(cx: &Cx<'_>, req: Req, provider: String) -> Result<Respons
         let page = pages::confirm_link(cx, &done.email, confirm);
         return Ok(with_header_value(page, header::SET_COOKIE, &clear));
     }
-    let mut r = with_header_value(redirect(&done.redirect), header::SET_COOKIE, &clear);
+    let next = match &done.offer_passkey {
+        Some(name) => pages::offer_passkey(cx, &done.email, name, &done.redirect),
+        None => redirect(&done.redirect),
+    };
+    let mut r = with_header_value(next, header::SET_COOKIE, &clear);
     if let Some(session) = &done.session {
         super::ceremony::end_replaced(cx, old_session, session).await;
         if let Ok(v) = hyper::header::HeaderValue::from_str(&sessions::set_cookie(&cx.tenant, session, cx.now())) {

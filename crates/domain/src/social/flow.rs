@@ -387,7 +387,18 @@ fn settle(
         }
         None => format!("{base}/account"),
     };
-    Ok(Finished { redirect, session: Some(session), email: user.email, purpose: flow.purpose, confirm: None })
+    // Once per user, whatever they choose: a social sign-in without a passkey is offered one.
+    let offer_passkey = (store::credentials::count_for_user(tx, t, user.id)? == 0
+        && store::users::prompt_passkey_once(tx, t, user.id, now)?)
+    .then(|| user.name.clone());
+    Ok(Finished {
+        redirect,
+        session: Some(session),
+        email: user.email,
+        purpose: flow.purpose,
+        confirm: None,
+        offer_passkey,
+    })
 }
 
 fn open_registration(tx: &WriteTx<'_>, t: store::TenantId) -> Result<bool, Error> {

@@ -112,6 +112,7 @@ pub fn pend(
         email: user.email.clone(),
         purpose: SocialPurpose::Link,
         confirm,
+        offer_passkey: None,
     };
     match store::social::link_by_subject(tx, t, &p.slug, &id.subject)? {
         // Linked already (another tab): nothing to confirm.

@@ -55,6 +55,9 @@ pub struct Finished {
     pub purpose: SocialPurpose,
     /// A `link` flow: the upstream account waiting for the user's confirmation.
     pub confirm: Option<Confirm>,
+    /// A sign-in of a user who has no passkey and was never offered one: their display name, for
+    /// the one-time "add a passkey" step shown before going on to `redirect`.
+    pub offer_passkey: Option<String>,
 }
 
 pub fn already_linked(label: &str) -> Error {
