@@ -106,7 +106,7 @@ error-heading = Etwas ist schiefgelaufen
 # The one-time offer of a passkey after a social sign-in
 offer-passkey-title = Passkey hinzufügen
 offer-passkey-heading = Beim nächsten Mal schneller anmelden
-offer-passkey-body = Fügen Sie diesem Konto einen Passkey hinzu: Beim nächsten Mal melden Sie sich mit Fingerabdruck, Gesicht oder Bildschirmsperre an, ohne ein anderes Konto.
+offer-passkey-body = Fügen Sie diesem Konto einen Passkey hinzu: Beim nächsten Mal melden Sie sich mit Fingerabdruck, Gesicht oder Bildschirmsperre an – ohne Umweg über ein anderes Konto.
 offer-passkey-add = Passkey hinzufügen
 offer-passkey-skip = Jetzt nicht
 

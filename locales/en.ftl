@@ -107,7 +107,7 @@ error-heading = Something went wrong
 # The one-time offer of a passkey after a social sign-in
 offer-passkey-title = Add a passkey
 offer-passkey-heading = Sign in faster next time
-offer-passkey-body = Add a passkey to this account: next time you sign in with your fingerprint, face or screen lock, without another account.
+offer-passkey-body = Add a passkey to this account: next time you sign in with your fingerprint, face or screen lock, without going through another account.
 offer-passkey-add = Add a passkey
 offer-passkey-skip = Not now
 

@@ -105,8 +105,8 @@ error-heading = Algo ha salido mal
 
 # The one-time offer of a passkey after a social sign-in
 offer-passkey-title = Añadir una llave de acceso
-offer-passkey-heading = Inicia sesión más rápido la próxima vez
-offer-passkey-body = Añade una llave de acceso a esta cuenta: la próxima vez iniciarás sesión con tu huella, tu cara o el bloqueo de pantalla, sin pasar por otra cuenta.
+offer-passkey-heading = Inicie sesión más rápido la próxima vez
+offer-passkey-body = Añada una llave de acceso a esta cuenta: la próxima vez iniciará sesión con su huella, su cara o el bloqueo de pantalla, sin pasar por otra cuenta.
 offer-passkey-add = Añadir una llave de acceso
 offer-passkey-skip = Ahora no
 

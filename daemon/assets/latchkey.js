@@ -110,6 +110,10 @@
   function say(message, kind) {
     const el = $('status');
     if (!el) return;
+    // An error is announced at once (an alert); progress and success politely (a status). The
+    // role changes before the text, so the new text is read with the new role.
+    el.setAttribute('role', kind === 'error' ? 'alert' : 'status');
+    el.setAttribute('aria-live', kind === 'error' ? 'assertive' : 'polite');
     el.textContent = message;
     el.className = 'status' + (kind ? ' ' + kind : '');
   }

@@ -7,9 +7,6 @@
 //!
 //! Run: `cargo bench -p latchkeyd --bench render`.
 
-// A benchmark, not daemon code: a fixture that does not parse should stop it loudly.
-#![allow(clippy::expect_used)]
-
 use std::time::{Duration, Instant};
 
 use latchkey_domain::oidc::authorize::AuthorizationRequest;
@@ -22,6 +19,11 @@ const RENDERS: usize = 20_000;
 
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+fn fail(why: &str) {
+    eprintln!("render bench: {why}");
+    std::process::exit(1);
 }
 
 fn main() {
@@ -40,8 +42,10 @@ fn main() {
             logo_sha: Some("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".into()),
         },
     };
-    let tenant = TenantRuntime::routing(&row, "https://id.example.com").expect("a tenant");
-    let request: AuthorizationRequest = serde_json::from_value(serde_json::json!({
+    let Ok(tenant) = TenantRuntime::routing(&row, "https://id.example.com") else {
+        return fail("the tenant fixture does not route");
+    };
+    let request: Result<AuthorizationRequest, _> = serde_json::from_value(serde_json::json!({
         "client_id": "b2Yl3mJ0c1Xq9Zk4Hn8Tw6Ra",
         "client_name": "Portal",
         "redirect_uri": "https://portal.example.com/oidc-callback",
@@ -53,8 +57,10 @@ fn main() {
         "max_age": null,
         "login_hint": "ada@acme.example",
         "logo_sha": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
-    }))
-    .expect("a request");
+    }));
+    let Ok(request) = request else {
+        return fail("the authorization request fixture does not parse");
+    };
     let providers = vec![("google".to_owned(), "Google".to_owned()), ("github".to_owned(), "GitHub".to_owned())];
     let here = "/acme/authorize?client_id=b2Yl3mJ0c1Xq9Zk4Hn8Tw6Ra&response_type=code";
     let id = "q7b1kq1m0HcC8yW2uC0wqg4P0f3hPq7mSxk2Vb0XyZ4";
@@ -82,7 +88,9 @@ fn main() {
         let at = |q: f64| micros(times[((times.len() as f64 * q) as usize).min(times.len() - 1)]);
         let (p50, p99, max) = (at(0.50), at(0.99), micros(times[times.len() - 1]));
         worst_p99 = worst_p99.max(p99);
-        assert!(page.contains(&format!("lang=\"{tag}\"")), "rendered in {tag}");
+        if !page.contains(&format!("lang=\"{tag}\"")) {
+            return fail(&format!("the page was not rendered in {tag}"));
+        }
         println!("{tag:<7} {:>12.1} {p50:>9.1} {p99:>9.1} {max:>9.1} {bytes:>8}", micros(first));
     }
     println!("worst p99 over the seven languages: {worst_p99:.1} µs (the aim: under 1,000 µs)");

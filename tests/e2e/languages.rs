@@ -276,6 +276,21 @@ fn a_tenant_logo_is_a_png_or_a_plain_svg_beside_its_name_and_an_app_signs_in_und
     assert!(login.body.contains("<h1>Sign in to <strong>Portal</strong></h1>"), "{}", login.body);
     assert!(login.body.contains("id=\"login-logo\"") && login.body.contains("alt=\"Portal logo\""), "{}", login.body);
     assert!(login.body.contains("<title>Sign in to Portal · "), "{}", login.body);
+    // Its script and style sheet are named by their content and cached for good.
+    let script = login.body.split("src=\"/acme/assets/latchkey.js?v=").nth(1).expect("a versioned script");
+    let script = get(&format!("{}/assets/latchkey.js?v={}", site.base, &script[..12]), None);
+    assert_eq!(script.header("cache-control"), Some("public, max-age=31536000, immutable"));
+    // Another version (a page of a node on another build) or none: asked again each time.
+    for v in ["", "?v=000000000000"] {
+        let other = get(&format!("{}/assets/latchkey.js{v}", site.base), None);
+        assert_eq!((other.status, other.header("cache-control")), (200, Some("no-cache")), "{v}");
+    }
+    assert!(login.body.contains("href=\"/acme/assets/latchkey.css?v="), "{}", login.body);
+    // An error page's message is an alert.
+    for path in ["/invite/not-an-invitation", "/login/nowhere/callback?code=x&state=y", "/authorize/resume?request=x"] {
+        let error = get(&format!("{}{path}", site.base), None);
+        assert!(error.body.contains("id=\"error-message\" role=\"alert\""), "{path}: {}", error.body);
+    }
     let login = get(&authorize_url(&site, &app, &pkce(), &[("ui_locales", "ja")]), None);
     assert!(login.body.contains("<h1><strong>Portal</strong> にサインイン</h1>"), "{}", login.body);
 }

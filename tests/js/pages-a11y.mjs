@@ -122,7 +122,7 @@ async function run({ locale, theme, zoom, invite }) {
     navigator.credentials.get = (o) => get({ ...o, publicKey: { ...o.publicKey, timeout: 500 } });
   });
   await page.click('#signin');
-  await page.waitForSelector('#status.error');
+  await page.waitForSelector('#status.error[role="alert"]');
   await check('login-error');
   await page.goto(authorizeUrl({ redirect_uri: 'https://elsewhere.example/cb' }));
   await check('invalid-redirect');

@@ -82,6 +82,7 @@ fn png(bytes: &[u8]) -> Result<(), String> {
 
 const SVG_NS: &str = "http://www.w3.org/2000/svg";
 const XLINK_NS: &str = "http://www.w3.org/1999/xlink";
+const XML_NS: &str = "http://www.w3.org/XML/1998/namespace";
 
 /// Drawing elements: shapes, text, structure, paint servers, clipping, masking and filters.
 /// Absent on purpose: `script`, `foreignObject`, `image`, `a`, `iframe`, the animation elements
@@ -154,15 +155,18 @@ fn svg(bytes: &[u8]) -> Result<(), String> {
         if node.is_pi() {
             return Err("it has a processing instruction (such as xml-stylesheet)".into());
         }
-        if node.is_text() && node.parent().is_some_and(|p| p.tag_name().name() == "style") {
-            style(node.text().unwrap_or(""))?;
-        }
         if !node.is_element() {
             continue;
         }
         let (name, ns) = (node.tag_name().name(), node.tag_name().namespace());
         if ns != Some(SVG_NS) || !ELEMENTS.contains(&name) {
             return Err(format!("it has a <{name}> element, which a logo may not have (only drawing)"));
+        }
+        if name == "style" {
+            // The whole sheet at once: a comment splits its text into several nodes, which the
+            // browser joins again.
+            let sheet: String = node.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect();
+            style(&sheet, true)?;
         }
         for a in node.attributes() {
             let (attr, value) = (a.name(), a.value());
@@ -176,21 +180,35 @@ fn svg(bytes: &[u8]) -> Result<(), String> {
                     short(value)
                 ));
             }
-            if a.namespace().is_some_and(|n| n != XLINK_NS && n != SVG_NS && !n.contains("w3.org/XML/")) {
+            // `xml:space` and `xml:lang` only: `xml:base` would move where `#id` points.
+            let allowed_ns = match a.namespace() {
+                None | Some(XLINK_NS) | Some(SVG_NS) => true,
+                Some(XML_NS) => matches!(attr, "space" | "lang"),
+                Some(_) => false,
+            };
+            if !allowed_ns {
                 return Err(format!("<{name}> has an attribute of another namespace ({attr})"));
             }
-            style(value).map_err(|why| format!("<{name} {attr}>: {why}"))?;
+            style(value, attr == "style").map_err(|why| format!("<{name} {attr}>: {why}"))?;
         }
     }
     Ok(())
 }
 
-/// A style sheet or attribute value: `url()` only to a fragment of the document, no `@import`,
-/// no script URL.
-fn style(css: &str) -> Result<(), String> {
-    let lower: String = css.chars().filter(|c| !c.is_whitespace() && *c != '\\').flat_map(char::to_lowercase).collect();
-    if lower.contains("@import") {
-        return Err("it imports a style sheet".into());
+/// A style sheet (`sheet`: a `<style>` or a `style` attribute) or another attribute's value:
+/// `url()` only to a fragment of the document; no CSS escape (with which `\75 rl(` is `url(`),
+/// no at-rule in a sheet (`@import`, `@font-face`), none of the functions that load an image from
+/// a string (`image-set`, `src`, …), no script URL. Plain drawing needs none of them.
+fn style(css: &str, sheet: bool) -> Result<(), String> {
+    if css.contains('\\') {
+        return Err("it has a CSS escape (\\)".into());
+    }
+    let lower: String = css.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect();
+    if sheet && lower.contains('@') {
+        return Err(if lower.contains("@import") { "it imports a style sheet" } else { "it has a CSS at-rule" }.into());
+    }
+    if ["image-set(", "src(", "cross-fade(", "element(", "image("].iter().any(|f| lower.contains(f)) {
+        return Err("it loads an image from a CSS function".into());
     }
     if lower.contains("javascript:") || lower.contains("expression(") {
         return Err("it has script in a value".into());
@@ -231,7 +249,7 @@ mod tests {
   <path id="p" d="M0 0h32v32z"/></defs>
   <style>.a { fill: url(#g); }</style>
   <rect class="a" width="32" height="32" style="fill:url('#g')"/>
-  <use xlink:href="#p"/><use href="#p"/>
+  <use xlink:href="#p"/><use href="#p"/><text xml:space="preserve" xml:lang="en">Acme</text>
 </svg>"##;
 
     #[test]
@@ -259,7 +277,15 @@ mod tests {
             (r#"<rect style="fill: url(https://evil.example/)"/>"#, "url()"),
             (r#"<rect fill="url( 'http://x/#g')"/>"#, "url()"),
             ("<style>@import 'https://evil.example/a.css';</style>", "imports"),
-            ("<style>@im\\port 'x';</style>", "imports"),
+            ("<style>@im\\port 'x';</style>", "CSS escape"),
+            ("<style>@imp<!---->ort 'https://evil.example/a.css';</style>", "imports"),
+            ("<style>rect{fill:ur<!---->l(https://evil.example/p.svg#g)}</style>", "url()"),
+            (r#"<rect style="fill:\75 rl(https://evil.example/x)"/>"#, "CSS escape"),
+            ("<style>@font-face{font-family:x}</style>", "at-rule"),
+            (r#"<rect style="background-image:image-set('https://evil.example/a.png' 1x)"/>"#, "CSS function"),
+            (r#"<rect style="background:-webkit-image-set('https://evil.example/a.png' 1x)"/>"#, "CSS function"),
+            (r##"<use xml:base="https://evil.example/" href="#p"/>"##, "another namespace"),
+            (r#"<rect xmlns:x="http://evil.example/w3.org/XML/" x:base="https://e/"/>"#, "another namespace"),
             (r#"<h:script xmlns:h="http://www.w3.org/1999/xhtml">x</h:script>"#, "<script>"),
         ] {
             let m = refused(&svg(inner));

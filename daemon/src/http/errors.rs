@@ -120,7 +120,7 @@ pub fn page(cx: &super::Cx<'_>, e: &Error) -> Response<Body> {
     let tr = cx.tr;
     let main = maud::html! {
         h1 { (tr.t("error-heading")) }
-        p lang="en" { (e.message) }
+        p #error-message role="alert" lang="en" { (e.message) }
     };
     let title = tr.t("error-title");
     decorate(html(status(e.kind), render(&cx.tenant, &Page::of(cx, tr, &title, "error"), main)), e.kind)

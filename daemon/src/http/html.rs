@@ -10,7 +10,9 @@ use maud::{DOCTYPE, Markup};
 use super::i18n::{LOCALES, NATIVE_NAMES, Tr};
 use super::response::{bytes, with_header};
 use super::{Body, Cx};
+use latchkey_domain::crypto::sha256;
 use latchkey_domain::registry::TenantRuntime;
+use std::sync::LazyLock;
 
 const JS: &str = include_str!("../../assets/latchkey.js");
 const CSS: &str = include_str!("../../assets/latchkey.css");
@@ -21,8 +23,8 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 /// The static files under `/assets/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Asset {
-    Script,
-    Stylesheet,
+    Script = 0,
+    Stylesheet = 1,
 }
 
 impl Asset {
@@ -35,12 +37,44 @@ impl Asset {
     }
 }
 
-pub fn asset(a: Asset) -> Response<Body> {
-    let (ct, body) = match a {
-        Asset::Script => ("text/javascript; charset=utf-8", JS),
-        Asset::Stylesheet => ("text/css; charset=utf-8", CSS),
+/// For files named by their content (a hash or a colour in the query): cached for a year, never
+/// revalidated; a change is a new URL.
+pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// Caches `r` for good when the request's `v` names the version being served; otherwise (no
+/// version, or another: a page from a node on another build or behind on a change) the browser
+/// must ask again, so a stale version is never kept under a new name.
+pub fn cached_as(r: Response<Body>, query: Option<&str>, current: &str) -> Response<Body> {
+    let asked = query.unwrap_or("").split('&').find_map(|pair| pair.strip_prefix("v="));
+    let policy = if asked == Some(current) { IMMUTABLE } else { "no-cache" };
+    with_header(r, header::CACHE_CONTROL, policy)
+}
+
+impl Asset {
+    fn content(self) -> &'static str {
+        match self {
+            Asset::Script => JS,
+            Asset::Stylesheet => CSS,
+        }
+    }
+
+    /// The file's version: the start of its SHA-256, which the pages put in its URL.
+    pub fn version(self) -> &'static str {
+        static VERSIONS: LazyLock<[String; 2]> = LazyLock::new(|| {
+            let v = |text: &str| sha256(text.as_bytes()).iter().take(6).map(|b| format!("{b:02x}")).collect();
+            [v(JS), v(CSS)]
+        });
+        &VERSIONS[self as usize]
+    }
+}
+
+/// A static file. The pages name it with its version, so it is cached for good ([`cached_as`]).
+pub fn asset(a: Asset, query: Option<&str>) -> Response<Body> {
+    let ct = match a {
+        Asset::Script => "text/javascript; charset=utf-8",
+        Asset::Stylesheet => "text/css; charset=utf-8",
     };
-    with_header(bytes(StatusCode::OK, ct, body), header::CACHE_CONTROL, "public, max-age=300")
+    cached_as(bytes(StatusCode::OK, ct, a.content()), query, a.version())
 }
 
 /// What a page's `<main>` carries for the script, as `data-` attributes (each omitted when
@@ -101,12 +135,12 @@ pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
                 }
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (page.title) " · " (tenant.display_name) }
-                link rel="stylesheet" href={ (prefix) "/assets/latchkey.css" };
+                link rel="stylesheet" href={ (prefix) "/assets/latchkey.css?v=" (Asset::Stylesheet.version()) };
                 @if let Some(accent) = &tenant.accent_color {
                     // Versioned by the colour itself: a new colour is a new URL.
                     link rel="stylesheet" href={ (prefix) "/brand.css?v=" (accent.trim_start_matches('#')) };
                 }
-                script src={ (prefix) "/assets/latchkey.js" } defer {}
+                script src={ (prefix) "/assets/latchkey.js?v=" (Asset::Script.version()) } defer {}
             }
             body {
                 main #app data-page=(page.kind) data-base=(prefix) data-token=[d.token] data-email=[d.email]
@@ -119,6 +153,7 @@ pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
                         (tenant.display_name)
                     }
                     (main)
+                    // The script says what a passkey prompt did here; an error is an alert.
                     p #status .status role="status" aria-live="polite" {}
                     noscript { p.status.error { (tr.t("noscript")) } }
                     @if let Some(here) = page.here {

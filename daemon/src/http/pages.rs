@@ -69,7 +69,7 @@ pub async fn invite(cx: &Cx<'_>, token: String, recovery: bool) -> Result<Respon
     let Some((_, user)) = found.filter(|(i, _)| i.is_recovery() == recovery) else {
         let main = markup! {
             h1 { (tr.t("link-expired-heading")) }
-            p { (tr.t("link-expired-body")) }
+            p #error-message role="alert" { (tr.t("link-expired-body")) }
         };
         let title = tr.t("link-expired-title");
         return Ok(html(StatusCode::NOT_FOUND, render(tenant, &Page::of(cx, tr, &title, "expired"), main)));
@@ -246,7 +246,10 @@ pub fn offer_passkey(cx: &Cx<'_>, email: &str, name: &str, next: &str) -> Respon
     };
     let data = Data { email: Some(email), name: Some(name), next: Some(next), ..Data::default() };
     let title = tr.t("offer-passkey-title");
-    html(StatusCode::OK, render(tenant, &Page::of(cx, tr, &title, "offer-passkey").with(data), main))
+    // No language menu: this page answers the provider's callback, whose code and state are
+    // spent; coming back to that URL could only show an error.
+    let page = Page { tr, ..Page::new(&title, "offer-passkey") }.with(data);
+    html(StatusCode::OK, render(tenant, &page, main))
 }
 
 /// A link's confirmation page (the callback of a link from `/account`): names the upstream
@@ -394,7 +397,7 @@ pub fn invalid_redirect(cx: &Cx<'_>, why: &str) -> Response<Body> {
     let title = tr.t("invalid-redirect-title");
     let main = markup! {
         h1 { (title) }
-        p lang="en" { (why) }
+        p #error-message role="alert" lang="en" { (why) }
         p.muted { (tr.t("invalid-redirect-body")) }
     };
     html(StatusCode::BAD_REQUEST, render(tenant, &Page::of(cx, tr, &title, "error"), main))
@@ -405,7 +408,7 @@ pub fn sign_in_expired(cx: &Cx<'_>) -> Response<Body> {
     let (tenant, tr) = (&cx.tenant, cx.tr);
     let main = markup! {
         h1 { (tr.t("expired-heading")) }
-        p { (tr.t("expired-body")) }
+        p #error-message role="alert" { (tr.t("expired-body")) }
     };
     let title = tr.t("expired-title");
     html(StatusCode::BAD_REQUEST, render(tenant, &Page::of(cx, tr, &title, "expired"), main))
@@ -470,8 +473,8 @@ fn with_header_value_owned(r: Response<Body>, cookie: &str) -> Response<Body> {
 }
 
 /// `GET /brand.css`: the tenant's accent colour as the pages' `--accent`, after the default
-/// stylesheet. Pages name it with the colour in the query, so it may be cached for a day.
-pub fn brand_css(cx: &Cx<'_>) -> Response<Body> {
+/// stylesheet. Pages name it with the colour in the query, so it is cached for good.
+pub fn brand_css(cx: &Cx<'_>, query: Option<&str>) -> Response<Body> {
     // Only `#rrggbb` is stored (`brand::changed`); anything else would not get here.
     let css = match &cx.tenant.accent_color {
         Some(c) if c.len() == 7 && c[1..].bytes().all(|b| b.is_ascii_hexdigit()) => {
@@ -485,34 +488,43 @@ pub fn brand_css(cx: &Cx<'_>) -> Response<Body> {
         _ => String::new(),
     };
     let r = bytes(StatusCode::OK, "text/css; charset=utf-8", css);
-    with_header(r, header::CACHE_CONTROL, "public, max-age=86400")
+    let colour = cx.tenant.accent_color.as_deref().unwrap_or("").trim_start_matches('#');
+    super::html::cached_as(r, query, colour)
 }
 
 /// `GET /logos/{client_id}.png`: an application's logo, as the operator gave it (a PNG checked
-/// when stored). The pages name it with its hash in the query, so it may be cached for good.
-pub async fn app_logo(cx: &Cx<'_>, client_id: String) -> Result<Response<Body>, Error> {
+/// when stored). The pages name it with its hash in the query, so it is cached for good.
+pub async fn app_logo(cx: &Cx<'_>, client_id: String, query: Option<&str>) -> Result<Response<Body>, Error> {
     let logo = latchkey_domain::apps::logo_of(&cx.state.db, cx.tenant.id, client_id).await?;
     // Only PNGs are stored (`apps::logo` checks them).
     let Some((_, image)) = logo else {
         return Err(Error::not_found(latchkey::codes::APP_NOT_FOUND, "no such application logo"));
     };
+    let version = hash_version(&image);
     let r = bytes(StatusCode::OK, "image/png", image);
     let r = with_header(r, header::CONTENT_SECURITY_POLICY, "default-src 'none'");
-    Ok(with_header(r, header::CACHE_CONTROL, "public, max-age=86400"))
+    Ok(super::html::cached_as(r, query, &version))
 }
 
 /// `GET /logo`: the tenant's logo, a PNG or an SVG checked when stored to be plain drawing. Its
 /// own policy forbids everything an SVG could do beyond drawing (script, fetches, forms), even
-/// when opened directly; the pages name it with its hash, so it may be cached for a day.
-pub async fn tenant_logo(cx: &Cx<'_>) -> Result<Response<Body>, Error> {
+/// when opened directly; the pages name it with its hash, so it is cached for good.
+pub async fn tenant_logo(cx: &Cx<'_>, query: Option<&str>) -> Result<Response<Body>, Error> {
     let logo = latchkey_domain::tenants::logo_of(&cx.state.db, cx.tenant.id).await?;
     let Some((content_type, image)) = logo else {
         return Err(Error::not_found(latchkey::codes::NOT_FOUND, "this tenant has no logo"));
     };
     let content_type = if content_type == "image/svg+xml" { "image/svg+xml" } else { "image/png" };
+    let version = hash_version(&image);
     let r = bytes(StatusCode::OK, content_type, image);
     let r = with_header(r, header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'; sandbox");
-    Ok(with_header(r, header::CACHE_CONTROL, "public, max-age=86400"))
+    Ok(super::html::cached_as(r, query, &version))
+}
+
+/// The version the pages name a logo by: the first 16 hex digits of its SHA-256 (its stored
+/// `logo_sha`'s start).
+fn hash_version(image: &[u8]) -> String {
+    sha256(image).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 /// A generated avatar: the user's initials on a colour derived from their id. `picture` in tokens

@@ -552,9 +552,12 @@ mod tests {
         assert!(done.session.is_some());
         let user = t.read(|tx| store::users::by_id(tx, a, ada).unwrap().unwrap());
         assert_eq!(user.status, UserStatus::Active, "an invited user becomes active");
+        // She has no passkey: offered one, under her name, this once.
+        assert_eq!(done.offer_passkey.as_deref(), Some(user.name.as_str()));
         // Later: the provider reports another address; the link by subject still signs Ada in.
         let again = settle_in(&t, a, &github(false), &login, &who("42", Some("new@elsewhere.org"))).unwrap();
         assert_eq!(again.email, "ada@example.com");
+        assert_eq!(again.offer_passkey, None, "offered once, whatever she chose");
         // And with no verified address at all.
         assert!(settle_in(&t, a, &github(false), &login, &who("42", None)).is_ok());
     }
