@@ -452,7 +452,7 @@ pub async fn rotate_secret(db: &Db, slug: String, client_id: String) -> Result<S
 }
 
 /// An application's logo (content type, bytes), for `GET /logos/{client_id}.png`.
-pub async fn logo_of(db: &Db, tenant: TenantId, client_id: String) -> Result<Option<(String, Vec<u8>)>, Error> {
+pub async fn logo_of(db: &Db, tenant: TenantId, client_id: String) -> Result<Option<store::apps::StoredLogo>, Error> {
     Ok(db.read(move |tx| store::apps::logo(tx, tenant, &client_id)).await?)
 }
 

@@ -381,7 +381,7 @@ pub async fn count(db: &Db) -> Result<u64, Error> {
 }
 
 /// A tenant's logo (`tenant brand --logo`): its content type and bytes.
-pub async fn logo_of(db: &Db, tenant: TenantId) -> Result<Option<(String, Vec<u8>)>, Error> {
+pub async fn logo_of(db: &Db, tenant: TenantId) -> Result<Option<store::apps::StoredLogo>, Error> {
     Ok(db.read(move |tx| store::tenants::logo(tx, tenant)).await?)
 }
 

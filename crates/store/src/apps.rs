@@ -145,12 +145,29 @@ pub fn put_logo(
     Ok(())
 }
 
-/// An application's logo: its content type and bytes.
-pub fn logo(tx: &impl Reader, tenant: TenantId, client_id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+/// A stored logo (an application's or a tenant's) with the hash its owner's row records, which
+/// names its version in the pages' URLs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredLogo {
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+    pub sha: String,
+}
+
+/// An application's logo.
+pub fn logo(tx: &impl Reader, tenant: TenantId, client_id: &str) -> Result<Option<StoredLogo>, StoreError> {
     tx.conn().query_opt(
-        "SELECT content_type, bytes FROM app_logos WHERE tenant_id = ?1 AND client_id = ?2",
+        "SELECT l.content_type, l.bytes, a.logo_sha FROM app_logos l
+         JOIN applications a ON a.tenant_id = l.tenant_id AND a.client_id = l.client_id
+         WHERE l.tenant_id = ?1 AND l.client_id = ?2",
         params![tenant, client_id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
+        |r| {
+            Ok(StoredLogo {
+                content_type: r.get(0)?,
+                bytes: r.get(1)?,
+                sha: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            })
+        },
     )
 }
 

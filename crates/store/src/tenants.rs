@@ -136,11 +136,20 @@ pub fn put_logo(tx: &WriteTx<'_>, id: TenantId, logo: Option<(&str, &[u8])>) -> 
     Ok(())
 }
 
-/// A tenant's logo: its content type and bytes.
-pub fn logo(tx: &impl Reader, id: TenantId) -> Result<Option<(String, Vec<u8>)>, StoreError> {
-    tx.conn().query_opt("SELECT content_type, bytes FROM tenant_logos WHERE tenant_id = ?1", params![id], |r| {
-        Ok((r.get(0)?, r.get(1)?))
-    })
+/// A tenant's logo.
+pub fn logo(tx: &impl Reader, id: TenantId) -> Result<Option<super::apps::StoredLogo>, StoreError> {
+    tx.conn().query_opt(
+        "SELECT l.content_type, l.bytes, t.logo_sha FROM tenant_logos l JOIN tenants t ON t.id = l.tenant_id
+         WHERE l.tenant_id = ?1",
+        params![id],
+        |r| {
+            Ok(super::apps::StoredLogo {
+                content_type: r.get(0)?,
+                bytes: r.get(1)?,
+                sha: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            })
+        },
+    )
 }
 
 /// Moves a tenant to a new base URL (its issuer) and RP ID.

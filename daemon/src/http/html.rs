@@ -27,16 +27,6 @@ pub enum Asset {
     Stylesheet = 1,
 }
 
-impl Asset {
-    pub fn from_file_name(name: &str) -> Option<Asset> {
-        match name {
-            "latchkey.js" => Some(Asset::Script),
-            "latchkey.css" => Some(Asset::Stylesheet),
-            _ => None,
-        }
-    }
-}
-
 /// For files named by their content (a hash or a colour in the query): cached for a year, never
 /// revalidated; a change is a new URL.
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
@@ -51,6 +41,14 @@ pub fn cached_as(r: Response<Body>, query: Option<&str>, current: &str) -> Respo
 }
 
 impl Asset {
+    pub fn from_file_name(name: &str) -> Option<Asset> {
+        match name {
+            "latchkey.js" => Some(Asset::Script),
+            "latchkey.css" => Some(Asset::Stylesheet),
+            _ => None,
+        }
+    }
+
     fn content(self) -> &'static str {
         match self {
             Asset::Script => JS,
@@ -66,6 +64,11 @@ impl Asset {
         });
         &VERSIONS[self as usize]
     }
+}
+
+/// The version the pages name a logo by in its URL: the start (16 hex digits) of its SHA-256.
+pub fn logo_version(sha: &str) -> &str {
+    sha.get(..16).unwrap_or(sha)
 }
 
 /// A static file. The pages name it with its version, so it is cached for good ([`cached_as`]).
@@ -148,7 +151,7 @@ pub fn render(tenant: &TenantRuntime, page: &Page<'_>, main: Markup) -> String {
                     p.tenant {
                         @if let Some(sha) = &tenant.logo_sha {
                             // Beside the name, which says it: decorative (empty alt).
-                            img.tenant-logo src={ (prefix) "/logo?v=" (sha.get(..16).unwrap_or(sha)) } alt="" height="32";
+                            img.tenant-logo src={ (prefix) "/logo?v=" (logo_version(sha)) } alt="" height="32";
                         }
                         (tenant.display_name)
                     }

@@ -8,7 +8,7 @@ use hyper::{Response, StatusCode};
 use super::body::Req;
 use maud::{Markup, html as markup};
 
-use super::html::{Data, Page, html, render};
+use super::html::{Data, Page, html, logo_version, render};
 use super::i18n::Tr;
 use super::request::session_token;
 use super::response::{bytes, with_header};
@@ -225,7 +225,7 @@ fn app_logo_img(tenant: &TenantRuntime, tr: Tr, request: &AuthorizationRequest, 
     let app = request.client_name.as_str();
     markup! {
         @if let Some(sha) = &request.logo_sha {
-            img .app-logo id=(id) src={ (tenant.path_prefix) "/logos/" (request.client_id) ".png?v=" (sha.get(..16).unwrap_or(sha)) }
+            img .app-logo id=(id) src={ (tenant.path_prefix) "/logos/" (request.client_id) ".png?v=" (logo_version(sha)) }
                 alt=(tr.with("consent-logo", &[("app", app)])) width="64" height="64";
         }
     }
@@ -497,13 +497,12 @@ pub fn brand_css(cx: &Cx<'_>, query: Option<&str>) -> Response<Body> {
 pub async fn app_logo(cx: &Cx<'_>, client_id: String, query: Option<&str>) -> Result<Response<Body>, Error> {
     let logo = latchkey_domain::apps::logo_of(&cx.state.db, cx.tenant.id, client_id).await?;
     // Only PNGs are stored (`apps::logo` checks them).
-    let Some((_, image)) = logo else {
+    let Some(logo) = logo else {
         return Err(Error::not_found(latchkey::codes::APP_NOT_FOUND, "no such application logo"));
     };
-    let version = hash_version(&image);
-    let r = bytes(StatusCode::OK, "image/png", image);
+    let r = bytes(StatusCode::OK, "image/png", logo.bytes);
     let r = with_header(r, header::CONTENT_SECURITY_POLICY, "default-src 'none'");
-    Ok(super::html::cached_as(r, query, &version))
+    Ok(super::html::cached_as(r, query, logo_version(&logo.sha)))
 }
 
 /// `GET /logo`: the tenant's logo, a PNG or an SVG checked when stored to be plain drawing. Its
@@ -511,20 +510,13 @@ pub async fn app_logo(cx: &Cx<'_>, client_id: String, query: Option<&str>) -> Re
 /// when opened directly; the pages name it with its hash, so it is cached for good.
 pub async fn tenant_logo(cx: &Cx<'_>, query: Option<&str>) -> Result<Response<Body>, Error> {
     let logo = latchkey_domain::tenants::logo_of(&cx.state.db, cx.tenant.id).await?;
-    let Some((content_type, image)) = logo else {
+    let Some(logo) = logo else {
         return Err(Error::not_found(latchkey::codes::NOT_FOUND, "this tenant has no logo"));
     };
-    let content_type = if content_type == "image/svg+xml" { "image/svg+xml" } else { "image/png" };
-    let version = hash_version(&image);
-    let r = bytes(StatusCode::OK, content_type, image);
+    let content_type = if logo.content_type == "image/svg+xml" { "image/svg+xml" } else { "image/png" };
+    let r = bytes(StatusCode::OK, content_type, logo.bytes);
     let r = with_header(r, header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'; sandbox");
-    Ok(super::html::cached_as(r, query, &version))
-}
-
-/// The version the pages name a logo by: the first 16 hex digits of its SHA-256 (its stored
-/// `logo_sha`'s start).
-fn hash_version(image: &[u8]) -> String {
-    sha256(image).iter().take(8).map(|b| format!("{b:02x}")).collect()
+    Ok(super::html::cached_as(r, query, logo_version(&logo.sha)))
 }
 
 /// A generated avatar: the user's initials on a colour derived from their id. `picture` in tokens
