@@ -7,6 +7,7 @@ pub mod authdata;
 pub mod authenticate;
 pub mod credentials;
 pub mod device;
+pub mod mds;
 pub mod register;
 
 use std::time::Duration;
