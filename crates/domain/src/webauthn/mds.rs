@@ -135,10 +135,11 @@ pub fn verify(jws: &str, roots: &[Certificate], now: u64) -> Result<Blob, String
             .as_array()
             .map(|a| a.iter().filter_map(|c| b64.decode(c.as_str()?).ok()).collect())
             .unwrap_or_default();
-        // The report in force: the latest effectiveDate (ISO dates order as text), else the last.
+        // The report in force: the latest effectiveDate (ISO dates order as text); of equals, the
+        // last (max_by_key keeps the last maximum).
         let status = e["statusReports"]
             .as_array()
-            .and_then(|r| r.iter().rev().max_by_key(|r| r["effectiveDate"].as_str().unwrap_or("").to_owned()))
+            .and_then(|r| r.iter().max_by_key(|r| r["effectiveDate"].as_str().unwrap_or("").to_owned()))
             .and_then(|r| r["status"].as_str())
             .unwrap_or("NOT_FIDO_CERTIFIED")
             .to_owned();
