@@ -64,6 +64,35 @@ pub struct Status {
     pub rsa_engine: String,
 }
 
+/// Which authenticators a tenant accepts at registration (`tenant update --attestation-policy`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AttestationPolicy {
+    /// Every authenticator, attested or not.
+    #[default]
+    Any,
+    /// Only authenticators whose attestation chains to a root that the imported FIDO metadata
+    /// lists for their AAGUID, with no revoked or compromised status (`latchkey mds import`).
+    Verified,
+}
+
+impl AttestationPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttestationPolicy::Any => "any",
+            AttestationPolicy::Verified => "verified",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AttestationPolicy> {
+        match s {
+            "any" => Some(AttestationPolicy::Any),
+            "verified" => Some(AttestationPolicy::Verified),
+            _ => None,
+        }
+    }
+}
+
 /// Who may register a passkey without an invitation.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -129,6 +158,12 @@ pub struct Tenant {
     /// Hex SHA-256 of its logo (`tenant brand --logo`), `null` without one.
     #[serde(default)]
     pub logo_sha256: Option<String>,
+    /// Which authenticators may register (`any` in daemons that predate the policy).
+    #[serde(default)]
+    pub attestation_policy: AttestationPolicy,
+    /// With `verified`: the only AAGUIDs accepted (lower case); empty for any the metadata lists.
+    #[serde(default)]
+    pub allowed_aaguids: Vec<String>,
 }
 
 /// `PUT /admin/v1/tenants/{slug}/brand`: each part given replaces the current one; `none`
@@ -149,6 +184,39 @@ pub struct BrandTenant {
     /// base64; `none` removes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logo: Option<String>,
+}
+
+/// `POST /admin/v1/mds`: a FIDO Metadata Service BLOB (MDS3, a JWS) to verify and take as the
+/// metadata every tenant's `verified` policy checks against.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ImportMds {
+    /// The BLOB as downloaded (`blob.jwt`).
+    pub blob: String,
+    /// Roots to trust for the BLOB's signature instead of the FIDO Alliance's (GlobalSign Root
+    /// CA - R3, built in): certificates in PEM, for a private metadata service.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<String>,
+    /// Take a BLOB whose serial number is not above the one imported (a roll-back).
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// The metadata in force (`GET /admin/v1/mds`, and the answer to an import).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MdsStatus {
+    /// The BLOB's serial number (`no`).
+    pub serial: i64,
+    /// When its publisher promises the next one (`nextUpdate`, YYYY-MM-DD).
+    pub next_update: String,
+    /// Hex SHA-256 of the BLOB as imported.
+    pub sha256: String,
+    /// When it was imported (RFC 3339).
+    pub imported: String,
+    /// Authenticators it lists by AAGUID.
+    pub authenticators: u64,
+    /// Of which refused whatever the policy: revoked, or with a compromised key.
+    pub refused: u64,
 }
 
 /// A URL a tenant moved away from, answering until `until` (RFC 3339).
@@ -172,6 +240,11 @@ pub struct UpdateTenant {
     pub rp_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registration: Option<Registration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attestation_policy: Option<AttestationPolicy>,
+    /// Replaces the list of AAGUIDs accepted under `verified`; empty: any the metadata lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_aaguids: Option<Vec<String>>,
     /// How long the old URL keeps answering after a base URL change, in seconds (default 30 days;
     /// 0: not at all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,7 +255,12 @@ pub struct UpdateTenant {
 
 impl UpdateTenant {
     pub fn is_empty(&self) -> bool {
-        self.name.is_none() && self.base_url.is_none() && self.rp_id.is_none() && self.registration.is_none()
+        self.name.is_none()
+            && self.base_url.is_none()
+            && self.rp_id.is_none()
+            && self.registration.is_none()
+            && self.attestation_policy.is_none()
+            && self.allowed_aaguids.is_none()
     }
 }
 

@@ -53,6 +53,13 @@ pub const UNKNOWN_CREDENTIAL: &str = "unknown_credential";
 pub const MISSING_USER_HANDLE: &str = "missing_user_handle";
 pub const INVALID_USER_HANDLE: &str = "invalid_user_handle";
 pub const CREDENTIAL_EXISTS: &str = "credential_exists";
+/// The tenant's attestation policy refuses this authenticator (`verified`: no attestation, not
+/// in the imported FIDO metadata, a revoked or compromised status, not on the allowed list).
+pub const AUTHENTICATOR_NOT_ALLOWED: &str = "authenticator_not_allowed";
+/// A FIDO metadata BLOB that does not verify or parse (`latchkey mds import`).
+pub const INVALID_METADATA: &str = "invalid_metadata";
+/// A FIDO metadata BLOB no newer than the one imported (its serial number); `force` takes it.
+pub const METADATA_NOT_NEWER: &str = "metadata_not_newer";
 pub const VERIFICATION_FAILED: &str = "verification_failed";
 pub const USER_DISABLED: &str = "user_disabled";
 pub const LOGIN_REQUIRED: &str = "login_required";

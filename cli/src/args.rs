@@ -111,6 +111,10 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Import the FIDO Metadata Service BLOB that tenants with `--attestation-policy verified`
+    /// check authenticators against, and show the one in force.
+    #[command(subcommand)]
+    Mds(MdsCmd),
     /// Print a tenant's tenants/roles/apps configuration in the `apply` format (no secrets).
     Export {
         #[command(flatten)]
@@ -143,6 +147,42 @@ pub enum Shell {
     Bash,
     Zsh,
     Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MdsCmd {
+    /// Verify a FIDO Metadata Service BLOB (MDS3) and take it as the metadata every tenant's
+    /// verified attestation policy checks against, replacing the one imported before. Its
+    /// signature must chain to the FIDO Alliance's root (GlobalSign Root CA - R3, built in) or to
+    /// the --root given; one that does not verify changes nothing. A BLOB no newer than the one
+    /// in force (its serial number) needs --force: an older one may lack a revocation. Download
+    /// it from https://mds3.fidoalliance.org/ (monthly; `nextUpdate` says when).
+    #[command(after_help = "Examples:\n  \
+        curl -fsSL -o blob.jwt https://mds3.fidoalliance.org/\n  \
+        latchkey mds import blob.jwt\n  \
+        latchkey mds import private-blob.jwt --root private-mds-root.pem")]
+    Import {
+        /// The BLOB as downloaded (a JWS, a few MiB).
+        file: PathBuf,
+        /// Trust this root (PEM) for the BLOB's signature instead of the FIDO Alliance's: for a
+        /// private metadata service (repeatable).
+        #[arg(long = "root", value_name = "FILE.pem")]
+        roots: Vec<PathBuf>,
+        /// Take a BLOB whose serial number is not above the imported one's.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Show the metadata in force: serial number, next update, authenticators listed.
+    Status,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AttestationArg {
+    /// Every authenticator, attested or not (the default).
+    Any,
+    /// Only authenticators whose attestation chains to a root the imported FIDO metadata lists
+    /// for their model (AAGUID), with no revoked or compromised status.
+    Verified,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -182,7 +222,8 @@ pub enum TenantCmd {
         /// The tenant's slug.
         slug: String,
     },
-    /// Change a tenant's name, registration, URL or RP ID. A new base URL is a new issuer:
+    /// Change a tenant's name, registration, attestation policy, URL or RP ID. A new base URL is
+    /// a new issuer:
     /// tokens issued from then on name it, and client applications must be told (their issuer
     /// setting). The old URL keeps answering for --keep-old-url: its pages and discovery move
     /// with 308, and its JWKS serves the same keys, so tokens issued before still verify. The RP
@@ -191,7 +232,9 @@ pub enum TenantCmd {
     #[command(after_help = "Examples:\n  latchkey tenant update acme --name \"Acme Corp\"\n  \
         latchkey tenant update acme --base-url http://localhost:9090/acme     # after a move to another port\n  \
         latchkey tenant update acme --base-url https://login.acme.com --keep-old-url 90d\n  \
-        latchkey tenant update acme --base-url https://id.acme.net --rp-id id.acme.net --yes")]
+        latchkey tenant update acme --base-url https://id.acme.net --rp-id id.acme.net --yes\n  \
+        latchkey tenant update acme --attestation-policy verified     # after latchkey mds import\n  \
+        latchkey tenant update acme --attestation-policy verified --allowed-aaguid cb69481e-8ff7-4039-93ec-0a2729a154a8")]
     Update {
         /// The tenant's slug.
         slug: String,
@@ -208,6 +251,14 @@ pub enum TenantCmd {
         /// Who may register a passkey.
         #[arg(long, value_enum)]
         registration: Option<RegistrationArg>,
+        /// Which authenticators may register. verified needs FIDO metadata (`latchkey mds
+        /// import`); passkeys registered before stay.
+        #[arg(long, value_enum, value_name = "any|verified")]
+        attestation_policy: Option<AttestationArg>,
+        /// Under a verified policy, accept only these authenticator models (repeatable; the
+        /// list replaces the one set before; `any`: every model the metadata lists).
+        #[arg(long = "allowed-aaguid", value_name = "AAGUID|any")]
+        allowed_aaguids: Vec<String>,
         /// How long the old URL keeps answering after a --base-url change (30d by default; 0:
         /// not at all).
         #[arg(long, value_name = "DURATION")]

@@ -69,6 +69,7 @@ fn run(cli: Cli, socket: Socket) -> Result<u8, CliError> {
         Command::Credential(c) => commands::credential::run(&client, c)?,
         Command::Role(c) => commands::role::run(&client, c)?,
         Command::Social(c) => commands::social::run(&client, c)?,
+        Command::Mds(c) => commands::mds::run(&client, c)?,
         Command::Backup { file } => {
             let bytes = client.download("/backup", &file)?;
             output::Output::new(&serde_json::json!({"file": file.display().to_string(), "bytes": bytes}))?

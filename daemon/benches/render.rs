@@ -41,6 +41,7 @@ fn main() {
             default_locale: None,
             logo_sha: Some("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".into()),
         },
+        attestation: Default::default(),
     };
     let Ok(tenant) = TenantRuntime::routing(&row, "https://id.example.com") else {
         return fail("the tenant fixture does not route");

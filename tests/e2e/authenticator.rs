@@ -28,6 +28,7 @@ pub enum Cbor {
     Int(i64),
     Bytes(Vec<u8>),
     Text(String),
+    Array(Vec<Cbor>),
     Map(Vec<(Cbor, Cbor)>),
 }
 
@@ -64,6 +65,12 @@ impl Cbor {
             Cbor::Text(t) => {
                 head(out, 3, t.len() as u64);
                 out.extend_from_slice(t.as_bytes());
+            }
+            Cbor::Array(a) => {
+                head(out, 4, a.len() as u64);
+                for v in a {
+                    v.write(out);
+                }
             }
             Cbor::Map(m) => {
                 head(out, 5, m.len() as u64);
@@ -113,10 +120,20 @@ pub struct Tamper {
     /// credential's (one registered already, an empty one) in a registration.
     pub credential_id: Option<Vec<u8>>,
     pub fmt_packed_self: bool,
+    /// Packed attestation with a certificate chain (basic attestation), as security keys send.
+    pub attest: Option<Attester>,
     /// The ceremony ran in a frame of this other site (`crossOrigin: true`, `topOrigin`).
     pub framed_by: Option<&'static str>,
     /// A registration whose `id`/`rawId` name another credential than the one attested.
     pub claimed_id: Option<Vec<u8>>,
+}
+
+/// An attestation key and its certificates (DER, the attestation certificate first).
+#[derive(Clone, Debug)]
+pub struct Attester {
+    /// The key's PKCS#8 document (P-256).
+    pub pkcs8: Vec<u8>,
+    pub x5c: Vec<Vec<u8>>,
 }
 
 pub struct SoftCredential {
@@ -197,7 +214,17 @@ impl Soft {
         auth.extend_from_slice(&cose.encode());
 
         let client_data = self.client_data("webauthn.create", challenge, t);
-        let att_stmt = if t.fmt_packed_self {
+        let att_stmt = if let Some(a) = &t.attest {
+            let mut signed = auth.clone();
+            signed.extend_from_slice(&sha256(&client_data));
+            let attestation_key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &a.pkcs8).unwrap();
+            let sig = attestation_key.sign(&rng, &signed).unwrap();
+            Cbor::Map(vec![
+                (text("alg"), Cbor::Int(-7)),
+                (text("sig"), Cbor::Bytes(sig.as_ref().to_vec())),
+                (text("x5c"), Cbor::Array(a.x5c.iter().map(|c| Cbor::Bytes(c.clone())).collect())),
+            ])
+        } else if t.fmt_packed_self {
             let mut signed = auth.clone();
             signed.extend_from_slice(&sha256(&client_data));
             let sig = key.sign(&rng, &signed).unwrap();
@@ -205,7 +232,7 @@ impl Soft {
         } else {
             Cbor::Map(vec![])
         };
-        let fmt = if t.fmt_packed_self { "packed" } else { "none" };
+        let fmt = if t.fmt_packed_self || t.attest.is_some() { "packed" } else { "none" };
         let object = Cbor::Map(vec![
             (text("fmt"), text(fmt)),
             (text("attStmt"), att_stmt),

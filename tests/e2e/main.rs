@@ -6,6 +6,7 @@ mod support;
 mod accessibility;
 mod admin_socket;
 mod apps;
+mod attestation;
 mod audit;
 pub mod backchannel;
 mod browser;

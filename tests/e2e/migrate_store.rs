@@ -166,7 +166,7 @@ fn sqlite_installation_moves_to_postgres() {
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert_eq!(first.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let printed = counts(&stdout);
-    assert_eq!(printed.len(), 26, "every table is listed:\n{stdout}");
+    assert_eq!(printed.len(), 28, "every table is listed:\n{stdout}");
     for (t, (sqlite, postgres)) in &printed {
         assert_eq!(sqlite, postgres, "{t}:\n{stdout}");
     }
@@ -218,6 +218,10 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("ALTER TABLE tenants DROP COLUMN default_locale");
     pg_sql.exec("ALTER TABLE tenants DROP COLUMN logo_sha");
     pg_sql.exec("DROP TABLE tenant_logos");
+    pg_sql.exec("ALTER TABLE tenants DROP COLUMN attestation_policy");
+    pg_sql.exec("ALTER TABLE tenants DROP COLUMN allowed_aaguids");
+    pg_sql.exec("DROP TABLE mds_blob");
+    pg_sql.exec("DROP TABLE mds_entries");
     pg_sql.exec("DROP TABLE latchkey_release");
     pg_sql.exec("DROP TABLE tenant_old_urls");
     pg_sql.exec("ALTER TABLE social_links DROP COLUMN authority");

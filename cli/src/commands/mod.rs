@@ -7,6 +7,7 @@ pub mod bulk;
 pub mod credential;
 pub mod import;
 pub mod key;
+pub mod mds;
 pub mod reinvite;
 pub mod role;
 pub mod social;

@@ -1,7 +1,7 @@
-use latchkey::admin::{BrandTenant, Confirm, CreateTenant, Registration, Tenant, UpdateTenant};
+use latchkey::admin::{AttestationPolicy, BrandTenant, Confirm, CreateTenant, Registration, Tenant, UpdateTenant};
 
 use super::{require_yes, seg};
-use crate::args::{RegistrationArg, TenantCmd};
+use crate::args::{AttestationArg, RegistrationArg, TenantCmd};
 use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, fields, table};
@@ -31,6 +31,10 @@ fn show(t: &Tenant) -> comfy_table::Table {
     rows.push(("accent color", or_default(&t.accent_color, "none (the default)")));
     rows.push(("default locale", or_default(&t.default_locale, "none (en)")));
     rows.push(("logo sha256", or_default(&t.logo_sha256, "none")));
+    rows.push(("attestation", t.attestation_policy.as_str().to_owned()));
+    if !t.allowed_aaguids.is_empty() {
+        rows.push(("allowed aaguids", t.allowed_aaguids.join(", ")));
+    }
     // Only while a moved tenant's old URL answers (as `old_urls` is only in the JSON then).
     if !t.old_urls.is_empty() {
         let old = t.old_urls.iter().map(|o| format!("{} (until {})", o.base_url, o.until)).collect::<Vec<_>>();
@@ -80,7 +84,17 @@ pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
             let t: Tenant = client.get(&format!("/tenants/{}", seg(&slug)?))?;
             shown(&t)
         }
-        TenantCmd::Update { slug, name, base_url, rp_id, registration, keep_old_url, yes } => {
+        TenantCmd::Update {
+            slug,
+            name,
+            base_url,
+            rp_id,
+            registration,
+            attestation_policy,
+            allowed_aaguids,
+            keep_old_url,
+            yes,
+        } => {
             let keep_old_url_seconds = match keep_old_url {
                 None => None,
                 Some(text) if text == "0" => Some(0),
@@ -97,12 +111,23 @@ pub fn run(client: &Client, cmd: TenantCmd) -> Result<Output, CliError> {
                 base_url,
                 rp_id,
                 registration: registration.map(self::registration),
+                attestation_policy: attestation_policy.map(|a| match a {
+                    AttestationArg::Any => AttestationPolicy::Any,
+                    AttestationArg::Verified => AttestationPolicy::Verified,
+                }),
+                allowed_aaguids: match allowed_aaguids.as_slice() {
+                    [] => None,
+                    [any] if any == "any" => Some(vec![]),
+                    list => Some(list.to_vec()),
+                },
                 keep_old_url_seconds,
                 confirm: yes,
             };
             if req.is_empty() {
                 return Err(CliError::Usage(
-                    "nothing to change: give --name, --base-url, --rp-id or --registration (see --help)".into(),
+                    "nothing to change: give --name, --base-url, --rp-id, --registration, --attestation-policy or \
+                     --allowed-aaguid (see --help)"
+                        .into(),
                 ));
             }
             let moved = req.base_url.is_some();

@@ -52,6 +52,11 @@ pub fn random_token() -> Result<String, CryptoError> {
 
 /// SHA-256 of a secret. The secrets we hash (tokens, client secrets) carry 256 bits of
 /// entropy, so a fast hash is the right tool: there is nothing for a slow KDF to protect.
+/// Lower-case hex, as digests are shown (`logo_sha256`, a metadata BLOB's `sha256`).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 pub fn sha256(data: &[u8]) -> [u8; 32] {
     let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, data);
     let mut out = [0u8; 32];

@@ -322,6 +322,7 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                     registration: t.registration,
                     keep_old_url_seconds: None,
                     confirm: false,
+                    ..UpdateTenant::default()
                 };
                 let wanted = checked_change(row, &change, public_url).map_err(|e| {
                     let why = if e.code == codes::CONFIRMATION_REQUIRED {

@@ -55,7 +55,7 @@ pub fn check(base64: &str, formats: Formats) -> Result<Logo, Error> {
         png(&bytes).map_err(bad)?;
         "image/png"
     };
-    let sha = sha256(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let sha = crate::crypto::hex(&sha256(&bytes));
     Ok(Logo { content_type, bytes, sha })
 }
 

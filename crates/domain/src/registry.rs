@@ -38,6 +38,8 @@ pub struct TenantRuntime {
     pub origin: String,
     pub rp_id: String,
     pub registration: Registration,
+    /// Which authenticators may register (`tenant update --attestation-policy`).
+    pub attestation: crate::store::tenants::Attestation,
     /// The name its pages show: the brand's display name, else the tenant's name.
     pub display_name: String,
     /// The brand's accent colour (`#rrggbb`), if set: served as `/brand.css`.
@@ -178,6 +180,7 @@ impl TenantRuntime {
             origin,
             rp_id: row.rp_id.clone(),
             registration: row.registration,
+            attestation: row.attestation.clone(),
             display_name: row.brand.display_name.clone().unwrap_or_else(|| row.name.clone()),
             accent_color: row.brand.accent_color.clone(),
             logo_sha: row.brand.logo_sha.clone(),
@@ -564,6 +567,7 @@ mod tests {
             registration: Registration::Invite,
             created_at: 0,
             brand: Default::default(),
+            attestation: Default::default(),
         };
         Arc::new(TenantRuntime::routing(&row, "https://id.example.com").unwrap())
     }

@@ -2,7 +2,7 @@
 //! the daemon serves of each tenant lives in the [`crate::registry`], which every change here
 //! refreshes.
 
-use latchkey::admin::{CreateTenant, KeyState, OldUrl, Registration, Tenant, UpdateTenant};
+use latchkey::admin::{AttestationPolicy, CreateTenant, KeyState, OldUrl, Registration, Tenant, UpdateTenant};
 use latchkey::codes;
 
 use crate::clock::{Timestamp, date, rfc3339};
@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::oidc::keys;
 use crate::state::State;
 use crate::store::keys::KeyRow;
-use crate::store::tenants::{NewTenant, TenantRow};
+use crate::store::tenants::{Attestation, NewTenant, TenantRow};
 use crate::store::{self, Db, Reader, TenantId, WriteTx};
 use crate::urls::{self, SlugError};
 
@@ -31,6 +31,8 @@ pub fn to_wire(row: &TenantRow) -> Tenant {
         accent_color: row.brand.accent_color.clone(),
         default_locale: row.brand.default_locale.clone(),
         logo_sha256: row.brand.logo_sha.clone(),
+        attestation_policy: row.attestation.policy,
+        allowed_aaguids: row.attestation.allowed_aaguids.clone(),
     }
 }
 
@@ -140,6 +142,7 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
                 registration: v.registration,
                 created_at: now,
                 brand: Default::default(),
+                attestation: Default::default(),
             })
         })
         .await?;
@@ -308,6 +311,45 @@ pub fn checked_change(cur: &TenantRow, req: &UpdateTenant, public_url: &str) -> 
     )
 }
 
+/// The attestation policy `req` makes of the tenant's. `any` keeps no list of AAGUIDs (one is
+/// only proven by attestation); `verified` needs imported metadata (without it every
+/// registration would be refused), and each AAGUID listed must be in it.
+fn attestation_change(tx: &impl Reader, cur: &TenantRow, req: &UpdateTenant) -> Result<Attestation, Error> {
+    let policy = req.attestation_policy.unwrap_or(cur.attestation.policy);
+    let allowed = match &req.allowed_aaguids {
+        Some(list) => crate::webauthn::attestation::checked_aaguids(list)?,
+        None if policy == AttestationPolicy::Any => vec![],
+        None => cur.attestation.allowed_aaguids.clone(),
+    };
+    let bad = |m: String| Error::invalid(codes::INVALID_INPUT, m);
+    match policy {
+        AttestationPolicy::Any if !allowed.is_empty() => Err(bad(
+            "allowed AAGUIDs need --attestation-policy verified: an authenticator's model is only proven by its \
+             attestation"
+                .into(),
+        )),
+        AttestationPolicy::Any => Ok(Attestation { policy, allowed_aaguids: vec![] }),
+        AttestationPolicy::Verified => {
+            if store::mds::blob(tx)?.is_none() {
+                return Err(bad(
+                    "a verified policy needs FIDO metadata to check against, and none is imported: download the \
+                     BLOB from https://mds3.fidoalliance.org/ and run `latchkey mds import FILE` first"
+                        .into(),
+                ));
+            }
+            for a in &allowed {
+                if store::mds::entry(tx, a)?.is_none() {
+                    return Err(bad(format!(
+                        "AAGUID {a} is not in the imported FIDO metadata (latchkey mds status); check it, or \
+                         import newer metadata"
+                    )));
+                }
+            }
+            Ok(Attestation { policy, allowed_aaguids: allowed })
+        }
+    }
+}
+
 /// Refuses a base URL another tenant has, or still answers at after moving away from it.
 pub fn check_url_free(tx: &impl Reader, cur: &TenantRow, base_url: &str) -> Result<(), Error> {
     if let Some(other) = store::tenants::by_base_url(tx, base_url)?.filter(|o| o.id != cur.id) {
@@ -355,7 +397,7 @@ pub async fn update(state: &State, slug: String, req: UpdateTenant) -> Result<Te
     if req.is_empty() {
         return Err(Error::invalid(
             codes::INVALID_INPUT,
-            "nothing to change: give a name, base_url, rp_id or registration",
+            "nothing to change: give a name, base_url, rp_id, registration, attestation_policy or allowed_aaguids",
         ));
     }
     let public_url = state.config.public_base();
@@ -367,7 +409,11 @@ pub async fn update(state: &State, slug: String, req: UpdateTenant) -> Result<Te
             crate::store::cluster::admin_lock(tx)?;
             let cur = require(tx, &slug)?;
             let v = checked_change(&cur, &req, &public_url)?;
+            let attestation = attestation_change(tx, &cur, &req)?;
             store_change(tx, &cur, &v, keep, now)?;
+            if attestation != cur.attestation {
+                store::tenants::set_attestation(tx, cur.id, &attestation)?;
+            }
             Ok(cur.slug)
         })
         .await?;

@@ -25,6 +25,7 @@ pub mod invites;
 pub mod keys;
 mod location;
 pub mod lockfile;
+pub mod mds;
 pub mod migrate_store;
 pub mod migrations;
 pub mod oidc;
@@ -54,8 +55,8 @@ use rusqlite::Connection;
 use sql::{Conn, ConnExt, ToValue};
 
 pub use types::{
-    AppType, ChallengeKind, CredentialKind, DeviceStatus, InvitePurpose, KeyState, Registration, SocialKind,
-    SocialPurpose, TenantId, Text, UserStatus,
+    AppType, AttestationPolicy, ChallengeKind, CredentialKind, DeviceStatus, InvitePurpose, KeyState, Registration,
+    SocialKind, SocialPurpose, TenantId, Text, UserStatus,
 };
 
 /// Seconds since the Unix epoch: how every time is stored.

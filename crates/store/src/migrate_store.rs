@@ -53,6 +53,8 @@ pub const TABLES: &[&str] = &[
     "social_links",
     "social_states",
     "social_pending_links",
+    "mds_blob",
+    "mds_entries",
 ];
 
 /// Tables of both engines that are not copied: the release record, which the PostgreSQL

@@ -2,7 +2,7 @@
 
 use super::sql::{ConnExt, Row, params};
 
-use super::{Reader, Registration, StoreError, TenantId, Text, WriteTx, cluster};
+use super::{AttestationPolicy, Reader, Registration, StoreError, TenantId, Text, WriteTx, cluster};
 use crate::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +16,17 @@ pub struct TenantRow {
     pub created_at: Timestamp,
     /// How its pages look (`latchkey tenant brand`).
     pub brand: Brand,
+    /// Which authenticators may register (`tenant update --attestation-policy`).
+    pub attestation: Attestation,
+}
+
+/// A tenant's attestation policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attestation {
+    pub policy: AttestationPolicy,
+    /// Lower-case AAGUIDs (`xxxxxxxx-xxxx-…`): under `verified`, the only ones accepted; empty for
+    /// any the metadata lists.
+    pub allowed_aaguids: Vec<String>,
 }
 
 /// A tenant's brand: each part `None` until set.
@@ -40,8 +51,8 @@ pub struct NewTenant<'a> {
     pub created_at: Timestamp,
 }
 
-const COLUMNS: &str =
-    "id, slug, name, base_url, rp_id, registration, created_at, display_name, accent_color, default_locale, logo_sha";
+const COLUMNS: &str = "id, slug, name, base_url, rp_id, registration, created_at, display_name, accent_color, \
+                       default_locale, logo_sha, attestation_policy, allowed_aaguids";
 
 fn from_row(r: &Row<'_>) -> Result<TenantRow, StoreError> {
     Ok(TenantRow {
@@ -57,6 +68,10 @@ fn from_row(r: &Row<'_>) -> Result<TenantRow, StoreError> {
             accent_color: r.get(8)?,
             default_locale: r.get(9)?,
             logo_sha: r.get(10)?,
+        },
+        attestation: Attestation {
+            policy: r.get::<_, Text<AttestationPolicy>>(11)?.0,
+            allowed_aaguids: r.get::<_, String>(12)?.split(',').filter(|a| !a.is_empty()).map(str::to_owned).collect(),
         },
     })
 }
@@ -109,6 +124,15 @@ pub fn update(tx: &WriteTx<'_>, id: TenantId, name: &str, registration: Registra
     tx.conn().execute(
         "UPDATE tenants SET name = ?2, registration = ?3 WHERE id = ?1",
         params![id, name, Text(registration)],
+    )?;
+    cluster::changed(tx.conn(), id)
+}
+
+/// Replaces a tenant's attestation policy; every node applies it at once (the change journal).
+pub fn set_attestation(tx: &WriteTx<'_>, id: TenantId, a: &Attestation) -> Result<(), StoreError> {
+    tx.conn().execute(
+        "UPDATE tenants SET attestation_policy = ?2, allowed_aaguids = ?3 WHERE id = ?1",
+        params![id, Text(a.policy), a.allowed_aaguids.join(",")],
     )?;
     cluster::changed(tx.conn(), id)
 }
@@ -242,6 +266,7 @@ mod tests {
             registration: Registration::Open,
             created_at: 5,
             brand: Default::default(),
+            attestation: Default::default(),
         };
         t.read(|tx| {
             assert_eq!(by_slug(tx, "acme").unwrap(), Some(want.clone()));

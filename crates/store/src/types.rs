@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::StoreError;
 use super::sql::{FromValue, ToValue, Value, ValueRef};
 
-pub use latchkey::admin::{AppType, KeyState, Registration};
+pub use latchkey::admin::{AppType, AttestationPolicy, KeyState, Registration};
 
 macro_rules! row_id {
     ($(#[$doc:meta])* $name:ident) => {
@@ -88,6 +88,16 @@ impl StoredText for AppType {
     }
     fn from_text(text: &str) -> Option<Self> {
         AppType::parse(text)
+    }
+}
+
+impl StoredText for AttestationPolicy {
+    const COLUMN: &'static str = "tenants.attestation_policy";
+    fn as_text(self) -> &'static str {
+        self.as_str()
+    }
+    fn from_text(text: &str) -> Option<Self> {
+        AttestationPolicy::parse(text)
     }
 }
 

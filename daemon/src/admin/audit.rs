@@ -39,6 +39,7 @@ pub enum AdminAction {
     SocialDisable,
     Apply,
     Backup,
+    MdsImport,
 }
 
 impl AdminAction {
@@ -71,6 +72,7 @@ impl AdminAction {
             A::SocialDisable => "social.disable",
             A::Apply => "apply",
             A::Backup => "backup",
+            A::MdsImport => "mds.import",
         }
     }
 }
@@ -94,7 +96,8 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         | A::SocialList(_)
         | A::Audit(_)
         | A::AuditAll
-        | A::Export(_) => return None,
+        | A::Export(_)
+        | A::MdsStatus => return None,
         A::TenantCreate => (Act::TenantCreate, None),
         A::TenantUpdate(slug) => (Act::TenantUpdate, Some(slug)),
         A::TenantBrand(slug) => (Act::TenantBrand, Some(slug)),
@@ -121,6 +124,7 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         A::SocialDisable(_, p) => (Act::SocialDisable, Some(p)),
         A::Apply => (Act::Apply, None),
         A::Backup => (Act::Backup, None),
+        A::MdsImport => (Act::MdsImport, None),
     };
     Some((act, subject.map(String::as_str)))
 }

@@ -51,6 +51,10 @@ pub enum AdminRoute {
     Export(String),
     Apply,
     Backup,
+    /// The FIDO metadata in force (`latchkey mds status`).
+    MdsStatus,
+    /// A FIDO metadata BLOB to verify and take (`latchkey mds import`).
+    MdsImport,
 }
 
 /// Why an admin request has no route.
@@ -68,7 +72,14 @@ impl AdminRoute {
     pub fn tenant(&self) -> Option<&str> {
         use AdminRoute as A;
         match self {
-            A::Status | A::TenantList | A::TenantCreate | A::Apply | A::Backup | A::AuditAll => None,
+            A::Status
+            | A::TenantList
+            | A::TenantCreate
+            | A::Apply
+            | A::Backup
+            | A::AuditAll
+            | A::MdsStatus
+            | A::MdsImport => None,
             A::TenantShow(t)
             | A::TenantUpdate(t)
             | A::TenantBrand(t)
@@ -145,6 +156,7 @@ pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
         ["backup"] => pick(m, &[(POST, A::Backup)]),
         ["audit"] => pick(m, &[(GET, A::AuditAll)]),
         ["apply"] => pick(m, &[(POST, A::Apply)]),
+        ["mds"] => pick(m, &[(GET, A::MdsStatus), (POST, A::MdsImport)]),
         ["tenants"] => pick(m, &[(GET, A::TenantList), (POST, A::TenantCreate)]),
         ["tenants", t] => {
             pick(m, &[(GET, A::TenantShow(s(t))), (PATCH, A::TenantUpdate(s(t))), (DELETE, A::TenantDelete(s(t)))])
@@ -203,6 +215,8 @@ mod tests {
             ("DELETE", "/admin/v1/tenants/acme", Ok(A::TenantDelete(t()))),
             ("PATCH", "/admin/v1/tenants/acme", Ok(A::TenantUpdate(t()))),
             ("PUT", "/admin/v1/tenants/acme/brand", Ok(A::TenantBrand(t()))),
+            ("GET", "/admin/v1/mds", Ok(A::MdsStatus)),
+            ("POST", "/admin/v1/mds", Ok(A::MdsImport)),
             ("GET", "/admin/v1/tenants/acme/apps", Ok(A::AppList(t()))),
             ("POST", "/admin/v1/tenants/acme/apps", Ok(A::AppCreate(t()))),
             ("GET", "/admin/v1/tenants/acme/apps/c1", Ok(A::AppShow(t(), "c1".into()))),

@@ -100,6 +100,12 @@ async fn app_body<T: DeserializeOwned>(state: &State, req: Req) -> Result<T, Err
     read_json(req, state.config.limits.json_body_max + room, Text::NoNul).await
 }
 
+/// A FIDO metadata BLOB (a few MiB from the FIDO Alliance) with its roots.
+async fn mds_body(req: Req) -> Result<latchkey::admin::ImportMds, Error> {
+    let room = latchkey_domain::webauthn::mds::MAX_BLOB_BYTES as u64 + 1024 * 1024;
+    read_json(req, room, Text::NoNul).await
+}
+
 /// Destructive calls need `{"confirm": true}` (the CLI's `--yes`).
 async fn confirmed(state: &State, req: Req, what: &str) -> Result<(), Error> {
     let c: Confirm = read_json_or_default(req, state.config.limits.json_body_max, Text::NoNul).await?;
@@ -161,6 +167,29 @@ async fn dispatch(
                 shown.logo.map(|b| if b.trim() == "none" { b } else { format!("{} base64 characters", b.len()) });
             note.detail = serde_json::to_string(&shown).ok();
             ok(&latchkey_domain::brand::set(state, slug, r).await?)
+        }
+        A::MdsStatus => match latchkey_domain::webauthn::attestation::status(&state.db).await? {
+            Some(s) => ok(&s),
+            None => Err(Error::not_found(
+                codes::NOT_FOUND,
+                "no FIDO metadata is imported: download the BLOB from https://mds3.fidoalliance.org/ and run \
+                 `latchkey mds import FILE`",
+            )),
+        },
+        A::MdsImport => {
+            let r = mds_body(req).await?;
+            note.detail = Some(format!(
+                "{} bytes, {}",
+                r.blob.len(),
+                if r.roots.is_empty() {
+                    "FIDO Alliance root".to_owned()
+                } else {
+                    format!("{} own root(s)", r.roots.len())
+                }
+            ));
+            let s = latchkey_domain::webauthn::attestation::import(state, r).await?;
+            note.subject = Some(format!("serial {}", s.serial));
+            ok(&s)
         }
         A::TenantDelete(slug) => {
             confirmed(state, req, &format!("tenant {slug:?} and all its users, apps and keys")).await?;

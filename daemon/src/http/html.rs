@@ -209,6 +209,7 @@ mod tests {
             registration: latchkey::admin::Registration::Invite,
             created_at: 0,
             brand: Default::default(),
+            attestation: Default::default(),
         };
         let tenant = TenantRuntime::routing(&row, "https://id.example.com").unwrap();
         let data = Data { email: Some(r#"x"><script>'&"#), ..Data::default() };

@@ -234,6 +234,7 @@ mod tests {
             registration: crate::store::Registration::Invite,
             created_at: 0,
             brand: Default::default(),
+            attestation: Default::default(),
         };
         let ids = crate::crypto::Kek::from_bytes(&[7; 32]).unwrap().session_ids();
         TenantRuntime::build(&row, vec![key], "https://id.example.com", ids).unwrap().hot_shared().unwrap()

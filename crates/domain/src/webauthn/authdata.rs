@@ -52,6 +52,38 @@ pub fn from_attestation_object(object: &[u8]) -> Option<AuthData> {
     parse(auth)
 }
 
+/// The attestation statement's format (`fmt`) and certificates (`attStmt.x5c`, DER, leaf
+/// first; empty for none and self attestation). Read only after webauthn-rs has verified the
+/// statement: it checks the signature of every format it accepts with the first of these.
+pub fn attestation_certificates(object: &[u8]) -> Option<(String, Vec<Vec<u8>>)> {
+    let value: Value = serde_cbor_2::from_slice(object).ok()?;
+    let Value::Map(map) = value else { return None };
+    let text_key = |k: &Value, name: &str| matches!(k, Value::Text(k) if k == name);
+    let fmt = map.iter().find_map(|(k, v)| match v {
+        Value::Text(f) if text_key(k, "fmt") => Some(f.clone()),
+        _ => None,
+    })?;
+    let x5c = map
+        .iter()
+        .find_map(|(k, v)| match v {
+            Value::Map(stmt) if text_key(k, "attStmt") => stmt.iter().find_map(|(k, v)| match v {
+                Value::Array(certs) if text_key(k, "x5c") => Some(
+                    certs
+                        .iter()
+                        .filter_map(|c| match c {
+                            Value::Bytes(b) => Some(b.clone()),
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .unwrap_or_default();
+    Some((fmt, x5c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

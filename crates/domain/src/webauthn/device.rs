@@ -14,7 +14,7 @@ static KNOWN: std::sync::LazyLock<std::collections::HashMap<&'static str, &'stat
     });
 
 pub fn format_aaguid(a: &[u8; 16]) -> String {
-    let h: String = a.iter().map(|b| format!("{b:02x}")).collect();
+    let h = crate::crypto::hex(a);
     format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
 }
 

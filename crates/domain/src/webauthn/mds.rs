@@ -1,13 +1,13 @@
-//! WIP (compiles; not wired to any command yet): the FIDO Metadata Service (MDS3) BLOB check for
-//! issue 49 item 5 (`latchkey mds import FILE`). To go in crates/domain/src/webauthn/mds.rs with
-//! `x509-cert = "0.2"` (already in the lock through another crate) and `der`/`const-oid`.
+//! The FIDO Metadata Service (MDS3) BLOB (`latchkey mds import FILE`) and the chain checks of
+//! the `verified` attestation policy.
 //!
-//! The BLOB is a compact JWS: header {alg: RS256|ES256, typ: JWT, x5c: [leaf, intermediates…]}
-//! (standard base64 DER), payload {legalHeader, no, nextUpdate, entries: [{aaguid?,
-//! metadataStatement: {description, attestationRootCertificates: [base64 DER…], …},
-//! statusReports: [{status, effectiveDate?}…], timeOfLastStatusChange}]}.
-//! Checked: each certificate signed by the next (name chaining, CA basic constraint, validity at
-//! `now`), the last signed by (or equal to) a trusted root, the JWS signature by the leaf's key.
+//! The BLOB is a compact JWS: a header `{alg: RS256|ES256, typ, x5c: [signer, intermediates…]}`
+//! (standard base64 DER) and a payload `{no, nextUpdate, entries: [{aaguid?, metadataStatement:
+//! {description, attestationRootCertificates: [base64 DER…]}, statusReports: [{status,
+//! effectiveDate}…]}]}`. It is taken only when its `x5c` chains to a trusted root — the FIDO
+//! Alliance's (GlobalSign Root CA - R3, built in) or the operator's — and the signer's key
+//! verifies the JWS. Every signature is checked by aws-lc-rs; certificates are parsed by
+//! x509-cert. Nothing here does arithmetic of its own.
 
 use aws_lc_rs::signature::{self, UnparsedPublicKey, VerificationAlgorithm};
 use base64::Engine as _;
@@ -24,23 +24,62 @@ const ECDSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.100
 const P256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
 const P384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.34");
 
+/// The root the FIDO Alliance's metadata service signs under (GlobalSign Root CA - R3, SHA-256
+/// fingerprint CB:B5:22:D7:…:C9:63:C5:3B, valid until 2029-03-18), as published by GlobalSign.
+pub const FIDO_ROOT_PEM: &str = include_str!("mds-root-globalsign-r3.pem");
+
+/// The largest BLOB taken: the FIDO Alliance's is a few MiB.
+pub const MAX_BLOB_BYTES: usize = 32 * 1024 * 1024;
+
+/// One authenticator model the metadata lists by AAGUID.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// Lower case, with hyphens.
     pub aaguid: String,
     pub description: String,
-    /// The latest status report's status (FIDO_CERTIFIED, REVOKED, ATTESTATION_KEY_COMPROMISE…).
+    /// The status report in force: the latest by `effectiveDate` (`FIDO_CERTIFIED_L1`,
+    /// `REVOKED`, `ATTESTATION_KEY_COMPROMISE`, …).
     pub status: String,
+    /// The roots its attestation certificates chain to, DER.
     pub roots: Vec<Vec<u8>>,
 }
 
+/// A verified BLOB.
+#[derive(Debug, Clone)]
 pub struct Blob {
-    pub no: i64,
+    /// Its serial number (`no`): each BLOB the service publishes has a greater one.
+    pub serial: i64,
+    /// `nextUpdate`, YYYY-MM-DD.
     pub next_update: String,
     pub entries: Vec<Entry>,
 }
 
-/// Statuses that refuse an authenticator whatever the policy says.
+/// Statuses that refuse an authenticator whatever the policy says: revoked, a compromised
+/// attestation or user key, or user verification that can be bypassed.
 pub fn refused_status(status: &str) -> bool {
     status == "REVOKED" || status.ends_with("_COMPROMISE") || status == "USER_VERIFICATION_BYPASS"
+}
+
+/// Certificates from PEM text (any number of `CERTIFICATE` blocks) or from one DER certificate.
+pub fn certificates(data: &[u8]) -> Result<Vec<Certificate>, String> {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Certificate::from_der(data).map(|c| vec![c]).map_err(|e| format!("not a certificate ({e})"));
+    };
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut found = vec![];
+    let mut rest = text;
+    while let Some(start) = rest.find("-----BEGIN CERTIFICATE-----") {
+        let body = &rest[start + "-----BEGIN CERTIFICATE-----".len()..];
+        let end = body.find("-----END CERTIFICATE-----").ok_or("a PEM certificate has no END line")?;
+        let clean: String = body[..end].chars().filter(|c| !c.is_whitespace()).collect();
+        let der = b64.decode(clean).map_err(|_| "a PEM certificate is not base64")?;
+        found.push(Certificate::from_der(&der).map_err(|e| format!("a PEM block is not a certificate ({e})"))?);
+        rest = &body[end..];
+    }
+    if found.is_empty() {
+        return Err("no certificate found (expected PEM `-----BEGIN CERTIFICATE-----` blocks)".into());
+    }
+    Ok(found)
 }
 
 fn curve(spki: &SubjectPublicKeyInfoOwned) -> Option<ObjectIdentifier> {
@@ -57,7 +96,7 @@ fn signed_by(child: &Certificate, issuer: &SubjectPublicKeyInfoOwned) -> Result<
         (ECDSA_SHA256, Some(P384)) => &signature::ECDSA_P384_SHA256_ASN1,
         (ECDSA_SHA384, Some(P256)) => &signature::ECDSA_P256_SHA384_ASN1,
         (ECDSA_SHA384, Some(P384)) => &signature::ECDSA_P384_SHA384_ASN1,
-        (oid, _) => return Err(format!("a certificate signed with an unsupported algorithm ({oid})")),
+        (oid, _) => return Err(format!("a certificate is signed with an algorithm not supported ({oid})")),
     };
     UnparsedPublicKey::new(alg, issuer.subject_public_key.raw_bytes())
         .verify(&tbs, child.signature.raw_bytes())
@@ -74,7 +113,9 @@ fn is_ca(c: &Certificate) -> bool {
     matches!(c.tbs_certificate.get::<BasicConstraints>(), Ok(Some((_, bc))) if bc.ca)
 }
 
-/// Checks `chain` (leaf first) up to one of `roots` (DER) at `now` (Unix seconds).
+/// Checks `chain` (leaf first) up to one of `roots` at `now` (Unix seconds): each certificate
+/// in its validity and signed by the next, a CA, whose subject is its issuer; the last one a
+/// root itself or signed by one.
 pub fn chain_to_root(chain: &[Certificate], roots: &[Certificate], now: u64) -> Result<(), String> {
     let Some(last) = chain.last() else { return Err("no certificate".into()) };
     for (i, c) in chain.iter().enumerate() {
@@ -95,48 +136,55 @@ pub fn chain_to_root(chain: &[Certificate], roots: &[Certificate], now: u64) -> 
     if anchored { Ok(()) } else { Err("the chain does not end at a trusted root".into()) }
 }
 
-/// Verifies a BLOB and returns its entries.
+fn decoded(part: &str, what: &str) -> Result<serde_json::Value, String> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(part)
+        .map_err(|_| format!("the {what} is not base64url"))?;
+    serde_json::from_slice(&bytes).map_err(|_| format!("the {what} is not JSON"))
+}
+
+/// Verifies a BLOB against `roots` at `now` (Unix seconds) and returns its entries by AAGUID
+/// (entries of U2F and UAF authenticators, known by key id, are left out: a passkey has an
+/// AAGUID).
 pub fn verify(jws: &str, roots: &[Certificate], now: u64) -> Result<Blob, String> {
-    let b64url = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut parts = jws.trim().split('.');
     let (Some(h), Some(p), Some(s), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
-        return Err("not a compact JWS (three dot-separated parts)".into());
+        return Err("not a metadata BLOB: a BLOB is a JWS, three parts separated by dots".into());
     };
-    let header: serde_json::Value =
-        serde_json::from_slice(&b64url.decode(h).map_err(|_| "bad header")?).map_err(|_| "bad header")?;
+    let header = decoded(h, "header")?;
     let chain: Vec<Certificate> = header["x5c"]
         .as_array()
-        .ok_or("the header names no x5c chain")?
+        .ok_or("the header names no signer (x5c)")?
         .iter()
         .map(|c| {
             let der = b64.decode(c.as_str().unwrap_or("")).map_err(|_| "an x5c entry is not base64".to_owned())?;
             Certificate::from_der(&der).map_err(|e| format!("an x5c entry is not a certificate ({e})"))
         })
         .collect::<Result<_, _>>()?;
-    chain_to_root(&chain, roots, now)?;
-    let leaf = &chain[0].tbs_certificate.subject_public_key_info;
+    chain_to_root(&chain, roots, now).map_err(|e| format!("its signer is not trusted: {e}"))?;
+    let leaf = &chain.first().ok_or("the header's x5c is empty")?.tbs_certificate.subject_public_key_info;
     let alg: &'static dyn VerificationAlgorithm = match header["alg"].as_str() {
         Some("RS256") => &signature::RSA_PKCS1_2048_8192_SHA256,
         Some("ES256") if curve(leaf) == Some(P256) => &signature::ECDSA_P256_SHA256_FIXED,
-        other => return Err(format!("unsupported alg {other:?}")),
+        other => return Err(format!("its signature algorithm {other:?} is not RS256 or ES256 (P-256)")),
     };
-    let sig = b64url.decode(s).map_err(|_| "bad signature encoding")?;
+    let sig =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).map_err(|_| "the signature is not base64url")?;
     UnparsedPublicKey::new(alg, leaf.subject_public_key.raw_bytes())
         .verify(format!("{h}.{p}").as_bytes(), &sig)
-        .map_err(|_| "the signature does not verify: not the metadata its signer published".to_owned())?;
-    let payload: serde_json::Value =
-        serde_json::from_slice(&b64url.decode(p).map_err(|_| "bad payload")?).map_err(|_| "bad payload")?;
+        .map_err(|_| "its signature does not verify: the file is not what its signer published".to_owned())?;
+    let payload = decoded(p, "payload")?;
     let mut entries = vec![];
-    for e in payload["entries"].as_array().ok_or("no entries")? {
-        let Some(aaguid) = e["aaguid"].as_str() else { continue }; // U2F/UAF entries: by key id
+    for e in payload["entries"].as_array().ok_or("the payload has no entries")? {
+        let Some(aaguid) = e["aaguid"].as_str() else { continue };
         let statement = &e["metadataStatement"];
         let roots = statement["attestationRootCertificates"]
             .as_array()
             .map(|a| a.iter().filter_map(|c| b64.decode(c.as_str()?).ok()).collect())
             .unwrap_or_default();
-        // The report in force: the latest effectiveDate (ISO dates order as text); of equals, the
-        // last (max_by_key keeps the last maximum).
+        // The report in force: the latest effectiveDate (ISO dates order as text); of equals,
+        // the last (max_by_key keeps the last maximum).
         let status = e["statusReports"]
             .as_array()
             .and_then(|r| r.iter().max_by_key(|r| r["effectiveDate"].as_str().unwrap_or("").to_owned()))
@@ -151,8 +199,55 @@ pub fn verify(jws: &str, roots: &[Certificate], now: u64) -> Result<Blob, String
         });
     }
     Ok(Blob {
-        no: payload["no"].as_i64().ok_or("no serial number")?,
-        next_update: payload["nextUpdate"].as_str().unwrap_or("").to_owned(),
+        serial: payload["no"].as_i64().ok_or("the payload has no serial number (no)")?,
+        next_update: payload["nextUpdate"].as_str().unwrap_or("").chars().take(32).collect(),
         entries,
     })
+}
+
+/// Checks an attestation's certificates (`x5c`, DER, leaf first) against an entry's roots.
+pub fn attested_by(x5c: &[Vec<u8>], entry_roots: &[Vec<u8>], now: u64) -> Result<(), String> {
+    let chain: Vec<Certificate> = x5c
+        .iter()
+        .map(|c| Certificate::from_der(c).map_err(|e| format!("an attestation certificate does not parse ({e})")))
+        .collect::<Result<_, _>>()?;
+    let roots: Vec<Certificate> = entry_roots.iter().filter_map(|r| Certificate::from_der(r).ok()).collect();
+    chain_to_root(&chain, &roots, now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_root_is_globalsign_r3() {
+        let roots = certificates(FIDO_ROOT_PEM.as_bytes()).unwrap();
+        assert_eq!(roots.len(), 1);
+        let der = roots[0].to_der().unwrap();
+        assert_eq!(
+            crate::crypto::hex(&crate::crypto::sha256(&der)),
+            "cbb522d7b7f127ad6a0113865bdf1cd4102e7d0759af635a7cf4720dc963c53b"
+        );
+        assert!(roots[0].tbs_certificate.subject.to_string().contains("GlobalSign Root CA - R3"));
+    }
+
+    #[test]
+    fn statuses_that_refuse() {
+        for s in ["REVOKED", "ATTESTATION_KEY_COMPROMISE", "USER_KEY_REMOTE_COMPROMISE", "USER_VERIFICATION_BYPASS"] {
+            assert!(refused_status(s), "{s}");
+        }
+        for s in ["FIDO_CERTIFIED", "FIDO_CERTIFIED_L1", "NOT_FIDO_CERTIFIED", "UPDATE_AVAILABLE"] {
+            assert!(!refused_status(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_blob() {
+        let roots = certificates(FIDO_ROOT_PEM.as_bytes()).unwrap();
+        let err = |jws: &str| verify(jws, &roots, 1_800_000_000).unwrap_err();
+        assert!(err("abc").contains("three parts"));
+        assert!(err("a.b.c").contains("header"));
+        assert!(err("e30.e30.AA").contains("x5c"));
+        assert!(certificates(b"hello").is_err());
+    }
 }

@@ -3,6 +3,7 @@
 //! ceremony state kept server-side in the database.
 
 pub mod assertion;
+pub mod attestation;
 pub mod authdata;
 pub mod authenticate;
 pub mod credentials;

@@ -129,7 +129,11 @@ pub async fn start(
     let expires_at = now + state.config.challenge_ttl.as_secs() as i64;
     let invite_hash = req.invite.as_deref().map(crate::ids::token_key);
     let attachment = req.authenticator.unwrap_or_default();
-    let conveyance = req.attestation.unwrap_or_default();
+    // Under a `verified` policy the authenticator must prove its model, whatever was asked.
+    let conveyance = match tenant.attestation.policy {
+        latchkey::admin::AttestationPolicy::Verified => Conveyance::Direct,
+        latchkey::admin::AttestationPolicy::Any => req.attestation.unwrap_or_default(),
+    };
     // The same kinds of identifiers as invited and imported users get (UUIDv7s).
     let fresh_handle = crate::ids::user_handle()?;
     let fresh_public_id = crate::ids::public_id()?;
@@ -287,6 +291,8 @@ pub async fn finish(state: &State, tenant: Arc<TenantRuntime>, req: FinishReques
                     "only ES256 (alg -7) credentials are accepted",
                 ));
             }
+            // The tenant's attestation policy, on the statement webauthn-rs has just verified.
+            super::attestation::check(tx, &tenant.attestation, &reg.response.attestation_object, auth.aaguid, now)?;
             // WebAuthn §7.1: the credential id the authenticator attested is the one the response
             // names (rawId), and at most 1,023 bytes; an empty one could never be managed.
             let cred_id: Vec<u8> = passkey.cred_id().to_vec();
