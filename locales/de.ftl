@@ -116,6 +116,7 @@ js-not-allowed = Die Passkey-Anfrage wurde abgebrochen oder ist abgelaufen, oder
 js-invalid-state = Dieser Authenticator ist bereits für Ihr Konto registriert.
 js-security = Die Adresse dieser Seite darf keine Passkeys für dieses Konto verwenden.
 js-not-supported = Dieser Authenticator unterstützt die verlangte Art von Passkey nicht.
+js-authenticator-not-allowed = Ihre Organisation akzeptiert nur Sicherheitsschlüssel und Geräte, die sie zugelassen hat, und dieses gehört nicht dazu. Verwenden Sie einen zugelassenen Sicherheitsschlüssel oder fragen Sie Ihre Administration, welche zugelassen sind.
 js-abort = Die Passkey-Anfrage wurde unterbrochen. Sie können es erneut versuchen.
 js-generic = Etwas ist schiefgelaufen.
 js-tap-key = Stecken Sie Ihren Sicherheitsschlüssel ein oder berühren Sie ihn…

@@ -117,6 +117,7 @@ js-not-allowed = The passkey request was cancelled or timed out, or this page is
 js-invalid-state = This authenticator is already registered to your account.
 js-security = This page's address is not allowed to use passkeys for this account.
 js-not-supported = This authenticator does not support the required passkey type.
+js-authenticator-not-allowed = Your organisation accepts only security keys and devices it has approved, and this one is not among them. Use an approved security key, or ask your administrator which ones are.
 js-abort = The passkey request was interrupted. You can try again.
 js-generic = Something went wrong.
 js-tap-key = Insert or tap your security key…

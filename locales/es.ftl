@@ -116,6 +116,7 @@ js-not-allowed = La solicitud de la llave de acceso se canceló o caducó, o est
 js-invalid-state = Este autenticador ya está registrado en su cuenta.
 js-security = La dirección de esta página no puede usar llaves de acceso para esta cuenta.
 js-not-supported = Este autenticador no admite el tipo de llave de acceso necesario.
+js-authenticator-not-allowed = Su organización solo acepta las llaves de seguridad y los dispositivos que ha aprobado, y este no está entre ellos. Use una llave de seguridad aprobada o pregunte a su administrador cuáles lo están.
 js-abort = La solicitud de la llave de acceso se interrumpió. Puede volver a intentarlo.
 js-generic = Algo ha salido mal.
 js-tap-key = Inserte o toque su llave de seguridad…

@@ -116,6 +116,7 @@ js-not-allowed = La demande de clé d’accès a été annulée ou a expiré, ou
 js-invalid-state = Cet authentificateur est déjà enregistré sur votre compte.
 js-security = L’adresse de cette page n’est pas autorisée à utiliser les clés d’accès de ce compte.
 js-not-supported = Cet authentificateur ne prend pas en charge le type de clé d’accès requis.
+js-authenticator-not-allowed = Votre organisation n’accepte que les clés de sécurité et appareils qu’elle a approuvés, et celui-ci n’en fait pas partie. Utilisez une clé de sécurité approuvée ou demandez à votre administrateur lesquelles le sont.
 js-abort = La demande de clé d’accès a été interrompue. Vous pouvez réessayer.
 js-generic = Un problème est survenu.
 js-tap-key = Insérez ou touchez votre clé de sécurité…

@@ -116,6 +116,7 @@ js-not-allowed = A solicitação da chave de acesso foi cancelada ou expirou, ou
 js-invalid-state = Este autenticador já está registrado na sua conta.
 js-security = O endereço desta página não pode usar chaves de acesso desta conta.
 js-not-supported = Este autenticador não é compatível com o tipo de chave de acesso exigido.
+js-authenticator-not-allowed = Sua organização aceita apenas chaves de segurança e dispositivos aprovados por ela, e este não está entre eles. Use uma chave de segurança aprovada ou pergunte ao administrador quais são.
 js-abort = A solicitação da chave de acesso foi interrompida. Você pode tentar de novo.
 js-generic = Algo deu errado.
 js-tap-key = Insira ou toque na sua chave de segurança…

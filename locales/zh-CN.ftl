@@ -116,6 +116,7 @@ js-not-allowed = 通行密钥请求已取消或超时，或者此页面不在通
 js-invalid-state = 此验证器已注册到您的账户。
 js-security = 此页面的地址不允许使用此账户的通行密钥。
 js-not-supported = 此验证器不支持所需的通行密钥类型。
+js-authenticator-not-allowed = 您的组织只接受其批准的安全密钥和设备，此设备不在其中。请使用已批准的安全密钥，或询问管理员哪些已获批准。
 js-abort = 通行密钥请求被中断。您可以重试。
 js-generic = 出现问题。
 js-tap-key = 请插入或轻触您的安全密钥…

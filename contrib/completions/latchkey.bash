@@ -43,6 +43,9 @@ _latchkey() {
             latchkey,key)
                 cmd="latchkey__subcmd__key"
                 ;;
+            latchkey,mds)
+                cmd="latchkey__subcmd__mds"
+                ;;
             latchkey,role)
                 cmd="latchkey__subcmd__role"
                 ;;
@@ -145,6 +148,9 @@ _latchkey() {
             latchkey__subcmd__help,key)
                 cmd="latchkey__subcmd__help__subcmd__key"
                 ;;
+            latchkey__subcmd__help,mds)
+                cmd="latchkey__subcmd__help__subcmd__mds"
+                ;;
             latchkey__subcmd__help,role)
                 cmd="latchkey__subcmd__help__subcmd__role"
                 ;;
@@ -192,6 +198,12 @@ _latchkey() {
                 ;;
             latchkey__subcmd__help__subcmd__key,rotate)
                 cmd="latchkey__subcmd__help__subcmd__key__subcmd__rotate"
+                ;;
+            latchkey__subcmd__help__subcmd__mds,import)
+                cmd="latchkey__subcmd__help__subcmd__mds__subcmd__import"
+                ;;
+            latchkey__subcmd__help__subcmd__mds,status)
+                cmd="latchkey__subcmd__help__subcmd__mds__subcmd__status"
                 ;;
             latchkey__subcmd__help__subcmd__role,assign)
                 cmd="latchkey__subcmd__help__subcmd__role__subcmd__assign"
@@ -285,6 +297,24 @@ _latchkey() {
                 ;;
             latchkey__subcmd__key__subcmd__help,rotate)
                 cmd="latchkey__subcmd__key__subcmd__help__subcmd__rotate"
+                ;;
+            latchkey__subcmd__mds,help)
+                cmd="latchkey__subcmd__mds__subcmd__help"
+                ;;
+            latchkey__subcmd__mds,import)
+                cmd="latchkey__subcmd__mds__subcmd__import"
+                ;;
+            latchkey__subcmd__mds,status)
+                cmd="latchkey__subcmd__mds__subcmd__status"
+                ;;
+            latchkey__subcmd__mds__subcmd__help,help)
+                cmd="latchkey__subcmd__mds__subcmd__help__subcmd__help"
+                ;;
+            latchkey__subcmd__mds__subcmd__help,import)
+                cmd="latchkey__subcmd__mds__subcmd__help__subcmd__import"
+                ;;
+            latchkey__subcmd__mds__subcmd__help,status)
+                cmd="latchkey__subcmd__mds__subcmd__help__subcmd__status"
                 ;;
             latchkey__subcmd__role,assign)
                 cmd="latchkey__subcmd__role__subcmd__assign"
@@ -455,7 +485,7 @@ _latchkey() {
 
     case "${cmd}" in
         latchkey)
-            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role social apply export audit backup completions help"
+            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role social apply mds export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1259,7 +1289,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help)
-            opts="status tenant app key user credential role social apply export audit backup completions help"
+            opts="status tenant app key user credential role social apply mds export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1539,6 +1569,48 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__key__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__mds)
+            opts="import status"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__mds__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__mds__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2123,6 +2195,144 @@ _latchkey() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__mds)
+            opts="-o -q -h --socket --output --quiet --help import status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__mds__subcmd__help)
+            opts="import status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__mds__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__mds__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__mds__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__mds__subcmd__import)
+            opts="-o -q -h --root --force --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__mds__subcmd__status)
+            opts="-o -q -h --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --socket)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2997,7 +3207,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__tenant__subcmd__update)
-            opts="-o -q -h --name --base-url --rp-id --registration --keep-old-url --yes --socket --output --quiet --help"
+            opts="-o -q -h --name --base-url --rp-id --registration --attestation-policy --allowed-aaguid --keep-old-url --yes --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3017,6 +3227,14 @@ _latchkey() {
                     ;;
                 --registration)
                     COMPREPLY=($(compgen -W "invite open" -- "${cur}"))
+                    return 0
+                    ;;
+                --attestation-policy)
+                    COMPREPLY=($(compgen -W "any verified" -- "${cur}"))
+                    return 0
+                    ;;
+                --allowed-aaguid)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --keep-old-url)

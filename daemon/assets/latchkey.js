@@ -91,6 +91,8 @@
   }
 
   function explain(err) {
+    // A refusal by the tenant's attestation policy is for the person, in their language.
+    if (err && err.code === 'authenticator_not_allowed') return t('js-authenticator-not-allowed');
     switch (err && err.name) {
       case 'NotAllowedError':
         return t('js-not-allowed');

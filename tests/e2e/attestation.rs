@@ -316,3 +316,50 @@ impl WithoutAttestation for Tamper {
         Tamper { attest: None, ..self }
     }
 }
+
+/// Chromium's virtual security key under a verified policy: refused (in the page's language, as
+/// an alert) while the metadata does not list its model, accepted once metadata listing its model
+/// with its attestation certificate as the root is imported.
+#[test]
+fn chromium_security_key_under_a_verified_policy() {
+    if sqlite_only("the page and the policy check do not depend on the engine") {
+        return;
+    }
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mds_root = issue("Test MDS Root", true, None);
+    let mds_signer = issue("Test MDS Signer", true, Some(&mds_root));
+    let root_pem = write(dir.path(), "mds-root.pem", &mds_root.cert.pem());
+    let maker = issue("Maker Root", true, None);
+    let first = blob(&mds_signer, 1, &[entry(GOOD, "Maker Key 5", &maker, &[("FIDO_CERTIFIED", "2025-01-01")])]);
+    d.cli(&["mds", "import", &write(dir.path(), "1.jwt", &first), "--root", &root_pem]).ok();
+    d.cli(&["tenant", "update", "acme", "--attestation-policy", "verified"]).ok();
+
+    let invite = |email: &str| format!("{}/invite/{}", site.base, site.invite(email, "Tester"));
+    let seen = node("attested-passkey.mjs", &[&invite("ada@acme.test")]);
+    assert_eq!(seen["conveyance"], "direct", "{seen}");
+    assert_eq!(seen["outcome"], "refused", "{seen}");
+    assert_eq!(seen["role"], "alert");
+    assert!(seen["message"].as_str().unwrap().starts_with("Your organisation accepts only"), "{seen}");
+    assert_eq!(seen["fmt"], "packed", "Chromium's virtual key attests: {seen}");
+    let x5c: Vec<Vec<u8>> = seen["x5c"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| base64::engine::general_purpose::STANDARD.decode(c.as_str().unwrap()).unwrap())
+        .collect();
+    assert!(!x5c.is_empty(), "{seen}");
+    assert_eq!(d.sql().i64("SELECT count(*) FROM credentials"), 0);
+
+    // Metadata listing the model, with the top of its chain as the root.
+    let aaguid = seen["aaguid"].as_str().unwrap();
+    let mut listed = entry(aaguid, "Chromium virtual authenticator", &maker, &[("FIDO_CERTIFIED", "2025-01-01")]);
+    listed["metadataStatement"]["attestationRootCertificates"] = json!([b64(x5c.last().unwrap())]);
+    let second = blob(&mds_signer, 2, &[listed]);
+    d.cli(&["mds", "import", &write(dir.path(), "2.jwt", &second), "--root", &root_pem]).ok();
+    let seen = node("attested-passkey.mjs", &[&invite("bea@acme.test")]);
+    assert_eq!(seen["outcome"], "account", "{seen}");
+    let list = d.cli(&["credential", "list", "--tenant", "acme", "bea@acme.test", "-o", "json"]).ok().json();
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+}
