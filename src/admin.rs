@@ -701,6 +701,12 @@ pub struct DeclaredTenant {
     pub color: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_locale: Option<String>,
+    /// Which authenticators may register (`tenant update --attestation-policy`); absent keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attestation_policy: Option<AttestationPolicy>,
+    /// The only AAGUIDs a verified policy accepts (`[]`: any the metadata lists); absent keeps them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_aaguids: Option<Vec<String>>,
     #[serde(default, rename = "role", skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<DeclaredRole>,
     #[serde(default, rename = "app", skip_serializing_if = "Vec::is_empty")]

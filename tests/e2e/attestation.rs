@@ -300,6 +300,23 @@ fn a_verified_policy_takes_only_attested_models_of_the_imported_metadata() {
     assert_eq!(site.sign_in(&mut early, Some("early@acme.test"), &Tamper::default()).status, 200);
     let other = Site::new(&d, "beta", &[]);
     accepted(&other, "free@beta.test", &Tamper::default());
+    // Configuration as code carries the policy: export shows it, apply sets it (checked alike).
+    d.cli(&["tenant", "update", "acme", "--allowed-aaguid", OTHER]).ok();
+    let exported = d.cli(&["export", "--tenant", "acme"]).ok().stdout;
+    assert!(exported.contains("attestation_policy = \"verified\""), "{exported}");
+    assert!(exported.contains(OTHER), "{exported}");
+    let file = write(dir.path(), "acme.toml", &exported);
+    let again = d.cli(&["apply", "-f", &file, "-o", "json"]).ok().json();
+    assert_eq!(again["changes"], json!([]), "export then apply changes nothing: {again}");
+    let bad = exported.replace(OTHER, UNLISTED);
+    let r = d.cli(&["apply", "-f", &write(dir.path(), "bad.toml", &bad)]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not in the imported FIDO metadata"), "{}", r.stderr);
+    let looser = exported.replace(&format!("allowed_aaguids = [\"{OTHER}\"]"), "allowed_aaguids = []");
+    let plan = d.cli(&["apply", "-f", &write(dir.path(), "looser.toml", &looser)]).ok().stdout;
+    assert!(plan.contains("allowed_aaguids"), "{plan}");
+    assert_eq!(shown(&d)["allowed_aaguids"], json!([]));
+
     // Back to any: attestation is asked for no more, and none is needed.
     d.cli(&["tenant", "update", "acme", "--attestation-policy", "any"]).ok();
     accepted(&site, "after@acme.test", &Tamper::default());

@@ -36,6 +36,12 @@ enum Step {
         brand: crate::store::tenants::Brand,
         fields: Vec<FieldChange>,
     },
+    /// A tenant's attestation policy, set as `tenant update --attestation-policy` sets it.
+    SetAttestation {
+        slug: String,
+        attestation: crate::store::tenants::Attestation,
+        fields: Vec<FieldChange>,
+    },
     UpdateTenant {
         current: Box<TenantRow>,
         wanted: Box<ValidTenant>,
@@ -126,7 +132,7 @@ impl Step {
         match self {
             Step::CreateTenant(v) => Some(v.slug.clone()),
             Step::UpdateTenant { current, .. } => Some(current.slug.clone()),
-            Step::SetBrand { slug, .. } => Some(slug.clone()),
+            Step::SetBrand { slug, .. } | Step::SetAttestation { slug, .. } => Some(slug.clone()),
             _ => None,
         }
     }
@@ -137,7 +143,9 @@ impl Step {
             Step::UpdateTenant { current, fields, .. } => {
                 ("update", "tenant", &current.slug, &current.slug, Some(fields))
             }
-            Step::SetBrand { slug, fields, .. } => ("update", "tenant", slug, slug, Some(fields)),
+            Step::SetBrand { slug, fields, .. } | Step::SetAttestation { slug, fields, .. } => {
+                ("update", "tenant", slug, slug, Some(fields))
+            }
             Step::CreateRole { slug, role } => ("create", "role", slug, &role.name, None),
             Step::UpdateRole { slug, role, fields, .. } => ("update", "role", slug, &role.name, Some(fields)),
             Step::CreateApp { slug, app } => ("create", "app", slug, &app.name, None),
@@ -165,7 +173,7 @@ impl Step {
                 return format!("create social {slug}/{} ({})", row.slug, row.kind.as_str());
             }
             Step::UpdateTenant { current, .. } => format!("update tenant {}", current.slug),
-            Step::SetBrand { slug, .. } => format!("update tenant {slug}"),
+            Step::SetBrand { slug, .. } | Step::SetAttestation { slug, .. } => format!("update tenant {slug}"),
             Step::UpdateRole { slug, role, .. } => format!("update role {slug}/{}", role.name),
             Step::UpdateApp { slug, app, .. } => format!("update app {slug}/{} ({})", app.name, app.client_id),
             Step::PutSocial { slug, row, .. } => format!("update social {slug}/{}", row.slug),
@@ -388,6 +396,25 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
         if !fields.is_empty() {
             steps.push(Step::SetBrand { slug: t.slug.clone(), brand, fields });
         }
+        // The attestation policy, checked as `tenant update` checks it.
+        let current_attestation = existing.as_ref().map(|r| r.attestation.clone()).unwrap_or_default();
+        let attestation = crate::tenants::attestation_change(
+            tx,
+            &current_attestation,
+            t.attestation_policy,
+            t.allowed_aaguids.as_deref(),
+        )
+        .map_err(|e| bad(format!("tenant {}: {}", t.slug, e.message)))?;
+        let fields: Vec<FieldChange> = [
+            scalar("attestation_policy", current_attestation.policy.as_str(), attestation.policy.as_str()),
+            list("allowed_aaguids", &current_attestation.allowed_aaguids, &attestation.allowed_aaguids),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !fields.is_empty() {
+            steps.push(Step::SetAttestation { slug: t.slug.clone(), attestation, fields });
+        }
         for role in &t.roles {
             if !valid_name(&role.name) {
                 return Err(bad(format!("tenant {}: {:?} is not a role name", t.slug, role.name)));
@@ -512,6 +539,9 @@ fn execute(
                 store_change(tx, &current, &wanted, latchkey::admin::KEEP_OLD_URL_SECONDS, now)?
             }
             Step::SetBrand { slug, brand, .. } => store::tenants::set_brand(tx, tenant_id(tx, &slug)?, &brand)?,
+            Step::SetAttestation { slug, attestation, .. } => {
+                store::tenants::set_attestation(tx, tenant_id(tx, &slug)?, &attestation)?
+            }
             Step::CreateRole { slug, role } => {
                 store::roles::insert(tx, tenant_id(tx, &slug)?, &role.name, &role.description, now)?
             }
@@ -665,6 +695,8 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 display_name: t.brand.display_name,
                 color: t.brand.accent_color,
                 default_locale: t.brand.default_locale,
+                attestation_policy: Some(t.attestation.policy),
+                allowed_aaguids: (!t.attestation.allowed_aaguids.is_empty()).then_some(t.attestation.allowed_aaguids),
                 roles,
                 apps,
                 social,

@@ -314,12 +314,17 @@ pub fn checked_change(cur: &TenantRow, req: &UpdateTenant, public_url: &str) -> 
 /// The attestation policy `req` makes of the tenant's. `any` keeps no list of AAGUIDs (one is
 /// only proven by attestation); `verified` needs imported metadata (without it every
 /// registration would be refused), and each AAGUID listed must be in it.
-fn attestation_change(tx: &impl Reader, cur: &TenantRow, req: &UpdateTenant) -> Result<Attestation, Error> {
-    let policy = req.attestation_policy.unwrap_or(cur.attestation.policy);
-    let allowed = match &req.allowed_aaguids {
+pub fn attestation_change(
+    tx: &impl Reader,
+    cur: &Attestation,
+    policy: Option<AttestationPolicy>,
+    allowed_aaguids: Option<&[String]>,
+) -> Result<Attestation, Error> {
+    let policy = policy.unwrap_or(cur.policy);
+    let allowed = match allowed_aaguids {
         Some(list) => crate::webauthn::attestation::checked_aaguids(list)?,
         None if policy == AttestationPolicy::Any => vec![],
-        None => cur.attestation.allowed_aaguids.clone(),
+        None => cur.allowed_aaguids.clone(),
     };
     let bad = |m: String| Error::invalid(codes::INVALID_INPUT, m);
     match policy {
@@ -409,7 +414,8 @@ pub async fn update(state: &State, slug: String, req: UpdateTenant) -> Result<Te
             crate::store::cluster::admin_lock(tx)?;
             let cur = require(tx, &slug)?;
             let v = checked_change(&cur, &req, &public_url)?;
-            let attestation = attestation_change(tx, &cur, &req)?;
+            let attestation =
+                attestation_change(tx, &cur.attestation, req.attestation_policy, req.allowed_aaguids.as_deref())?;
             store_change(tx, &cur, &v, keep, now)?;
             if attestation != cur.attestation {
                 store::tenants::set_attestation(tx, cur.id, &attestation)?;
