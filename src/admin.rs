@@ -701,6 +701,14 @@ pub struct DeclaredTenant {
     pub color: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_locale: Option<String>,
+    /// The logo beside the name (`tenant brand --logo`): a PNG or SVG file, relative to the
+    /// configuration file; `none` removes the logo. A file that does not exist (as an export names
+    /// one before it is saved) keeps the logo set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo_file: Option<String>,
+    /// Filled by the CLI from `logo_file` (base64, or `none`); never written in a file or export.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo: Option<String>,
     /// Which authenticators may register (`tenant update --attestation-policy`); absent keeps it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attestation_policy: Option<AttestationPolicy>,

@@ -288,3 +288,56 @@ fn bad_social_entries_refuse_the_whole_file() {
         assert_eq!(d.snapshot(), before, "{body}: nothing applied, not even the role");
     }
 }
+
+/// A tenant's logo as code: `logo_file` names a PNG or SVG next to the file; export names one to
+/// save, and applying it while that file is missing keeps the logo.
+#[test]
+fn a_tenant_logo_travels_by_file_name() {
+    let d = TestDaemon::start();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    std::fs::write(dir.path().join("brand.svg"), crate::languages::SVG_LOGO).unwrap();
+    std::fs::write(
+        dir.path().join("bad.svg"),
+        r#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#,
+    )
+    .unwrap();
+    let file = |logo: &str| {
+        let f = path("acme.toml");
+        std::fs::write(&f, format!("[[tenant]]\nslug = \"acme\"\nlogo_file = \"{logo}\"\n")).unwrap();
+        f
+    };
+
+    let r = d.cli(&["apply", "-f", &file("brand.svg"), "-o", "json"]).ok().json();
+    let sha = d.cli(&["tenant", "show", "acme", "-o", "json"]).ok().json()["logo_sha256"].as_str().unwrap().to_owned();
+    assert!(r.to_string().contains(&sha), "the plan names the new logo: {r}");
+    let logo = http_get(&format!("{}/acme/logo", d.base), None);
+    assert_eq!((logo.status, logo.body.as_str()), (200, crate::languages::SVG_LOGO));
+
+    // Refused whole, naming why; nothing changes.
+    let before = d.snapshot();
+    let bad = d.cli(&["apply", "-f", &file("bad.svg")]);
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("script"), "{}", bad.stderr);
+    assert_eq!(d.snapshot(), before);
+
+    // Export names the file; applied where it is missing, or where it holds the same logo, nothing
+    // changes.
+    let exported = d.cli(&["export", "--tenant", "acme"]).ok().stdout;
+    assert!(exported.contains("logo_file = \"acme-logo.svg\""), "{exported}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("acme.toml");
+    std::fs::write(&copy, &exported).unwrap();
+    let again = d.cli(&["apply", "-f", copy.to_str().unwrap()]).ok();
+    assert!(again.stdout.contains("No changes"), "{}", again.stdout);
+    assert!(
+        again.stderr.contains("acme-logo.svg does not exist") || again.stdout.contains("acme-logo.svg does not exist")
+    );
+    std::fs::write(elsewhere.path().join("acme-logo.svg"), crate::languages::SVG_LOGO).unwrap();
+    assert!(d.cli(&["apply", "-f", copy.to_str().unwrap()]).ok().stdout.contains("No changes"));
+
+    // `none` removes it.
+    d.cli(&["apply", "-f", &file("none")]).ok();
+    assert_eq!(d.cli(&["tenant", "show", "acme", "-o", "json"]).ok().json()["logo_sha256"], serde_json::Value::Null);
+    assert_eq!(d.sql().i64("SELECT count(*) FROM tenant_logos"), 0);
+}

@@ -204,7 +204,7 @@ fn a_tenant_brand_names_colours_and_sets_the_default_language_of_its_pages() {
 }
 
 /// A plain-drawing SVG logo.
-const SVG_LOGO: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><title>Acme</title><circle cx="16" cy="16" r="14" fill="#0b5fbf"/></svg>"##;
+pub const SVG_LOGO: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><title>Acme</title><circle cx="16" cy="16" r="14" fill="#0b5fbf"/></svg>"##;
 
 #[test]
 fn a_tenant_logo_is_a_png_or_a_plain_svg_beside_its_name_and_an_app_signs_in_under_its_own() {

@@ -22,7 +22,7 @@ mod docs;
 mod hardening;
 mod harness;
 mod keys;
-mod languages;
+pub mod languages;
 mod lazy_tenants;
 mod mail;
 mod migrate_store;

@@ -43,6 +43,47 @@ fn read_social_secrets(file: &Path, declared: &mut Declared) -> Result<Vec<Strin
     Ok(missing)
 }
 
+/// Replaces each tenant's `logo_file` by the logo it holds (base64; `none` removes the logo).
+/// A file that does not exist (as an export names one) keeps the logo set: a note says so.
+fn read_logos(file: &Path, declared: &mut Declared) -> Result<Vec<String>, CliError> {
+    use base64::Engine as _;
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut missing = vec![];
+    for t in &mut declared.tenants {
+        if t.logo.is_some() {
+            return Err(CliError::Usage(format!(
+                "{}: tenant {}: name the logo's file with logo_file, not its bytes",
+                file.display(),
+                t.slug
+            )));
+        }
+        match t.logo_file.take() {
+            None => {}
+            Some(name) if name.trim() == "none" => t.logo = Some("none".into()),
+            Some(name) => {
+                let path = dir.join(&name);
+                match std::fs::read(&path) {
+                    Ok(bytes) => t.logo = Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing.push(format!(
+                        "{} does not exist: tenant {} keeps its logo (save it with curl -o from the tenant's /logo)",
+                        path.display(),
+                        t.slug
+                    )),
+                    Err(e) => {
+                        return Err(CliError::File(format!(
+                            "{}: tenant {}: cannot read {}: {e}",
+                            file.display(),
+                            t.slug,
+                            path.display()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    Ok(missing)
+}
+
 /// `old → new` of one field; a list also says what it gains (+) and loses (−).
 fn field_change(c: &FieldChange) -> String {
     let text = |v: &serde_json::Value| match v {
@@ -71,7 +112,8 @@ pub fn apply(client: &Client, file: &Path, dry_run: bool) -> Result<Output, CliE
         std::fs::read_to_string(file).map_err(|e| CliError::File(format!("cannot read {}: {e}", file.display())))?;
     let mut declared: Declared = toml::from_str(&text)
         .map_err(|e| CliError::Usage(format!("{}: {}", file.display(), e.to_string().trim_end())))?;
-    let missing = read_social_secrets(file, &mut declared)?;
+    let mut missing = read_social_secrets(file, &mut declared)?;
+    missing.extend(read_logos(file, &mut declared)?);
     let r: ApplyResult = client.post("/apply", &ApplyRequest { declared, dry_run })?;
     let headline = match (r.changes.is_empty(), r.dry_run) {
         (true, _) => "No changes: the daemon already matches the file.".to_owned(),
@@ -131,7 +173,8 @@ pub fn export(client: &Client, tenant: &str) -> Result<Output, CliError> {
     Ok(Output::new(&d)?.text(format!(
         "# latchkey export --tenant {tenant}\n# Secrets are not exported. Applied here, this changes nothing; on another install, apply\n\
          # creates new application secrets, and each social provider needs its client secret in the\n\
-         # file its client_secret_file names (next to this file).\n{}",
+         # file its client_secret_file names (next to this file), and a logo_file is saved with\n\
+         # curl -o FILE {{base_url}}/logo.\n{}",
         text.trim_end()
     )))
 }

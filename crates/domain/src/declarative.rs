@@ -34,6 +34,8 @@ enum Step {
     SetBrand {
         slug: String,
         brand: crate::store::tenants::Brand,
+        /// A new logo (`Some(None)`: none), stored with the brand.
+        logo: Option<Option<crate::logo::Logo>>,
         fields: Vec<FieldChange>,
     },
     /// A tenant's attestation policy, set as `tenant update --attestation-policy` sets it.
@@ -370,8 +372,22 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
             // A logo is set with `tenant brand --logo`; the file leaves it alone.
             logo: None,
         };
-        let brand = crate::brand::changed(&current_brand, &asked)
+        let mut brand = crate::brand::changed(&current_brand, &asked)
             .map_err(|e| bad(format!("tenant {}: {}", t.slug, e.message)))?;
+        // The logo, from the file `logo_file` names (the CLI sends its bytes); checked as
+        // `tenant brand --logo` checks it, changed only when its content differs.
+        let logo = match t.logo.as_deref().map(str::trim) {
+            None => None,
+            Some("none") => Some(None),
+            Some(b64) => Some(Some(
+                crate::logo::check(b64, crate::logo::Formats::PngOrSvg)
+                    .map_err(|e| bad(format!("tenant {}: {}", t.slug, e.message)))?,
+            )),
+        };
+        let logo = logo.filter(|l| l.as_ref().map(|l| &l.sha) != current_brand.logo_sha.as_ref());
+        if let Some(l) = &logo {
+            brand.logo_sha = l.as_ref().map(|l| l.sha.clone());
+        }
         let none = || "none".to_owned();
         let fields: Vec<FieldChange> = [
             scalar(
@@ -389,12 +405,17 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                 current_brand.default_locale.clone().unwrap_or_else(none),
                 brand.default_locale.clone().unwrap_or_else(none),
             ),
+            scalar(
+                "logo_sha256",
+                current_brand.logo_sha.clone().unwrap_or_else(none),
+                brand.logo_sha.clone().unwrap_or_else(none),
+            ),
         ]
         .into_iter()
         .flatten()
         .collect();
         if !fields.is_empty() {
-            steps.push(Step::SetBrand { slug: t.slug.clone(), brand, fields });
+            steps.push(Step::SetBrand { slug: t.slug.clone(), brand, logo, fields });
         }
         // The attestation policy, checked as `tenant update` checks it.
         let current_attestation = existing.as_ref().map(|r| r.attestation.clone()).unwrap_or_default();
@@ -538,7 +559,13 @@ fn execute(
             Step::UpdateTenant { current, wanted, .. } => {
                 store_change(tx, &current, &wanted, latchkey::admin::KEEP_OLD_URL_SECONDS, now)?
             }
-            Step::SetBrand { slug, brand, .. } => store::tenants::set_brand(tx, tenant_id(tx, &slug)?, &brand)?,
+            Step::SetBrand { slug, brand, logo, .. } => {
+                let id = tenant_id(tx, &slug)?;
+                if let Some(logo) = &logo {
+                    store::tenants::put_logo(tx, id, logo.as_ref().map(|l| (l.content_type, l.bytes.as_slice())))?;
+                }
+                store::tenants::set_brand(tx, id, &brand)?
+            }
             Step::SetAttestation { slug, attestation, .. } => {
                 store::tenants::set_attestation(tx, tenant_id(tx, &slug)?, &attestation)?
             }
@@ -669,6 +696,10 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
         // Providers without their secrets, each naming the file its secret would be read
         // from: applied back here (no such file) the stored secret is kept; on a new
         // install the operator writes the file first.
+        // The logo is named, not carried: `{slug}-logo.svg|png` next to the file (saved with
+        // `curl -o` from the tenant's /logo). Applied while that file is missing, it is kept.
+        let logo_file = store::tenants::logo(tx, t.id)?
+            .map(|l| format!("{}-logo.{}", t.slug, if l.content_type == "image/svg+xml" { "svg" } else { "png" }));
         let social = store::social::providers(tx, t.id)?
             .into_iter()
             .map(|p| DeclaredSocial {
@@ -695,6 +726,8 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 display_name: t.brand.display_name,
                 color: t.brand.accent_color,
                 default_locale: t.brand.default_locale,
+                logo_file,
+                logo: None,
                 attestation_policy: Some(t.attestation.policy),
                 allowed_aaguids: (!t.attestation.allowed_aaguids.is_empty()).then_some(t.attestation.allowed_aaguids),
                 roles,
