@@ -29,6 +29,18 @@ fn new_key() -> (KeyPair, Vec<u8>) {
 /// A certificate for `cn`: a CA, or an attestation certificate as WebAuthn §8.2.1 asks (OU
 /// "Authenticator Attestation", not a CA), signed by `by` (self-signed without).
 fn issue(cn: &str, ca: bool, by: Option<&Issued>) -> Issued {
+    let (key, pkcs8) = new_key();
+    issue_for(cn, ca, by, key, pkcs8)
+}
+
+/// A CA certificate with an RSA key (as the FIDO Alliance's BLOB signer has), signed by `by`.
+fn rsa_signer(cn: &str, by: &Issued) -> Issued {
+    let key = KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, rcgen::RsaKeySize::_2048).unwrap();
+    let pkcs8 = key.serialize_der();
+    issue_for(cn, true, Some(by), key, pkcs8)
+}
+
+fn issue_for(cn: &str, ca: bool, by: Option<&Issued>, key: KeyPair, pkcs8: Vec<u8>) -> Issued {
     let mut p = CertificateParams::new(vec![]).unwrap();
     let mut dn = DistinguishedName::new();
     dn.push(DnType::CountryName, "US");
@@ -41,7 +53,6 @@ fn issue(cn: &str, ca: bool, by: Option<&Issued>) -> Issued {
     p.is_ca = if ca { IsCa::Ca(BasicConstraints::Unconstrained) } else { IsCa::ExplicitNoCa };
     p.not_before = date_time_ymd(2020, 1, 1);
     p.not_after = date_time_ymd(2045, 1, 1);
-    let (key, pkcs8) = new_key();
     let cert = match by {
         Some(issuer) => p.signed_by(&key, &issuer.cert, &issuer.key).unwrap(),
         None => p.self_signed(&key).unwrap(),
@@ -61,9 +72,11 @@ fn b64url(d: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(d)
 }
 
-/// A metadata BLOB (MDS3 JWS, ES256) signed by `signer`, whose certificate travels in `x5c`.
+/// A metadata BLOB (MDS3 JWS: ES256, or RS256 for an RSA signer) signed by `signer`, whose
+/// certificate travels in `x5c`.
 fn blob(signer: &Issued, serial: i64, entries: &[Value]) -> String {
-    let header = json!({"alg": "ES256", "typ": "JWT", "x5c": [b64(&der(signer))]});
+    let rsa = signer.key.algorithm() == &rcgen::PKCS_RSA_SHA256;
+    let header = json!({"alg": if rsa { "RS256" } else { "ES256" }, "typ": "JWT", "x5c": [b64(&der(signer))]});
     let payload = json!({
         "legalHeader": "test metadata, not the FIDO Alliance's",
         "no": serial,
@@ -72,9 +85,17 @@ fn blob(signer: &Issued, serial: i64, entries: &[Value]) -> String {
     });
     let signing_input =
         format!("{}.{}", b64url(&serde_json::to_vec(&header).unwrap()), b64url(&serde_json::to_vec(&payload).unwrap()));
-    let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &signer.pkcs8).unwrap();
-    let sig = key.sign(&SystemRandom::new(), signing_input.as_bytes()).unwrap();
-    format!("{signing_input}.{}", b64url(sig.as_ref()))
+    let sig = if rsa {
+        let key = aws_lc_rs::rsa::KeyPair::from_pkcs8(&signer.pkcs8).unwrap();
+        let mut sig = vec![0; key.public_modulus_len()];
+        key.sign(&aws_lc_rs::signature::RSA_PKCS1_SHA256, &SystemRandom::new(), signing_input.as_bytes(), &mut sig)
+            .unwrap();
+        sig
+    } else {
+        let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &signer.pkcs8).unwrap();
+        key.sign(&SystemRandom::new(), signing_input.as_bytes()).unwrap().as_ref().to_vec()
+    };
+    format!("{signing_input}.{}", b64url(&sig))
 }
 
 /// One entry of a BLOB: an authenticator model, its attestation root and its status history.
@@ -227,7 +248,10 @@ fn a_verified_policy_takes_only_attested_models_of_the_imported_metadata() {
     let r = d.cli(&["mds", "import", &good_file, "--root", &root_pem]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("metadata_not_newer") && r.stderr.contains("--force"), "{}", r.stderr);
-    d.cli(&["mds", "import", &good_file, "--root", &root_pem, "--force"]).ok();
+    // Taken with --force; this one signed with RS256 by an RSA certificate, as the FIDO
+    // Alliance's are.
+    let rsa_blob = blob(&rsa_signer("Test MDS RSA Signer", &mds_root), 7, &entries);
+    d.cli(&["mds", "import", &write(dir.path(), "rsa.jwt", &rsa_blob), "--root", &root_pem, "--force"]).ok();
     let audit = d.cli(&["audit", "--action", "mds.import", "-o", "json"]).ok().json();
     assert!(audit.as_array().unwrap().len() >= 2, "{audit}");
 

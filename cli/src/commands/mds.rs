@@ -19,7 +19,7 @@ fn shown(s: &MdsStatus) -> Result<Output, CliError> {
         ("serial", s.serial.to_string()),
         ("next update", s.next_update.clone()),
         ("authenticators", s.authenticators.to_string()),
-        ("refused (revoked or compromised)", s.refused.to_string()),
+        ("refused", format!("{} (revoked or compromised)", s.refused)),
         ("imported", s.imported.clone()),
         ("sha256", s.sha256.clone()),
     ];

@@ -31,7 +31,7 @@ fn show(t: &Tenant) -> comfy_table::Table {
     rows.push(("accent color", or_default(&t.accent_color, "none (the default)")));
     rows.push(("default locale", or_default(&t.default_locale, "none (en)")));
     rows.push(("logo sha256", or_default(&t.logo_sha256, "none")));
-    rows.push(("attestation", t.attestation_policy.as_str().to_owned()));
+    rows.push(("attestation policy", t.attestation_policy.as_str().to_owned()));
     if !t.allowed_aaguids.is_empty() {
         rows.push(("allowed aaguids", t.allowed_aaguids.join(", ")));
     }

@@ -369,7 +369,7 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
             display_name: t.display_name.clone(),
             color: t.color.clone(),
             default_locale: t.default_locale.clone(),
-            // A logo is set with `tenant brand --logo`; the file leaves it alone.
+            // The logo is checked below, from the file `logo_file` names.
             logo: None,
         };
         let mut brand = crate::brand::changed(&current_brand, &asked)
@@ -693,13 +693,13 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 backchannel_logout_session_required: a.backchannel_logout_session_required,
             })
             .collect();
-        // Providers without their secrets, each naming the file its secret would be read
-        // from: applied back here (no such file) the stored secret is kept; on a new
-        // install the operator writes the file first.
         // The logo is named, not carried: `{slug}-logo.svg|png` next to the file (saved with
         // `curl -o` from the tenant's /logo). Applied while that file is missing, it is kept.
         let logo_file = store::tenants::logo(tx, t.id)?
             .map(|l| format!("{}-logo.{}", t.slug, if l.content_type == "image/svg+xml" { "svg" } else { "png" }));
+        // Providers without their secrets, each naming the file its secret would be read
+        // from: applied back here (no such file) the stored secret is kept; on a new
+        // install the operator writes the file first.
         let social = store::social::providers(tx, t.id)?
             .into_iter()
             .map(|p| DeclaredSocial {

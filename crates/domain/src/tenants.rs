@@ -311,15 +311,19 @@ pub fn checked_change(cur: &TenantRow, req: &UpdateTenant, public_url: &str) -> 
     )
 }
 
-/// The attestation policy `req` makes of the tenant's. `any` keeps no list of AAGUIDs (one is
-/// only proven by attestation); `verified` needs imported metadata (without it every
-/// registration would be refused), and each AAGUID listed must be in it.
+/// The attestation policy a change makes of the tenant's `cur` (nothing asked: `cur` as it is,
+/// whatever the metadata says since). `any` keeps no list of AAGUIDs (one is only proven by
+/// attestation); `verified` needs imported metadata (without it every registration would be
+/// refused), and each AAGUID newly listed must be in it.
 pub fn attestation_change(
     tx: &impl Reader,
     cur: &Attestation,
     policy: Option<AttestationPolicy>,
     allowed_aaguids: Option<&[String]>,
 ) -> Result<Attestation, Error> {
+    if policy.is_none() && allowed_aaguids.is_none() {
+        return Ok(cur.clone());
+    }
     let policy = policy.unwrap_or(cur.policy);
     let allowed = match allowed_aaguids {
         Some(list) => crate::webauthn::attestation::checked_aaguids(list)?,
@@ -342,7 +346,7 @@ pub fn attestation_change(
                         .into(),
                 ));
             }
-            for a in &allowed {
+            for a in allowed.iter().filter(|a| !cur.allowed_aaguids.contains(a)) {
                 if store::mds::entry(tx, a)?.is_none() {
                     return Err(bad(format!(
                         "AAGUID {a} is not in the imported FIDO metadata (latchkey mds status); check it, or \

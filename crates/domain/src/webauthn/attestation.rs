@@ -137,10 +137,15 @@ pub async fn import(state: &State, req: ImportMds) -> Result<MdsStatus, Error> {
         all
     };
     let now = state.clock.now();
-    let blob = mds::verify(&req.blob, &roots, u64::try_from(now).unwrap_or(0))
-        .map_err(|e| invalid(format!("the metadata BLOB was refused: {e}")))?;
-    let sha256 = crate::crypto::hex(&crate::crypto::sha256(req.blob.trim().as_bytes()));
     let force = req.force;
+    // Parsing and checking a BLOB of a few MiB takes a while: off the request threads.
+    let (blob, sha256) = tokio::task::spawn_blocking(move || {
+        let blob = mds::verify(&req.blob, &roots, u64::try_from(now).unwrap_or(0))
+            .map_err(|e| invalid(format!("the metadata BLOB was refused: {e}")))?;
+        Ok::<_, Error>((blob, crate::crypto::hex(&crate::crypto::sha256(req.blob.trim().as_bytes()))))
+    })
+    .await
+    .map_err(Error::internal)??;
     state
         .db
         .write(move |tx| -> Result<MdsStatus, Error> {
