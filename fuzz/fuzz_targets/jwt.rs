@@ -78,6 +78,7 @@ fn fixture() -> &'static Fixture {
             registration: Registration::Invite,
             created_at: 0,
             brand: Default::default(),
+            attestation: Default::default(),
         };
         let tenant = tenant_runtime(&row, vec![signer], "http://localhost:8080").expect("tenant runtime");
         Fixture { tenant, key, db }
