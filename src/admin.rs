@@ -219,6 +219,18 @@ pub struct MdsStatus {
     pub refused: u64,
 }
 
+/// A tenant's SCIM endpoint (`latchkey scim enable|rotate-token|disable|status`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ScimStatus {
+    pub tenant: String,
+    pub enabled: bool,
+    /// `{base_url}/scim/v2`: the Tenant URL a directory is given.
+    pub base_url: String,
+    /// The bearer token, only in the answer that made it (enable, rotate-token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
 /// A URL a tenant moved away from, answering until `until` (RFC 3339).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct OldUrl {

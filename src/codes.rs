@@ -56,6 +56,16 @@ pub const CREDENTIAL_EXISTS: &str = "credential_exists";
 /// The tenant's attestation policy refuses this authenticator (`verified`: no attestation, not
 /// in the imported FIDO metadata, a revoked or compromised status, not on the allowed list).
 pub const AUTHENTICATOR_NOT_ALLOWED: &str = "authenticator_not_allowed";
+/// SCIM errors (RFC 7644 §3.12), each answered with its `scimType`.
+pub const SCIM_INVALID_FILTER: &str = "invalid_filter";
+pub const SCIM_INVALID_SYNTAX: &str = "invalid_syntax";
+pub const SCIM_INVALID_VALUE: &str = "invalid_value";
+pub const SCIM_INVALID_PATH: &str = "invalid_path";
+pub const SCIM_NO_TARGET: &str = "no_target";
+pub const SCIM_UNIQUENESS: &str = "uniqueness";
+pub const SCIM_MUTABILITY: &str = "mutability";
+/// `If-Match` names another version than the resource's (412).
+pub const PRECONDITION_FAILED: &str = "precondition_failed";
 /// A FIDO metadata BLOB that does not verify or parse (`latchkey mds import`).
 pub const INVALID_METADATA: &str = "invalid_metadata";
 /// A FIDO metadata BLOB no newer than the one imported (its serial number); `force` takes it.

@@ -111,6 +111,10 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Let an enterprise directory (Microsoft Entra ID, Okta) provision a tenant's users and
+    /// groups over SCIM 2.0.
+    #[command(subcommand)]
+    Scim(ScimCmd),
     /// Import the FIDO Metadata Service BLOB that tenants with `--attestation-policy verified`
     /// check authenticators against, and show the one in force.
     #[command(subcommand)]
@@ -147,6 +151,36 @@ pub enum Shell {
     Bash,
     Zsh,
     Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScimCmd {
+    /// Turn SCIM on for a tenant: prints its Tenant URL ({base_url}/scim/v2) and, once only, the
+    /// bearer token to give the directory (stored hashed; lost, it is replaced with
+    /// rotate-token). Users the directory creates are invited (e-mailed when [smtp] is set);
+    /// deactivated ones are disabled (signed out everywhere); deleted ones are deleted. Groups
+    /// are roles.
+    #[command(after_help = "Examples:\n  latchkey scim enable --tenant acme\n  \
+        latchkey scim enable --tenant acme -q > scim.token     # the token alone")]
+    Enable {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Replace the tenant's SCIM token: the old one stops working at once. Prints the new one.
+    RotateToken {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Turn SCIM off for a tenant: its token stops working; users and groups stay.
+    Disable {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Show whether SCIM is on for a tenant, and its Tenant URL.
+    Status {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
 }
 
 #[derive(Debug, Subcommand)]

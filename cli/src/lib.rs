@@ -70,6 +70,7 @@ fn run(cli: Cli, socket: Socket) -> Result<u8, CliError> {
         Command::Role(c) => commands::role::run(&client, c)?,
         Command::Social(c) => commands::social::run(&client, c)?,
         Command::Mds(c) => commands::mds::run(&client, c)?,
+        Command::Scim(c) => commands::scim::run(&client, c)?,
         Command::Backup { file } => {
             let bytes = client.download("/backup", &file)?;
             output::Output::new(&serde_json::json!({"file": file.display().to_string(), "bytes": bytes}))?

@@ -35,6 +35,7 @@ mod passkeys;
 mod passkeys_negative;
 mod readme;
 mod routing;
+mod scim;
 mod security;
 mod signing;
 mod social;

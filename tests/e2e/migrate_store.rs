@@ -166,7 +166,7 @@ fn sqlite_installation_moves_to_postgres() {
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert_eq!(first.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let printed = counts(&stdout);
-    assert_eq!(printed.len(), 28, "every table is listed:\n{stdout}");
+    assert_eq!(printed.len(), 30, "every table is listed:\n{stdout}");
     for (t, (sqlite, postgres)) in &printed {
         assert_eq!(sqlite, postgres, "{t}:\n{stdout}");
     }
@@ -222,6 +222,9 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("ALTER TABLE tenants DROP COLUMN allowed_aaguids");
     pg_sql.exec("DROP TABLE mds_blob");
     pg_sql.exec("DROP TABLE mds_entries");
+    pg_sql.exec("ALTER TABLE tenants DROP COLUMN scim_token_hash");
+    pg_sql.exec("DROP TABLE scim_users");
+    pg_sql.exec("DROP TABLE scim_groups");
     pg_sql.exec("DROP TABLE latchkey_release");
     pg_sql.exec("DROP TABLE tenant_old_urls");
     pg_sql.exec("ALTER TABLE social_links DROP COLUMN authority");

@@ -10,6 +10,7 @@ pub mod key;
 pub mod mds;
 pub mod reinvite;
 pub mod role;
+pub mod scim;
 pub mod social;
 pub mod status;
 pub mod tenant;

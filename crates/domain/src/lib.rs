@@ -31,6 +31,7 @@ pub mod outbox;
 pub mod params;
 pub mod ratelimit;
 pub mod registry;
+pub mod scim;
 pub mod sessions;
 pub mod social;
 pub mod state;

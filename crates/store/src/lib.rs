@@ -33,6 +33,7 @@ pub mod outbox;
 pub mod pg;
 pub mod roles;
 pub mod schema;
+pub mod scim;
 pub mod sessions;
 pub mod sign_in;
 pub mod social;

@@ -48,6 +48,8 @@ pub const TABLES: &[&str] = &[
     "device_codes",
     "roles",
     "user_roles",
+    "scim_users",
+    "scim_groups",
     "audit",
     "social_providers",
     "social_links",

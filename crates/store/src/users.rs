@@ -167,6 +167,15 @@ pub fn set_email_verified(tx: &WriteTx<'_>, tenant: TenantId, id: UserId) -> Res
     Ok(())
 }
 
+/// Changes a user's e-mail address (a SCIM client's); the caller checks it is free.
+pub fn set_email(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, email: &str) -> Result<(), StoreError> {
+    tx.conn().execute(
+        "UPDATE users SET email = ?3, email_norm = ?4 WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id, email, normalise_email(email)],
+    )?;
+    Ok(())
+}
+
 pub fn set_name(tx: &WriteTx<'_>, tenant: TenantId, id: UserId, name: &str) -> Result<(), StoreError> {
     tx.conn().execute("UPDATE users SET name = ?3 WHERE tenant_id = ?1 AND id = ?2", params![tenant, id, name])?;
     Ok(())

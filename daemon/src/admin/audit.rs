@@ -40,6 +40,9 @@ pub enum AdminAction {
     Apply,
     Backup,
     MdsImport,
+    ScimEnable,
+    ScimRotateToken,
+    ScimDisable,
 }
 
 impl AdminAction {
@@ -73,6 +76,9 @@ impl AdminAction {
             A::Apply => "apply",
             A::Backup => "backup",
             A::MdsImport => "mds.import",
+            A::ScimEnable => "scim.enable",
+            A::ScimRotateToken => "scim.rotate_token",
+            A::ScimDisable => "scim.disable",
         }
     }
 }
@@ -97,7 +103,8 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         | A::Audit(_)
         | A::AuditAll
         | A::Export(_)
-        | A::MdsStatus => return None,
+        | A::MdsStatus
+        | A::ScimStatus(_) => return None,
         A::TenantCreate => (Act::TenantCreate, None),
         A::TenantUpdate(slug) => (Act::TenantUpdate, Some(slug)),
         A::TenantBrand(slug) => (Act::TenantBrand, Some(slug)),
@@ -125,6 +132,9 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         A::Apply => (Act::Apply, None),
         A::Backup => (Act::Backup, None),
         A::MdsImport => (Act::MdsImport, None),
+        A::ScimSet(_, super::route::ScimChange::Enable) => (Act::ScimEnable, None),
+        A::ScimSet(_, super::route::ScimChange::RotateToken) => (Act::ScimRotateToken, None),
+        A::ScimSet(_, super::route::ScimChange::Disable) => (Act::ScimDisable, None),
     };
     Some((act, subject.map(String::as_str)))
 }

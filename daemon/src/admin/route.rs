@@ -51,10 +51,22 @@ pub enum AdminRoute {
     Export(String),
     Apply,
     Backup,
+    /// A tenant's SCIM endpoint: `latchkey scim status`.
+    ScimStatus(String),
+    /// `latchkey scim enable|rotate-token|disable`.
+    ScimSet(String, ScimChange),
     /// The FIDO metadata in force (`latchkey mds status`).
     MdsStatus,
     /// A FIDO metadata BLOB to verify and take (`latchkey mds import`).
     MdsImport,
+}
+
+/// What `POST /admin/v1/tenants/{slug}/scim/{change}` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScimChange {
+    Enable,
+    RotateToken,
+    Disable,
 }
 
 /// Why an admin request has no route.
@@ -113,7 +125,9 @@ impl AdminRoute {
             | A::SocialEnable(t)
             | A::SocialDisable(t, _)
             | A::Audit(t)
-            | A::Export(t) => Some(t),
+            | A::Export(t)
+            | A::ScimStatus(t)
+            | A::ScimSet(t, _) => Some(t),
         }
     }
 }
@@ -163,6 +177,10 @@ pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
         }
         ["tenants", t, "brand"] => pick(m, &[(PUT, A::TenantBrand(s(t)))]),
         ["tenants", t, "export"] => pick(m, &[(GET, A::Export(s(t)))]),
+        ["tenants", t, "scim"] => pick(m, &[(GET, A::ScimStatus(s(t)))]),
+        ["tenants", t, "scim", "enable"] => pick(m, &[(POST, A::ScimSet(s(t), ScimChange::Enable))]),
+        ["tenants", t, "scim", "rotate-token"] => pick(m, &[(POST, A::ScimSet(s(t), ScimChange::RotateToken))]),
+        ["tenants", t, "scim", "disable"] => pick(m, &[(POST, A::ScimSet(s(t), ScimChange::Disable))]),
         ["tenants", t, "audit"] => pick(m, &[(GET, A::Audit(s(t)))]),
         ["tenants", t, "apps"] => pick(m, &[(GET, A::AppList(s(t))), (POST, A::AppCreate(s(t)))]),
         ["tenants", t, "apps", id] => pick(

@@ -168,6 +168,16 @@ async fn dispatch(
             note.detail = serde_json::to_string(&shown).ok();
             ok(&latchkey_domain::brand::set(state, slug, r).await?)
         }
+        A::ScimStatus(slug) => ok(&latchkey_domain::scim::status(state, slug).await?),
+        A::ScimSet(slug, change) => {
+            use super::route::ScimChange as C;
+            let (enable, rotate) = match change {
+                C::Enable => (true, false),
+                C::RotateToken => (true, true),
+                C::Disable => (false, false),
+            };
+            ok(&latchkey_domain::scim::set(state, slug, enable, rotate).await?)
+        }
         A::MdsStatus => match latchkey_domain::webauthn::attestation::status(&state.db).await? {
             Some(s) => ok(&s),
             None => Err(Error::not_found(

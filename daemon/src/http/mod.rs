@@ -20,6 +20,7 @@ pub mod public;
 pub mod request;
 pub mod response;
 pub mod route;
+pub mod scim;
 pub mod scrape;
 pub mod social;
 pub mod spill;

@@ -227,6 +227,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::CredentialRename(id) => api(ceremony::credential_rename(&cx, req, id).await),
         R::CredentialDelete(id) => api(ceremony::credential_delete(&cx, req, id).await),
         R::BulkInvite => api(bulk::invite(&cx, req).await),
+        R::Scim(rest) => super::scim::serve(&cx, req, &rest).await,
         R::InvitePage(token) => page(&cx, pages::invite(&cx, token, false).await),
         R::RecoverPage(token) => page(&cx, pages::invite(&cx, token, true).await),
         R::AccountPage => page(&cx, pages::account(&cx, req).await),

@@ -89,6 +89,9 @@ pub enum TenantRoute {
     SocialLink(String),
     /// `DELETE /api/social/{provider}`: unlink.
     SocialUnlink(String),
+    /// Any method on `/scim/v2/…` (RFC 7644), with the path below it: the SCIM endpoint routes
+    /// its own resources and answers in its own error shape.
+    Scim(String),
 }
 
 /// Why a request has no route.
@@ -143,6 +146,7 @@ impl Route {
                 TenantRoute::SetLocale(_) => "set_locale",
                 TenantRoute::BrandCss => "brand_css",
                 TenantRoute::TenantLogo => "tenant_logo",
+                TenantRoute::Scim(_) => "scim",
                 TenantRoute::BulkInvite => "bulk_invite",
                 TenantRoute::SocialStart(_) => "social_start",
                 TenantRoute::SocialCallback(_) => "social_callback",
@@ -258,6 +262,7 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
             None => Err(Unrouted::NoSuchPath),
         },
         ["brand.css"] => one(R::BrandCss, READ),
+        ["scim", "v2", rest @ ..] => Ok(R::Scim(rest.join("/"))),
         ["logo"] => one(R::TenantLogo, READ),
         ["locale", tag] if !tag.is_empty() => one(R::SetLocale((*tag).to_owned()), GET),
         ["logos", file] => match file.strip_suffix(".png").filter(|id| !id.is_empty()) {

@@ -154,6 +154,27 @@ async fn deliver(
     Ok(inv)
 }
 
+/// E-mails the invitation of a user made by a SCIM client when `[smtp]` is set; a failure is
+/// logged (the client cannot be told: its call has succeeded).
+pub(crate) async fn send_invitation(
+    state: &State,
+    tenant: &crate::registry::TenantRuntime,
+    email: &str,
+    name: &str,
+    url: &str,
+    expires_at: Timestamp,
+) {
+    let inv = Invitation {
+        email: email.to_owned(),
+        name: name.to_owned(),
+        invite_url: url.to_owned(),
+        expires_at: rfc3339(expires_at),
+        emailed: None,
+        email_error: None,
+    };
+    let _ = deliver(state, inv, tenant.display_name.clone(), crate::i18n::Locale::default()).await;
+}
+
 /// Issues a one-time recovery link with which the user registers a new passkey.
 pub async fn recover(state: &State, slug: String, email: String) -> Result<Recovery, Error> {
     let now = state.clock.now();
