@@ -121,7 +121,8 @@ fn a_directory_provisions_users_and_groups() {
     let bea = scim.send("POST", "/Users", &okta);
     assert_eq!(bea.status, 201, "{}", bea.body);
     let bea_id = bea.json()["id"].as_str().unwrap().to_owned();
-    assert_eq!(bea.json()["displayName"], "Bea Smith");
+    let shown = d.cli(&["user", "show", "--tenant", "acme", "bea@acme.test", "-o", "json"]).ok().json();
+    assert_eq!(shown["name"], "Bea Smith", "the name, from name.givenName and familyName");
 
     // Refusals, each storing nothing.
     let before = d.snapshot();
@@ -325,4 +326,32 @@ fn a_directory_provisions_users_and_groups() {
     assert_eq!(fresh.get("/Users").status, 200);
     d.cli(&["scim", "disable", "--tenant", "acme"]).ok();
     refused(&d, fresh.get("/Users"), 404, None);
+}
+
+/// scim2-tester (PyPI, installed by scripts/test.sh) creates, reads, searches, patches, replaces
+/// and deletes users and groups from what the discovery endpoints publish, and finds nothing
+/// wrong.
+#[test]
+fn scim2_tester_finds_no_failure() {
+    let python = repo_root().join("tests/py/.venv/bin/python");
+    assert!(
+        python.exists(),
+        "scim2-tester is not installed: run `bash scripts/test.sh`, which installs it in tests/py/.venv"
+    );
+    let d = TestDaemon::start();
+    let site = Site::new(&d, "acme", &[]);
+    let token = d.cli(&["scim", "enable", "--tenant", "acme", "-q"]).ok().stdout.trim().to_owned();
+    let out: Run = std::process::Command::new(python)
+        .arg(repo_root().join("tests/py/scim_check.py"))
+        .arg(format!("{}/scim/v2", site.base))
+        .arg(&token)
+        .output()
+        .expect("run scim2-tester")
+        .into();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    eprintln!("scim2-tester: {}", report["by_status"]);
+    assert_eq!(report["problems"], json!([]), "{report:#}");
+    assert!(report["total"].as_u64().unwrap_or(0) >= 100, "{report}");
+    assert_eq!(report["by_status"]["SUCCESS"], report["total"]);
 }

@@ -50,6 +50,122 @@ fn respond(status: StatusCode, body: Option<&Value>) -> Response<Body> {
     r
 }
 
+/// An attribute name of `attributes`/`excludedAttributes`, without the core schema's URN:
+/// (`name.givenName` → `name`, `givenName`; an enterprise attribute keeps its URN as `ext`).
+fn split_attr(name: &str) -> (Option<String>, String, Option<String>) {
+    let name = name.trim();
+    let lower = name.to_ascii_lowercase();
+    let ext = latchkey_domain::scim::patch::ENTERPRISE;
+    let (ext_key, rest) = if lower.starts_with(&ext.to_ascii_lowercase()) {
+        (Some(ext.to_owned()), name[ext.len()..].trim_start_matches(':'))
+    } else if lower.starts_with("urn:") {
+        (None, name.rsplit(':').next().unwrap_or(name))
+    } else {
+        (None, name)
+    };
+    let mut parts = rest.splitn(2, '.');
+    let attr = parts.next().unwrap_or("").to_ascii_lowercase();
+    (ext_key, attr, parts.next().map(str::to_ascii_lowercase))
+}
+
+/// Applies `attributes` (only these, with `id` and `schemas`) or `excludedAttributes` (all
+/// but these) to one resource (RFC 7644 §3.4.2.5).
+fn project(resource: &mut Value, only: Option<&str>, excluded: Option<&str>) {
+    let Some(obj) = resource.as_object_mut() else { return };
+    let list = |v: &str| v.split(',').filter(|a| !a.trim().is_empty()).map(split_attr).collect::<Vec<_>>();
+    if let Some(only) = only.map(list) {
+        let keep = |key: &str, ext: Option<&str>, sub: Option<&str>| {
+            only.iter().any(|(e, a, s)| {
+                e.as_deref() == ext
+                    && a.eq_ignore_ascii_case(key)
+                    && (s.is_none() || sub.is_none() || s.as_deref() == sub)
+            })
+        };
+        let keys: Vec<String> = obj.keys().cloned().collect();
+        for k in keys {
+            if k == "id" || k == "schemas" {
+                continue;
+            }
+            if k.starts_with("urn:") {
+                let wanted = only.iter().any(|(e, ..)| e.as_deref() == Some(k.as_str()));
+                match obj.get_mut(&k).and_then(Value::as_object_mut) {
+                    Some(ext) if wanted => {
+                        let inner: Vec<String> = ext.keys().cloned().collect();
+                        for i in inner {
+                            let lower = i.to_ascii_lowercase();
+                            let whole = only.iter().any(|(e, a, _)| e.as_deref() == Some(k.as_str()) && a.is_empty());
+                            if !whole && !keep(&lower, Some(&k), None) {
+                                ext.remove(&i);
+                            }
+                        }
+                    }
+                    _ => {
+                        obj.remove(&k);
+                    }
+                }
+                continue;
+            }
+            if !keep(&k.to_ascii_lowercase(), None, None) {
+                obj.remove(&k);
+                continue;
+            }
+            // Sub-attributes named: only those of a complex attribute.
+            let subs: Vec<&String> = only
+                .iter()
+                .filter(|(e, a, s)| e.is_none() && a.eq_ignore_ascii_case(&k) && s.is_some())
+                .filter_map(|(_, _, s)| s.as_ref())
+                .collect();
+            if !subs.is_empty()
+                && let Some(Value::Object(inner)) = obj.get_mut(&k)
+            {
+                inner.retain(|i, _| subs.iter().any(|s| s.eq_ignore_ascii_case(i)));
+            }
+        }
+    }
+    if let Some(excluded) = excluded.map(list) {
+        for (ext, attr, sub) in excluded {
+            if attr == "id" || attr == "schemas" {
+                continue;
+            }
+            let target = match &ext {
+                Some(e) if attr.is_empty() => {
+                    obj.remove(e);
+                    continue;
+                }
+                Some(e) => obj.get_mut(e).and_then(Value::as_object_mut),
+                None => Some(&mut *obj),
+            };
+            let Some(target) = target else { continue };
+            let key = target.keys().find(|k| k.eq_ignore_ascii_case(&attr)).cloned();
+            match (key, sub) {
+                (Some(k), None) => {
+                    target.remove(&k);
+                }
+                (Some(k), Some(s)) => {
+                    if let Some(Value::Object(inner)) = target.get_mut(&k) {
+                        inner.retain(|i, _| !i.eq_ignore_ascii_case(&s));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// [`project`] on an answer: its resource, or each resource of a list.
+fn projected(mut a: Answer, only: Option<&str>, excluded: Option<&str>) -> Answer {
+    if only.is_none() && excluded.is_none() {
+        return a;
+    }
+    if let Some(body) = a.body.as_mut() {
+        match body.get_mut("Resources").and_then(Value::as_array_mut) {
+            Some(items) => items.iter_mut().for_each(|r| project(r, only, excluded)),
+            None => project(body, only, excluded),
+        }
+    }
+    a
+}
+
 fn answer(a: Answer) -> Response<Body> {
     let status = StatusCode::from_u16(a.status).unwrap_or(StatusCode::OK);
     let mut r = respond(status, a.body.as_ref());
@@ -128,14 +244,80 @@ pub async fn serve(cx: &Cx<'_>, req: Req, rest: &str) -> Response<Body> {
 }
 
 async fn route(cx: &Cx<'_>, req: Req, rest: &str) -> Result<Answer, Error> {
+    let q = query(&req);
+    let searching = rest.trim_matches('/').ends_with("/.search") || rest.trim_matches('/') == ".search";
+    let (only, excluded) = (q.get("attributes").cloned(), q.get("excludedattributes").cloned());
+    if searching {
+        return search(cx, req, rest).await;
+    }
+    let a = resources(cx, req, rest, q).await?;
+    Ok(projected(a, only.as_deref(), excluded.as_deref()))
+}
+
+/// `POST /Users/.search`, `/Groups/.search` (RFC 7644 §3.4.3): a query in the body.
+async fn search(cx: &Cx<'_>, req: Req, rest: &str) -> Result<Answer, Error> {
+    if req.method() != Method::POST {
+        return Err(wrong_method("POST"));
+    }
+    let kind = rest.trim_matches('/').trim_end_matches(".search").trim_end_matches('/').to_owned();
+    if !["Users", "Groups", ""].contains(&kind.as_str()) {
+        return Err(not_found());
+    }
+    authenticate(cx, &req).await?;
+    let b = body(cx, req).await?;
+    let text = |k: &str| {
+        b.get(k).and_then(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Array(a) => Some(a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(",")),
+            _ => None,
+        })
+    };
+    let filter = text("filter")
+        .map(|f| scim::filter::parse(&f).map_err(|e| scim::invalid(codes::SCIM_INVALID_FILTER, e)))
+        .transpose()?;
+    let (start, count) = scim::page(text("startIndex").as_deref(), text("count").as_deref())?;
+    let (only, excluded) = (text("attributes"), text("excludedAttributes"));
+    let no_members =
+        excluded.as_deref().is_some_and(|v| v.split(',').any(|a| a.trim().eq_ignore_ascii_case("members")));
+    let a = match kind.as_str() {
+        "Users" => users::list(cx.state, &cx.tenant, filter, start, count).await?,
+        "Groups" => groups::list(cx.state, &cx.tenant, filter, start, count, no_members).await?,
+        // At the root: users, then groups, one list (RFC 7644 §3.4.3).
+        _ => {
+            let all = usize::MAX / 2;
+            let mut found = vec![];
+            for a in [
+                users::list(cx.state, &cx.tenant, filter.clone(), 1, all).await?,
+                groups::list(cx.state, &cx.tenant, filter, 1, all, no_members).await?,
+            ] {
+                if let Some(Value::Array(items)) = a.body.and_then(|mut b| b.get_mut("Resources").map(Value::take)) {
+                    found.extend(items);
+                }
+            }
+            Answer::ok(scim::list_response(found, start, count))
+        }
+    };
+    Ok(projected(a, only.as_deref(), excluded.as_deref()))
+}
+
+async fn authenticate(cx: &Cx<'_>, req: &Req) -> Result<(), Error> {
+    let token = bearer(req.headers());
+    let tenant = std::sync::Arc::clone(&cx.tenant);
+    cx.state.db.read(move |tx| scim::authenticate(tx, &tenant, token.as_deref())).await
+}
+
+async fn resources(
+    cx: &Cx<'_>,
+    req: Req,
+    rest: &str,
+    q: std::collections::HashMap<String, String>,
+) -> Result<Answer, Error> {
     let state = cx.state;
     let t = &cx.tenant;
-    let token = bearer(req.headers());
-    let tenant = std::sync::Arc::clone(t);
-    state.db.read(move |tx| scim::authenticate(tx, &tenant, token.as_deref())).await?;
+    authenticate(cx, &req).await?;
     let base = t.base_url.clone();
     let segs: Vec<&str> = rest.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
-    let q = query(&req);
     let if_match = header_text(req.headers(), header::IF_MATCH).map(str::to_owned);
     let method = req.method().clone();
     let filter = || -> Result<Option<scim::filter::Filter>, Error> {

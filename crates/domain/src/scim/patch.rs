@@ -230,6 +230,28 @@ pub fn apply(resource: &mut Value, operation: &Value) -> Result<(), PatchError> 
         return Err(err("invalidSyntax", format!("op {op:?} is not add, replace or remove")));
     }
     let value = operation.get("value").cloned();
+    // The enterprise extension as a whole.
+    if let Some(path) = operation.get("path").and_then(Value::as_str)
+        && path.trim().eq_ignore_ascii_case(ENTERPRISE)
+    {
+        match (op.as_str(), value) {
+            ("remove", _) => {
+                resource.remove(ENTERPRISE);
+            }
+            (_, Some(Value::Object(new))) => {
+                let mut ext = match resource.remove(ENTERPRISE) {
+                    Some(Value::Object(m)) if op == "add" => m,
+                    _ => Map::new(),
+                };
+                for (k, v) in new {
+                    set(&mut ext, &k, v);
+                }
+                resource.insert(ENTERPRISE.to_owned(), Value::Object(ext));
+            }
+            _ => return Err(err("invalidValue", "the enterprise extension's value is an object")),
+        }
+        return Ok(());
+    }
     match operation.get("path").and_then(Value::as_str).filter(|p| !p.trim().is_empty()) {
         Some(path) => {
             let path = filter::parse_path(path).map_err(|e| err("invalidPath", e))?;

@@ -68,9 +68,23 @@ fn string(name: &str) -> Value {
     attr(name, "string", false, false, "readWrite", "none")
 }
 
+/// A string with canonical values.
+fn canonical(name: &str, values: &[&str]) -> Value {
+    let mut a = string(name);
+    a["canonicalValues"] = json!(values);
+    a
+}
+
 fn complex(name: &str, multi: bool, subs: Vec<Value>) -> Value {
     let mut a = attr(name, "complex", multi, false, "readWrite", "none");
     a["subAttributes"] = Value::Array(subs);
+    a
+}
+
+/// A reference to resources of these types (`User`, `Group`) or `external`.
+fn reference(name: &str, mutability: &str, types: &[&str]) -> Value {
+    let mut a = attr(name, "reference", false, false, mutability, "none");
+    a["referenceTypes"] = json!(types);
     a
 }
 
@@ -104,14 +118,13 @@ pub fn schemas(base: &str) -> Vec<Value> {
     let mut groups = complex(
         "groups",
         true,
-        vec![
-            string("value"),
-            attr("$ref", "reference", false, false, "readOnly", "none"),
-            string("display"),
-            string("type"),
-        ],
+        vec![string("value"), reference("$ref", "readOnly", &["User", "Group"]), string("display"), string("type")],
     );
     groups["mutability"] = json!("readOnly");
+    // Latchkey's users have an e-mail: `emails` (with a value) is required.
+    let mut emails = multi("emails");
+    emails["required"] = json!(true);
+    emails["subAttributes"][0]["required"] = json!(true);
     let user = vec![
         user_name,
         complex(
@@ -128,14 +141,14 @@ pub fn schemas(base: &str) -> Vec<Value> {
         ),
         string("displayName"),
         string("nickName"),
-        attr("profileUrl", "reference", false, false, "readWrite", "none"),
+        reference("profileUrl", "readWrite", &["external"]),
         string("title"),
         string("userType"),
         string("preferredLanguage"),
         string("locale"),
         string("timezone"),
         attr("active", "boolean", false, false, "readWrite", "none"),
-        multi("emails"),
+        emails,
         multi("phoneNumbers"),
         multi("ims"),
         multi("photos"),
@@ -161,7 +174,11 @@ pub fn schemas(base: &str) -> Vec<Value> {
     let mut members = complex(
         "members",
         true,
-        vec![string("value"), attr("$ref", "reference", false, false, "immutable", "none"), string("type")],
+        vec![
+            string("value"),
+            reference("$ref", "immutable", &["User", "Group"]),
+            canonical("type", &["User", "Group"]),
+        ],
     );
     members["mutability"] = json!("readWrite");
     let mut display = attr("displayName", "string", false, true, "readWrite", "server");
@@ -176,7 +193,7 @@ pub fn schemas(base: &str) -> Vec<Value> {
         complex(
             "manager",
             false,
-            vec![string("value"), attr("$ref", "reference", false, false, "readWrite", "none"), string("displayName")],
+            vec![string("value"), reference("$ref", "readWrite", &["User"]), string("displayName")],
         ),
     ];
     vec![

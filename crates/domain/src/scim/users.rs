@@ -2,7 +2,7 @@
 //!
 //! `id` is the user's public id (the `sub` of its tokens). `userName` is what the client chose —
 //! usually the e-mail, any unique string otherwise, and then the primary of `emails` is the
-//! user's e-mail. `displayName` is the user's name; `active` its status (`false`: disabled);
+//! user's e-mail. `displayName` gives the user's name; `active` its status (`false`: disabled);
 //! `groups` its roles (read-only). The other attributes of the core and enterprise User schemas
 //! are kept as given and returned as they were.
 
@@ -53,7 +53,7 @@ const CORE: &[&str] = &[
 ];
 
 /// Attributes Latchkey answers for itself, never kept among the client's.
-const OWN: &[&str] = &["schemas", "id", "meta", "username", "externalid", "displayname", "active", "groups"];
+const OWN: &[&str] = &["schemas", "id", "meta", "username", "externalid", "groups"];
 
 /// What a resource says, read for Latchkey's rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,6 +153,10 @@ pub fn desired(resource: &Value) -> Result<Desired, Error> {
         None | Some(Value::Null) => true,
         Some(v) => bool_of(v).ok_or_else(|| invalid(codes::SCIM_INVALID_VALUE, "active must be true or false"))?,
     };
+    // Kept as a boolean, whatever form it came in ("False" from Entra).
+    if let Some(k) = attributes.keys().find(|k| k.eq_ignore_ascii_case("active")).cloned() {
+        attributes.insert(k, json!(active));
+    }
     let external_id = match filter::get(resource, "externalId") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.len() <= 256 => Some(s.clone()),
@@ -169,20 +173,16 @@ pub fn resource(tenant: &TenantRuntime, u: &UserRow, s: Option<&ScimUser>, group
     if out.contains_key(ENTERPRISE) {
         schemas.push(json!(ENTERPRISE));
     }
-    // The user's e-mail is always the primary address, whatever was stored beside it.
+    // The user's e-mail is among the addresses (the client's flags on it are kept).
     let mut emails: Vec<Value> = out.remove("emails").and_then(|v| v.as_array().cloned()).unwrap_or_default();
     let own = normalise_email(&u.email);
-    let mut found = false;
-    for e in emails.iter_mut().filter_map(Value::as_object_mut) {
-        let is_own = e.get("value").and_then(Value::as_str).is_some_and(|v| normalise_email(v) == own);
-        if is_own {
-            found = true;
-            e.insert("primary".into(), json!(true));
-        } else if e.contains_key("primary") {
+    let found = emails
+        .iter()
+        .any(|e| filter::get(e, "value").and_then(Value::as_str).is_some_and(|v| normalise_email(v) == own));
+    if !found {
+        for e in emails.iter_mut().filter_map(Value::as_object_mut) {
             e.insert("primary".into(), json!(false));
         }
-    }
-    if !found {
         emails.insert(0, json!({"value": u.email, "type": "work", "primary": true}));
     }
     out.insert("emails".into(), Value::Array(emails));
@@ -192,8 +192,18 @@ pub fn resource(tenant: &TenantRuntime, u: &UserRow, s: Option<&ScimUser>, group
     if let Some(x) = s.and_then(|s| s.external_id.as_deref()) {
         out.insert("externalId".into(), json!(x));
     }
-    out.insert("displayName".into(), json!(u.name));
-    out.insert("active".into(), json!(u.status != UserStatus::Disabled));
+    // `displayName` and `active` as the client gave them (a user it never named has the name
+    // Latchkey knows); a disabled user is `active: false` whoever disabled them.
+    if s.is_none() {
+        out.insert("displayName".into(), json!(u.name));
+        out.insert("active".into(), json!(u.status != UserStatus::Disabled));
+    }
+    if u.status == UserStatus::Disabled {
+        out.insert("active".into(), json!(false));
+    } else if out.get("active").and_then(bool_of) == Some(false) {
+        // Enabled again from the CLI.
+        out.insert("active".into(), json!(true));
+    }
     if !groups.is_empty() {
         let g: Vec<Value> = groups
             .iter()
@@ -570,7 +580,7 @@ mod tests {
         assert_eq!((d.email.as_str(), d.name.as_str(), d.active), ("ada@contoso.com", "Ada Lovelace", true));
         assert_eq!(d.external_id.as_deref(), Some("ada"));
         assert!(d.attributes.contains_key("title") && d.attributes.contains_key(ENTERPRISE));
-        assert!(!d.attributes.contains_key("userName") && !d.attributes.contains_key("active"));
+        assert!(!d.attributes.contains_key("userName") && d.attributes.contains_key("active"));
         let okta = json!({"userName": "bea", "name": {"givenName": "Bea", "familyName": "Smith"},
                           "emails": [{"value": "bea@okta.test", "type": "work", "primary": true}], "active": true});
         let d = desired(&okta).unwrap();
