@@ -49,6 +49,9 @@ _latchkey() {
             latchkey,role)
                 cmd="latchkey__subcmd__role"
                 ;;
+            latchkey,scim)
+                cmd="latchkey__subcmd__scim"
+                ;;
             latchkey,social)
                 cmd="latchkey__subcmd__social"
                 ;;
@@ -154,6 +157,9 @@ _latchkey() {
             latchkey__subcmd__help,role)
                 cmd="latchkey__subcmd__help__subcmd__role"
                 ;;
+            latchkey__subcmd__help,scim)
+                cmd="latchkey__subcmd__help__subcmd__scim"
+                ;;
             latchkey__subcmd__help,social)
                 cmd="latchkey__subcmd__help__subcmd__social"
                 ;;
@@ -219,6 +225,18 @@ _latchkey() {
                 ;;
             latchkey__subcmd__help__subcmd__role,unassign)
                 cmd="latchkey__subcmd__help__subcmd__role__subcmd__unassign"
+                ;;
+            latchkey__subcmd__help__subcmd__scim,disable)
+                cmd="latchkey__subcmd__help__subcmd__scim__subcmd__disable"
+                ;;
+            latchkey__subcmd__help__subcmd__scim,enable)
+                cmd="latchkey__subcmd__help__subcmd__scim__subcmd__enable"
+                ;;
+            latchkey__subcmd__help__subcmd__scim,rotate-token)
+                cmd="latchkey__subcmd__help__subcmd__scim__subcmd__rotate__subcmd__token"
+                ;;
+            latchkey__subcmd__help__subcmd__scim,status)
+                cmd="latchkey__subcmd__help__subcmd__scim__subcmd__status"
                 ;;
             latchkey__subcmd__help__subcmd__social,disable)
                 cmd="latchkey__subcmd__help__subcmd__social__subcmd__disable"
@@ -351,6 +369,36 @@ _latchkey() {
                 ;;
             latchkey__subcmd__role__subcmd__help,unassign)
                 cmd="latchkey__subcmd__role__subcmd__help__subcmd__unassign"
+                ;;
+            latchkey__subcmd__scim,disable)
+                cmd="latchkey__subcmd__scim__subcmd__disable"
+                ;;
+            latchkey__subcmd__scim,enable)
+                cmd="latchkey__subcmd__scim__subcmd__enable"
+                ;;
+            latchkey__subcmd__scim,help)
+                cmd="latchkey__subcmd__scim__subcmd__help"
+                ;;
+            latchkey__subcmd__scim,rotate-token)
+                cmd="latchkey__subcmd__scim__subcmd__rotate__subcmd__token"
+                ;;
+            latchkey__subcmd__scim,status)
+                cmd="latchkey__subcmd__scim__subcmd__status"
+                ;;
+            latchkey__subcmd__scim__subcmd__help,disable)
+                cmd="latchkey__subcmd__scim__subcmd__help__subcmd__disable"
+                ;;
+            latchkey__subcmd__scim__subcmd__help,enable)
+                cmd="latchkey__subcmd__scim__subcmd__help__subcmd__enable"
+                ;;
+            latchkey__subcmd__scim__subcmd__help,help)
+                cmd="latchkey__subcmd__scim__subcmd__help__subcmd__help"
+                ;;
+            latchkey__subcmd__scim__subcmd__help,rotate-token)
+                cmd="latchkey__subcmd__scim__subcmd__help__subcmd__rotate__subcmd__token"
+                ;;
+            latchkey__subcmd__scim__subcmd__help,status)
+                cmd="latchkey__subcmd__scim__subcmd__help__subcmd__status"
                 ;;
             latchkey__subcmd__social,disable)
                 cmd="latchkey__subcmd__social__subcmd__disable"
@@ -485,7 +533,7 @@ _latchkey() {
 
     case "${cmd}" in
         latchkey)
-            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role social apply mds export audit backup completions help"
+            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role social apply scim mds export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1289,7 +1337,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help)
-            opts="status tenant app key user credential role social apply mds export audit backup completions help"
+            opts="status tenant app key user credential role social apply scim mds export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1695,6 +1743,76 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__role__subcmd__unassign)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__scim)
+            opts="enable rotate-token disable status"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__scim__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__scim__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__scim__subcmd__rotate__subcmd__token)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__scim__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2617,6 +2735,252 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__role__subcmd__unassign)
+            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim)
+            opts="-o -q -h --socket --output --quiet --help enable rotate-token disable status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__disable)
+            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__enable)
+            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__help)
+            opts="enable rotate-token disable status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__help__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__help__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__help__subcmd__rotate__subcmd__token)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__rotate__subcmd__token)
+            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__scim__subcmd__status)
             opts="-t -o -q -h --tenant --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

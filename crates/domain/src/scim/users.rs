@@ -104,7 +104,9 @@ pub fn desired(resource: &Value) -> Result<Desired, Error> {
     for (k, v) in obj {
         let lower = k.to_ascii_lowercase();
         if lower == "password" {
-            return Err(invalid(codes::SCIM_INVALID_VALUE, "Latchkey has no passwords: users sign in with passkeys"));
+            // Okta sends one when password sync is on: Latchkey has none, so it is dropped,
+            // never stored or logged.
+            continue;
         }
         if lower.starts_with("urn:") {
             if k == ENTERPRISE || k.eq_ignore_ascii_case(ENTERPRISE) {
@@ -593,7 +595,7 @@ mod tests {
         assert_eq!(code(json!({"emails": [{"value": "a@b.c"}]})), codes::SCIM_INVALID_VALUE);
         assert_eq!(code(json!({"userName": "ada"})), codes::SCIM_INVALID_VALUE, "no e-mail");
         assert_eq!(code(json!({"userName": "a@b.c", "shoeSize": 9})), codes::SCIM_INVALID_SYNTAX);
-        assert_eq!(code(json!({"userName": "a@b.c", "password": "x"})), codes::SCIM_INVALID_VALUE);
+        assert!(!desired(&json!({"userName": "a@b.c", "password": "x"})).unwrap().attributes.contains_key("password"));
         assert_eq!(code(json!({"userName": "a@b.c", "active": "maybe"})), codes::SCIM_INVALID_VALUE);
         assert_eq!(code(json!({"userName": "a@b.c", "urn:x:y": {}})), codes::SCIM_INVALID_SYNTAX);
         assert_eq!(code(json!([1])), codes::SCIM_INVALID_SYNTAX);
