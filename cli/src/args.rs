@@ -385,7 +385,8 @@ pub enum AppCmd {
         /// Scope granted to the app (repeatable): users:invite (bulk invitations, m2m),
         /// credentials (users' tokens may manage their passkeys through /api/credentials),
         /// introspect (a resource server that may introspect every token of the tenant),
-        /// offline_access (refresh tokens that outlive the user's browser session).
+        /// offline_access (refresh tokens that outlive the user's browser session), scim (the SCIM
+        /// endpoint, with an m2m app's client-credentials token).
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
         /// Allow the device authorization grant (RFC 8628): a CLI or a device without a browser

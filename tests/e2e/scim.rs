@@ -312,6 +312,19 @@ fn a_directory_provisions_users_and_groups() {
         assert!(by_scim.contains(&action), "{action} in {by_scim:?}");
     }
 
+    // An m2m app's access token with the scim scope works too; one without it is refused.
+    let with_scope = crate::oidc_support::app(&site, "m2m", &["--scope", "scim"]);
+    let without = crate::oidc_support::app(&site, "m2m", &[]);
+    let cc = |a: &crate::oidc_support::App| {
+        let r = crate::oidc_support::token(&site, a, &[("grant_type", "client_credentials")]);
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()["access_token"].as_str().unwrap().to_owned()
+    };
+    let m2m = Client { site: &site, token: cc(&with_scope) };
+    assert_eq!(m2m.get("/Users").status, 200);
+    let plain = Client { site: &site, token: cc(&without) };
+    refused(&d, plain.get("/Users"), 403, None);
+
     // A rotated token replaces the old one; disabled, the endpoint is gone.
     let rotated = d.cli(&["scim", "rotate-token", "--tenant", "acme", "-q"]).ok().stdout.trim().to_owned();
     assert!(rotated.starts_with("lks_") && rotated != token);
@@ -320,6 +333,7 @@ fn a_directory_provisions_users_and_groups() {
     assert_eq!(fresh.get("/Users").status, 200);
     d.cli(&["scim", "disable", "--tenant", "acme"]).ok();
     refused(&d, fresh.get("/Users"), 404, None);
+    refused(&d, m2m.get("/Users"), 404, None);
 }
 
 /// scim2-tester (PyPI, installed by scripts/test.sh) creates, reads, searches, patches, replaces

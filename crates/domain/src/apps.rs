@@ -17,8 +17,8 @@ use crate::urls;
 pub const OIDC_SCOPES: &[&str] = &["openid", "profile", "email", "offline_access"];
 /// API scopes this daemon knows about: `users:invite` (bulk invitations, m2m), `credentials`
 /// (the credentials API with a user's token), `introspect` (a resource server that may
-/// introspect tokens issued to other applications).
-pub const API_SCOPES: &[&str] = &["users:invite", "credentials", "introspect"];
+/// introspect tokens issued to other applications), `scim` (the SCIM endpoint, m2m).
+pub const API_SCOPES: &[&str] = &["users:invite", "credentials", "introspect", "scim"];
 
 pub fn to_wire(row: &AppRow) -> App {
     App {

@@ -304,7 +304,8 @@ async fn search(cx: &Cx<'_>, req: Req, rest: &str) -> Result<Answer, Error> {
 async fn authenticate(cx: &Cx<'_>, req: &Req) -> Result<(), Error> {
     let token = bearer(req.headers());
     let tenant = std::sync::Arc::clone(&cx.tenant);
-    cx.state.db.read(move |tx| scim::authenticate(tx, &tenant, token.as_deref())).await
+    let now = cx.now();
+    cx.state.db.read(move |tx| scim::authenticate(tx, &tenant, token.as_deref(), now)).await
 }
 
 async fn resources(

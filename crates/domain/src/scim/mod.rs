@@ -103,21 +103,38 @@ pub fn check_if_match(if_match: Option<&str>, current: i64) -> Result<(), Error>
     }
 }
 
-/// Whether `token` is the tenant's SCIM bearer token; `Ok(None)` while SCIM is off.
-pub fn authenticate(tx: &impl Reader, tenant: &TenantRuntime, token: Option<&str>) -> Result<(), Error> {
+/// The scope an application's access token needs to call the SCIM endpoint.
+pub const SCOPE: &str = "scim";
+
+/// Checks the caller of a SCIM request: the tenant's SCIM token (`lks_…`), or an access token of
+/// the tenant with the `scim` scope (an m2m app's, from the client credentials grant). Either
+/// way SCIM must be on for the tenant.
+pub fn authenticate(tx: &impl Reader, tenant: &TenantRuntime, token: Option<&str>, now: i64) -> Result<(), Error> {
     let Some(hash) = store::scim::token(tx, tenant.id)? else {
         return Err(Error::not_found(
             codes::NOT_FOUND,
             "SCIM is not enabled for this tenant (latchkey scim enable --tenant SLUG)",
         ));
     };
-    let given = token.map(|t| sha256(t.trim().as_bytes()));
-    match given {
-        Some(g) if aws_lc_rs::constant_time::verify_slices_are_equal(&g, &hash).is_ok() => Ok(()),
-        _ => Err(Error::unauthenticated(
+    let refused = || {
+        Error::unauthenticated(
             codes::INVALID_TOKEN,
-            "the SCIM bearer token is missing, wrong or rotated (latchkey scim rotate-token)",
-        )),
+            "the SCIM bearer token is missing, wrong or rotated (latchkey scim rotate-token), or the access token is \
+             not valid",
+        )
+    };
+    let token = token.map(str::trim).filter(|t| !t.is_empty()).ok_or_else(refused)?;
+    if token.starts_with("lks_") {
+        let given = sha256(token.as_bytes());
+        return match aws_lc_rs::constant_time::verify_slices_are_equal(&given, &hash) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(refused()),
+        };
+    }
+    match crate::oidc::introspection::check_access(tx, tenant, token, now) {
+        Ok((claims, _)) if claims.has_scope(SCOPE) => Ok(()),
+        Ok(_) => Err(Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the scim scope")),
+        Err(_) => Err(refused()),
     }
 }
 

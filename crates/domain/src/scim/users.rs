@@ -365,6 +365,16 @@ fn check_unique(tx: &impl Reader, tenant: TenantId, d: &Desired, me: Option<User
     Ok(())
 }
 
+/// A userName or e-mail taken by a concurrent call on another node (PostgreSQL): the same
+/// answer as [`check_unique`]'s.
+fn taken_meanwhile(e: store::StoreError) -> Error {
+    if e.is_unique_violation() {
+        invalid(codes::SCIM_UNIQUENESS, "the userName or e-mail was taken meanwhile by another user")
+    } else {
+        e.into()
+    }
+}
+
 fn attributes_json(d: &Desired) -> Result<String, Error> {
     serde_json::to_string(&d.attributes).map_err(Error::internal)
 }
@@ -410,7 +420,8 @@ fn store_change(
             version,
             updated_at: now,
         },
-    )?;
+    )
+    .map_err(taken_meanwhile)?;
     Ok(version)
 }
 
@@ -439,9 +450,7 @@ pub async fn create(state: &State, tenant: &Arc<TenantRuntime>, body: Value) -> 
                     created_at: now,
                 },
             )
-            .map_err(|e| {
-                if e.is_unique_violation() { invalid(codes::SCIM_UNIQUENESS, "this user exists") } else { e.into() }
-            })?;
+            .map_err(taken_meanwhile)?;
             store::scim::put_user(
                 tx,
                 tid,
@@ -453,7 +462,8 @@ pub async fn create(state: &State, tenant: &Arc<TenantRuntime>, body: Value) -> 
                     version: 1,
                     updated_at: now,
                 },
-            )?;
+            )
+            .map_err(taken_meanwhile)?;
             let invite = if d.active {
                 store::invites::insert(tx, tid, id, &ids.token_key, store::InvitePurpose::Invite, now, expires_at)?;
                 Some((d.email.clone(), format!("{}/invite/{}", t.base_url, ids.token)))
