@@ -228,3 +228,35 @@ fn a_csv_import_emails_each_row_in_its_language() {
     let again = decoded(&s);
     assert_eq!(again.iter().filter(|(subject, _)| subject == "您受邀加入 Acme Corp").count(), 2, "{again:?}");
 }
+
+/// A user a directory creates over SCIM is e-mailed the invitation; the directory never sees
+/// the link. One created inactive is not invited.
+#[test]
+fn a_user_created_over_scim_is_emailed_an_invitation() {
+    let s = sink();
+    let d = smtp_daemon(s.port);
+    let site = Site::new(&d, "acme", &["--name", "Acme Corp"]);
+    let token = d.cli(&["scim", "enable", "--tenant", "acme", "-q"]).ok().stdout.trim().to_owned();
+    let auth = format!("Bearer {token}");
+    let create = |user: &str, active: bool| {
+        let body = serde_json::json!({"userName": user, "displayName": "Ada Lovelace", "active": active,
+                                      "emails": [{"value": user, "primary": true}]});
+        send_raw(
+            "POST",
+            &format!("{}/scim/v2/Users", site.base),
+            Some("application/scim+json"),
+            serde_json::to_vec(&body).unwrap(),
+            &[("Authorization", &auth)],
+        )
+    };
+    let r = create("ada@acme.test", true);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(!r.body.contains("/invite/"), "the link is not the directory's: {}", r.body);
+    let mail = messages(&s);
+    assert_eq!(mail.len(), 1);
+    assert!(mail[0].contains("To: \"Ada Lovelace\" <ada@acme.test>"), "{}", mail[0]);
+    assert!(mail[0].contains("Subject: You are invited to Acme Corp"), "{}", mail[0]);
+    assert!(mail[0].contains(&format!("{}/invite/", site.base)), "{}", mail[0]);
+    assert_eq!(create("bea@acme.test", false).status, 201);
+    assert_eq!(messages(&s).len(), 1, "an inactive user is not invited");
+}
