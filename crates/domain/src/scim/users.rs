@@ -290,10 +290,11 @@ pub async fn list(
             let candidates: Vec<UserRow> = match filter.as_ref().and_then(filter::simple_eq) {
                 Some(("username", name)) => match store::scim::user_by_name(tx, tid, name)? {
                     Some(s) => store::users::by_id(tx, tid, s.user_id)?.into_iter().collect(),
-                    None => store::users::by_email(tx, tid, name)?
-                        .into_iter()
-                        .filter(|u| store::scim::user(tx, tid, u.id).ok().flatten().is_none())
-                        .collect(),
+                    // A user without a SCIM row answers to their e-mail.
+                    None => match store::users::by_email(tx, tid, name)? {
+                        Some(u) if store::scim::user(tx, tid, u.id)?.is_none() => vec![u],
+                        _ => vec![],
+                    },
                 },
                 Some(("externalid", x)) => {
                     let mut v = vec![];
@@ -305,20 +306,25 @@ pub async fn list(
                 Some(("id", id)) => store::users::by_public_id(tx, tid, id)?.into_iter().collect(),
                 _ => store::users::list(tx, tid, None, None)?,
             };
-            let rows: HashMap<UserId, ScimUser> = if candidates.len() > 1 {
-                store::scim::users(tx, tid)?.into_iter().map(|s| (s.user_id, s)).collect()
-            } else {
-                candidates
-                    .iter()
-                    .filter_map(|u| store::scim::user(tx, tid, u.id).ok().flatten().map(|s| (u.id, s)))
-                    .collect()
-            };
+            let mut out = vec![];
+            if candidates.len() <= 1 {
+                // A lookup: this user's rows only, however large the tenant.
+                for u in &candidates {
+                    let r = resource(&t, u, store::scim::user(tx, tid, u.id)?.as_ref(), &groups_of(tx, tid, u.id)?);
+                    if filter.as_ref().is_none_or(|f| filter::matches(f, &r)) {
+                        out.push(r);
+                    }
+                }
+                return Ok(out);
+            }
+            // A listing: every SCIM row, role and group name of the tenant, each read once.
+            let rows: HashMap<UserId, ScimUser> =
+                store::scim::users(tx, tid)?.into_iter().map(|s| (s.user_id, s)).collect();
             let roles = store::roles::by_user(tx, tid)?;
             let role_ids: HashMap<String, i64> =
                 store::roles::list(tx, tid)?.into_iter().map(|r| (r.name, r.id)).collect();
             let displays: HashMap<i64, String> =
                 store::scim::groups(tx, tid)?.into_iter().map(|g| (g.role_id, g.display_name)).collect();
-            let mut out = vec![];
             for u in &candidates {
                 let groups: Vec<(i64, String)> = roles
                     .get(&u.id)
