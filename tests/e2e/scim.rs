@@ -324,6 +324,14 @@ fn a_directory_provisions_users_and_groups() {
     assert_eq!(m2m.get("/Users").status, 200);
     let plain = Client { site: &site, token: cc(&without) };
     refused(&d, plain.get("/Users"), 403, None);
+    // A user's access token cannot carry the scope, even from an app that has it.
+    let web = crate::oidc_support::app(&site, "web", &["--scope", "scim"]);
+    let p = crate::oidc_support::pkce();
+    let url = crate::oidc_support::authorize_url(&site, &web, &p, &[("scope", "openid scim")]);
+    let r = crate::oidc_support::get(&url, None);
+    assert_eq!(r.status, 302, "{}", r.body);
+    let params = crate::oidc_support::location_params(&r);
+    assert_eq!(crate::oidc_support::param(&params, "error"), Some("invalid_scope"), "{params:?}");
 
     // A rotated token replaces the old one; disabled, the endpoint is gone.
     let rotated = d.cli(&["scim", "rotate-token", "--tenant", "acme", "-q"]).ok().stdout.trim().to_owned();

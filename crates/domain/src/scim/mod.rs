@@ -131,8 +131,14 @@ pub fn authenticate(tx: &impl Reader, tenant: &TenantRuntime, token: Option<&str
             Err(_) => Err(refused()),
         };
     }
+    // An application's own token (client credentials: no user behind it), never a user's, even
+    // of an app that has the scope: provisioning is the application's power, not its users'.
     match crate::oidc::introspection::check_access(tx, tenant, token, now) {
-        Ok((claims, _)) if claims.has_scope(SCOPE) => Ok(()),
+        Ok((claims, None)) if claims.has_scope(SCOPE) => Ok(()),
+        Ok((_, Some(_))) => Err(Error::forbidden(
+            codes::INSUFFICIENT_SCOPE,
+            "a user's access token cannot provision: use the application's client-credentials token",
+        )),
         Ok(_) => Err(Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the scim scope")),
         Err(_) => Err(refused()),
     }
