@@ -167,6 +167,15 @@ fn shown(d: &TestDaemon) -> Value {
     d.cli(&["tenant", "show", "acme", "-o", "json"]).ok().json()
 }
 
+/// A metadata service of our own: its root, the certificate that signs its BLOBs, and the root's
+/// PEM file (for `mds import --root`).
+fn metadata_service(dir: &std::path::Path) -> (Issued, Issued, String) {
+    let root = issue("Test MDS Root", true, None);
+    let signer = issue("Test MDS Signer", true, Some(&root));
+    let pem = write(dir, "mds-root.pem", &root.cert.pem());
+    (root, signer, pem)
+}
+
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
@@ -180,9 +189,7 @@ fn a_verified_policy_takes_only_attested_models_of_the_imported_metadata() {
     let dir = tempfile::tempdir().unwrap();
 
     // The metadata service: a root, and the certificate that signs BLOBs under it.
-    let mds_root = issue("Test MDS Root", true, None);
-    let mds_signer = issue("Test MDS Signer", true, Some(&mds_root));
-    let root_pem = write(dir.path(), "mds-root.pem", &mds_root.cert.pem());
+    let (mds_root, mds_signer, root_pem) = metadata_service(dir.path());
     // The makers: one root per maker; one maker's keys go through an intermediate.
     let maker = issue("Maker Root", true, None);
     let maker_ca = issue("Maker Intermediate", true, Some(&maker));
@@ -369,9 +376,7 @@ fn chromium_security_key_under_a_verified_policy() {
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let dir = tempfile::tempdir().unwrap();
-    let mds_root = issue("Test MDS Root", true, None);
-    let mds_signer = issue("Test MDS Signer", true, Some(&mds_root));
-    let root_pem = write(dir.path(), "mds-root.pem", &mds_root.cert.pem());
+    let (_, mds_signer, root_pem) = metadata_service(dir.path());
     let maker = issue("Maker Root", true, None);
     let first = blob(&mds_signer, 1, &[entry(GOOD, "Maker Key 5", &maker, &[("FIDO_CERTIFIED", "2025-01-01")])]);
     d.cli(&["mds", "import", &write(dir.path(), "1.jwt", &first), "--root", &root_pem]).ok();

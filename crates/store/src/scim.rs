@@ -141,6 +141,17 @@ pub fn groups(tx: &impl Reader, tenant: TenantId) -> Result<Vec<ScimGroup>, Stor
     )
 }
 
+/// A user's roles as groups: (role id, the SCIM display name, else the role's name), by name.
+pub fn groups_of_user(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<(i64, String)>, StoreError> {
+    tx.conn().query_all(
+        "SELECT r.id, COALESCE(g.display_name, r.name) FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+         LEFT JOIN scim_groups g ON g.role_id = r.id
+         WHERE r.tenant_id = ?1 AND ur.user_id = ?2 ORDER BY r.name",
+        params![tenant, user],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
 /// Each (role id, user public id) membership of a tenant.
 pub fn memberships(tx: &impl Reader, tenant: TenantId) -> Result<Vec<(i64, String)>, StoreError> {
     tx.conn().query_all(

@@ -356,12 +356,12 @@ async fn resources(
         (["Users", id], &Method::GET) => users::get(state, t, (*id).to_owned()).await,
         (["Users", id], &Method::PUT) => {
             let id = (*id).to_owned();
-            users::update(state, t, id, users::Change::Replace(body(cx, req).await?), if_match).await
+            users::update(state, t, id, scim::Change::Replace(body(cx, req).await?), if_match).await
         }
         (["Users", id], &Method::PATCH) => {
             let id = (*id).to_owned();
             let ops = operations(&body(cx, req).await?)?;
-            users::update(state, t, id, users::Change::Patch(ops), if_match).await
+            users::update(state, t, id, scim::Change::Patch(ops), if_match).await
         }
         (["Users", id], &Method::DELETE) => users::delete(state, t, (*id).to_owned(), if_match).await,
         (["Groups"], &Method::GET) => {
@@ -372,12 +372,12 @@ async fn resources(
         (["Groups", id], &Method::GET) => groups::get(state, t, (*id).to_owned(), exclude_members).await,
         (["Groups", id], &Method::PUT) => {
             let id = (*id).to_owned();
-            groups::update(state, t, id, users::Change::Replace(body(cx, req).await?), if_match).await
+            groups::update(state, t, id, scim::Change::Replace(body(cx, req).await?), if_match).await
         }
         (["Groups", id], &Method::PATCH) => {
             let id = (*id).to_owned();
             let ops = operations(&body(cx, req).await?)?;
-            groups::update(state, t, id, users::Change::Patch(ops), if_match).await
+            groups::update(state, t, id, scim::Change::Patch(ops), if_match).await
         }
         (["Groups", id], &Method::DELETE) => groups::delete(state, t, (*id).to_owned(), if_match).await,
         (["Users" | "Groups"], _) => Err(wrong_method("GET, POST")),

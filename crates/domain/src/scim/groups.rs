@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::filter::{self, Filter};
 use super::{Answer, GROUP_SCHEMA, invalid};
-use crate::clock::{Timestamp, rfc3339};
+use crate::clock::Timestamp;
 use crate::error::Error;
 use crate::registry::TenantRuntime;
 use crate::state::State;
@@ -102,16 +102,8 @@ pub fn resource(tenant: &TenantRuntime, role: &RoleRow, g: Option<&ScimGroup>, m
         .collect();
     out.insert("members".into(), Value::Array(m));
     let (version, updated) = version_of(role, g);
-    out.insert(
-        "meta".into(),
-        json!({
-            "resourceType": "Group",
-            "created": rfc3339(role.created_at),
-            "lastModified": rfc3339(updated),
-            "version": super::etag(version),
-            "location": format!("{}/scim/v2/Groups/{}", tenant.base_url, role.id),
-        }),
-    );
+    let location = format!("{}/scim/v2/Groups/{}", tenant.base_url, role.id);
+    out.insert("meta".into(), super::meta("Group", role.created_at, updated, version, location));
     Value::Object(out)
 }
 
@@ -146,8 +138,13 @@ fn all(tx: &impl Reader, tenant: TenantId) -> Result<Vec<Group>, Error> {
 }
 
 fn one(tx: &impl Reader, tenant: TenantId, id: &str) -> Result<Group, Error> {
+    find(&all(tx, tenant)?, id)
+}
+
+/// The group `id` names among `groups`.
+fn find(groups: &[Group], id: &str) -> Result<Group, Error> {
     let n: i64 = id.parse().map_err(|_| not_found(id))?;
-    all(tx, tenant)?.into_iter().find(|(r, ..)| r.id == n).ok_or_else(|| not_found(id))
+    groups.iter().find(|(r, ..)| r.id == n).cloned().ok_or_else(|| not_found(id))
 }
 
 /// Whether the client asked to leave `members` out (`excludedAttributes=members`).
@@ -224,9 +221,9 @@ fn set_members(
     Ok(())
 }
 
-fn check_display_free(tx: &impl Reader, tenant: TenantId, d: &Desired, me: Option<i64>) -> Result<(), Error> {
-    let taken = all(tx, tenant)?.into_iter().any(|(r, g, _)| {
-        Some(r.id) != me && g.map(|g| g.display_name).unwrap_or(r.name).eq_ignore_ascii_case(&d.display_name)
+fn check_display_free(groups: &[Group], d: &Desired, me: Option<i64>) -> Result<(), Error> {
+    let taken = groups.iter().any(|(r, g, _)| {
+        Some(r.id) != me && g.as_ref().map_or(&r.name, |g| &g.display_name).eq_ignore_ascii_case(&d.display_name)
     });
     if taken {
         return Err(invalid(codes::SCIM_UNIQUENESS, format!("a group named {:?} exists", d.display_name)));
@@ -242,7 +239,7 @@ pub async fn create(state: &State, tenant: &Arc<TenantRuntime>, body: Value) -> 
     let body = state
         .db
         .write(move |tx| -> Result<Value, Error> {
-            check_display_free(tx, t.id, &d, None)?;
+            check_display_free(&all(tx, t.id)?, &d, None)?;
             let name = role_name(&d.display_name);
             if !valid_name(&name) || store::roles::by_name(tx, t.id, &name)?.is_some() {
                 return Err(invalid(
@@ -283,7 +280,7 @@ pub async fn update(
     state: &State,
     tenant: &Arc<TenantRuntime>,
     id: String,
-    change: super::users::Change,
+    change: super::Change,
     if_match: Option<String>,
 ) -> Result<Answer, Error> {
     let now = state.clock.now();
@@ -291,27 +288,14 @@ pub async fn update(
     let (body, version) = state
         .db
         .write(move |tx| -> Result<(Value, i64), Error> {
-            let (role, g, members) = one(tx, t.id, &id)?;
+            let groups = all(tx, t.id)?;
+            let (role, g, members) = find(&groups, &id)?;
             let (current_version, _) = version_of(&role, g.as_ref());
             super::check_if_match(if_match.as_deref(), current_version)?;
             let current = resource(&t, &role, g.as_ref(), &members);
-            let wanted = match change {
-                super::users::Change::Replace(body) => body,
-                super::users::Change::Patch(ops) => {
-                    let mut r = current;
-                    for op in &ops {
-                        super::patch::apply(&mut r, op).map_err(super::patch_error)?;
-                    }
-                    r
-                }
-            };
-            if let Some(other) = filter::get(&wanted, "id").and_then(Value::as_str)
-                && other != role.id.to_string()
-            {
-                return Err(invalid(codes::SCIM_MUTABILITY, "id cannot change"));
-            }
+            let wanted = super::changed(current, change, &role.id.to_string())?;
             let d = desired(&wanted)?;
-            check_display_free(tx, t.id, &d, Some(role.id))?;
+            check_display_free(&groups, &d, Some(role.id))?;
             set_members(tx, t.id, role.id, &members, &d.members)?;
             if d.display_name != role.description {
                 store::roles::set_description(tx, t.id, role.id, &d.display_name)?;

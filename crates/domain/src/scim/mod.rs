@@ -83,6 +83,42 @@ impl Answer {
     }
 }
 
+/// How a resource is changed: a `PUT`'s whole body, or `PATCH` operations.
+pub enum Change {
+    Replace(Value),
+    Patch(Vec<Value>),
+}
+
+/// The resource `change` makes of `current` (whose `id` is `id`): a `PUT`'s body, or `current`
+/// with the operations applied. Either way `id` is the server's and may not change.
+pub fn changed(current: Value, change: Change, id: &str) -> Result<Value, Error> {
+    let wanted = match change {
+        Change::Replace(body) => body,
+        Change::Patch(ops) => {
+            let mut r = current;
+            for op in &ops {
+                patch::apply(&mut r, op).map_err(patch_error)?;
+            }
+            r
+        }
+    };
+    match filter::get(&wanted, "id").and_then(Value::as_str) {
+        Some(other) if other != id => Err(invalid(codes::SCIM_MUTABILITY, "id cannot change")),
+        _ => Ok(wanted),
+    }
+}
+
+/// A resource's `meta` (RFC 7643 §3.1).
+pub fn meta(resource_type: &str, created: i64, updated: i64, version: i64, location: String) -> Value {
+    json!({
+        "resourceType": resource_type,
+        "created": crate::clock::rfc3339(created),
+        "lastModified": crate::clock::rfc3339(updated),
+        "version": etag(version),
+        "location": location,
+    })
+}
+
 /// `W/"N"`: a resource's version as an entity tag.
 pub fn etag(version: i64) -> String {
     format!("W/\"{version}\"")

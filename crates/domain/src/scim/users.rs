@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use super::filter::{self, Filter};
 use super::patch::ENTERPRISE;
 use super::{Answer, USER_SCHEMA, invalid};
-use crate::clock::{Timestamp, rfc3339};
+use crate::clock::Timestamp;
 use crate::error::Error;
 use crate::registry::TenantRuntime;
 use crate::state::State;
@@ -216,16 +216,8 @@ pub fn resource(tenant: &TenantRuntime, u: &UserRow, s: Option<&ScimUser>, group
         out.insert("groups".into(), Value::Array(g));
     }
     let (version, updated) = version_of(u, s);
-    out.insert(
-        "meta".into(),
-        json!({
-            "resourceType": "User",
-            "created": rfc3339(u.created_at),
-            "lastModified": rfc3339(updated),
-            "version": super::etag(version),
-            "location": format!("{}/scim/v2/Users/{}", tenant.base_url, u.public_id),
-        }),
-    );
+    let location = format!("{}/scim/v2/Users/{}", tenant.base_url, u.public_id);
+    out.insert("meta".into(), super::meta("User", u.created_at, updated, version, location));
     Value::Object(out)
 }
 
@@ -239,24 +231,11 @@ fn not_found(id: &str) -> Error {
     Error::not_found(codes::USER_NOT_FOUND, format!("no user {shown:?} in this tenant"))
 }
 
-fn groups_of(tx: &impl Reader, tenant: TenantId, user: UserId) -> Result<Vec<(i64, String)>, Error> {
-    let names = store::roles::for_user(tx, tenant, user)?;
-    let scim: HashMap<i64, String> =
-        store::scim::groups(tx, tenant)?.into_iter().map(|g| (g.role_id, g.display_name)).collect();
-    let mut out = vec![];
-    for n in names {
-        if let Some(r) = store::roles::by_name(tx, tenant, &n)? {
-            out.push((r.id, scim.get(&r.id).cloned().unwrap_or(r.name)));
-        }
-    }
-    Ok(out)
-}
-
 /// One user's resource and version.
 fn one(tx: &impl Reader, tenant: &TenantRuntime, id: &str) -> Result<(Value, i64, UserRow, Option<ScimUser>), Error> {
     let u = store::users::by_public_id(tx, tenant.id, id)?.ok_or_else(|| not_found(id))?;
     let s = store::scim::user(tx, tenant.id, u.id)?;
-    let groups = groups_of(tx, tenant.id, u.id)?;
+    let groups = store::scim::groups_of_user(tx, tenant.id, u.id)?;
     let (version, _) = version_of(&u, s.as_ref());
     Ok((resource(tenant, &u, s.as_ref(), &groups), version, u, s))
 }
@@ -310,7 +289,12 @@ pub async fn list(
             if candidates.len() <= 1 {
                 // A lookup: this user's rows only, however large the tenant.
                 for u in &candidates {
-                    let r = resource(&t, u, store::scim::user(tx, tid, u.id)?.as_ref(), &groups_of(tx, tid, u.id)?);
+                    let r = resource(
+                        &t,
+                        u,
+                        store::scim::user(tx, tid, u.id)?.as_ref(),
+                        &store::scim::groups_of_user(tx, tid, u.id)?,
+                    );
                     if filter.as_ref().is_none_or(|f| filter::matches(f, &r)) {
                         out.push(r);
                     }
@@ -499,7 +483,7 @@ pub async fn update(
     state: &State,
     tenant: &Arc<TenantRuntime>,
     id: String,
-    change: Change,
+    change: super::Change,
     if_match: Option<String>,
 ) -> Result<Answer, Error> {
     let now = state.clock.now();
@@ -510,29 +494,7 @@ pub async fn update(
             let (current, version, u, s) = one(tx, &t, &id)?;
             super::check_if_match(if_match.as_deref(), version)?;
             store::users::lock(tx, t.id, u.id)?;
-            let wanted = match change {
-                Change::Replace(body) => {
-                    // `id` is the server's: a PUT naming another is refused.
-                    if let Some(other) = filter::get(&body, "id").and_then(Value::as_str)
-                        && other != u.public_id
-                    {
-                        return Err(invalid(codes::SCIM_MUTABILITY, "id cannot change"));
-                    }
-                    body
-                }
-                Change::Patch(ops) => {
-                    let mut r = current.clone();
-                    for op in &ops {
-                        super::patch::apply(&mut r, op).map_err(super::patch_error)?;
-                    }
-                    if let Some(other) = filter::get(&r, "id").and_then(Value::as_str)
-                        && other != u.public_id
-                    {
-                        return Err(invalid(codes::SCIM_MUTABILITY, "id cannot change"));
-                    }
-                    r
-                }
-            };
+            let wanted = super::changed(current, change, &u.public_id)?;
             let d = desired(&wanted)?;
             let was_active = u.status != UserStatus::Disabled;
             let version = store_change(tx, t.id, &u, s.as_ref(), &d, now)?;
@@ -549,12 +511,6 @@ pub async fn update(
     };
     super::audit(state, tenant, action, &subject, "success");
     Ok(Answer { status: 200, body: Some(body), version: Some(version), location: None })
-}
-
-/// How a user is changed.
-pub enum Change {
-    Replace(Value),
-    Patch(Vec<Value>),
 }
 
 /// `DELETE /Users/{id}`: the user and everything they own go; their sessions end.

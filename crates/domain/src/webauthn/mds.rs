@@ -62,19 +62,15 @@ pub fn refused_status(status: &str) -> bool {
 
 /// Certificates from PEM text (any number of `CERTIFICATE` blocks) or from one DER certificate.
 pub fn certificates(data: &[u8]) -> Result<Vec<Certificate>, String> {
-    let Ok(text) = std::str::from_utf8(data) else {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    if !data.starts_with(b"-----") && !data.windows(10).any(|w| w == b"-----BEGIN") {
         return Certificate::from_der(data).map(|c| vec![c]).map_err(|e| format!("not a certificate ({e})"));
-    };
-    let b64 = base64::engine::general_purpose::STANDARD;
+    }
     let mut found = vec![];
-    let mut rest = text;
-    while let Some(start) = rest.find("-----BEGIN CERTIFICATE-----") {
-        let body = &rest[start + "-----BEGIN CERTIFICATE-----".len()..];
-        let end = body.find("-----END CERTIFICATE-----").ok_or("a PEM certificate has no END line")?;
-        let clean: String = body[..end].chars().filter(|c| !c.is_whitespace()).collect();
-        let der = b64.decode(clean).map_err(|_| "a PEM certificate is not base64")?;
+    for der in CertificateDer::pem_slice_iter(data) {
+        let der = der.map_err(|e| format!("a PEM certificate does not read ({e})"))?;
         found.push(Certificate::from_der(&der).map_err(|e| format!("a PEM block is not a certificate ({e})"))?);
-        rest = &body[end..];
     }
     if found.is_empty() {
         return Err("no certificate found (expected PEM `-----BEGIN CERTIFICATE-----` blocks)".into());
