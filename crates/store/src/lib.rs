@@ -43,6 +43,7 @@ pub mod tenants;
 pub mod trust;
 pub mod types;
 pub mod users;
+pub mod webhooks;
 
 pub use location::Location;
 use sqlite::SqliteDb;

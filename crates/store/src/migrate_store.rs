@@ -40,6 +40,7 @@ pub const TABLES: &[&str] = &[
     "sessions",
     "session_apps",
     "consents",
+    "webhooks",
     "outbox",
     "authorize_requests",
     "authorization_codes",
