@@ -82,7 +82,9 @@ pub struct Delivery {
 
 /// When the next pending row is due, if any.
 pub fn next_due(tx: &impl Reader) -> Result<Option<Timestamp>, StoreError> {
-    tx.conn().query_one("SELECT min(next_at) FROM outbox WHERE failed_at IS NULL", params![], |r| r.get(0))
+    tx.conn().query_one("SELECT min(next_at) FROM outbox WHERE failed_at IS NULL AND webhook_id IS NULL", params![], |r| {
+        r.get(0)
+    })
 }
 
 /// Takes up to `limit` rows due at `now`, oldest first, for `lease_secs`: they are not due again
@@ -90,7 +92,8 @@ pub fn next_due(tx: &impl Reader) -> Result<Option<Timestamp>, StoreError> {
 pub fn lease(tx: &WriteTx<'_>, now: Timestamp, lease_secs: i64, limit: i64) -> Result<Vec<Delivery>, StoreError> {
     let mut rows = tx.conn().query_all(
         "UPDATE outbox SET next_at = ?2, attempts = attempts + 1
-         WHERE id IN (SELECT id FROM outbox WHERE failed_at IS NULL AND next_at <= ?1 ORDER BY id LIMIT ?3)
+         WHERE id IN (SELECT id FROM outbox WHERE failed_at IS NULL AND webhook_id IS NULL AND next_at <= ?1
+                      ORDER BY id LIMIT ?3)
          RETURNING id, tenant_id, kind, client_id, target, subject, session_id, created_at, attempts",
         params![now, now + lease_secs, limit],
         |r| {
@@ -130,16 +133,22 @@ pub fn give_up(tx: &WriteTx<'_>, id: i64, now: Timestamp, error: &str) -> Result
     Ok(())
 }
 
-/// Rows pending and failed, for the metrics.
+/// Rows pending and failed, for the metrics (delivered webhook rows, kept for their listing, are
+/// neither).
 pub fn counts(tx: &impl Reader) -> Result<(i64, i64), StoreError> {
-    tx.conn().query_one("SELECT count(*) - count(failed_at), count(failed_at) FROM outbox", params![], |r| {
-        Ok((r.get(0)?, r.get(1)?))
-    })
+    tx.conn().query_one(
+        "SELECT count(*) - count(failed_at), count(failed_at) FROM outbox WHERE delivered_at IS NULL",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }
 
-/// Removes failed rows past their week.
+/// Removes failed rows, and delivered webhook rows, past their week.
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    tx.conn().execute("DELETE FROM outbox WHERE failed_at <= ?1", params![now - KEEP_FAILED_SECS])
+    tx.conn().execute(
+        "DELETE FROM outbox WHERE failed_at <= ?1 OR delivered_at <= ?1",
+        params![now - KEEP_FAILED_SECS],
+    )
 }
 
 #[cfg(test)]

@@ -1,8 +1,19 @@
-//! `webhooks` (WIP, issue 50): a tenant's subscriptions to its audit events.
+//! `webhooks`: a tenant's subscriptions to its audit events, and their deliveries, which are
+//! rows of the `outbox` (kind `webhook`) delivered by the same loop as back-channel logouts.
+//!
+//! A subscription's rows form a queue in id order. Only its head (the first row neither delivered
+//! nor failed) decides whether the queue is due, and a lease takes a run of rows from the head:
+//! so rows are sent in order, one run at a time, by one node (the lease is taken under the
+//! outbox job's lock). A delivered row stays a week, for `latchkey webhook deliveries`.
 
-use super::sql::{ConnExt, Row, params};
+use std::sync::LazyLock;
+
+use super::sql::{ConnExt, Row, ToValue, params};
 use super::{Reader, StoreError, TenantId, WriteTx};
 use crate::Timestamp;
+
+/// The kind of a webhook row of the outbox.
+pub const WEBHOOK: &str = "webhook";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookRow {
@@ -42,13 +53,44 @@ pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<WebhookRow>, Store
     )
 }
 
-/// Deletes a subscription and, by cascade, its pending deliveries. Whether it existed.
+/// One subscription of a tenant.
+pub fn get(tx: &impl Reader, tenant: TenantId, id: i64) -> Result<Option<WebhookRow>, StoreError> {
+    tx.conn().query_opt(
+        "SELECT id, url, events, secret_sealed, created_at FROM webhooks WHERE tenant_id = ?1 AND id = ?2",
+        params![tenant, id],
+        row,
+    )
+}
+
+/// Deletes a subscription and, by cascade, its deliveries. Whether it existed.
 pub fn delete(tx: &WriteTx<'_>, tenant: TenantId, id: i64) -> Result<bool, StoreError> {
     Ok(tx.conn().execute("DELETE FROM webhooks WHERE tenant_id = ?1 AND id = ?2", params![tenant, id])? == 1)
 }
 
+/// Pending rows per subscription of a tenant (for `latchkey webhook list`).
+pub fn pending_counts(tx: &impl Reader, tenant: TenantId) -> Result<Vec<(i64, i64)>, StoreError> {
+    tx.conn().query_all(
+        "SELECT webhook_id, count(*) FROM outbox
+         WHERE tenant_id = ?1 AND webhook_id IS NOT NULL AND failed_at IS NULL AND delivered_at IS NULL
+         GROUP BY webhook_id",
+        params![tenant],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
+/// Every subscription of every tenant, with its tenant's slug: what the audit writer matches
+/// each batch of events against.
+pub fn all(tx: &impl Reader) -> Result<Vec<(String, TenantId, WebhookRow)>, StoreError> {
+    tx.conn().query_all(
+        "SELECT w.id, w.url, w.events, w.secret_sealed, w.created_at, t.slug, w.tenant_id
+         FROM webhooks w JOIN tenants t ON t.id = w.tenant_id ORDER BY w.id",
+        params![],
+        |r| Ok((r.get(5)?, r.get(6)?, row(r)?)),
+    )
+}
+
 /// Whether an audit action matches one of a subscription's globs (`*` matches any run of
-/// characters, `user.*` every user event, `*` all).
+/// characters: `user.*` every user event, `*` all).
 pub fn matches(events: &[String], action: &str) -> bool {
     fn glob(p: &[u8], s: &[u8]) -> bool {
         match (p.first(), s.first()) {
@@ -61,10 +103,303 @@ pub fn matches(events: &[String], action: &str) -> bool {
     events.iter().any(|e| glob(e.as_bytes(), action.as_bytes()))
 }
 
+/// A delivery to queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDelivery {
+    pub tenant_id: TenantId,
+    pub webhook_id: i64,
+    pub url: String,
+    pub event: String,
+    /// The user or object the event is about, if any (shown by `deliveries`).
+    pub subject: String,
+    pub payload: String,
+}
+
+/// Rows per INSERT, largest first, as the audit trail does: few statements, few shapes.
+const CHUNKS: [usize; 5] = [32, 8, 4, 2, 1];
+const COLS: usize = 7;
+
+static INSERTS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    CHUNKS
+        .iter()
+        .map(|&rows| {
+            let values: Vec<String> = (0..rows)
+                .map(|r| {
+                    let p = |c: usize| format!("?{}", r * COLS + c + 1);
+                    format!(
+                        "({}, '{WEBHOOK}', '', {}, {}, {}, {}, {}, {}, {})",
+                        p(0),
+                        p(1),
+                        p(2),
+                        p(3),
+                        p(3),
+                        p(4),
+                        p(5),
+                        p(6)
+                    )
+                })
+                .collect();
+            format!(
+                "INSERT INTO outbox (tenant_id, kind, client_id, target, subject, created_at, next_at, webhook_id, \
+                 event, payload) VALUES {}",
+                values.join(", ")
+            )
+        })
+        .collect()
+});
+
+/// Queues deliveries in their order (their ids ascend in it), due at `now`.
+pub fn queue(tx: &WriteTx<'_>, rows: &[NewDelivery], now: Timestamp) -> Result<(), StoreError> {
+    let mut rest = rows;
+    for (i, &n) in CHUNKS.iter().enumerate() {
+        while rest.len() >= n {
+            let (chunk, tail) = rest.split_at(n);
+            let params: Vec<&dyn ToValue> = chunk
+                .iter()
+                .flat_map(|d| -> [&dyn ToValue; COLS] {
+                    [&d.tenant_id, &d.url, &d.subject, &now, &d.webhook_id, &d.event, &d.payload]
+                })
+                .collect();
+            tx.conn().execute(&INSERTS[i], &params)?;
+            rest = tail;
+        }
+    }
+    Ok(())
+}
+
+/// A delivery being sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leased {
+    pub id: i64,
+    pub tenant_id: TenantId,
+    pub url: String,
+    pub payload: String,
+    pub created_at: Timestamp,
+    /// This attempt's number, from 1.
+    pub attempt: i64,
+}
+
+const PENDING: &str = "failed_at IS NULL AND delivered_at IS NULL";
+
+/// The subscriptions whose queue's head is due at `now`.
+pub fn due(tx: &impl Reader, now: Timestamp) -> Result<Vec<i64>, StoreError> {
+    tx.conn().query_all(
+        &format!(
+            "SELECT o.webhook_id FROM outbox o
+             WHERE o.id IN (SELECT (SELECT min(h.id) FROM outbox h WHERE h.webhook_id = w.id AND h.{PENDING})
+                            FROM webhooks w)
+               AND o.next_at <= ?1"
+        ),
+        params![now],
+        |r| r.get(0),
+    )
+}
+
+/// Takes up to `limit` rows from the head of `webhook`'s queue, for `lease_secs`, if its head is
+/// due at `now` (nothing otherwise: another lease has it). A node that stops mid-run leaves the
+/// head leased; it is due again after the lease, and the run is sent again from there.
+pub fn lease(
+    tx: &WriteTx<'_>,
+    webhook: i64,
+    now: Timestamp,
+    lease_secs: i64,
+    limit: i64,
+) -> Result<Vec<Leased>, StoreError> {
+    let head_due: Option<bool> = tx.conn().query_opt(
+        &format!("SELECT next_at <= ?2 FROM outbox WHERE webhook_id = ?1 AND {PENDING} ORDER BY id LIMIT 1"),
+        params![webhook, now],
+        |r| r.get(0),
+    )?;
+    if head_due != Some(true) {
+        return Ok(vec![]);
+    }
+    let mut rows = tx.conn().query_all(
+        &format!(
+            "UPDATE outbox SET next_at = ?2, attempts = attempts + 1
+             WHERE id IN (SELECT id FROM outbox WHERE webhook_id = ?1 AND {PENDING} ORDER BY id LIMIT ?3)
+             RETURNING id, tenant_id, target, payload, created_at, attempts"
+        ),
+        params![webhook, now + lease_secs, limit],
+        |r| {
+            Ok(Leased {
+                id: r.get(0)?,
+                tenant_id: r.get(1)?,
+                url: r.get(2)?,
+                payload: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                created_at: r.get(4)?,
+                attempt: r.get(5)?,
+            })
+        },
+    )?;
+    // RETURNING promises no order.
+    rows.sort_by_key(|d| d.id);
+    Ok(rows)
+}
+
+/// What became of a leased run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// Delivered, with the answer's status line.
+    pub delivered: Vec<(i64, String)>,
+    /// The row that stopped the run, if one did: due again at `Some(next_at)`, or failed for good.
+    pub stopped: Option<(i64, Option<Timestamp>, String)>,
+    /// Leased but not tried (behind the row that stopped the run): given back untouched.
+    pub untried: Vec<i64>,
+}
+
+fn id_list(ids: &[i64], from: usize) -> String {
+    (0..ids.len()).map(|i| format!("?{}", from + i)).collect::<Vec<_>>().join(", ")
+}
+
+/// Records a run's outcome in one write.
+pub fn record(tx: &WriteTx<'_>, run: &RunOutcome, now: Timestamp) -> Result<(), StoreError> {
+    let c = tx.conn();
+    // One statement per answer text (all "HTTP 200" in the common case).
+    let mut by_answer: Vec<(&str, Vec<i64>)> = vec![];
+    for (id, answer) in &run.delivered {
+        match by_answer.iter_mut().find(|(a, _)| a == answer) {
+            Some((_, ids)) => ids.push(*id),
+            None => by_answer.push((answer, vec![*id])),
+        }
+    }
+    for (answer, ids) in by_answer {
+        let sql = format!(
+            "UPDATE outbox SET delivered_at = ?1, next_at = ?1, last_error = ?2 WHERE id IN ({})",
+            id_list(&ids, 3)
+        );
+        let mut p: Vec<&dyn ToValue> = vec![&now, &answer];
+        p.extend(ids.iter().map(|i| i as &dyn ToValue));
+        c.execute(&sql, &p)?;
+    }
+    match &run.stopped {
+        Some((id, Some(next_at), error)) => {
+            c.execute("UPDATE outbox SET next_at = ?2, last_error = ?3 WHERE id = ?1", params![id, next_at, error])?;
+        }
+        Some((id, None, error)) => {
+            c.execute("UPDATE outbox SET failed_at = ?2, last_error = ?3 WHERE id = ?1", params![id, now, error])?;
+        }
+        None => {}
+    }
+    if !run.untried.is_empty() {
+        let sql = format!(
+            "UPDATE outbox SET attempts = attempts - 1, next_at = ?1 WHERE id IN ({})",
+            id_list(&run.untried, 2)
+        );
+        let mut p: Vec<&dyn ToValue> = vec![&now];
+        p.extend(run.untried.iter().map(|i| i as &dyn ToValue));
+        c.execute(&sql, &p)?;
+    }
+    Ok(())
+}
+
+/// A delivery as `latchkey webhook deliveries` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryRow {
+    pub id: i64,
+    pub webhook_id: i64,
+    pub event: String,
+    pub subject: String,
+    pub created_at: Timestamp,
+    pub attempts: i64,
+    pub next_at: Timestamp,
+    pub delivered_at: Option<Timestamp>,
+    pub failed_at: Option<Timestamp>,
+    pub last_error: Option<String>,
+}
+
+/// A tenant's deliveries, newest first: of one subscription, failed ones only, at most `limit`.
+pub fn deliveries(
+    tx: &impl Reader,
+    tenant: TenantId,
+    webhook: Option<i64>,
+    failed_only: bool,
+    limit: i64,
+) -> Result<Vec<DeliveryRow>, StoreError> {
+    let mut sql = "SELECT id, webhook_id, event, subject, created_at, attempts, next_at, delivered_at, failed_at, \
+                   last_error FROM outbox WHERE tenant_id = ?1 AND webhook_id IS NOT NULL"
+        .to_owned();
+    let mut p: Vec<&dyn ToValue> = vec![&tenant, &limit];
+    if let Some(w) = &webhook {
+        sql.push_str(" AND webhook_id = ?3");
+        p.push(w);
+    }
+    if failed_only {
+        sql.push_str(" AND failed_at IS NOT NULL");
+    }
+    sql.push_str(" ORDER BY id DESC LIMIT ?2");
+    tx.conn().query_all(&sql, &p, |r| {
+        Ok(DeliveryRow {
+            id: r.get(0)?,
+            webhook_id: r.get(1)?,
+            event: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            subject: r.get(3)?,
+            created_at: r.get(4)?,
+            attempts: r.get(5)?,
+            next_at: r.get(6)?,
+            delivered_at: r.get(7)?,
+            failed_at: r.get(8)?,
+            last_error: r.get(9)?,
+        })
+    })
+}
+
+/// What `redeliver` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redeliver {
+    /// Queued again, due now.
+    Queued,
+    /// Still waiting for its attempts: nothing to do.
+    Pending,
+    NotFound,
+}
+
+/// Sends a delivered or failed row again, with its `webhook-id` (a receiver that keeps the ids it
+/// has seen can tell), as a new attempt of 24 hours.
+pub fn redeliver(tx: &WriteTx<'_>, tenant: TenantId, id: i64, now: Timestamp) -> Result<Redeliver, StoreError> {
+    let n = tx.conn().execute(
+        "UPDATE outbox SET failed_at = NULL, delivered_at = NULL, attempts = 0, created_at = ?3, next_at = ?3,
+                last_error = NULL
+         WHERE tenant_id = ?1 AND id = ?2 AND webhook_id IS NOT NULL
+           AND (failed_at IS NOT NULL OR delivered_at IS NOT NULL)",
+        params![tenant, id, now],
+    )?;
+    if n == 1 {
+        return Ok(Redeliver::Queued);
+    }
+    let exists: Option<i64> = tx.conn().query_opt(
+        "SELECT id FROM outbox WHERE tenant_id = ?1 AND id = ?2 AND webhook_id IS NOT NULL",
+        params![tenant, id],
+        |r| r.get(0),
+    )?;
+    Ok(if exists.is_some() { Redeliver::Pending } else { Redeliver::NotFound })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::{temp_db, tenant};
+
+    fn hook(tx: &WriteTx<'_>, t: TenantId, url: &str) -> i64 {
+        let w = WebhookRow {
+            id: 0,
+            url: url.into(),
+            events: vec!["user.*".into()],
+            secret_sealed: vec![1],
+            created_at: 1,
+        };
+        insert(tx, t, &w).unwrap()
+    }
+
+    fn new(t: TenantId, w: i64, n: usize) -> NewDelivery {
+        NewDelivery {
+            tenant_id: t,
+            webhook_id: w,
+            url: "https://h.test/in".into(),
+            event: "user.invite".into(),
+            subject: format!("u{n}@a.test"),
+            payload: format!("{{\"n\":{n}}}"),
+        }
+    }
 
     #[test]
     fn subscriptions_round_trip_per_tenant() {
@@ -80,8 +415,11 @@ mod tests {
                 created_at: 7,
             };
             let id = insert(tx, a, &w).unwrap();
-            assert_eq!(list(tx, a).unwrap(), vec![WebhookRow { id, ..w }]);
+            assert_eq!(list(tx, a).unwrap(), vec![WebhookRow { id, ..w.clone() }]);
+            assert_eq!(get(tx, a, id).unwrap(), Some(WebhookRow { id, ..w }));
             assert!(list(tx, b).unwrap().is_empty());
+            assert_eq!(get(tx, b, id).unwrap(), None, "another tenant's");
+            assert_eq!(all(tx).unwrap().len(), 1);
             assert!(!delete(tx, b, id).unwrap(), "another tenant's");
             assert!(delete(tx, a, id).unwrap());
             assert!(list(tx, a).unwrap().is_empty());
@@ -96,5 +434,71 @@ mod tests {
         assert!(matches(&e(&["*"]), "anything"));
         assert!(matches(&e(&["role.assign", "*.delete"]), "app.delete"));
         assert!(!matches(&e(&[]), "user.invite"));
+    }
+
+    #[test]
+    fn a_queue_is_sent_in_order_one_run_at_a_time() {
+        let t = temp_db();
+        let (a, w1, w2) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            (a, hook(tx, a, "https://one.test"), hook(tx, a, "https://two.test"))
+        });
+        // 45 rows for the first (every chunk size used), 1 for the second, interleaved.
+        t.write(|tx| {
+            let rows: Vec<NewDelivery> = (0..45).map(|n| new(a, w1, n)).collect();
+            queue(tx, &rows, 10).unwrap();
+            queue(tx, &[new(a, w2, 99)], 10).unwrap();
+        });
+        assert_eq!(t.read(|tx| due(tx, 9).unwrap()), Vec::<i64>::new());
+        let mut due_now = t.read(|tx| due(tx, 10).unwrap());
+        due_now.sort();
+        assert_eq!(due_now, vec![w1, w2]);
+        let run = t.write(|tx| lease(tx, w1, 10, 60, 32).unwrap());
+        assert_eq!(run.len(), 32);
+        assert_eq!(run[0].payload, "{\"n\":0}");
+        assert_eq!(run[31].payload, "{\"n\":31}");
+        assert!(run.iter().all(|d| d.attempt == 1 && d.url == "https://h.test/in"));
+        // Leased: neither due nor leased again.
+        assert_eq!(t.read(|tx| due(tx, 11).unwrap()), vec![w2]);
+        assert!(t.write(|tx| lease(tx, w1, 11, 60, 32).unwrap()).is_empty());
+        // The first 10 delivered, the 11th refused, the rest untried.
+        let outcome = RunOutcome {
+            delivered: run[..10].iter().map(|d| (d.id, "HTTP 200".to_owned())).collect(),
+            stopped: Some((run[10].id, Some(20), "HTTP 503".into())),
+            untried: run[11..].iter().map(|d| d.id).collect(),
+        };
+        t.write(|tx| record(tx, &outcome, 12).unwrap());
+        assert_eq!(t.read(|tx| due(tx, 19).unwrap()), vec![w2], "the head waits for its retry");
+        let again = t.write(|tx| lease(tx, w1, 20, 60, 32).unwrap());
+        assert_eq!(again[0].id, run[10].id);
+        assert_eq!((again[0].attempt, again[1].attempt), (2, 1), "untried rows were given back");
+        assert_eq!(again.len(), 32);
+        // Given up: the next row leads.
+        let outcome = RunOutcome {
+            delivered: vec![],
+            stopped: Some((again[0].id, None, "HTTP 503".into())),
+            untried: again[1..].iter().map(|d| d.id).collect(),
+        };
+        t.write(|tx| record(tx, &outcome, 21).unwrap());
+        let list = t.read(|tx| deliveries(tx, a, Some(w1), false, 100).unwrap());
+        assert_eq!(list.len(), 45);
+        assert_eq!(list.iter().filter(|d| d.delivered_at.is_some()).count(), 10);
+        let failed = t.read(|tx| deliveries(tx, a, None, true, 100).unwrap());
+        assert_eq!(failed.iter().map(|d| d.id).collect::<Vec<_>>(), vec![run[10].id]);
+        assert_eq!(failed[0].last_error.as_deref(), Some("HTTP 503"));
+        assert_eq!(t.read(|tx| pending_counts(tx, a).unwrap()), vec![(w1, 34), (w2, 1)]);
+        // Redelivered: the failed row leads its queue again, for a fresh day.
+        t.write(|tx| {
+            assert_eq!(redeliver(tx, a, run[10].id, 30).unwrap(), Redeliver::Queued);
+            assert_eq!(redeliver(tx, a, run[11].id, 30).unwrap(), Redeliver::Pending);
+            assert_eq!(redeliver(tx, a, 999_999, 30).unwrap(), Redeliver::NotFound);
+            let b = tenant(tx, "b");
+            assert_eq!(redeliver(tx, b, run[0].id, 30).unwrap(), Redeliver::NotFound, "another tenant's");
+        });
+        let third = t.write(|tx| lease(tx, w1, 30, 60, 2).unwrap());
+        assert_eq!((third[0].id, third[0].attempt, third[0].created_at), (run[10].id, 1, 30));
+        // Removing the subscription removes its rows.
+        t.write(|tx| assert!(delete(tx, a, w1).unwrap()));
+        assert!(t.read(|tx| deliveries(tx, a, Some(w1), false, 100).unwrap()).is_empty());
     }
 }
