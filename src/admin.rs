@@ -1039,3 +1039,52 @@ pub struct SocialProvider {
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
+
+/// `latchkey webhook add`: a subscription to a tenant's audit events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CreateWebhook {
+    /// Where deliveries are POSTed: `https`, or `http` on the loopback interface.
+    pub url: String,
+    /// Globs of audit actions (`user.*`, `role.assign`, `*`).
+    pub events: Vec<String>,
+    /// A Standard Webhooks secret (`whsec_` and the base64 of 24 to 64 bytes); generated (and
+    /// answered once) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+/// A webhook subscription.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Webhook {
+    pub id: i64,
+    pub url: String,
+    pub events: Vec<String>,
+    /// Deliveries waiting (not yet delivered, not failed).
+    pub pending: i64,
+    /// RFC 3339.
+    pub created: String,
+    /// The secret, only in the answer that generated it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+/// One delivery of an event to a subscription (`latchkey webhook deliveries`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WebhookDelivery {
+    /// The delivery's id: its `webhook-id` header is `msg_{id}`.
+    pub id: i64,
+    /// The subscription's id.
+    pub webhook: i64,
+    /// The audit action (`user.invite`).
+    pub event: String,
+    /// Who or what the event is about, when it names one.
+    pub subject: String,
+    /// `pending` (not tried yet), `retrying`, `delivered` or `failed`.
+    pub status: String,
+    pub attempts: i64,
+    /// When the event was queued (RFC 3339).
+    pub created: String,
+    /// The last answer (`HTTP 200`, `HTTP 503`, a connection error); null before the first try.
+    #[serde(default)]
+    pub answer: Option<String>,
+}

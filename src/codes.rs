@@ -109,3 +109,9 @@ pub const ALREADY_LINKED: &str = "already_linked";
 /// Linking a social account needs a recent passkey sign-in in the session (the account page
 /// then asks for the passkey).
 pub const PASSKEY_REQUIRED: &str = "passkey_required";
+/// Webhooks: a URL, event glob or secret refused; an unknown subscription or delivery; a
+/// redelivery of one still being tried.
+pub const INVALID_WEBHOOK: &str = "invalid_webhook";
+pub const WEBHOOK_NOT_FOUND: &str = "webhook_not_found";
+pub const DELIVERY_NOT_FOUND: &str = "delivery_not_found";
+pub const DELIVERY_PENDING: &str = "delivery_pending";

@@ -115,6 +115,10 @@ pub enum Command {
     /// groups over SCIM 2.0.
     #[command(subcommand)]
     Scim(ScimCmd),
+    /// Send a tenant's audit events (user.invite, login, token grants, admin changes) to other
+    /// systems as signed webhooks (Standard Webhooks), in order, retried for 24 hours.
+    #[command(subcommand)]
+    Webhook(WebhookCmd),
     /// Import the FIDO Metadata Service BLOB that tenants with `--attestation-policy verified`
     /// check authenticators against, and show the one in force.
     #[command(subcommand)]
@@ -151,6 +155,74 @@ pub enum Shell {
     Bash,
     Zsh,
     Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebhookCmd {
+    /// Subscribe a URL to a tenant's events. Each matching audit event is POSTed as JSON
+    /// ({"type", "timestamp", "data"}) with webhook-id, webhook-timestamp and webhook-signature
+    /// headers (HMAC-SHA256 of the secret). Without --secret-file a secret is generated and
+    /// printed once.
+    #[command(
+        after_help = "Examples:\n  latchkey webhook add --tenant acme --url https://hooks.acme.com/latchkey --events 'user.*'\n  \
+        latchkey webhook add --tenant acme --url https://hooks.acme.com/in --events 'user.*' 'role.*' \\\n      \
+        --secret-file hook.secret     # whsec_…, as the receiver's library expects\n  \
+        latchkey webhook add --tenant acme --url https://siem.acme.com/in --events '*' -q > hook.secret"
+    )]
+    Add {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// Where to POST: https, or plain http on this machine (127.0.0.1, ::1, localhost).
+        #[arg(long)]
+        url: String,
+        /// Audit actions to send, as globs: user.invite, 'user.*', 'token.*', '*' for all.
+        #[arg(long, num_args = 1.., required = true, value_name = "GLOB")]
+        events: Vec<String>,
+        /// A file holding the secret (whsec_ and base64 of 24–64 bytes), or - for standard
+        /// input. Never on the command line.
+        #[arg(long, value_name = "FILE")]
+        secret_file: Option<std::path::PathBuf>,
+    },
+    /// List a tenant's webhooks with their deliveries waiting.
+    List {
+        #[command(flatten)]
+        tenant: TenantArg,
+    },
+    /// Remove a webhook and its deliveries, pending ones included.
+    Remove {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// The webhook's id (see `webhook list`).
+        id: i64,
+        /// Confirm the removal.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// List deliveries, newest first: pending, retrying, delivered (kept a week) or failed
+    /// (given up after 24 hours of retries; kept a week).
+    #[command(after_help = "Examples:\n  latchkey webhook deliveries --tenant acme\n  \
+        latchkey webhook deliveries --tenant acme 3 --failed\n  \
+        latchkey webhook redeliver --tenant acme 1042")]
+    Deliveries {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// Only this webhook's.
+        id: Option<i64>,
+        /// Only the failed ones.
+        #[arg(long)]
+        failed: bool,
+        /// At most this many (1–10000; 100 by default).
+        #[arg(long)]
+        limit: Option<i64>,
+    },
+    /// Send a delivered or failed delivery again, with the same webhook-id (retried for 24
+    /// hours, ahead of the webhook's later deliveries).
+    Redeliver {
+        #[command(flatten)]
+        tenant: TenantArg,
+        /// The delivery's id (see `webhook deliveries`).
+        delivery: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]

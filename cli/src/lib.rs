@@ -71,6 +71,7 @@ fn run(cli: Cli, socket: Socket) -> Result<u8, CliError> {
         Command::Social(c) => commands::social::run(&client, c)?,
         Command::Mds(c) => commands::mds::run(&client, c)?,
         Command::Scim(c) => commands::scim::run(&client, c)?,
+        Command::Webhook(c) => commands::webhook::run(&client, c)?,
         Command::Backup { file } => {
             let bytes = client.download("/backup", &file)?;
             output::Output::new(&serde_json::json!({"file": file.display().to_string(), "bytes": bytes}))?

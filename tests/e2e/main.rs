@@ -46,3 +46,4 @@ mod tenants;
 mod tls;
 mod upstream;
 mod users;
+mod webhooks;

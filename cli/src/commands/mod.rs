@@ -15,6 +15,7 @@ pub mod social;
 pub mod status;
 pub mod tenant;
 pub mod user;
+pub mod webhook;
 
 use crate::error::CliError;
 

@@ -93,12 +93,20 @@ fn clean(mut e: Event) -> Event {
     e
 }
 
+/// Appends events to the trail and, in the same transaction, queues their webhook deliveries.
+fn insert_and_queue(tx: &crate::store::WriteTx<'_>, events: &[Event]) -> Result<(), StoreError> {
+    crate::store::audit::insert_all(tx, events)?;
+    let now = events.iter().map(|e| e.at).max().unwrap_or_default();
+    crate::webhooks::queue::for_events(tx, events, now)?;
+    Ok(())
+}
+
 /// Writes a batch in one commit; when the database refuses it, each event on its own, so that
 /// one it cannot take does not take the others down with it.
 pub(crate) async fn write_batch(db: &Db, events: Vec<Event>) {
     let events = Arc::new(events);
     let all = events.clone();
-    let written = db.write(move |tx| -> Result<(), StoreError> { crate::store::audit::insert_all(tx, &all) }).await;
+    let written = db.write(move |tx| -> Result<(), StoreError> { insert_and_queue(tx, &all) }).await;
     let Err(e) = written else { return };
     if matches!(e, StoreError::Unavailable(_)) {
         // Each event alone would wait for the database as long again.
@@ -109,11 +117,8 @@ pub(crate) async fn write_batch(db: &Db, events: Vec<Event>) {
     tracing::warn!(error = %e, events = events.len(), "an audit batch was refused; writing its events one by one");
     for i in 0..events.len() {
         let all = events.clone();
-        let one = db
-            .write(move |tx| -> Result<(), StoreError> {
-                crate::store::audit::insert_all(tx, std::slice::from_ref(&all[i]))
-            })
-            .await;
+        let one =
+            db.write(move |tx| -> Result<(), StoreError> { insert_and_queue(tx, std::slice::from_ref(&all[i])) }).await;
         if let Err(e) = one {
             let lost = &events[i];
             let counter = if matches!(e, StoreError::Unavailable(_)) { &LOST_UNAVAILABLE } else { &LOST_REFUSED };

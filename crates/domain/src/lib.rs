@@ -41,7 +41,7 @@ pub mod tenants;
 pub mod urls;
 pub mod users;
 pub mod webauthn;
-pub mod webhook_sign;
+pub mod webhooks;
 
 pub use latchkey_store as store;
 pub use latchkey_store::{lockfile, migrate_store};

@@ -194,7 +194,7 @@ impl Metrics {
         for (reason, n) in crate::audit::lost() {
             let _ = writeln!(out, "latchkey_audit_events_lost_total{{reason=\"{reason}\"}} {n}");
         }
-        out.push_str("# HELP latchkey_outbox_deliveries_total Deliveries from the outbox (back-channel logout tokens) by kind and outcome: delivered, retried (tried again later) or failed (given up).\n");
+        out.push_str("# HELP latchkey_outbox_deliveries_total Deliveries from the outbox (back-channel logout tokens, webhooks) by kind and outcome: delivered, retried (tried again later) or failed (given up).\n");
         out.push_str("# TYPE latchkey_outbox_deliveries_total counter\n");
         for ((kind, outcome), n) in &g.deliveries {
             let _ = writeln!(out, "latchkey_outbox_deliveries_total{{kind=\"{kind}\",outcome=\"{outcome}\"}} {n}");

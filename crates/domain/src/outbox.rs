@@ -1,5 +1,6 @@
 //! The delivery loop of the outbox: back-channel logout tokens (OpenID Back-Channel Logout 1.0),
-//! posted after the request that ended the session has answered.
+//! posted after the request that ended the session has answered, and webhook deliveries
+//! (`webhooks::deliver`, which shares this loop's slots and backoff).
 //!
 //! Each node looks once a second for rows that are due (a read); when there are some it leases up
 //! to [`BATCH`] of them in a write (on PostgreSQL only one node at a time, `cluster::claim_job`)
@@ -65,6 +66,7 @@ pub async fn run(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+    let sending = Arc::new(crate::webhooks::deliver::Sending::default());
     let mut ticks: u64 = 0;
     loop {
         tokio::select! {
@@ -74,6 +76,9 @@ pub async fn run(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
         let now = state.clock.now();
         if let Err(e) = round(&state, &slots, now).await {
             tracing::warn!(error = %e, "delivering from the outbox failed; trying again shortly");
+        }
+        if let Err(e) = crate::webhooks::deliver::round(&state, &slots, &sending, now).await {
+            tracing::warn!(error = %e, "sending webhooks failed; trying again shortly");
         }
         // The gauge, every five seconds.
         ticks += 1;

@@ -82,9 +82,11 @@ pub struct Delivery {
 
 /// When the next pending row is due, if any.
 pub fn next_due(tx: &impl Reader) -> Result<Option<Timestamp>, StoreError> {
-    tx.conn().query_one("SELECT min(next_at) FROM outbox WHERE failed_at IS NULL AND webhook_id IS NULL", params![], |r| {
-        r.get(0)
-    })
+    tx.conn().query_one(
+        "SELECT min(next_at) FROM outbox WHERE failed_at IS NULL AND webhook_id IS NULL",
+        params![],
+        |r| r.get(0),
+    )
 }
 
 /// Takes up to `limit` rows due at `now`, oldest first, for `lease_secs`: they are not due again
@@ -145,10 +147,7 @@ pub fn counts(tx: &impl Reader) -> Result<(i64, i64), StoreError> {
 
 /// Removes failed rows, and delivered webhook rows, past their week.
 pub fn sweep(tx: &WriteTx<'_>, now: Timestamp) -> Result<usize, StoreError> {
-    tx.conn().execute(
-        "DELETE FROM outbox WHERE failed_at <= ?1 OR delivered_at <= ?1",
-        params![now - KEEP_FAILED_SECS],
-    )
+    tx.conn().execute("DELETE FROM outbox WHERE failed_at <= ?1 OR delivered_at <= ?1", params![now - KEEP_FAILED_SECS])
 }
 
 #[cfg(test)]

@@ -380,13 +380,8 @@ mod tests {
     use crate::testing::{temp_db, tenant};
 
     fn hook(tx: &WriteTx<'_>, t: TenantId, url: &str) -> i64 {
-        let w = WebhookRow {
-            id: 0,
-            url: url.into(),
-            events: vec!["user.*".into()],
-            secret_sealed: vec![1],
-            created_at: 1,
-        };
+        let w =
+            WebhookRow { id: 0, url: url.into(), events: vec!["user.*".into()], secret_sealed: vec![1], created_at: 1 };
         insert(tx, t, &w).unwrap()
     }
 

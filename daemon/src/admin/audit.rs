@@ -43,6 +43,9 @@ pub enum AdminAction {
     ScimEnable,
     ScimRotateToken,
     ScimDisable,
+    WebhookAdd,
+    WebhookRemove,
+    WebhookRedeliver,
 }
 
 impl AdminAction {
@@ -79,6 +82,9 @@ impl AdminAction {
             A::ScimEnable => "scim.enable",
             A::ScimRotateToken => "scim.rotate_token",
             A::ScimDisable => "scim.disable",
+            A::WebhookAdd => "webhook.add",
+            A::WebhookRemove => "webhook.remove",
+            A::WebhookRedeliver => "webhook.redeliver",
         }
     }
 }
@@ -104,7 +110,9 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         | A::AuditAll
         | A::Export(_)
         | A::MdsStatus
-        | A::ScimStatus(_) => return None,
+        | A::ScimStatus(_)
+        | A::WebhookList(_)
+        | A::WebhookDeliveries(_) => return None,
         A::TenantCreate => (Act::TenantCreate, None),
         A::TenantUpdate(slug) => (Act::TenantUpdate, Some(slug)),
         A::TenantBrand(slug) => (Act::TenantBrand, Some(slug)),
@@ -135,6 +143,9 @@ pub fn action(route: &AdminRoute) -> Option<(AdminAction, Option<&str>)> {
         A::ScimSet(_, super::route::ScimChange::Enable) => (Act::ScimEnable, None),
         A::ScimSet(_, super::route::ScimChange::RotateToken) => (Act::ScimRotateToken, None),
         A::ScimSet(_, super::route::ScimChange::Disable) => (Act::ScimDisable, None),
+        A::WebhookCreate(_) => (Act::WebhookAdd, None),
+        A::WebhookDelete(_, id) => (Act::WebhookRemove, Some(id)),
+        A::WebhookRedeliver(_, id) => (Act::WebhookRedeliver, Some(id)),
     };
     Some((act, subject.map(String::as_str)))
 }

@@ -55,6 +55,15 @@ pub enum AdminRoute {
     ScimStatus(String),
     /// `latchkey scim enable|rotate-token|disable`.
     ScimSet(String, ScimChange),
+    /// A tenant's webhooks (`latchkey webhook list|add`).
+    WebhookList(String),
+    WebhookCreate(String),
+    /// `latchkey webhook remove`: the tenant and the subscription's id.
+    WebhookDelete(String, String),
+    /// `latchkey webhook deliveries` (`?webhook=ID&failed=true&limit=N`).
+    WebhookDeliveries(String),
+    /// `latchkey webhook redeliver`: the tenant and the delivery's id.
+    WebhookRedeliver(String, String),
     /// The FIDO metadata in force (`latchkey mds status`).
     MdsStatus,
     /// A FIDO metadata BLOB to verify and take (`latchkey mds import`).
@@ -127,7 +136,12 @@ impl AdminRoute {
             | A::Audit(t)
             | A::Export(t)
             | A::ScimStatus(t)
-            | A::ScimSet(t, _) => Some(t),
+            | A::ScimSet(t, _)
+            | A::WebhookList(t)
+            | A::WebhookCreate(t)
+            | A::WebhookDelete(t, _)
+            | A::WebhookDeliveries(t)
+            | A::WebhookRedeliver(t, _) => Some(t),
         }
     }
 }
@@ -181,6 +195,12 @@ pub fn parse(method: &Method, path: &str) -> Result<AdminRoute, AdminUnrouted> {
         ["tenants", t, "scim", "enable"] => pick(m, &[(POST, A::ScimSet(s(t), ScimChange::Enable))]),
         ["tenants", t, "scim", "rotate-token"] => pick(m, &[(POST, A::ScimSet(s(t), ScimChange::RotateToken))]),
         ["tenants", t, "scim", "disable"] => pick(m, &[(POST, A::ScimSet(s(t), ScimChange::Disable))]),
+        ["tenants", t, "webhooks"] => pick(m, &[(GET, A::WebhookList(s(t))), (POST, A::WebhookCreate(s(t)))]),
+        ["tenants", t, "webhooks", "deliveries"] => pick(m, &[(GET, A::WebhookDeliveries(s(t)))]),
+        ["tenants", t, "webhooks", "deliveries", id, "redeliver"] => {
+            pick(m, &[(POST, A::WebhookRedeliver(s(t), s(id)))])
+        }
+        ["tenants", t, "webhooks", id] => pick(m, &[(DELETE, A::WebhookDelete(s(t), s(id)))]),
         ["tenants", t, "audit"] => pick(m, &[(GET, A::Audit(s(t)))]),
         ["tenants", t, "apps"] => pick(m, &[(GET, A::AppList(s(t))), (POST, A::AppCreate(s(t)))]),
         ["tenants", t, "apps", id] => pick(
@@ -234,6 +254,16 @@ mod tests {
             ("PATCH", "/admin/v1/tenants/acme", Ok(A::TenantUpdate(t()))),
             ("PUT", "/admin/v1/tenants/acme/brand", Ok(A::TenantBrand(t()))),
             ("GET", "/admin/v1/mds", Ok(A::MdsStatus)),
+            ("GET", "/admin/v1/tenants/acme/webhooks", Ok(A::WebhookList(t()))),
+            ("POST", "/admin/v1/tenants/acme/webhooks", Ok(A::WebhookCreate(t()))),
+            ("DELETE", "/admin/v1/tenants/acme/webhooks/7", Ok(A::WebhookDelete(t(), "7".into()))),
+            ("GET", "/admin/v1/tenants/acme/webhooks/deliveries", Ok(A::WebhookDeliveries(t()))),
+            ("DELETE", "/admin/v1/tenants/acme/webhooks/deliveries", wrong("GET")),
+            (
+                "POST",
+                "/admin/v1/tenants/acme/webhooks/deliveries/9/redeliver",
+                Ok(A::WebhookRedeliver(t(), "9".into())),
+            ),
             ("POST", "/admin/v1/mds", Ok(A::MdsImport)),
             ("GET", "/admin/v1/tenants/acme/apps", Ok(A::AppList(t()))),
             ("POST", "/admin/v1/tenants/acme/apps", Ok(A::AppCreate(t()))),

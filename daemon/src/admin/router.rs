@@ -25,7 +25,7 @@ use crate::http::{Body, errors, request};
 use latchkey_domain::error::{Error, Kind};
 use latchkey_domain::oidc::rotation;
 use latchkey_domain::state::State;
-use latchkey_domain::{apps, tenants, users};
+use latchkey_domain::{apps, tenants, users, webhooks};
 
 pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: AdminPeer) -> Response<Body> {
     let started = Instant::now();
@@ -119,6 +119,11 @@ async fn confirmed(state: &State, req: Req, what: &str) -> Result<(), Error> {
     }
 }
 
+/// A numeric id or count from the path or the query.
+fn number(text: &str, what: &str) -> Result<i64, Error> {
+    text.parse().map_err(|_| Error::invalid(codes::INVALID_INPUT, format!("{text:?} is not a {what} number")))
+}
+
 /// Query parameters of an admin call (repeats: the last one counts; these are filters, not
 /// credentials). A value with a control character is refused, as on the public listener: a NUL
 /// byte could not even be compared with on PostgreSQL.
@@ -169,6 +174,31 @@ async fn dispatch(
             ok(&latchkey_domain::brand::set(state, slug, r).await?)
         }
         A::ScimStatus(slug) => ok(&latchkey_domain::scim::status(state, slug).await?),
+        A::WebhookList(slug) => ok(&webhooks::list(state, slug).await?),
+        A::WebhookCreate(slug) => {
+            let r: latchkey::admin::CreateWebhook = body(state, req).await?;
+            // The URL and the events; never the secret.
+            note.subject = Some(r.url.chars().take(300).collect());
+            note.detail = Some(format!("events {}", r.events.join(",")));
+            created(&webhooks::add(state, slug, r).await?)
+        }
+        A::WebhookDelete(slug, id) => {
+            let id = number(&id, "webhook")?;
+            confirmed(state, req, &format!("webhook {id} with its deliveries, pending ones included")).await?;
+            webhooks::remove(state, slug, id).await?;
+            done()
+        }
+        A::WebhookDeliveries(slug) => {
+            let q = query(&req)?;
+            let webhook = q.get("webhook").map(|w| number(w, "webhook")).transpose()?;
+            let failed = q.get("failed").is_some_and(|v| v == "true" || v == "1");
+            let limit = q.get("limit").map(|l| number(l, "limit")).transpose()?;
+            ok(&webhooks::deliveries(state, slug, webhook, failed, limit).await?)
+        }
+        A::WebhookRedeliver(slug, id) => {
+            let id = number(&id, "delivery")?;
+            ok(&webhooks::redeliver(state, slug, id).await?)
+        }
         A::ScimSet(slug, change) => {
             use super::route::ScimChange as C;
             let (enable, rotate) = match change {

@@ -93,8 +93,31 @@ impl Upstream {
         Ok(status)
     }
 
+    /// `POST url` with a JSON body and headers of the caller's (a webhook delivery): the status;
+    /// the answer is read (bounded) and dropped.
+    pub async fn notify_json(&self, url: &str, headers: &[(&str, &str)], body: String) -> Result<u16, UpstreamError> {
+        checked(url)?;
+        let mut req = self.http.post(url).header(reqwest::header::CONTENT_TYPE, "application/json").body(body);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let (status, _) = self.send(url, req).await?;
+        Ok(status)
+    }
+
     async fn send(&self, url: &str, req: reqwest::RequestBuilder) -> Result<(u16, Vec<u8>), UpstreamError> {
-        let transport = |e: reqwest::Error| UpstreamError::Transport { url: url.to_owned(), message: e.to_string() };
+        let transport = |e: reqwest::Error| {
+            // reqwest's sentence names the request, not why it failed; the two common causes said.
+            let why = if e.is_timeout() {
+                "no answer within 10 s"
+            } else if e.is_connect() {
+                "cannot connect"
+            } else {
+                ""
+            };
+            let message = if why.is_empty() { e.to_string() } else { format!("{why} ({e})") };
+            UpstreamError::Transport { url: url.to_owned(), message }
+        };
         let mut response = req.send().await.map_err(transport)?;
         let status = response.status().as_u16();
         if response.content_length().is_some_and(|n| n > MAX_RESPONSE as u64) {

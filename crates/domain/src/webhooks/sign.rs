@@ -1,7 +1,6 @@
-//! WIP (issue 50, webhooks): the Standard Webhooks signature, not yet used by any delivery.
-//!
-//! `webhook-signature: v1,<base64 HMAC-SHA256(key, "{id}.{timestamp}.{body}")>`, the key being
-//! the base64 after `whsec_` of the subscription's secret.
+//! The Standard Webhooks signature: `webhook-signature: v1,<base64 HMAC-SHA256(key,
+//! "{id}.{timestamp}.{body}")>`, the key being the base64 after `whsec_` of the subscription's
+//! secret.
 
 use aws_lc_rs::hmac;
 use base64::Engine as _;

@@ -1,0 +1,587 @@
+//! Webhooks over real HTTP: stand-in receivers on loopback record every delivery, and the
+//! Standard Webhooks reference library (PyPI `standardwebhooks`, installed by scripts/test.sh)
+//! verifies each one's signature as a receiver would. Receivers that are down, answer 503 or
+//! hang, and a daemon killed with SIGKILL, lose and reorder nothing.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// How a receiver answers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Answer {
+    Ok,
+    Status(u16),
+    /// Reads the request and never answers (for a minute).
+    Hang,
+}
+
+/// One delivery as received: its three Standard Webhooks headers and its body.
+#[derive(Clone, Debug)]
+struct Got {
+    id: String,
+    timestamp: String,
+    signature: String,
+    body: String,
+}
+
+impl Got {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap()
+    }
+    /// The delivery's number: `webhook-id` is `msg_{n}`.
+    fn n(&self) -> i64 {
+        self.id.strip_prefix("msg_").unwrap().parse().unwrap()
+    }
+}
+
+/// A webhook endpoint on loopback: records every delivery it answers 2xx.
+struct Receiver {
+    port: u16,
+    got: Arc<Mutex<Vec<Got>>>,
+    answer: Arc<Mutex<Answer>>,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        Receiver::serve(TcpListener::bind("127.0.0.1:0").unwrap())
+    }
+
+    /// A port where nothing listens (yet).
+    fn down() -> u16 {
+        TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    }
+
+    fn on(port: u16) -> Receiver {
+        Receiver::serve(TcpListener::bind(("127.0.0.1", port)).expect("the same port again"))
+    }
+
+    fn serve(listener: TcpListener) -> Receiver {
+        let port = listener.local_addr().unwrap().port();
+        let got = Arc::new(Mutex::new(vec![]));
+        let answer = Arc::new(Mutex::new(Answer::Ok));
+        let (g, a) = (got.clone(), answer.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (g, a) = (g.clone(), a.clone());
+                std::thread::spawn(move || handle(stream, &g, &a));
+            }
+        });
+        Receiver { port, got, answer }
+    }
+
+    fn url(&self) -> String {
+        url(self.port)
+    }
+
+    fn answer(&self, a: Answer) {
+        *self.answer.lock().unwrap() = a;
+    }
+
+    fn got(&self) -> Vec<Got> {
+        self.got.lock().unwrap().clone()
+    }
+
+    /// Waits (up to `secs` seconds) until `n` deliveries have arrived; returns them all.
+    fn wait_for(&self, n: usize, secs: u64) -> Vec<Got> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let got = self.got();
+            if got.len() >= n || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/hook")
+}
+
+fn handle(stream: TcpStream, got: &Mutex<Vec<Got>>, answer: &Mutex<Answer>) {
+    let mut reader = BufReader::new(&stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let mut len = 0;
+    let mut d = Got { id: String::new(), timestamp: String::new(), signature: String::new(), body: String::new() };
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).is_err() {
+            return;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            let v = v.trim().to_owned();
+            match k.trim().to_ascii_lowercase().as_str() {
+                "content-length" => len = v.parse().unwrap_or(0),
+                "webhook-id" => d.id = v,
+                "webhook-timestamp" => d.timestamp = v,
+                "webhook-signature" => d.signature = v,
+                _ => {}
+            }
+        }
+    }
+    let mut body = vec![0; len];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    d.body = String::from_utf8(body).unwrap();
+    let a = *answer.lock().unwrap();
+    if a == Answer::Hang {
+        std::thread::sleep(Duration::from_secs(60));
+        return;
+    }
+    let status = match a {
+        Answer::Status(s) => s,
+        _ => {
+            got.lock().unwrap().push(d);
+            200
+        }
+    };
+    let mut s = &stream;
+    let _ = write!(s, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+}
+
+/// What `standardwebhooks` (Python) says of the deliveries, each under its subscription's secret:
+/// `(verified, refusals)`.
+fn verify(deliveries: &[(&str, &Got)]) -> (u64, Vec<Value>) {
+    let python = repo_root().join("tests/py/.venv/bin/python");
+    assert!(python.exists(), "standardwebhooks is not installed: run `bash scripts/test.sh`");
+    let mut child = Command::new(python)
+        .arg(repo_root().join("tests/py/verify_webhooks.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = String::new();
+    for (secret, d) in deliveries {
+        let line = json!({
+            "secret": secret,
+            "headers": {"webhook-id": d.id, "webhook-timestamp": d.timestamp, "webhook-signature": d.signature},
+            "body": d.body,
+        });
+        input.push_str(&format!("{line}\n"));
+    }
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    (v["verified"].as_u64().unwrap(), v["refused"].as_array().unwrap().clone())
+}
+
+/// Asserts that every delivery verifies under `secret`, and that a tampered one does not.
+#[track_caller]
+fn all_verify(secret: &str, got: &[Got]) {
+    let mut tampered = got[0].clone();
+    tampered.body = tampered.body.replace("success", "failure");
+    let mut all: Vec<(&str, &Got)> = got.iter().map(|g| (secret, g)).collect();
+    all.push((secret, &tampered));
+    let (verified, refused) = verify(&all);
+    assert_eq!(verified, got.len() as u64, "{refused:?}");
+    assert_eq!(refused.len(), 1, "only the tampered copy is refused: {refused:?}");
+    assert_eq!(refused[0]["index"], got.len(), "{refused:?}");
+}
+
+fn add(d: &TestDaemon, tenant: &str, url: &str, events: &[&str]) -> (i64, String) {
+    let mut args = vec!["webhook", "add", "--tenant", tenant, "--url", url, "--events"];
+    args.extend_from_slice(events);
+    args.extend_from_slice(&["-o", "json"]);
+    let w = d.cli(&args).ok().json();
+    (w["id"].as_i64().unwrap(), w["secret"].as_str().unwrap().to_owned())
+}
+
+fn invite(d: &TestDaemon, tenant: &str, email: &str) {
+    d.cli(&["user", "invite", "--tenant", tenant, "--email", email, "--name", "Someone", "-o", "json"]).ok();
+}
+
+fn deliveries(socket_cli: impl Fn(&[&str]) -> Run, tenant: &str) -> Vec<Value> {
+    let v = socket_cli(&["webhook", "deliveries", "--tenant", tenant, "--limit", "10000", "-o", "json"]).ok().json();
+    v.as_array().unwrap().clone()
+}
+
+/// Waits until `pred` holds of the tenant's deliveries (newest first).
+fn wait_deliveries(d: &TestDaemon, tenant: &str, secs: u64, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let list = deliveries(|a| d.cli(a), tenant);
+        if pred(&list) || Instant::now() > deadline {
+            return list;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn types(got: &[Got]) -> Vec<String> {
+    got.iter().map(|g| g.json()["type"].as_str().unwrap().to_owned()).collect()
+}
+
+fn subjects(got: &[Got]) -> Vec<String> {
+    got.iter().map(|g| g.json()["data"]["subject"].as_str().unwrap_or("").to_owned()).collect()
+}
+
+#[track_caller]
+fn in_order(got: &[Got]) {
+    let ns: Vec<i64> = got.iter().map(Got::n).collect();
+    let mut sorted = ns.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(ns, sorted, "each delivery once, in the order queued");
+}
+
+#[test]
+fn matching_events_are_delivered_signed_in_order_and_verified_by_standardwebhooks() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    d.tenant("other");
+    let users = Receiver::start();
+    let tokens = Receiver::start();
+    let (users_id, users_secret) = add(&d, "acme", &users.url(), &["user.*", "role.*"]);
+    assert!(users_secret.starts_with("whsec_"), "{users_secret}");
+    // A secret from a file (0600, as an operator keeps one), never on the command line.
+    let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let file = d.dir.path().join("hook.secret");
+    std::fs::write(&file, format!("{secret}\n")).unwrap();
+    let f = file.to_str().unwrap();
+    let w = d
+        .cli(&["webhook", "add", "--tenant", "acme", "--url", &tokens.url(), "--events", "token.*", "--secret-file", f])
+        .ok();
+    assert!(!w.stdout.contains(secret) && w.stdout.contains("Added webhook"), "{}", w.stdout);
+    // Another tenant's events go to its own subscriptions only.
+    let elsewhere = Receiver::start();
+    add(&d, "other", &elsewhere.url(), &["*"]);
+
+    for email in ["ada@acme.test", "bob@acme.test", "cy@acme.test"] {
+        invite(&d, "acme", email);
+    }
+    d.cli(&["role", "create", "--tenant", "acme", "admin"]).ok();
+    d.cli(&["role", "assign", "--tenant", "acme", "admin", "ada@acme.test", "bob@acme.test"]).ok();
+    d.cli(&["user", "disable", "--tenant", "acme", "cy@acme.test"]).ok();
+    invite(&d, "other", "eve@other.test");
+    let site = Site { d: &d, slug: "acme".into(), base: format!("{}/acme", d.base), origin: d.base.clone() };
+    let m2m = crate::oidc_support::app(&site, "m2m", &[]);
+    let r = crate::oidc_support::token(&site, &m2m, &[("grant_type", "client_credentials")]);
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    let got = users.wait_for(7, 15);
+    assert_eq!(
+        types(&got),
+        ["user.invite", "user.invite", "user.invite", "role.create", "role.assign", "role.assign", "user.disable"],
+        "the trail's order; app.create and token.* are not this subscription's"
+    );
+    assert_eq!(subjects(&got)[..3], ["ada@acme.test", "bob@acme.test", "cy@acme.test"]);
+    let first = got[0].json();
+    assert_eq!(first["data"]["tenant"], "acme");
+    assert_eq!(first["data"]["outcome"], "success");
+    assert!(first["timestamp"].as_str().unwrap().ends_with('Z'), "{first}");
+    in_order(&got);
+    all_verify(&users_secret, &got);
+    // The other subscription, under the secret from the file.
+    let got_tokens = tokens.wait_for(1, 15);
+    assert_eq!(types(&got_tokens), ["token.client_credentials"]);
+    all_verify(secret, &got_tokens);
+    // Its own creation is its first event (`*`).
+    let got_elsewhere = elsewhere.wait_for(2, 15);
+    assert_eq!(types(&got_elsewhere), ["webhook.add", "user.invite"], "no acme event reaches another tenant's hook");
+    assert_eq!(subjects(&got_elsewhere)[1], "eve@other.test");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(users.got().len(), 7, "each delivered once");
+
+    // Listed, delivered, with the answer.
+    let list = d.cli(&["webhook", "list", "--tenant", "acme", "-o", "json"]).ok().json();
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert_eq!(list[0]["id"], users_id);
+    assert_eq!(list[0]["events"], json!(["user.*", "role.*"]));
+    assert_eq!(list[0]["pending"], 0);
+    assert!(list[0].get("secret").is_none(), "the secret is never listed: {list}");
+    let sent = deliveries(|a| d.cli(a), "acme");
+    assert_eq!(sent.len(), 8);
+    assert!(sent.iter().all(|x| x["status"] == "delivered" && x["answer"] == "HTTP 200"), "{sent:?}");
+    assert_eq!(sent.last().unwrap()["event"], "user.invite");
+    // The trail shows the subscriptions, never their secrets.
+    let trail = d.cli(&["audit", "--tenant", "acme", "--action", "webhook.*", "-o", "json"]).ok();
+    assert!(trail.stdout.contains(&users.url()) && !trail.stdout.contains("whsec_"), "{}", trail.stdout);
+    assert!(d.metrics().contains("latchkey_outbox_deliveries_total{kind=\"webhook\",outcome=\"delivered\"} 10"));
+
+    // Removed: nothing more is sent, and its deliveries go with it.
+    d.cli(&["webhook", "remove", "--tenant", "acme", &users_id.to_string(), "--yes"]).ok();
+    invite(&d, "acme", "dan@acme.test");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(users.got().len(), 7);
+    assert_eq!(deliveries(|a| d.cli(a), "acme").len(), 1);
+}
+
+#[test]
+fn bad_webhooks_are_refused_and_nothing_is_stored() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let (id, _) = add(&d, "acme", "https://hooks.acme.test/in", &["user.*"]);
+    let before = d.snapshot();
+    let bad_secret = d.dir.path().join("bad.secret");
+    std::fs::write(&bad_secret, "hunter2\n").unwrap();
+    let short = d.dir.path().join("short.secret");
+    std::fs::write(&short, "whsec_c2hvcnQ=\n").unwrap();
+    let hook = |url: &str, events: &[&str], extra: &[&str]| {
+        let mut a = vec!["webhook", "add", "--tenant", "acme", "--url", url, "--events"];
+        a.extend_from_slice(events);
+        a.extend_from_slice(extra);
+        d.cli(&a)
+    };
+    let cases: Vec<(Run, &str)> = vec![
+        (hook("http://hooks.acme.test/in", &["user.*"], &[]), "invalid_webhook"),
+        (hook("ftp://hooks.acme.test/in", &["user.*"], &[]), "invalid_webhook"),
+        (hook("https://u:p@hooks.acme.test/in", &["user.*"], &[]), "invalid_webhook"),
+        (hook("not a url", &["user.*"], &[]), "invalid_webhook"),
+        (hook("https://hooks.acme.test/in", &["User.*"], &[]), "invalid_webhook"),
+        (hook("https://hooks.acme.test/in", &["user.*,role.*"], &[]), "invalid_webhook"),
+        (hook("https://hooks.acme.test/in", &["user.*"], &["--secret-file", bad_secret.to_str().unwrap()]), "whsec_"),
+        (hook("https://hooks.acme.test/in", &["user.*"], &["--secret-file", short.to_str().unwrap()]), "24 to 64"),
+        (hook("https://hooks.acme.test/in", &["user.*"], &["--secret-file", "/nonexistent/secret"]), "/nonexistent"),
+        (
+            d.cli(&["webhook", "add", "--tenant", "nope", "--url", "https://h.test/", "--events", "*"]),
+            "tenant_not_found",
+        ),
+        (d.cli(&["webhook", "remove", "--tenant", "acme", &id.to_string()]), "--yes"),
+        (d.cli(&["webhook", "remove", "--tenant", "acme", "999", "--yes"]), "webhook_not_found"),
+        (d.cli(&["webhook", "deliveries", "--tenant", "acme", "999"]), "webhook_not_found"),
+        (d.cli(&["webhook", "deliveries", "--tenant", "acme", "--limit", "0"]), "limit"),
+        (d.cli(&["webhook", "redeliver", "--tenant", "acme", "999"]), "delivery_not_found"),
+        (d.cli(&["webhook", "list", "--tenant", "nope"]), "tenant_not_found"),
+    ];
+    for (i, (r, want)) in cases.iter().enumerate() {
+        assert_ne!(r.code, 0, "case {i} succeeded: {}", r.stdout);
+        assert!(r.stderr.contains(want), "case {i}: {want:?} not in {}", r.stderr);
+    }
+    // No event list at all is clap's usage error.
+    assert_eq!(d.cli(&["webhook", "add", "--tenant", "acme", "--url", "https://h.test/"]).code, 2);
+    // Raw admin calls: a secret in the body that is not one, unknown fields, a non-numeric id.
+    let raw = |method: &str, path: &str, body: &Value| {
+        d.admin_raw(&admin_request(method, path, Some("application/json"), body.to_string().as_bytes()))
+    };
+    let p = "/admin/v1/tenants/acme/webhooks";
+    let (s, b) = raw("POST", p, &json!({"url": "https://h.test/", "events": ["*"], "secret": "whsec_!!"}));
+    assert_eq!((s, b["error"].as_str()), (400, Some("invalid_webhook")), "{b}");
+    let (s, b) = raw("POST", p, &json!({"url": "https://h.test/", "events": []}));
+    assert_eq!((s, b["error"].as_str()), (400, Some("invalid_webhook")), "{b}");
+    let (s, b) = raw("DELETE", &format!("{p}/x1"), &json!({"confirm": true}));
+    assert_eq!((s, b["error"].as_str()), (400, Some("invalid_input")), "{b}");
+    let (s, b) = raw("POST", &format!("{p}/deliveries/1/redeliver"), &json!({}));
+    assert_eq!((s, b["error"].as_str()), (404, Some("delivery_not_found")), "{b}");
+    assert_eq!(d.snapshot(), before, "nothing stored by any refusal");
+}
+
+#[test]
+fn a_receiver_down_for_a_minute_gets_every_event_afterwards_in_order() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let port = Receiver::down();
+    let (_, secret) = add(&d, "acme", &url(port), &["user.*"]);
+    for i in 0..5 {
+        invite(&d, "acme", &format!("u{i}@acme.test"));
+    }
+    // The first attempt is refused (nothing listens): the head waits for its retry.
+    let list = wait_deliveries(&d, "acme", 15, |l| l.iter().any(|x| x["answer"].is_string()));
+    let retrying: Vec<&Value> = list.iter().filter(|x| x["status"] == "retrying").collect();
+    assert_eq!(retrying.len(), 1, "only the head is tried: {list:?}");
+    assert_eq!(retrying[0]["event"], "user.invite");
+    assert!(retrying[0]["answer"].as_str().is_some_and(|a| a.contains("cannot connect")), "{list:?}");
+    // A minute of the daemon's clock passes (retries at +5 s, +15 s, +35 s), events keep coming.
+    let head_attempts = |l: &[Value]| l.iter().find(|x| x["status"] == "retrying").map(|x| x["attempts"].clone());
+    for (attempt, (step, i)) in [(5, 5), (10, 6), (20, 7)].into_iter().enumerate() {
+        d.clock.advance(step);
+        invite(&d, "acme", &format!("u{i}@acme.test"));
+        wait_deliveries(&d, "acme", 15, |l| head_attempts(l) == Some(json!(attempt + 2)));
+    }
+    let list = deliveries(|a| d.cli(a), "acme");
+    assert_eq!(list.len(), 8);
+    let head = list.iter().find(|x| x["status"] == "retrying").unwrap();
+    assert_eq!(head["attempts"], 4, "{list:?}");
+    assert!(list.iter().all(|x| x["status"] != "failed" && x["status"] != "delivered"), "{list:?}");
+    // The receiver comes back; the next retry (+40 s) delivers the head and everything behind it.
+    let back = Receiver::on(port);
+    d.clock.advance(25);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(back.got().is_empty(), "not before the retry is due: {list:?}");
+    d.clock.advance(20);
+    let got = back.wait_for(8, 15);
+    assert_eq!(subjects(&got), (0..8).map(|i| format!("u{i}@acme.test")).collect::<Vec<_>>());
+    in_order(&got);
+    all_verify(&secret, &got);
+    let list = deliveries(|a| d.cli(a), "acme");
+    assert!(list.iter().all(|x| x["status"] == "delivered"), "{list:?}");
+}
+
+#[test]
+fn a_hanging_receiver_delays_no_request_and_no_other_subscription() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let stuck = Receiver::start();
+    stuck.answer(Answer::Hang);
+    let fine = Receiver::start();
+    let (_, stuck_secret) = add(&d, "acme", &stuck.url(), &["user.*"]);
+    let (_, fine_secret) = add(&d, "acme", &fine.url(), &["user.*"]);
+    let started = Instant::now();
+    for i in 0..20 {
+        invite(&d, "acme", &format!("u{i}@acme.test"));
+    }
+    let got = fine.wait_for(20, 10);
+    assert_eq!(got.len(), 20, "the other subscription is not held up");
+    in_order(&got);
+    all_verify(&fine_secret, &got);
+    eprintln!("20 invitations and their 20 deliveries elsewhere in {:?}", started.elapsed());
+    assert!(stuck.got().is_empty());
+    // The stuck one answers again; its attempt gave up after the client's 10 s and is retried.
+    stuck.answer(Answer::Ok);
+    let timed_out =
+        |l: &[Value]| l.iter().any(|x| x["answer"].as_str().is_some_and(|a| a.contains("no answer within 10 s")));
+    let list = wait_deliveries(&d, "acme", 20, timed_out);
+    assert!(timed_out(&list), "{list:?}");
+    d.clock.advance(10);
+    let got = stuck.wait_for(20, 15);
+    assert_eq!(subjects(&got), (0..20).map(|i| format!("u{i}@acme.test")).collect::<Vec<_>>());
+    all_verify(&stuck_secret, &got);
+}
+
+#[test]
+fn a_failing_receiver_is_given_up_after_a_day_listed_and_redelivered() {
+    let d = TestDaemon::start();
+    d.tenant("acme");
+    let rx = Receiver::start();
+    rx.answer(Answer::Status(503));
+    let (id, _) = add(&d, "acme", &rx.url(), &["user.*"]);
+    invite(&d, "acme", "ada@acme.test");
+    invite(&d, "acme", "bob@acme.test");
+    wait_deliveries(&d, "acme", 15, |l| l.iter().any(|x| x["answer"] == "HTTP 503"));
+    // A day later the next attempt is the last; the one behind it, as old, fails after its first.
+    d.clock.advance(25 * 3600);
+    let list = wait_deliveries(&d, "acme", 15, |l| l.iter().all(|x| x["status"] == "failed"));
+    assert!(list.iter().all(|x| x["status"] == "failed"), "{list:?}");
+    let failed =
+        d.cli(&["webhook", "deliveries", "--tenant", "acme", &id.to_string(), "--failed", "-o", "json"]).ok().json();
+    assert_eq!(failed.as_array().unwrap().len(), 2);
+    let table = d.cli(&["webhook", "deliveries", "--tenant", "acme", "--failed"]).ok().stdout;
+    assert!(table.contains("failed") && table.contains("HTTP 503"), "{table}");
+    let oldest = failed[1]["id"].as_i64().unwrap();
+    // Sent again once the receiver is mended, with the same webhook-id.
+    rx.answer(Answer::Ok);
+    let again = d.cli(&["webhook", "redeliver", "--tenant", "acme", &oldest.to_string(), "-o", "json"]).ok().json();
+    assert_eq!((again["status"].as_str(), again["attempts"].as_i64()), (Some("pending"), Some(0)));
+    let got = rx.wait_for(1, 15);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].id, format!("msg_{oldest}"));
+    assert_eq!(subjects(&got), ["ada@acme.test"]);
+    let r = d.cli(&["webhook", "redeliver", "--tenant", "acme", &oldest.to_string()]);
+    let list = deliveries(|a| d.cli(a), "acme");
+    // Delivered by now, so it can be sent again; a pending one could not.
+    assert_eq!(r.code, 0, "{} {list:?}", r.stderr);
+    assert_eq!(rx.wait_for(2, 15).len(), 2);
+}
+
+// ------------------------------------------------------------------------------------------
+// SIGKILL: the real binary.
+
+/// A `latchkeyd` process on the store of `shared`; killed when dropped.
+struct Node {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Node {
+    fn start(shared: &Path, port: u16) -> Node {
+        let config = format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://localhost:{port}\"\nlog_format = \"json\"\n\
+             metrics_listen = \"\"\n{storage}[admin]\nsocket = \"{s}/admin.sock\"\n[keys]\nencryption_key_file = \
+             \"{s}/key-encryption.key\"\n",
+            storage = store_toml(shared),
+            s = shared.display(),
+        );
+        std::fs::write(shared.join("config.toml"), config).unwrap();
+        let log = shared.join("stderr.log");
+        let child = Command::new(bin("latchkeyd"))
+            .arg("--config")
+            .arg(shared.join("config.toml"))
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let mut node = Node { child, dir: shared.to_owned() };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !std::fs::read_to_string(&log).unwrap_or_default().contains("\"ready\"") {
+            if let Ok(Some(status)) = node.child.try_wait() {
+                panic!("latchkeyd exited ({status}):\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+            }
+            assert!(Instant::now() < deadline, "latchkeyd not ready");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        node
+    }
+
+    fn cli(&self, args: &[&str]) -> Run {
+        cli(&self.dir.join("admin.sock"), args)
+    }
+
+    fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn deliveries_waiting_for_a_receiver_survive_a_sigkill() {
+    let shared = tempfile::tempdir().unwrap();
+    let _guard = store_guard(shared.path());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut node = Node::start(shared.path(), port);
+    node.cli(&["tenant", "create", "acme"]).ok();
+    let rx_port = Receiver::down();
+    let w = node
+        .cli(&["webhook", "add", "--tenant", "acme", "--url", &url(rx_port), "--events", "user.*", "-o", "json"])
+        .ok()
+        .json();
+    let secret = w["secret"].as_str().unwrap().to_owned();
+    for i in 0..30 {
+        node.cli(&["user", "invite", "--tenant", "acme", "--email", &format!("u{i}@acme.test"), "--name", "U"]).ok();
+    }
+    // Every invitation acknowledged is in the trail and queued; the head has been tried.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let list = deliveries(|a| node.cli(a), "acme");
+        if list.len() == 30 && list.iter().any(|x| x["status"] == "retrying") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{list:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    node.kill();
+    let back = Receiver::on(rx_port);
+    let node = Node::start(shared.path(), port);
+    // The head's retry is due 5 s after its failure.
+    let got = back.wait_for(30, 30);
+    assert_eq!(subjects(&got), (0..30).map(|i| format!("u{i}@acme.test")).collect::<Vec<_>>(), "none lost");
+    in_order(&got);
+    all_verify(&secret, &got);
+    let list = deliveries(|a| node.cli(a), "acme");
+    assert!(list.iter().all(|x| x["status"] == "delivered"), "{list:?}");
+}
