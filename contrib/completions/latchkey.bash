@@ -64,6 +64,9 @@ _latchkey() {
             latchkey,user)
                 cmd="latchkey__subcmd__user"
                 ;;
+            latchkey,webhook)
+                cmd="latchkey__subcmd__webhook"
+                ;;
             latchkey__subcmd__app,create)
                 cmd="latchkey__subcmd__app__subcmd__create"
                 ;;
@@ -171,6 +174,9 @@ _latchkey() {
                 ;;
             latchkey__subcmd__help,user)
                 cmd="latchkey__subcmd__help__subcmd__user"
+                ;;
+            latchkey__subcmd__help,webhook)
+                cmd="latchkey__subcmd__help__subcmd__webhook"
                 ;;
             latchkey__subcmd__help__subcmd__app,create)
                 cmd="latchkey__subcmd__help__subcmd__app__subcmd__create"
@@ -291,6 +297,21 @@ _latchkey() {
                 ;;
             latchkey__subcmd__help__subcmd__user,show)
                 cmd="latchkey__subcmd__help__subcmd__user__subcmd__show"
+                ;;
+            latchkey__subcmd__help__subcmd__webhook,add)
+                cmd="latchkey__subcmd__help__subcmd__webhook__subcmd__add"
+                ;;
+            latchkey__subcmd__help__subcmd__webhook,deliveries)
+                cmd="latchkey__subcmd__help__subcmd__webhook__subcmd__deliveries"
+                ;;
+            latchkey__subcmd__help__subcmd__webhook,list)
+                cmd="latchkey__subcmd__help__subcmd__webhook__subcmd__list"
+                ;;
+            latchkey__subcmd__help__subcmd__webhook,redeliver)
+                cmd="latchkey__subcmd__help__subcmd__webhook__subcmd__redeliver"
+                ;;
+            latchkey__subcmd__help__subcmd__webhook,remove)
+                cmd="latchkey__subcmd__help__subcmd__webhook__subcmd__remove"
                 ;;
             latchkey__subcmd__key,help)
                 cmd="latchkey__subcmd__key__subcmd__help"
@@ -526,6 +547,42 @@ _latchkey() {
             latchkey__subcmd__user__subcmd__help,show)
                 cmd="latchkey__subcmd__user__subcmd__help__subcmd__show"
                 ;;
+            latchkey__subcmd__webhook,add)
+                cmd="latchkey__subcmd__webhook__subcmd__add"
+                ;;
+            latchkey__subcmd__webhook,deliveries)
+                cmd="latchkey__subcmd__webhook__subcmd__deliveries"
+                ;;
+            latchkey__subcmd__webhook,help)
+                cmd="latchkey__subcmd__webhook__subcmd__help"
+                ;;
+            latchkey__subcmd__webhook,list)
+                cmd="latchkey__subcmd__webhook__subcmd__list"
+                ;;
+            latchkey__subcmd__webhook,redeliver)
+                cmd="latchkey__subcmd__webhook__subcmd__redeliver"
+                ;;
+            latchkey__subcmd__webhook,remove)
+                cmd="latchkey__subcmd__webhook__subcmd__remove"
+                ;;
+            latchkey__subcmd__webhook__subcmd__help,add)
+                cmd="latchkey__subcmd__webhook__subcmd__help__subcmd__add"
+                ;;
+            latchkey__subcmd__webhook__subcmd__help,deliveries)
+                cmd="latchkey__subcmd__webhook__subcmd__help__subcmd__deliveries"
+                ;;
+            latchkey__subcmd__webhook__subcmd__help,help)
+                cmd="latchkey__subcmd__webhook__subcmd__help__subcmd__help"
+                ;;
+            latchkey__subcmd__webhook__subcmd__help,list)
+                cmd="latchkey__subcmd__webhook__subcmd__help__subcmd__list"
+                ;;
+            latchkey__subcmd__webhook__subcmd__help,redeliver)
+                cmd="latchkey__subcmd__webhook__subcmd__help__subcmd__redeliver"
+                ;;
+            latchkey__subcmd__webhook__subcmd__help,remove)
+                cmd="latchkey__subcmd__webhook__subcmd__help__subcmd__remove"
+                ;;
             *)
                 ;;
         esac
@@ -533,7 +590,7 @@ _latchkey() {
 
     case "${cmd}" in
         latchkey)
-            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role social apply scim mds export audit backup completions help"
+            opts="-o -q -h -V --socket --output --quiet --help --version status tenant app key user credential role social apply scim webhook mds export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1337,7 +1394,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help)
-            opts="status tenant app key user credential role social apply scim mds export audit backup completions help"
+            opts="status tenant app key user credential role social apply scim webhook mds export audit backup completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2121,6 +2178,90 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__help__subcmd__user__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__webhook)
+            opts="add list remove deliveries redeliver"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__webhook__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__webhook__subcmd__deliveries)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__webhook__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__webhook__subcmd__redeliver)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__help__subcmd__webhook__subcmd__remove)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4110,6 +4251,316 @@ _latchkey() {
             ;;
         latchkey__subcmd__user__subcmd__show)
             opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook)
+            opts="-o -q -h --socket --output --quiet --help add list remove deliveries redeliver help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__add)
+            opts="-t -o -q -h --tenant --url --events --secret-file --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --secret-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__deliveries)
+            opts="-t -o -q -h --tenant --failed --limit --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__help)
+            opts="add list remove deliveries redeliver help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__help__subcmd__deliveries)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__help__subcmd__redeliver)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__list)
+            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__redeliver)
+            opts="-t -o -q -h --tenant --socket --output --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tenant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        latchkey__subcmd__webhook__subcmd__remove)
+            opts="-t -o -q -h --tenant --yes --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

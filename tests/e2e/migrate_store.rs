@@ -166,7 +166,7 @@ fn sqlite_installation_moves_to_postgres() {
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert_eq!(first.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let printed = counts(&stdout);
-    assert_eq!(printed.len(), 30, "every table is listed:\n{stdout}");
+    assert_eq!(printed.len(), 31, "every table is listed:\n{stdout}");
     for (t, (sqlite, postgres)) in &printed {
         assert_eq!(sqlite, postgres, "{t}:\n{stdout}");
     }
@@ -209,6 +209,7 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("DROP TABLE consents");
     pg_sql.exec("DROP TABLE session_apps");
     pg_sql.exec("DROP TABLE outbox");
+    pg_sql.exec("DROP TABLE webhooks");
     pg_sql.exec("ALTER TABLE applications DROP COLUMN logo_sha");
     pg_sql.exec("DROP TABLE app_logos");
     pg_sql.exec("ALTER TABLE users DROP COLUMN locale");
