@@ -5,7 +5,7 @@ use std::path::Path;
 
 use latchkey::admin::{Confirm, CreateWebhook, Webhook, WebhookDelivery};
 
-use super::seg;
+use super::{require_yes, seg};
 use crate::args::WebhookCmd;
 use crate::client::Client;
 use crate::error::CliError;
@@ -77,7 +77,8 @@ pub fn run(client: &Client, cmd: WebhookCmd) -> Result<Output, CliError> {
             Ok(Output::new(&list)?.table(t))
         }
         WebhookCmd::Remove { tenant, id, yes } => {
-            client.delete(&format!("/tenants/{}/webhooks/{id}", seg(&tenant.tenant)?), &Confirm { confirm: yes })?;
+            require_yes(yes, &format!("webhook {id} and its deliveries"))?;
+            client.delete(&format!("/tenants/{}/webhooks/{id}", seg(&tenant.tenant)?), &Confirm { confirm: true })?;
             Ok(Output::new(&serde_json::json!({"removed": id}))?
                 .text(format!("Removed webhook {id} and its deliveries.")))
         }
