@@ -195,9 +195,11 @@ pub fn due(tx: &impl Reader, now: Timestamp) -> Result<Vec<i64>, StoreError> {
     )
 }
 
-/// Takes up to `limit` rows from the head of `webhook`'s queue, for `lease_secs`, if its head is
-/// due at `now` (nothing otherwise: another lease has it). A node that stops mid-run leaves the
-/// head leased; it is due again after the lease, and the run is sent again from there.
+/// Takes up to `limit` rows from the head of `webhook`'s queue, for `lease_secs`, if every one of
+/// them is due at `now`; nothing otherwise. A run being sent (leased until later) is never taken
+/// again, nor overtaken: a redelivered row that went ahead of it waits until it is recorded. A
+/// node that stops mid-run leaves its rows leased; they are due again after the lease, and the
+/// run is sent again from its first row not recorded.
 pub fn lease(
     tx: &WriteTx<'_>,
     webhook: i64,
@@ -205,32 +207,33 @@ pub fn lease(
     lease_secs: i64,
     limit: i64,
 ) -> Result<Vec<Leased>, StoreError> {
-    let head_due: Option<bool> = tx.conn().query_opt(
-        &format!("SELECT next_at <= ?2 FROM outbox WHERE webhook_id = ?1 AND {PENDING} ORDER BY id LIMIT 1"),
-        params![webhook, now],
-        |r| r.get(0),
+    let run: Vec<(i64, Timestamp)> = tx.conn().query_all(
+        &format!("SELECT id, next_at FROM outbox WHERE webhook_id = ?1 AND {PENDING} ORDER BY id LIMIT ?2"),
+        params![webhook, limit],
+        |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    if head_due != Some(true) {
+    if run.is_empty() || run.iter().any(|(_, next_at)| *next_at > now) {
         return Ok(vec![]);
     }
-    let mut rows = tx.conn().query_all(
-        &format!(
-            "UPDATE outbox SET next_at = ?2, attempts = attempts + 1
-             WHERE id IN (SELECT id FROM outbox WHERE webhook_id = ?1 AND {PENDING} ORDER BY id LIMIT ?3)
-             RETURNING id, tenant_id, target, payload, created_at, attempts"
-        ),
-        params![webhook, now + lease_secs, limit],
-        |r| {
-            Ok(Leased {
-                id: r.get(0)?,
-                tenant_id: r.get(1)?,
-                url: r.get(2)?,
-                payload: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                created_at: r.get(4)?,
-                attempt: r.get(5)?,
-            })
-        },
-    )?;
+    let ids: Vec<i64> = run.into_iter().map(|(id, _)| id).collect();
+    let sql = format!(
+        "UPDATE outbox SET next_at = ?1, attempts = attempts + 1 WHERE id IN ({})
+         RETURNING id, tenant_id, target, payload, created_at, attempts",
+        id_list(&ids, 2)
+    );
+    let until = now + lease_secs;
+    let mut p: Vec<&dyn ToValue> = vec![&until];
+    p.extend(ids.iter().map(|i| i as &dyn ToValue));
+    let mut rows = tx.conn().query_all(&sql, &p, |r| {
+        Ok(Leased {
+            id: r.get(0)?,
+            tenant_id: r.get(1)?,
+            url: r.get(2)?,
+            payload: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+            created_at: r.get(4)?,
+            attempt: r.get(5)?,
+        })
+    })?;
     // RETURNING promises no order.
     rows.sort_by_key(|d| d.id);
     Ok(rows)
@@ -492,6 +495,18 @@ mod tests {
         });
         let third = t.write(|tx| lease(tx, w1, 30, 60, 2).unwrap());
         assert_eq!((third[0].id, third[0].attempt, third[0].created_at), (run[10].id, 1, 30));
+        // A row redelivered while a run is out waits for the run: it is never taken twice.
+        t.write(|tx| {
+            assert_eq!(redeliver(tx, a, run[0].id, 32).unwrap(), Redeliver::Queued);
+            assert!(lease(tx, w1, 32, 60, 32).unwrap().is_empty(), "the run of 30 is still out");
+            let done = RunOutcome {
+                delivered: third.iter().map(|d| (d.id, "HTTP 200".to_owned())).collect(),
+                ..Default::default()
+            };
+            record(tx, &done, 33).unwrap();
+            let next = lease(tx, w1, 33, 60, 2).unwrap();
+            assert_eq!((next[0].id, next[1].id), (run[0].id, run[12].id));
+        });
         // Removing the subscription removes its rows.
         t.write(|tx| assert!(delete(tx, a, w1).unwrap()));
         assert!(t.read(|tx| deliveries(tx, a, Some(w1), false, 100).unwrap()).is_empty());
