@@ -11,6 +11,9 @@
 //! Prints the burst rate, the backlog queued, the wait for the head's retry, the delivery rate,
 //! and peak RSS (VmHWM) for the whole run.
 //!
+//! `BENCH_NO_WEBHOOK=1` runs the same burst with no subscription, for the memory the burst
+//! itself costs (the SQLite page cache, connections, the audit queue).
+//!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p latchkey-tests --bench webhooks`.
 
 #[path = "../e2e/authenticator.rs"]
@@ -115,13 +118,18 @@ fn main() {
     let (status, body) = daemon.admin("POST", "/admin/v1/tenants", Some(&json!({"slug": "acme"})));
     assert_eq!(status, 201, "{body}");
     let receiver_port = free_port();
-    let (status, hook) = daemon.admin(
-        "POST",
-        "/admin/v1/tenants/acme/webhooks",
-        Some(&json!({"url": format!("http://127.0.0.1:{receiver_port}/hook"), "events": ["token.*"]})),
-    );
-    assert_eq!(status, 201, "{hook}");
-    let secret = hook["secret"].as_str().unwrap().to_owned();
+    let with_hook = std::env::var("BENCH_NO_WEBHOOK").is_err();
+    let secret = if with_hook {
+        let (status, hook) = daemon.admin(
+            "POST",
+            "/admin/v1/tenants/acme/webhooks",
+            Some(&json!({"url": format!("http://127.0.0.1:{receiver_port}/hook"), "events": ["token.*"]})),
+        );
+        assert_eq!(status, 201, "{hook}");
+        hook["secret"].as_str().unwrap().to_owned()
+    } else {
+        "whsec_".to_owned()
+    };
     let key = base64::engine::general_purpose::STANDARD.decode(secret.trim_start_matches("whsec_")).unwrap();
     let app = create_app(&data.socket(), "acme", "web", "web");
     let token_url = format!("{}/acme/token", data.origin());
@@ -174,6 +182,23 @@ fn main() {
         }
     });
     let burst = started.elapsed();
+    if !with_hook {
+        std::thread::sleep(Duration::from_secs(2));
+        done.store(true, Ordering::Relaxed);
+        sampler.join().unwrap();
+        let (rss, hwm) = daemon.memory_kib();
+        println!(
+            "webhooks: no subscription: burst of {events} in {:.2} s = {:.0} events/s; daemon RSS {:.1} MiB before, \
+             {:.1} MiB after, peak sampled {:.1} MiB, VmHWM {:.1} MiB",
+            burst.as_secs_f64(),
+            events as f64 / burst.as_secs_f64(),
+            rss_before as f64 / 1024.0,
+            rss as f64 / 1024.0,
+            peak_rss.load(Ordering::Relaxed) as f64 / 1024.0,
+            hwm as f64 / 1024.0
+        );
+        return;
+    }
     // Everything queued: the audit writer has written every event and its delivery.
     let db = data.open_ro();
     let queued = || -> u64 {

@@ -19,6 +19,22 @@ pub mod webhook;
 
 use crate::error::CliError;
 
+/// A secret (`what`) from a file, or from standard input for `-`; one trailing newline dropped.
+/// Secrets never go on a command line, where `ps` and the shell's history would show them.
+pub fn read_secret(path: &std::path::Path, what: &str) -> Result<String, CliError> {
+    use std::io::Read;
+    let mut text = String::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::File(format!("reading the {what} from standard input: {e}")))?;
+    } else {
+        text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::File(format!("reading the {what} from {}: {e}", path.display())))?;
+    }
+    Ok(text.trim_end_matches(['\r', '\n']).to_owned())
+}
+
 /// Destructive commands need `--yes`; without it nothing is sent.
 pub fn require_yes(yes: bool, what: &str) -> Result<(), CliError> {
     if yes {

@@ -1,28 +1,11 @@
-use std::io::Read;
-use std::path::Path;
-
 use latchkey::admin::{Confirm, EnableSocial, SocialProvider};
 use latchkey::codes;
 
-use super::seg;
+use super::{read_secret, seg};
 use crate::args::SocialCmd;
 use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, table};
-
-/// The client secret from a file, or from standard input for `-`; one trailing newline dropped.
-fn read_secret(path: &Path) -> Result<String, CliError> {
-    let mut text = String::new();
-    if path.as_os_str() == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| CliError::File(format!("reading the client secret from standard input: {e}")))?;
-    } else {
-        text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::File(format!("reading the client secret from {}: {e}", path.display())))?;
-    }
-    Ok(text.trim_end_matches(['\r', '\n']).to_owned())
-}
 
 pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
     match cmd {
@@ -53,7 +36,7 @@ pub fn run(client: &Client, cmd: SocialCmd) -> Result<Output, CliError> {
             let req = EnableSocial {
                 kind,
                 client_id,
-                client_secret: read_secret(&path)?,
+                client_secret: read_secret(&path, "client secret")?,
                 name,
                 issuer,
                 github_url,

@@ -1,29 +1,12 @@
 //! `latchkey webhook add|list|remove|deliveries|redeliver`.
 
-use std::io::Read;
-use std::path::Path;
-
 use latchkey::admin::{Confirm, CreateWebhook, Webhook, WebhookDelivery};
 
-use super::{require_yes, seg};
+use super::{read_secret, require_yes, seg};
 use crate::args::WebhookCmd;
 use crate::client::Client;
 use crate::error::CliError;
 use crate::output::{Output, fields, table};
-
-/// The secret from a file, or from standard input for `-`; surrounding blanks dropped.
-fn read_secret(path: &Path) -> Result<String, CliError> {
-    let mut text = String::new();
-    if path.as_os_str() == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| CliError::File(format!("reading the webhook secret from standard input: {e}")))?;
-    } else {
-        text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::File(format!("reading the webhook secret from {}: {e}", path.display())))?;
-    }
-    Ok(text.trim().to_owned())
-}
 
 fn deliveries_table(list: &[WebhookDelivery]) -> comfy_table::Table {
     let mut t = table(&["ID", "WEBHOOK", "EVENT", "SUBJECT", "STATUS", "ATTEMPTS", "CREATED", "ANSWER"]);
@@ -45,7 +28,7 @@ fn deliveries_table(list: &[WebhookDelivery]) -> comfy_table::Table {
 pub fn run(client: &Client, cmd: WebhookCmd) -> Result<Output, CliError> {
     match cmd {
         WebhookCmd::Add { tenant, url, events, secret_file } => {
-            let secret = secret_file.as_deref().map(read_secret).transpose()?;
+            let secret = secret_file.as_deref().map(|p| read_secret(p, "webhook secret")).transpose()?;
             let req = CreateWebhook { url, events, secret };
             let w: Webhook = client.post(&format!("/tenants/{}/webhooks", seg(&tenant.tenant)?), &req)?;
             let mut rows = vec![("id", w.id.to_string()), ("url", w.url.clone()), ("events", w.events.join(", "))];
