@@ -28,3 +28,7 @@ CREATE INDEX outbox_webhook_pending ON outbox (webhook_id, id)
 -- Back-channel logout rows only: a subscription's queue is led by its head, not by next_at.
 DROP INDEX outbox_due;
 CREATE INDEX outbox_due ON outbox (next_at) WHERE failed_at IS NULL AND webhook_id IS NULL;
+-- What the metrics count every few seconds and the sweeper removes every minute, without reading
+-- a week of delivered rows.
+CREATE INDEX outbox_failed ON outbox (failed_at) WHERE failed_at IS NOT NULL;
+CREATE INDEX outbox_delivered ON outbox (delivered_at) WHERE delivered_at IS NOT NULL;

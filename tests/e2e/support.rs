@@ -10,10 +10,10 @@ use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use latchkey_domain::clock::ManualClock;
 use latchkey_domain::config::{Config, FileConfig, Overrides, StorageSection};
@@ -1195,5 +1195,80 @@ impl Cluster {
     /// SQL on the shared database.
     pub fn sql(&self) -> TestSql {
         self.store.sql()
+    }
+}
+
+/// A `latchkeyd` process (the real binary, so that it can be killed with SIGKILL) on a shared
+/// store, as a node of a cluster; killed when dropped.
+pub struct Node {
+    pub child: Child,
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Node {
+    /// Starts a node on the store of `shared` (see `store_toml`), with the shared key-encryption
+    /// key and public URL, and waits for it to be ready.
+    pub fn start(shared: &Path, public_url: Option<&str>) -> Node {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let public_url = public_url.map_or_else(|| format!("http://localhost:{port}"), str::to_owned);
+        let config = format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"{public_url}\"\nlog_format = \"json\"\nmetrics_listen = \"127.0.0.1:0\"\n\
+             {storage}[admin]\nsocket = \"{d}/admin.sock\"\n[keys]\nencryption_key_file = \"{s}/key-encryption.key\"\n",
+            storage = store_toml(shared),
+            d = dir.path().display(),
+            s = shared.display(),
+        );
+        std::fs::write(dir.path().join("config.toml"), config).unwrap();
+        let log = dir.path().join("stderr.log");
+        let child = Command::new(bin("latchkeyd"))
+            .arg("--config")
+            .arg(dir.path().join("config.toml"))
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let mut node = Node { child, dir, port, log };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !node.log().contains("\"ready\"") {
+            if let Ok(Some(status)) = node.child.try_wait() {
+                panic!("latchkeyd exited ({status}) before it was ready:\n{}", node.log());
+            }
+            assert!(Instant::now() < deadline, "latchkeyd not ready:\n{}", node.log());
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        node
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("admin.sock")
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL: no shutdown, no goodbye to the database.
+    pub fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -1,7 +1,8 @@
 //! The audit log: events are queued without waiting and written by one background task in
 //! batches gathered over up to 50 ms (one durable commit per batch), so recording a sign-in or a
 //! token grant adds no fsync to the request. Readers flush the queue first; shutdown flushes it
-//! too.
+//! too. The transaction that writes a batch also queues its webhook deliveries
+//! (`webhooks::queue`), so an event is in the trail exactly when its deliveries are queued.
 //!
 //! One event never costs another: fields are cleaned when recorded (a NUL byte, which PostgreSQL
 //! cannot store, becomes U+FFFD; lengths are bounded, since some fields come from unauthenticated

@@ -435,6 +435,30 @@ mod tests {
     }
 
     #[test]
+    fn delivered_rows_are_kept_a_week_and_counted_as_neither_pending_nor_failed() {
+        let t = temp_db();
+        let (a, w) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            (a, hook(tx, a, "https://one.test"))
+        });
+        t.write(|tx| queue(tx, &(0..4).map(|n| new(a, w, n)).collect::<Vec<_>>(), 10).unwrap());
+        let run = t.write(|tx| lease(tx, w, 10, 60, 3).unwrap());
+        let outcome = RunOutcome {
+            delivered: run[..2].iter().map(|d| (d.id, "HTTP 204".to_owned())).collect(),
+            stopped: Some((run[2].id, None, "HTTP 500".into())),
+            untried: vec![],
+        };
+        t.write(|tx| record(tx, &outcome, 11).unwrap());
+        assert_eq!(t.read(|tx| crate::outbox::counts(tx).unwrap()), (1, 1));
+        let week = 7 * 86_400;
+        t.write(|tx| {
+            assert_eq!(crate::outbox::sweep(tx, 11 + week - 1).unwrap(), 0);
+            assert_eq!(crate::outbox::sweep(tx, 11 + week).unwrap(), 3, "two delivered, one failed");
+        });
+        assert_eq!(t.read(|tx| deliveries(tx, a, None, false, 10).unwrap()).len(), 1);
+    }
+
+    #[test]
     fn a_queue_is_sent_in_order_one_run_at_a_time() {
         let t = temp_db();
         let (a, w1, w2) = t.write(|tx| {
