@@ -54,7 +54,9 @@ pub struct Cli {
     /// shown once and lost otherwise, one per line: `app create` its client id and client
     /// secret, `app rotate-secret` the secret, `user invite|recover` the link, `user reinvite`
     /// EMAIL<TAB>LINK for links neither e-mailed nor saved, `apply` TENANT<TAB>APP<TAB>CLIENT
-    /// ID<TAB>SECRET for new confidential apps. `-o json` prints its document regardless.
+    /// ID<TAB>SECRET for new confidential apps, `scim enable|rotate-token` the token, `webhook add`
+    /// the generated secret (or the id, when the secret came from a file). `-o json` prints its
+    /// document regardless.
     #[arg(short, long, global = true)]
     pub quiet: bool,
 

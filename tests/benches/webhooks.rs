@@ -17,12 +17,10 @@
 //! Run: `cargo build --release --workspace --bins && cargo bench -p latchkey-tests --bench webhooks`.
 
 #[path = "../e2e/authenticator.rs"]
-#[allow(dead_code)]
 mod authenticator;
 #[path = "common/child.rs"]
 mod child;
 #[path = "../e2e/support.rs"]
-#[allow(dead_code)]
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};

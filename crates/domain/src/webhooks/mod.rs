@@ -43,7 +43,8 @@ pub fn valid_url(text: &str) -> Result<String, Error> {
     if !url.username().is_empty() || url.password().is_some() || url.fragment().is_some() {
         return Err(bad(format!("{text:?}: no user name, password or fragment (the signature authenticates us)")));
     }
-    Ok(text.to_owned())
+    // As parsed: stray whitespace or control characters the parser drops are not kept.
+    Ok(url.as_str().to_owned())
 }
 
 /// Event globs: audit actions (`user.invite`), with `*` for any text (`user.*`, `*`).
@@ -266,7 +267,8 @@ mod tests {
 
     #[test]
     fn urls_events_and_secrets_are_checked() {
-        assert!(valid_url("https://hooks.example.com/in?x=1").is_ok());
+        assert_eq!(valid_url("https://hooks.example.com/in?x=1").unwrap(), "https://hooks.example.com/in?x=1");
+        assert_eq!(valid_url(" https://Hooks.example.com\n").unwrap(), "https://hooks.example.com/");
         assert!(valid_url("http://127.0.0.1:9/in").is_ok());
         assert!(valid_url("http://hooks.example.com/in").is_err(), "plain http off loopback");
         assert!(valid_url("https://u:p@hooks.example.com/").is_err());
