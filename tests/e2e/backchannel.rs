@@ -2,9 +2,6 @@
 //! back-channel logout endpoint on loopback receives the logout tokens, which the `jose` library
 //! (Node) validates as §2.6 of the specification tells a relying party to.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -12,124 +9,27 @@ use serde_json::Value;
 use crate::oidc_support::*;
 use crate::support::*;
 
-/// How the stand-in endpoint answers.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Answer {
-    Ok,
-    Status(u16),
-    /// Reads the request and never answers (for a minute).
-    Hang,
+pub use crate::receiver::{Answer, Receiver};
+
+/// The `(path, logout_token)` of each logout token `rx` has received.
+pub fn tokens(rx: &Receiver) -> Vec<(String, String)> {
+    as_tokens(rx.hits())
 }
 
-/// A back-channel logout endpoint on loopback: records `(path, logout_token)` of every POST.
-pub struct Receiver {
-    pub port: u16,
-    received: Arc<Mutex<Vec<(String, String)>>>,
-    answer: Arc<Mutex<Answer>>,
+/// Waits (up to `secs` seconds) until `rx` has received `n` logout tokens; returns them all.
+pub fn wait_tokens(rx: &Receiver, n: usize, secs: u64) -> Vec<(String, String)> {
+    as_tokens(rx.wait_for(n, secs))
 }
 
-impl Receiver {
-    pub fn start() -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        Receiver::serve(listener)
-    }
-
-    /// A port where nothing listens yet; [`Receiver::listen`] starts it there.
-    pub fn down() -> (u16, TcpListener) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        (listener.local_addr().unwrap().port(), listener)
-    }
-
-    fn serve(listener: TcpListener) -> Receiver {
-        let port = listener.local_addr().unwrap().port();
-        let received = Arc::new(Mutex::new(vec![]));
-        let answer = Arc::new(Mutex::new(Answer::Ok));
-        let (r, a) = (received.clone(), answer.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let (r, a) = (r.clone(), a.clone());
-                std::thread::spawn(move || handle(stream, &r, &a));
-            }
-        });
-        Receiver { port, received, answer }
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    pub fn answer(&self, a: Answer) {
-        *self.answer.lock().unwrap() = a;
-    }
-
-    pub fn received(&self) -> Vec<(String, String)> {
-        self.received.lock().unwrap().clone()
-    }
-
-    /// Waits (up to `secs` seconds) until `n` tokens have arrived; returns them all.
-    pub fn wait_for(&self, n: usize, secs: u64) -> Vec<(String, String)> {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let got = self.received();
-            if got.len() >= n || Instant::now() > deadline {
-                return got;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-fn handle(stream: TcpStream, received: &Mutex<Vec<(String, String)>>, answer: &Mutex<Answer>) {
-    let mut reader = BufReader::new(&stream);
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-    let mut len = 0;
-    let mut content_type = String::new();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).is_err() {
-            return;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            match k.trim().to_ascii_lowercase().as_str() {
-                "content-length" => len = v.trim().parse().unwrap_or(0),
-                "content-type" => content_type = v.trim().to_owned(),
-                _ => {}
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
-    let a = *answer.lock().unwrap();
-    if a == Answer::Hang {
-        std::thread::sleep(Duration::from_secs(60));
-        return;
-    }
-    if content_type == "application/x-www-form-urlencoded" {
-        let form: Vec<(String, String)> = url::form_urlencoded::parse(&body).into_owned().collect();
-        if let Some((_, token)) = form.iter().find(|(k, _)| k == "logout_token")
-            && a == Answer::Ok
-        {
-            received.lock().unwrap().push((path, token.clone()));
-        }
-    }
-    let status = match a {
-        Answer::Status(s) => s,
-        _ => 200,
-    };
-    let mut s = &stream;
-    let _ =
-        write!(s, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n");
+fn as_tokens(hits: Vec<crate::receiver::Hit>) -> Vec<(String, String)> {
+    hits.into_iter()
+        .filter(|h| h.header("content-type") == "application/x-www-form-urlencoded")
+        .filter_map(|h| {
+            let form: Vec<(String, String)> = url::form_urlencoded::parse(&h.body).into_owned().collect();
+            let token = form.into_iter().find(|(k, _)| k == "logout_token")?.1;
+            Some((h.path, token))
+        })
+        .collect()
 }
 
 /// The token's claims as `jose` validated them for `client_id`; panics when it refuses it.
@@ -200,7 +100,7 @@ fn oidcc_backchannel_rp_initiated_logout() {
     let out = get(&format!("{}/logout?{}", site.base, query(&[("id_token_hint", &id_token)])), Some(&cookie));
     assert!(matches!(out.status, 200 | 302), "{}", out.body);
     assert!(started.elapsed() < Duration::from_secs(2), "the user's answer does not wait for deliveries");
-    let got = rx.wait_for(2, 15);
+    let got = wait_tokens(&rx, 2, 15);
     assert_eq!(got.len(), 2, "{got:?}");
     for (path, token) in &got {
         let (client, id) = if path == "/one/bcl" { (&one, &id1) } else { (&two, &id2) };
@@ -211,7 +111,7 @@ fn oidcc_backchannel_rp_initiated_logout() {
         assert_eq!(header["typ"], "logout+jwt");
     }
     std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(rx.received().len(), 2, "one token per app, the app without a URI none");
+    assert_eq!(tokens(&rx).len(), 2, "one token per app, the app without a URI none");
     let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
     let delivered = events
         .as_array()
@@ -255,13 +155,13 @@ fn every_way_a_session_ends_sends_a_logout_token() {
     let cookie = r.session_cookie().unwrap();
     let back = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&cookie));
     let second = sid_of(param(&location_params(&back), "code").unwrap());
-    let got = rx.wait_for(1, 15);
+    let got = wait_tokens(&rx, 1, 15);
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(verified(&site, &got[0].1, &web.client_id)["sid"], first);
 
     // Disabled by the operator.
     d.cli(&["user", "disable", "--tenant", "acme", "ada@acme.test"]).ok();
-    let got = rx.wait_for(2, 15);
+    let got = wait_tokens(&rx, 2, 15);
     assert_eq!(got.len(), 2, "{got:?}");
     assert_eq!(verified(&site, &got[1].1, &web.client_id)["sid"], second);
 
@@ -270,7 +170,7 @@ fn every_way_a_session_ends_sends_a_logout_token() {
     let (code, _) = code_flow(&site, &mut bob, "bob@acme.test", &web, &p, &[]);
     let bobs = jwt_parts(exchange(&site, &web, &code, &p).json()["id_token"].as_str().unwrap()).1;
     d.cli(&["user", "delete", "--tenant", "acme", "bob@acme.test", "--yes"]).ok();
-    let got = rx.wait_for(3, 15);
+    let got = wait_tokens(&rx, 3, 15);
     assert_eq!(got.len(), 3, "{got:?}");
     let claims = verified(&site, &got[2].1, &web.client_id);
     assert_eq!((&claims["sub"], &claims["sid"]), (&bobs["sub"], &bobs["sid"]));
@@ -283,7 +183,7 @@ fn every_way_a_session_ends_sends_a_logout_token() {
     let mut fresh = crate::authenticator::Soft::new(&site.origin);
     let r = site.register(&mut fresh, "carol@acme.test", Some(&link), None, &Default::default());
     assert_eq!(r.status, 201, "{}", r.body);
-    let got = rx.wait_for(4, 15);
+    let got = wait_tokens(&rx, 4, 15);
     assert_eq!(got.len(), 4, "{got:?}");
     assert_eq!(verified(&site, &got[3].1, &web.client_id)["sid"], carols["sid"]);
 }
@@ -293,8 +193,7 @@ fn a_receiver_that_is_down_gets_its_token_later_and_one_that_hangs_delays_nothin
     let d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let (mut soft, _) = site.user_with_passkey("ada@acme.test");
-    let (port, listener) = Receiver::down();
-    drop(listener);
+    let port = Receiver::down();
     let down_url = format!("http://127.0.0.1:{port}/bcl");
     let late = app(&site, "web", &["--backchannel-logout-uri", &down_url]);
     let hanging = Receiver::start();
@@ -322,14 +221,14 @@ fn a_receiver_that_is_down_gets_its_token_later_and_one_that_hangs_delays_nothin
     assert!(matches!(out.status, 200 | 302), "{} {}", out.status, out.body);
     assert!(started.elapsed() < Duration::from_secs(2), "the user's answer does not wait");
     // The healthy app is told while the other two fail or hang.
-    assert_eq!(healthy.wait_for(1, 15).len(), 1);
+    assert_eq!(wait_tokens(&healthy, 1, 15).len(), 1);
 
     // The down receiver comes up; its retry is due 5 s after the failure (the daemon's clock).
-    let back = Receiver::serve(TcpListener::bind(("127.0.0.1", port)).expect("the same port again"));
+    let back = Receiver::on(port);
     std::thread::sleep(Duration::from_secs(2));
-    assert!(back.received().is_empty(), "not before the retry is due");
+    assert!(tokens(&back).is_empty(), "not before the retry is due");
     d.clock.advance(10);
-    let got = back.wait_for(1, 15);
+    let got = wait_tokens(&back, 1, 15);
     assert_eq!(got.len(), 1, "delivered on retry");
     verified(&site, &got[0].1, &late.client_id);
     let events = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
@@ -650,8 +549,7 @@ fn logout_tokens_waiting_or_in_flight_survive_a_daemon_restart() {
     let mut d = TestDaemon::start();
     let site = Site::new(&d, "acme", &[]);
     let (mut soft, _) = site.user_with_passkey("ada@acme.test");
-    let (port, listener) = Receiver::down();
-    drop(listener);
+    let port = Receiver::down();
     let late = app(&site, "web", &["--backchannel-logout-uri", &format!("http://127.0.0.1:{port}/bcl")]);
     let hanging = Receiver::start();
     hanging.answer(Answer::Hang);
@@ -685,14 +583,14 @@ fn logout_tokens_waiting_or_in_flight_survive_a_daemon_restart() {
         f.keys.encryption_key_file = Some(dir.join("key-encryption.key"));
     });
     hanging.answer(Answer::Ok);
-    let back = Receiver::serve(TcpListener::bind(("127.0.0.1", port)).expect("the same port again"));
+    let back = Receiver::on(port);
     again.clock.advance(LEASE_AND_MORE);
     let site =
         Site { d: &again, slug: "acme".into(), base: format!("{}/acme", again.base), origin: again.base.clone() };
-    let got = back.wait_for(1, 15);
+    let got = wait_tokens(&back, 1, 15);
     assert_eq!(got.len(), 1, "the waiting token, after the restart");
     verified(&site, &got[0].1, &late.client_id);
-    let got = hanging.wait_for(1, 15);
+    let got = wait_tokens(&hanging, 1, 15);
     assert_eq!(got.len(), 1, "the token in flight at the stop, after its lease");
     verified(&site, &got[0].1, &stuck.client_id);
 }

@@ -789,9 +789,9 @@ fn back_channel_logouts_from_three_nodes_are_delivered_once_each() {
         let out = get(&format!("{}/logout?{}", at.base, query(&[("id_token_hint", &id_token)])), Some(&cookie));
         assert!(matches!(out.status, 200 | 302), "{}", out.body);
     }
-    let got = rx.wait_for(6, 20);
+    let got = crate::backchannel::wait_tokens(&rx, 6, 20);
     std::thread::sleep(Duration::from_secs(3));
-    let got_now = rx.received();
+    let got_now = crate::backchannel::tokens(&rx);
     assert_eq!(got_now.len(), 6, "once each, none twice: {got:?}");
     let mut delivered: Vec<String> =
         got_now.iter().map(|(_, t)| jwt_parts(t).1["sid"].as_str().unwrap().to_owned()).collect();

@@ -34,6 +34,7 @@ mod ops;
 mod passkeys;
 mod passkeys_negative;
 mod readme;
+mod receiver;
 mod routing;
 mod scim;
 mod security;

@@ -3,24 +3,14 @@
 //! verifies each one's signature as a receiver would. Receivers that are down, answer 503 or
 //! hang, and a daemon killed with SIGKILL, lose and reorder nothing.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::receiver::{Answer, Hit, Receiver};
 use crate::support::*;
-
-/// How a receiver answers.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Answer {
-    Ok,
-    Status(u16),
-    /// Reads the request and never answers (for a minute).
-    Hang,
-}
 
 /// One delivery as received: its three Standard Webhooks headers and its body.
 #[derive(Clone, Debug)]
@@ -32,6 +22,15 @@ struct Got {
 }
 
 impl Got {
+    fn of(h: &Hit) -> Got {
+        Got {
+            id: h.header("webhook-id").to_owned(),
+            timestamp: h.header("webhook-timestamp").to_owned(),
+            signature: h.header("webhook-signature").to_owned(),
+            body: h.text(),
+        }
+    }
+
     fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap()
     }
@@ -41,122 +40,18 @@ impl Got {
     }
 }
 
-/// A webhook endpoint on loopback: records every delivery it answers 2xx.
-struct Receiver {
-    port: u16,
-    got: Arc<Mutex<Vec<Got>>>,
-    answer: Arc<Mutex<Answer>>,
-    /// Requests held without an answer.
-    hung: Arc<std::sync::atomic::AtomicUsize>,
+/// The deliveries `rx` has answered 2xx.
+fn received(rx: &Receiver) -> Vec<Got> {
+    rx.hits().iter().map(Got::of).collect()
 }
 
-impl Receiver {
-    fn start() -> Receiver {
-        Receiver::serve(TcpListener::bind("127.0.0.1:0").unwrap())
-    }
-
-    /// A port where nothing listens (yet).
-    fn down() -> u16 {
-        TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-    }
-
-    fn on(port: u16) -> Receiver {
-        Receiver::serve(TcpListener::bind(("127.0.0.1", port)).expect("the same port again"))
-    }
-
-    fn serve(listener: TcpListener) -> Receiver {
-        let port = listener.local_addr().unwrap().port();
-        let got = Arc::new(Mutex::new(vec![]));
-        let answer = Arc::new(Mutex::new(Answer::Ok));
-        let hung = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let (g, a, h) = (got.clone(), answer.clone(), hung.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let (g, a, h) = (g.clone(), a.clone(), h.clone());
-                std::thread::spawn(move || handle(stream, &g, &a, &h));
-            }
-        });
-        Receiver { port, got, answer, hung }
-    }
-
-    fn url(&self) -> String {
-        url(self.port)
-    }
-
-    fn answer(&self, a: Answer) {
-        *self.answer.lock().unwrap() = a;
-    }
-
-    fn got(&self) -> Vec<Got> {
-        self.got.lock().unwrap().clone()
-    }
-
-    /// Waits (up to `secs` seconds) until `n` deliveries have arrived; returns them all.
-    fn wait_for(&self, n: usize, secs: u64) -> Vec<Got> {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let got = self.got();
-            if got.len() >= n || Instant::now() > deadline {
-                return got;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+/// Waits (up to `secs` seconds) until `rx` has answered `n` deliveries 2xx; returns them all.
+fn wait_got(rx: &Receiver, n: usize, secs: u64) -> Vec<Got> {
+    rx.wait_for(n, secs).iter().map(Got::of).collect()
 }
 
 fn url(port: u16) -> String {
     format!("http://127.0.0.1:{port}/hook")
-}
-
-fn handle(stream: TcpStream, got: &Mutex<Vec<Got>>, answer: &Mutex<Answer>, hung: &std::sync::atomic::AtomicUsize) {
-    let mut reader = BufReader::new(&stream);
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let mut len = 0;
-    let mut d = Got { id: String::new(), timestamp: String::new(), signature: String::new(), body: String::new() };
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).is_err() {
-            return;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            let v = v.trim().to_owned();
-            match k.trim().to_ascii_lowercase().as_str() {
-                "content-length" => len = v.parse().unwrap_or(0),
-                "webhook-id" => d.id = v,
-                "webhook-timestamp" => d.timestamp = v,
-                "webhook-signature" => d.signature = v,
-                _ => {}
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
-    d.body = String::from_utf8(body).unwrap();
-    let a = *answer.lock().unwrap();
-    if a == Answer::Hang {
-        hung.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        std::thread::sleep(Duration::from_secs(60));
-        return;
-    }
-    let status = match a {
-        Answer::Status(s) => s,
-        _ => {
-            got.lock().unwrap().push(d);
-            200
-        }
-    };
-    let mut s = &stream;
-    let _ = write!(s, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
 }
 
 /// What `standardwebhooks` (Python) says of the deliveries, each under its subscription's secret:
@@ -253,7 +148,7 @@ fn matching_events_are_delivered_signed_in_order_and_verified_by_standardwebhook
     d.tenant("other");
     let users = Receiver::start();
     let tokens = Receiver::start();
-    let (users_id, users_secret) = add(&d, "acme", &users.url(), &["user.*", "role.*"]);
+    let (users_id, users_secret) = add(&d, "acme", &users.url("/hook"), &["user.*", "role.*"]);
     assert!(users_secret.starts_with("whsec_"), "{users_secret}");
     // A secret from a file (0600, as an operator keeps one), never on the command line.
     let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -261,12 +156,23 @@ fn matching_events_are_delivered_signed_in_order_and_verified_by_standardwebhook
     std::fs::write(&file, format!("{secret}\n")).unwrap();
     let f = file.to_str().unwrap();
     let w = d
-        .cli(&["webhook", "add", "--tenant", "acme", "--url", &tokens.url(), "--events", "token.*", "--secret-file", f])
+        .cli(&[
+            "webhook",
+            "add",
+            "--tenant",
+            "acme",
+            "--url",
+            &tokens.url("/hook"),
+            "--events",
+            "token.*",
+            "--secret-file",
+            f,
+        ])
         .ok();
     assert!(!w.stdout.contains(secret) && w.stdout.contains("Added webhook"), "{}", w.stdout);
     // Another tenant's events go to its own subscriptions only.
     let elsewhere = Receiver::start();
-    add(&d, "other", &elsewhere.url(), &["*"]);
+    add(&d, "other", &elsewhere.url("/hook"), &["*"]);
 
     for email in ["ada@acme.test", "bob@acme.test", "cy@acme.test"] {
         invite(&d, "acme", email);
@@ -280,7 +186,7 @@ fn matching_events_are_delivered_signed_in_order_and_verified_by_standardwebhook
     let r = crate::oidc_support::token(&site, &m2m, &[("grant_type", "client_credentials")]);
     assert_eq!(r.status, 200, "{}", r.body);
 
-    let got = users.wait_for(7, 15);
+    let got = wait_got(&users, 7, 15);
     assert_eq!(
         types(&got),
         ["user.invite", "user.invite", "user.invite", "role.create", "role.assign", "role.assign", "user.disable"],
@@ -294,15 +200,15 @@ fn matching_events_are_delivered_signed_in_order_and_verified_by_standardwebhook
     in_order(&got);
     all_verify(&users_secret, &got);
     // The other subscription, under the secret from the file.
-    let got_tokens = tokens.wait_for(1, 15);
+    let got_tokens = wait_got(&tokens, 1, 15);
     assert_eq!(types(&got_tokens), ["token.client_credentials"]);
     all_verify(secret, &got_tokens);
     // Its own creation is its first event (`*`).
-    let got_elsewhere = elsewhere.wait_for(2, 15);
+    let got_elsewhere = wait_got(&elsewhere, 2, 15);
     assert_eq!(types(&got_elsewhere), ["webhook.add", "user.invite"], "no acme event reaches another tenant's hook");
     assert_eq!(subjects(&got_elsewhere)[1], "eve@other.test");
     std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(users.got().len(), 7, "each delivered once");
+    assert_eq!(received(&users).len(), 7, "each delivered once");
 
     // Listed, delivered, with the answer.
     let list = d.cli(&["webhook", "list", "--tenant", "acme", "-o", "json"]).ok().json();
@@ -317,14 +223,14 @@ fn matching_events_are_delivered_signed_in_order_and_verified_by_standardwebhook
     assert_eq!(sent.last().unwrap()["event"], "user.invite");
     // The trail shows the subscriptions, never their secrets.
     let trail = d.cli(&["audit", "--tenant", "acme", "--action", "webhook.*", "-o", "json"]).ok();
-    assert!(trail.stdout.contains(&users.url()) && !trail.stdout.contains("whsec_"), "{}", trail.stdout);
+    assert!(trail.stdout.contains(&users.url("")) && !trail.stdout.contains("whsec_"), "{}", trail.stdout);
     assert!(d.metrics().contains("latchkey_outbox_deliveries_total{kind=\"webhook\",outcome=\"delivered\"} 10"));
 
     // Removed: nothing more is sent, and its deliveries go with it.
     d.cli(&["webhook", "remove", "--tenant", "acme", &users_id.to_string(), "--yes"]).ok();
     invite(&d, "acme", "dan@acme.test");
     std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(users.got().len(), 7);
+    assert_eq!(received(&users).len(), 7);
     assert_eq!(deliveries(|a| d.cli(a), "acme").len(), 1);
 }
 
@@ -347,7 +253,7 @@ fn bad_webhooks_are_refused_and_nothing_is_stored() {
     let cases: Vec<(Run, &str)> = vec![
         (hook("http://hooks.acme.test/in", &["user.*"], &[]), "invalid_webhook"),
         (hook("ftp://hooks.acme.test/in", &["user.*"], &[]), "invalid_webhook"),
-        (hook("https://u:p@hooks.acme.test/in", &["user.*"], &[]), "invalid_webhook"),
+        (hook("https://u:hunter2@hooks.acme.test/in", &["user.*"], &[]), "invalid_webhook"),
         (hook("not a url", &["user.*"], &[]), "invalid_webhook"),
         (hook("https://hooks.acme.test/in", &["User.*"], &[]), "invalid_webhook"),
         (hook("https://hooks.acme.test/in", &["user.*,role.*"], &[]), "invalid_webhook"),
@@ -385,6 +291,13 @@ fn bad_webhooks_are_refused_and_nothing_is_stored() {
     let (s, b) = raw("POST", &format!("{p}/deliveries/1/redeliver"), &json!({}));
     assert_eq!((s, b["error"].as_str()), (404, Some("delivery_not_found")), "{b}");
     assert_eq!(d.snapshot(), before, "nothing stored by any refusal");
+    // A password in a refused URL is neither echoed nor audited; the trail names the receiver's
+    // origin only (it is itself sent to webhooks).
+    assert!(cases.iter().all(|(r, _)| !r.stderr.contains("hunter2")));
+    let trail = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().stdout;
+    assert!(!trail.contains("hunter2"), "{trail}");
+    assert!(trail.contains("\"https://hooks.acme.test\""), "{trail}");
+    assert!(!trail.contains("hooks.acme.test/in"), "{trail}");
 }
 
 #[test]
@@ -424,9 +337,9 @@ fn a_receiver_down_for_a_minute_gets_every_event_afterwards_in_order() {
     let back = Receiver::on(port);
     d.clock.advance(25);
     std::thread::sleep(Duration::from_millis(1500));
-    assert!(back.got().is_empty(), "not before the retry is due: {list:?}");
+    assert!(received(&back).is_empty(), "not before the retry is due: {list:?}");
     d.clock.advance(20);
-    let got = back.wait_for(8, 15);
+    let got = wait_got(&back, 8, 15);
     assert_eq!(subjects(&got), (0..8).map(|i| format!("u{i}@acme.test")).collect::<Vec<_>>());
     in_order(&got);
     all_verify(&secret, &got);
@@ -441,21 +354,21 @@ fn a_hanging_receiver_delays_no_request_and_no_other_subscription() {
     let stuck = Receiver::start();
     stuck.answer(Answer::Hang);
     let fine = Receiver::start();
-    let (_, stuck_secret) = add(&d, "acme", &stuck.url(), &["user.*"]);
-    let (_, fine_secret) = add(&d, "acme", &fine.url(), &["user.*"]);
+    let (_, stuck_secret) = add(&d, "acme", &stuck.url("/hook"), &["user.*"]);
+    let (_, fine_secret) = add(&d, "acme", &fine.url("/hook"), &["user.*"]);
     let started = Instant::now();
     for i in 0..20 {
         invite(&d, "acme", &format!("u{i}@acme.test"));
     }
-    let got = fine.wait_for(20, 10);
+    let got = wait_got(&fine, 20, 10);
     assert_eq!(got.len(), 20, "the other subscription is not held up");
     in_order(&got);
     all_verify(&fine_secret, &got);
     eprintln!("20 invitations and their 20 deliveries elsewhere in {:?}", started.elapsed());
-    assert!(stuck.got().is_empty());
+    assert!(received(&stuck).is_empty());
     // Its first delivery is held by the receiver.
     let deadline = Instant::now() + Duration::from_secs(15);
-    while stuck.hung.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+    while stuck.hung() == 0 {
         assert!(Instant::now() < deadline, "the hanging receiver was never called");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -466,7 +379,7 @@ fn a_hanging_receiver_delays_no_request_and_no_other_subscription() {
     let list = wait_deliveries(&d, "acme", 20, timed_out);
     assert!(timed_out(&list), "{list:?}");
     d.clock.advance(10);
-    let got = stuck.wait_for(20, 15);
+    let got = wait_got(&stuck, 20, 15);
     assert_eq!(subjects(&got), (0..20).map(|i| format!("u{i}@acme.test")).collect::<Vec<_>>());
     all_verify(&stuck_secret, &got);
 }
@@ -477,7 +390,7 @@ fn a_failing_receiver_is_given_up_after_a_day_listed_and_redelivered() {
     d.tenant("acme");
     let rx = Receiver::start();
     rx.answer(Answer::Status(503));
-    let (id, _) = add(&d, "acme", &rx.url(), &["user.*"]);
+    let (id, _) = add(&d, "acme", &rx.url("/hook"), &["user.*"]);
     invite(&d, "acme", "ada@acme.test");
     invite(&d, "acme", "bob@acme.test");
     wait_deliveries(&d, "acme", 15, |l| l.iter().any(|x| x["answer"] == "HTTP 503"));
@@ -495,7 +408,7 @@ fn a_failing_receiver_is_given_up_after_a_day_listed_and_redelivered() {
     rx.answer(Answer::Ok);
     let again = d.cli(&["webhook", "redeliver", "--tenant", "acme", &oldest.to_string(), "-o", "json"]).ok().json();
     assert_eq!((again["status"].as_str(), again["attempts"].as_i64()), (Some("pending"), Some(0)));
-    let got = rx.wait_for(1, 15);
+    let got = wait_got(&rx, 1, 15);
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].id, format!("msg_{oldest}"));
     assert_eq!(subjects(&got), ["ada@acme.test"]);
@@ -505,7 +418,7 @@ fn a_failing_receiver_is_given_up_after_a_day_listed_and_redelivered() {
     assert!(delivered(&list), "{list:?}");
     let r = d.cli(&["webhook", "redeliver", "--tenant", "acme", &oldest.to_string()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(rx.wait_for(2, 15).len(), 2);
+    assert_eq!(wait_got(&rx, 2, 15).len(), 2);
 }
 
 #[test]
@@ -540,7 +453,7 @@ fn deliveries_waiting_for_a_receiver_survive_a_sigkill() {
     let back = Receiver::on(rx_port);
     let node = Node::start(shared.path(), None);
     // The head's retry is due 5 s after its failure.
-    let got = back.wait_for(30, 30);
+    let got = wait_got(&back, 30, 30);
     assert_eq!(subjects(&got), (0..30).map(|i| format!("u{i}@acme.test")).collect::<Vec<_>>(), "none lost");
     in_order(&got);
     all_verify(&secret, &got);

@@ -83,9 +83,9 @@ pub fn run(client: &Client, cmd: WebhookCmd) -> Result<Output, CliError> {
         WebhookCmd::Redeliver { tenant, delivery } => {
             let path = format!("/tenants/{}/webhooks/deliveries/{delivery}/redeliver", seg(&tenant.tenant)?);
             let d: WebhookDelivery = client.post(&path, &serde_json::json!({}))?;
-            Ok(Output::new(&d)?
-                .table(deliveries_table(std::slice::from_ref(&d)))
-                .text(format!("Delivery {delivery} is queued again; it is sent within seconds.")))
+            Ok(Output::new(&d)?.table(deliveries_table(std::slice::from_ref(&d))).text(format!(
+                "Delivery {delivery} is queued again, ahead of its webhook's others: sent within seconds."
+            )))
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The delivery loop of the outbox: back-channel logout tokens (OpenID Back-Channel Logout 1.0),
 //! posted after the request that ended the session has answered, and webhook deliveries
-//! (`webhooks::deliver`, which shares this loop's slots and backoff).
+//! (`webhooks::deliver`, which shares this loop's backoff but has slots of its own).
 //!
 //! Each node looks once a second for rows that are due (a read); when there are some it leases up
 //! to [`BATCH`] of them in a write (on PostgreSQL only one node at a time, `cluster::claim_job`)
@@ -77,7 +77,7 @@ pub async fn run(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
         if let Err(e) = round(&state, &slots, now).await {
             tracing::warn!(error = %e, "delivering from the outbox failed; trying again shortly");
         }
-        if let Err(e) = crate::webhooks::deliver::round(&state, &slots, &sending, now).await {
+        if let Err(e) = crate::webhooks::deliver::round(&state, &sending, now).await {
             tracing::warn!(error = %e, "sending webhooks failed; trying again shortly");
         }
         // The gauge, every five seconds.

@@ -3,6 +3,7 @@
 
 use std::sync::LazyLock;
 
+use super::batch_insert::{BatchInsert, InsertRow};
 use super::sql::{ConnExt, ToValue, params};
 
 use super::{Reader, StoreError, WriteTx};
@@ -20,48 +21,39 @@ pub struct Event {
     pub detail: Option<String>,
 }
 
-/// Rows per INSERT: a batch goes in as few statements as these sizes allow, largest first (on
-/// PostgreSQL each statement is a round trip: one per event made a busy node's trail cost as many
-/// round trips as its requests). Few sizes, so few distinct statements to prepare; 64 rows of 8
-/// parameters stay far below SQLite's limit of 32,766.
+/// Rows per INSERT, largest first (see [`BatchInsert`]); 64 rows of 8 parameters stay far below
+/// SQLite's limit of 32,766.
 const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
 
-/// `INSERT INTO audit … VALUES (…), (…)` for each of [`CHUNKS`].
-static INSERTS: LazyLock<Vec<String>> = LazyLock::new(|| {
-    CHUNKS
-        .iter()
-        .map(|&rows| {
-            let values: Vec<String> = (0..rows)
-                .map(|r| {
-                    let p: Vec<String> = (1..=8).map(|c| format!("?{}", r * 8 + c)).collect();
-                    format!("({})", p.join(", "))
-                })
-                .collect();
-            format!(
-                "INSERT INTO audit (at, tenant, actor, action, outcome, ip, subject, detail) VALUES {}",
-                values.join(", ")
-            )
-        })
-        .collect()
+static INSERT: LazyLock<BatchInsert> = LazyLock::new(|| {
+    BatchInsert::new(
+        "INSERT INTO audit (at, tenant, actor, action, outcome, ip, subject, detail)",
+        "($1, $2, $3, $4, $5, $6, $7, $8)",
+        8,
+        &CHUNKS,
+    )
 });
 
-/// Appends `events` in their order (their ids ascend in it).
-pub fn insert_all(tx: &WriteTx<'_>, events: &[Event]) -> Result<(), StoreError> {
-    let mut rest = events;
-    for (i, &rows) in CHUNKS.iter().enumerate() {
-        while rest.len() >= rows {
-            let (chunk, tail) = rest.split_at(rows);
-            let params: Vec<&dyn ToValue> = chunk
-                .iter()
-                .flat_map(|e| -> [&dyn ToValue; 8] {
-                    [&e.at, &e.tenant, &e.actor, &e.action, &e.outcome, &e.ip, &e.subject, &e.detail]
-                })
-                .collect();
-            tx.conn().execute(&INSERTS[i], &params)?;
-            rest = tail;
-        }
+impl InsertRow for Event {
+    fn params<'a>(&'a self, out: &mut Vec<&'a dyn ToValue>) {
+        out.extend([
+            &self.at as &dyn ToValue,
+            &self.tenant,
+            &self.actor,
+            &self.action,
+            &self.outcome,
+            &self.ip,
+            &self.subject,
+            &self.detail,
+        ]);
     }
-    Ok(())
+}
+
+/// Appends `events` in their order (their ids ascend in it), in few statements: on PostgreSQL
+/// each is a round trip, and one per event made a busy node's trail cost as many round trips as
+/// its requests.
+pub fn insert_all(tx: &WriteTx<'_>, events: &[Event]) -> Result<(), StoreError> {
+    INSERT.run(tx.conn(), events)
 }
 
 /// Which events [`query`] reads; `None` leaves a field out of the choice.

@@ -16,6 +16,7 @@
 mod app_cache;
 pub mod apps;
 pub mod audit;
+mod batch_insert;
 pub mod challenges;
 pub mod cluster;
 pub mod consents;

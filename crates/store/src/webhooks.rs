@@ -8,6 +8,7 @@
 
 use std::sync::LazyLock;
 
+use super::batch_insert::{BatchInsert, InsertRow};
 use super::sql::{ConnExt, Row, ToValue, params};
 use super::{Reader, StoreError, TenantId, WriteTx};
 use crate::Timestamp;
@@ -90,17 +91,40 @@ pub fn all(tx: &impl Reader) -> Result<Vec<(String, TenantId, WebhookRow)>, Stor
 }
 
 /// Whether an audit action matches one of a subscription's globs (`*` matches any run of
-/// characters: `user.*` every user event, `*` all).
+/// characters: `user.*` every user event, `*` all). It runs in the audit writer's transaction,
+/// so it never backtracks more than once per character: the classic greedy matcher, which
+/// remembers only the last `*` (for `*`-only globs a later `*` subsumes an earlier one), costs
+/// at most glob length × action length steps, whatever the glob.
 pub fn matches(events: &[String], action: &str) -> bool {
-    fn glob(p: &[u8], s: &[u8]) -> bool {
-        match (p.first(), s.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
-            (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
-            _ => false,
+    events.iter().any(|e| glob(e.as_bytes(), action.as_bytes()))
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    // After the last `*` seen: where the glob resumes, and where in `s` that `*` stops for now.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                pi += 1;
+                star = Some((pi, si));
+            }
+            Some(&c) if c == s[si] => {
+                pi += 1;
+                si += 1;
+            }
+            _ => match star {
+                // The `*` takes one more character, and the glob resumes after it.
+                Some((resume, taken)) => {
+                    star = Some((resume, taken + 1));
+                    pi = resume;
+                    si = taken + 1;
+                }
+                None => return false,
+            },
         }
     }
-    events.iter().any(|e| glob(e.as_bytes(), action.as_bytes()))
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// A delivery to queue.
@@ -113,58 +137,40 @@ pub struct NewDelivery {
     /// The user or object the event is about, if any (shown by `deliveries`).
     pub subject: String,
     pub payload: String,
+    /// When the event was queued: the first attempt is due then.
+    pub created_at: Timestamp,
 }
 
-/// Rows per INSERT, largest first, as the audit trail does: few statements, few shapes.
-const CHUNKS: [usize; 5] = [32, 8, 4, 2, 1];
-const COLS: usize = 7;
+impl InsertRow for NewDelivery {
+    fn params<'a>(&'a self, out: &mut Vec<&'a dyn ToValue>) {
+        out.extend([
+            &self.tenant_id as &dyn ToValue,
+            &self.url,
+            &self.subject,
+            &self.created_at,
+            &self.webhook_id,
+            &self.event,
+            &self.payload,
+        ]);
+    }
+}
 
-static INSERTS: LazyLock<Vec<String>> = LazyLock::new(|| {
-    CHUNKS
-        .iter()
-        .map(|&rows| {
-            let values: Vec<String> = (0..rows)
-                .map(|r| {
-                    let p = |c: usize| format!("?{}", r * COLS + c + 1);
-                    format!(
-                        "({}, '{WEBHOOK}', '', {}, {}, {}, {}, {}, {}, {})",
-                        p(0),
-                        p(1),
-                        p(2),
-                        p(3),
-                        p(3),
-                        p(4),
-                        p(5),
-                        p(6)
-                    )
-                })
-                .collect();
-            format!(
-                "INSERT INTO outbox (tenant_id, kind, client_id, target, subject, created_at, next_at, webhook_id, \
-                 event, payload) VALUES {}",
-                values.join(", ")
-            )
-        })
-        .collect()
+/// Rows per INSERT, largest first (see [`BatchInsert`]).
+const CHUNKS: [usize; 5] = [32, 8, 4, 2, 1];
+
+static INSERT: LazyLock<BatchInsert> = LazyLock::new(|| {
+    BatchInsert::new(
+        "INSERT INTO outbox (tenant_id, kind, client_id, target, subject, created_at, next_at, webhook_id, event, \
+         payload)",
+        &format!("($1, '{WEBHOOK}', '', $2, $3, $4, $4, $5, $6, $7)"),
+        7,
+        &CHUNKS,
+    )
 });
 
-/// Queues deliveries in their order (their ids ascend in it), due at `now`.
-pub fn queue(tx: &WriteTx<'_>, rows: &[NewDelivery], now: Timestamp) -> Result<(), StoreError> {
-    let mut rest = rows;
-    for (i, &n) in CHUNKS.iter().enumerate() {
-        while rest.len() >= n {
-            let (chunk, tail) = rest.split_at(n);
-            let params: Vec<&dyn ToValue> = chunk
-                .iter()
-                .flat_map(|d| -> [&dyn ToValue; COLS] {
-                    [&d.tenant_id, &d.url, &d.subject, &now, &d.webhook_id, &d.event, &d.payload]
-                })
-                .collect();
-            tx.conn().execute(&INSERTS[i], &params)?;
-            rest = tail;
-        }
-    }
-    Ok(())
+/// Queues deliveries in their order (their ids ascend in it).
+pub fn queue(tx: &WriteTx<'_>, rows: &[NewDelivery]) -> Result<(), StoreError> {
+    INSERT.run(tx.conn(), rows)
 }
 
 /// A delivery being sent.
@@ -177,11 +183,14 @@ pub struct Leased {
     pub created_at: Timestamp,
     /// This attempt's number, from 1.
     pub attempt: i64,
+    /// Until when the row is leased: it must be recorded before, and it is recorded only if it
+    /// still carries this lease.
+    pub lease_until: Timestamp,
 }
 
 const PENDING: &str = "failed_at IS NULL AND delivered_at IS NULL";
 
-/// The subscriptions whose queue's head is due at `now`.
+/// The subscriptions whose queue's head is due at `now`: exactly those [`lease`] takes rows from.
 pub fn due(tx: &impl Reader, now: Timestamp) -> Result<Vec<i64>, StoreError> {
     tx.conn().query_all(
         &format!(
@@ -195,11 +204,13 @@ pub fn due(tx: &impl Reader, now: Timestamp) -> Result<Vec<i64>, StoreError> {
     )
 }
 
-/// Takes up to `limit` rows from the head of `webhook`'s queue, for `lease_secs`, if every one of
-/// them is due at `now`; nothing otherwise. A run being sent (leased until later) is never taken
-/// again, nor overtaken: a redelivered row that went ahead of it waits until it is recorded. A
-/// node that stops mid-run leaves its rows leased; they are due again after the lease, and the
-/// run is sent again from its first row not recorded.
+/// Takes the leading run of `webhook`'s queue that is due at `now`, at most `limit` rows, for
+/// `lease_secs`. It stops at the first row not due: a head waiting for its retry holds back the
+/// whole queue (in order), and a run being sent (leased until later) is neither taken again nor
+/// joined. A redelivered row goes ahead of its queue, so it is sent at once, even while the rows
+/// behind it wait for a retry (on PostgreSQL another node may send it beside a run: redelivery
+/// is out of order by nature). A node that stops mid-run leaves its rows leased; they are due
+/// again after the lease, and the run is sent again from its first row not recorded.
 pub fn lease(
     tx: &WriteTx<'_>,
     webhook: i64,
@@ -207,15 +218,15 @@ pub fn lease(
     lease_secs: i64,
     limit: i64,
 ) -> Result<Vec<Leased>, StoreError> {
-    let run: Vec<(i64, Timestamp)> = tx.conn().query_all(
+    let head: Vec<(i64, Timestamp)> = tx.conn().query_all(
         &format!("SELECT id, next_at FROM outbox WHERE webhook_id = ?1 AND {PENDING} ORDER BY id LIMIT ?2"),
         params![webhook, limit],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    if run.is_empty() || run.iter().any(|(_, next_at)| *next_at > now) {
+    let ids: Vec<i64> = head.into_iter().take_while(|(_, next_at)| *next_at <= now).map(|(id, _)| id).collect();
+    if ids.is_empty() {
         return Ok(vec![]);
     }
-    let ids: Vec<i64> = run.into_iter().map(|(id, _)| id).collect();
     let sql = format!(
         "UPDATE outbox SET next_at = ?1, attempts = attempts + 1 WHERE id IN ({})
          RETURNING id, tenant_id, target, payload, created_at, attempts",
@@ -232,6 +243,7 @@ pub fn lease(
             payload: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
             created_at: r.get(4)?,
             attempt: r.get(5)?,
+            lease_until: until,
         })
     })?;
     // RETURNING promises no order.
@@ -246,17 +258,22 @@ pub struct RunOutcome {
     pub delivered: Vec<(i64, String)>,
     /// The row that stopped the run, if one did: due again at `Some(next_at)`, or failed for good.
     pub stopped: Option<(i64, Option<Timestamp>, String)>,
-    /// Leased but not tried (behind the row that stopped the run): given back untouched.
+    /// Leased but not tried (behind the row that stopped the run, or past the lease's end):
+    /// given back untouched.
     pub untried: Vec<i64>,
+    /// The run's lease: a row is recorded only if it still carries it (one whose lease ran out
+    /// may be another node's now).
+    pub lease_until: Timestamp,
 }
 
 fn id_list(ids: &[i64], from: usize) -> String {
     (0..ids.len()).map(|i| format!("?{}", from + i)).collect::<Vec<_>>().join(", ")
 }
 
-/// Records a run's outcome in one write.
+/// Records a run's outcome in one write; rows whose lease ran out are left to whoever has them.
 pub fn record(tx: &WriteTx<'_>, run: &RunOutcome, now: Timestamp) -> Result<(), StoreError> {
     let c = tx.conn();
+    let lease = &run.lease_until;
     // One statement per answer text (all "HTTP 200" in the common case).
     let mut by_answer: Vec<(&str, Vec<i64>)> = vec![];
     for (id, answer) in &run.delivered {
@@ -267,28 +284,34 @@ pub fn record(tx: &WriteTx<'_>, run: &RunOutcome, now: Timestamp) -> Result<(), 
     }
     for (answer, ids) in by_answer {
         let sql = format!(
-            "UPDATE outbox SET delivered_at = ?1, next_at = ?1, last_error = ?2 WHERE id IN ({})",
-            id_list(&ids, 3)
+            "UPDATE outbox SET delivered_at = ?1, next_at = ?1, last_error = ?2 WHERE next_at = ?3 AND id IN ({})",
+            id_list(&ids, 4)
         );
-        let mut p: Vec<&dyn ToValue> = vec![&now, &answer];
+        let mut p: Vec<&dyn ToValue> = vec![&now, &answer, lease];
         p.extend(ids.iter().map(|i| i as &dyn ToValue));
         c.execute(&sql, &p)?;
     }
     match &run.stopped {
         Some((id, Some(next_at), error)) => {
-            c.execute("UPDATE outbox SET next_at = ?2, last_error = ?3 WHERE id = ?1", params![id, next_at, error])?;
+            c.execute(
+                "UPDATE outbox SET next_at = ?2, last_error = ?3 WHERE id = ?1 AND next_at = ?4",
+                params![id, next_at, error, lease],
+            )?;
         }
         Some((id, None, error)) => {
-            c.execute("UPDATE outbox SET failed_at = ?2, last_error = ?3 WHERE id = ?1", params![id, now, error])?;
+            c.execute(
+                "UPDATE outbox SET failed_at = ?2, last_error = ?3 WHERE id = ?1 AND next_at = ?4",
+                params![id, now, error, lease],
+            )?;
         }
         None => {}
     }
     if !run.untried.is_empty() {
         let sql = format!(
-            "UPDATE outbox SET attempts = attempts - 1, next_at = ?1 WHERE id IN ({})",
-            id_list(&run.untried, 2)
+            "UPDATE outbox SET attempts = attempts - 1, next_at = ?1 WHERE next_at = ?2 AND id IN ({})",
+            id_list(&run.untried, 3)
         );
-        let mut p: Vec<&dyn ToValue> = vec![&now];
+        let mut p: Vec<&dyn ToValue> = vec![&now, lease];
         p.extend(run.untried.iter().map(|i| i as &dyn ToValue));
         c.execute(&sql, &p)?;
     }
@@ -318,9 +341,7 @@ pub fn deliveries(
     failed_only: bool,
     limit: i64,
 ) -> Result<Vec<DeliveryRow>, StoreError> {
-    let mut sql = "SELECT id, webhook_id, event, subject, created_at, attempts, next_at, delivered_at, failed_at, \
-                   last_error FROM outbox WHERE tenant_id = ?1 AND webhook_id IS NOT NULL"
-        .to_owned();
+    let mut sql = format!("SELECT {DELIVERY_COLUMNS} FROM outbox WHERE tenant_id = ?1 AND webhook_id IS NOT NULL");
     let mut p: Vec<&dyn ToValue> = vec![&tenant, &limit];
     if let Some(w) = &webhook {
         sql.push_str(" AND webhook_id = ?3");
@@ -330,20 +351,34 @@ pub fn deliveries(
         sql.push_str(" AND failed_at IS NOT NULL");
     }
     sql.push_str(" ORDER BY id DESC LIMIT ?2");
-    tx.conn().query_all(&sql, &p, |r| {
-        Ok(DeliveryRow {
-            id: r.get(0)?,
-            webhook_id: r.get(1)?,
-            event: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-            subject: r.get(3)?,
-            created_at: r.get(4)?,
-            attempts: r.get(5)?,
-            next_at: r.get(6)?,
-            delivered_at: r.get(7)?,
-            failed_at: r.get(8)?,
-            last_error: r.get(9)?,
-        })
+    tx.conn().query_all(&sql, &p, delivery_row)
+}
+
+const DELIVERY_COLUMNS: &str =
+    "id, webhook_id, event, subject, created_at, attempts, next_at, delivered_at, failed_at, last_error";
+
+fn delivery_row(r: &Row<'_>) -> Result<DeliveryRow, StoreError> {
+    Ok(DeliveryRow {
+        id: r.get(0)?,
+        webhook_id: r.get(1)?,
+        event: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+        subject: r.get(3)?,
+        created_at: r.get(4)?,
+        attempts: r.get(5)?,
+        next_at: r.get(6)?,
+        delivered_at: r.get(7)?,
+        failed_at: r.get(8)?,
+        last_error: r.get(9)?,
     })
+}
+
+/// One of a tenant's deliveries.
+pub fn delivery(tx: &impl Reader, tenant: TenantId, id: i64) -> Result<Option<DeliveryRow>, StoreError> {
+    tx.conn().query_opt(
+        &format!("SELECT {DELIVERY_COLUMNS} FROM outbox WHERE tenant_id = ?1 AND id = ?2 AND webhook_id IS NOT NULL"),
+        params![tenant, id],
+        delivery_row,
+    )
 }
 
 /// What `redeliver` found.
@@ -396,6 +431,7 @@ mod tests {
             event: "user.invite".into(),
             subject: format!("u{n}@a.test"),
             payload: format!("{{\"n\":{n}}}"),
+            created_at: 10,
         }
     }
 
@@ -432,6 +468,88 @@ mod tests {
         assert!(matches(&e(&["*"]), "anything"));
         assert!(matches(&e(&["role.assign", "*.delete"]), "app.delete"));
         assert!(!matches(&e(&[]), "user.invite"));
+        assert!(matches(&e(&["**a*"]), "bab"));
+        assert!(matches(&e(&["u*r.*e"]), "user.invite"));
+        assert!(!matches(&e(&["u*r.*e"]), "user.inviter"));
+        assert!(matches(&e(&["user.invite"]), "user.invite"));
+        assert!(!matches(&e(&["user.invit"]), "user.invite"));
+        assert!(!matches(&e(&["user.invitee"]), "user.invite"));
+    }
+
+    #[test]
+    fn a_pathological_glob_costs_no_more_than_its_length_times_the_action() {
+        // A backtracking matcher takes exponential time on this (about 2^40 steps); this one
+        // takes at most 81 × 200.
+        let glob = vec!["a*".repeat(40) + "b"];
+        let action = "a".repeat(200);
+        let started = std::time::Instant::now();
+        assert!(!matches(&glob, &action));
+        assert!(matches(&glob, &(action + "b")));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_redelivered_row_goes_ahead_of_a_head_waiting_for_its_retry() {
+        let t = temp_db();
+        let (a, w) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            (a, hook(tx, a, "https://one.test"))
+        });
+        t.write(|tx| queue(tx, &(0..3).map(|n| new(a, w, n)).collect::<Vec<_>>()).unwrap());
+        let run = t.write(|tx| lease(tx, w, 10, 60, 32).unwrap());
+        let outcome = RunOutcome {
+            delivered: vec![(run[0].id, "HTTP 200".into())],
+            stopped: Some((run[1].id, Some(100), "HTTP 503".into())),
+            untried: vec![run[2].id],
+            lease_until: 70,
+        };
+        t.write(|tx| record(tx, &outcome, 11).unwrap());
+        assert!(t.read(|tx| due(tx, 20).unwrap()).is_empty(), "the head waits for its retry");
+        t.write(|tx| assert_eq!(redeliver(tx, a, run[0].id, 20).unwrap(), Redeliver::Queued));
+        // due() and lease() agree: the redelivered row alone, at once.
+        assert_eq!(t.read(|tx| due(tx, 20).unwrap()), vec![w]);
+        let alone = t.write(|tx| lease(tx, w, 20, 60, 32).unwrap());
+        assert_eq!(alone.iter().map(|d| d.id).collect::<Vec<_>>(), vec![run[0].id]);
+        assert!(t.read(|tx| due(tx, 21).unwrap()).is_empty());
+        assert!(t.write(|tx| lease(tx, w, 21, 60, 32).unwrap()).is_empty());
+        let sent =
+            RunOutcome { delivered: vec![(run[0].id, "HTTP 200".into())], lease_until: 80, ..Default::default() };
+        t.write(|tx| record(tx, &sent, 22).unwrap());
+        let again = t.write(|tx| lease(tx, w, 100, 60, 32).unwrap());
+        assert_eq!(again.iter().map(|d| d.id).collect::<Vec<_>>(), vec![run[1].id, run[2].id]);
+    }
+
+    #[test]
+    fn a_run_whose_lease_ran_out_is_not_recorded_over_the_next_one() {
+        let t = temp_db();
+        let (a, w) = t.write(|tx| {
+            let a = tenant(tx, "a");
+            (a, hook(tx, a, "https://one.test"))
+        });
+        t.write(|tx| queue(tx, &(0..2).map(|n| new(a, w, n)).collect::<Vec<_>>()).unwrap());
+        let first = t.write(|tx| lease(tx, w, 10, 60, 32).unwrap());
+        assert_eq!(first[0].lease_until, 70);
+        // The first node is too slow: its lease runs out and another takes the run.
+        let second = t.write(|tx| lease(tx, w, 70, 60, 32).unwrap());
+        assert_eq!(second.len(), 2);
+        let late = RunOutcome {
+            delivered: vec![(first[0].id, "HTTP 200".into())],
+            stopped: Some((first[1].id, None, "HTTP 400".into())),
+            untried: vec![],
+            lease_until: 70,
+        };
+        t.write(|tx| record(tx, &late, 75).unwrap());
+        let list = t.read(|tx| deliveries(tx, a, Some(w), false, 10).unwrap());
+        assert!(list.iter().all(|d| d.delivered_at.is_none() && d.failed_at.is_none() && d.next_at == 130), "{list:?}");
+        let on_time = RunOutcome {
+            delivered: second.iter().map(|d| (d.id, "HTTP 200".to_owned())).collect(),
+            lease_until: 130,
+            ..Default::default()
+        };
+        t.write(|tx| record(tx, &on_time, 76).unwrap());
+        let list = t.read(|tx| deliveries(tx, a, Some(w), false, 10).unwrap());
+        assert!(list.iter().all(|d| d.delivered_at == Some(76)), "{list:?}");
+        assert_eq!(t.read(|tx| delivery(tx, a, second[0].id).unwrap()).map(|d| d.attempts), Some(2));
     }
 
     #[test]
@@ -441,12 +559,13 @@ mod tests {
             let a = tenant(tx, "a");
             (a, hook(tx, a, "https://one.test"))
         });
-        t.write(|tx| queue(tx, &(0..4).map(|n| new(a, w, n)).collect::<Vec<_>>(), 10).unwrap());
+        t.write(|tx| queue(tx, &(0..4).map(|n| new(a, w, n)).collect::<Vec<_>>()).unwrap());
         let run = t.write(|tx| lease(tx, w, 10, 60, 3).unwrap());
         let outcome = RunOutcome {
             delivered: run[..2].iter().map(|d| (d.id, "HTTP 204".to_owned())).collect(),
             stopped: Some((run[2].id, None, "HTTP 500".into())),
             untried: vec![],
+            lease_until: 70,
         };
         t.write(|tx| record(tx, &outcome, 11).unwrap());
         assert_eq!(t.read(|tx| crate::outbox::counts(tx).unwrap()), (1, 1));
@@ -468,8 +587,8 @@ mod tests {
         // 45 rows for the first (every chunk size used), 1 for the second, interleaved.
         t.write(|tx| {
             let rows: Vec<NewDelivery> = (0..45).map(|n| new(a, w1, n)).collect();
-            queue(tx, &rows, 10).unwrap();
-            queue(tx, &[new(a, w2, 99)], 10).unwrap();
+            queue(tx, &rows).unwrap();
+            queue(tx, &[new(a, w2, 99)]).unwrap();
         });
         assert_eq!(t.read(|tx| due(tx, 9).unwrap()), Vec::<i64>::new());
         let mut due_now = t.read(|tx| due(tx, 10).unwrap());
@@ -488,6 +607,7 @@ mod tests {
             delivered: run[..10].iter().map(|d| (d.id, "HTTP 200".to_owned())).collect(),
             stopped: Some((run[10].id, Some(20), "HTTP 503".into())),
             untried: run[11..].iter().map(|d| d.id).collect(),
+            lease_until: 70,
         };
         t.write(|tx| record(tx, &outcome, 12).unwrap());
         assert_eq!(t.read(|tx| due(tx, 19).unwrap()), vec![w2], "the head waits for its retry");
@@ -500,6 +620,7 @@ mod tests {
             delivered: vec![],
             stopped: Some((again[0].id, None, "HTTP 503".into())),
             untried: again[1..].iter().map(|d| d.id).collect(),
+            lease_until: 80,
         };
         t.write(|tx| record(tx, &outcome, 21).unwrap());
         let list = t.read(|tx| deliveries(tx, a, Some(w1), false, 100).unwrap());
@@ -519,17 +640,27 @@ mod tests {
         });
         let third = t.write(|tx| lease(tx, w1, 30, 60, 2).unwrap());
         assert_eq!((third[0].id, third[0].attempt, third[0].created_at), (run[10].id, 1, 30));
-        // A row redelivered while a run is out waits for the run: it is never taken twice.
+        // A row redelivered while a run is out goes alone: the run is neither taken again nor
+        // joined.
         t.write(|tx| {
             assert_eq!(redeliver(tx, a, run[0].id, 32).unwrap(), Redeliver::Queued);
-            assert!(lease(tx, w1, 32, 60, 32).unwrap().is_empty(), "the run of 30 is still out");
+            let mut due_now = due(tx, 32).unwrap();
+            due_now.sort();
+            assert_eq!(due_now, vec![w1, w2]);
+            let alone = lease(tx, w1, 32, 60, 32).unwrap();
+            assert_eq!(alone.iter().map(|d| d.id).collect::<Vec<_>>(), vec![run[0].id]);
             let done = RunOutcome {
                 delivered: third.iter().map(|d| (d.id, "HTTP 200".to_owned())).collect(),
+                lease_until: 90,
                 ..Default::default()
             };
             record(tx, &done, 33).unwrap();
-            let next = lease(tx, w1, 33, 60, 2).unwrap();
-            assert_eq!((next[0].id, next[1].id), (run[0].id, run[12].id));
+            assert!(lease(tx, w1, 33, 60, 2).unwrap().is_empty(), "behind the redelivered row, still out");
+            let sent =
+                RunOutcome { delivered: vec![(run[0].id, "HTTP 200".into())], lease_until: 92, ..Default::default() };
+            record(tx, &sent, 34).unwrap();
+            let next = lease(tx, w1, 34, 60, 2).unwrap();
+            assert_eq!(next.iter().map(|d| d.id).collect::<Vec<_>>(), vec![run[12].id, run[13].id]);
         });
         // Removing the subscription removes its rows.
         t.write(|tx| assert!(delete(tx, a, w1).unwrap()));

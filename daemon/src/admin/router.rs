@@ -177,8 +177,9 @@ async fn dispatch(
         A::WebhookList(slug) => ok(&webhooks::list(state, slug).await?),
         A::WebhookCreate(slug) => {
             let r: latchkey::admin::CreateWebhook = body(state, req).await?;
-            // The URL and the events; never the secret.
-            note.subject = Some(r.url.chars().take(300).collect());
+            // The receiver's origin and the events: never the secret, nor credentials, a path or
+            // a query that may carry a token (the trail is itself sent to webhooks).
+            note.subject = webhooks::origin(&r.url);
             note.detail = Some(format!("events {}", r.events.join(",")));
             created(&webhooks::add(state, slug, r).await?)
         }

@@ -1,13 +1,18 @@
 //! Sending webhook deliveries, from the outbox's delivery loop.
 //!
 //! Each round finds the subscriptions whose queue's head is due and starts, for each one not
-//! already being sent by this node, a task holding one of the loop's delivery slots. The task
-//! leases a run of up to [`RUN`] rows from the head, sends them one after another (in order),
-//! records the run in one write, and leases the next run until the queue is empty or an attempt
-//! fails. A failed attempt leaves its row at the head, due again after the outbox's backoff (5 s
-//! doubling, at most an hour apart, for 24 hours), so later rows wait behind it: in order per
-//! subscription. A receiver that hangs holds its own task for the client's 10-second timeout
-//! and delays no other subscription; memory is one run per task, whatever the backlog.
+//! already being sent by this node, a task holding one of [`SLOTS`] (webhooks have their own, so
+//! that slow receivers never hold back back-channel logouts). The task leases a run of up to
+//! [`RUN`] rows from the head, sends them one after another (in order), records the run in one
+//! write, and leases the next run until the queue is empty or an attempt fails. A failed attempt
+//! leaves its row at the head, due again after the outbox's backoff (5 s doubling, at most an
+//! hour apart, for 24 hours), so later rows wait behind it: in order per subscription. A
+//! receiver that hangs holds its own task for the client's 10-second timeout and delays no
+//! other subscription; memory is one run per task, whatever the backlog.
+//!
+//! A run is leased for [`LEASE_SECS`], less than a run of slow answers may take, so the task
+//! starts no attempt that could end after its lease (what is left goes back, due at once, and
+//! is leased again): no other node ever sends a row this one still holds.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -24,37 +29,46 @@ use crate::store::{self, StoreError};
 
 /// Rows leased, sent and recorded at once by one subscription's task.
 pub const RUN: i64 = 32;
+/// Subscriptions sent to at once by one node.
+pub const SLOTS: usize = 32;
+/// The longest an attempt takes (the HTTP client's timeout), and a margin for recording it.
+const ATTEMPT_SECS: i64 = 10;
+const RECORD_MARGIN_SECS: i64 = 10;
 
-/// The subscriptions this node is sending now.
-#[derive(Debug, Default)]
-pub struct Sending(Mutex<HashSet<i64>>);
+/// The subscriptions this node is sending now, and the slots they hold.
+#[derive(Debug)]
+pub struct Sending {
+    ids: Mutex<HashSet<i64>>,
+    slots: Arc<Semaphore>,
+}
+
+impl Default for Sending {
+    fn default() -> Sending {
+        Sending { ids: Mutex::default(), slots: Arc::new(Semaphore::new(SLOTS)) }
+    }
+}
 
 impl Sending {
     fn start(&self, id: i64) -> bool {
-        self.0.lock().is_ok_and(|mut s| s.insert(id))
+        self.ids.lock().is_ok_and(|mut s| s.insert(id))
     }
 
     fn end(&self, id: i64) {
-        if let Ok(mut s) = self.0.lock() {
+        if let Ok(mut s) = self.ids.lock() {
             s.remove(&id);
         }
     }
 }
 
 /// One round: starts a task for each due subscription, as free slots allow. Returns how many.
-pub async fn round(
-    state: &Arc<State>,
-    slots: &Arc<Semaphore>,
-    sending: &Arc<Sending>,
-    now: Timestamp,
-) -> Result<usize, Error> {
-    if slots.available_permits() == 0 {
+pub async fn round(state: &Arc<State>, sending: &Arc<Sending>, now: Timestamp) -> Result<usize, Error> {
+    if sending.slots.available_permits() == 0 {
         return Ok(0);
     }
     let due = state.db.read(move |tx| store::webhooks::due(tx, now)).await?;
     let mut started = 0;
     for webhook in due {
-        let Ok(permit) = slots.clone().try_acquire_owned() else { break };
+        let Ok(permit) = sending.slots.clone().try_acquire_owned() else { break };
         if !sending.start(webhook) {
             continue;
         }
@@ -87,11 +101,15 @@ async fn drain(state: &State, webhook: i64, _slot: OwnedSemaphorePermit) -> Resu
         let Some(first) = leased.first() else { return Ok(()) };
         let tenant_id = first.tenant_id;
         let hook = state.db.read(move |tx| store::webhooks::get(tx, tenant_id, webhook)).await?;
+        // Removed since: its rows went with it.
         let Some(hook) = hook else { return Ok(()) };
-        let secret = super::open_secret(&state.kek, tenant_id, &hook.url, &hook.secret_sealed)?;
-        let full = leased.len() as i64 == RUN;
-        let run = send_run(state, &secret, &leased).await;
-        let stopped = run.stopped.is_some();
+        let run = match super::open_secret(&state.kek, tenant_id, &hook.url, &hook.secret_sealed) {
+            Ok(secret) => send_run(state, &secret, &leased).await,
+            // Not expected (the key file changed under a running daemon?): retried like an
+            // unreachable receiver, so that it is listed, and given up after a day if it lasts.
+            Err(e) => stop_at(&leased, 0, next_attempt(first.created_at, first.attempt, now), e.to_string()),
+        };
+        let again = run.stopped.is_none() && (leased.len() as i64 == RUN || !run.untried.is_empty());
         for _ in &run.delivered {
             state.metrics.delivery(store::webhooks::WEBHOOK, "delivered");
         }
@@ -102,28 +120,47 @@ async fn drain(state: &State, webhook: i64, _slot: OwnedSemaphorePermit) -> Resu
         }
         let done = state.clock.now();
         state.db.write(move |tx| store::webhooks::record(tx, &run, done)).await?;
-        if stopped || !full {
+        if !again {
             return Ok(());
         }
     }
 }
 
-/// Sends a run in order, stopping at the first attempt that fails.
+/// A run's outcome when its `i`-th row stopped it.
+fn stop_at(run: &[Leased], i: usize, next: Option<Timestamp>, why: String) -> RunOutcome {
+    RunOutcome {
+        delivered: vec![],
+        stopped: Some((run[i].id, next, why.chars().take(300).collect())),
+        untried: run[i + 1..].iter().map(|d| d.id).collect(),
+        lease_until: run[i].lease_until,
+    }
+}
+
+/// Sends a run in order, stopping at the first attempt that fails, and before any attempt that
+/// could outlast the lease.
 async fn send_run(state: &State, secret: &str, run: &[Leased]) -> RunOutcome {
-    let mut out = RunOutcome::default();
+    let lease_until = run.first().map_or(0, |d| d.lease_until);
+    let mut delivered = vec![];
     for (i, d) in run.iter().enumerate() {
+        let now = state.clock.now();
+        if now + ATTEMPT_SECS + RECORD_MARGIN_SECS > lease_until {
+            return RunOutcome {
+                delivered,
+                stopped: None,
+                untried: run[i..].iter().map(|d| d.id).collect(),
+                lease_until,
+            };
+        }
         match send(state, secret, d).await {
-            Ok(answer) => out.delivered.push((d.id, answer)),
+            Ok(answer) => delivered.push((d.id, answer)),
             Err((retry, why)) => {
                 let now = state.clock.now();
                 let next = if retry { next_attempt(d.created_at, d.attempt, now) } else { None };
-                out.stopped = Some((d.id, next, why.chars().take(300).collect()));
-                out.untried = run[i + 1..].iter().map(|d| d.id).collect();
-                break;
+                return RunOutcome { delivered, ..stop_at(run, i, next, why) };
             }
         }
     }
-    out
+    RunOutcome { delivered, stopped: None, untried: vec![], lease_until }
 }
 
 /// One attempt: the answer's status line, or why it failed and whether to try again. Any answer

@@ -74,10 +74,11 @@ pub fn for_events(tx: &WriteTx<'_>, events: &[Event], now: Timestamp) -> Result<
                 event: e.action.clone(),
                 subject: e.subject.clone().unwrap_or_default(),
                 payload,
+                created_at: now,
             });
         }
     }
-    webhooks::queue(tx, &rows, now)?;
+    webhooks::queue(tx, &rows)?;
     Ok(rows.len())
 }
 
