@@ -14,7 +14,7 @@
 //! | `PATCH /admin/v1/tenants/{slug}/apps/{client_id}` | [`UpdateApp`] | [`App`] |
 //! | `POST /admin/v1/tenants/{slug}/apps/{client_id}/rotate-secret` | – | [`SecretRotated`] |
 //! | `GET  /admin/v1/tenants/{slug}/keys` | – | `[Key]` |
-//! | `POST /admin/v1/tenants/{slug}/keys/rotate` | – | 201 [`Key`] |
+//! | `POST /admin/v1/tenants/{slug}/keys/rotate` | [`RotateKey`] (`{}`: RS256) | 201 [`Key`] |
 //! | `POST /admin/v1/tenants/{slug}/keys/{kid}/retire` | [`Confirm`] | `[Key]` (what is left) |
 //!
 //! Every error is an [`ErrorBody`]: `{"error": <a stable code from [`crate::codes`]>,
@@ -362,6 +362,10 @@ pub struct CreateApp {
     /// The app's logo for its consent page: a PNG (at most 256 KiB, 1024×1024), base64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logo_png: Option<String>,
+    /// The algorithm of its ID, access and logout tokens: `RS256` (the default), `ES256` or
+    /// `EdDSA`; the tenant needs a current key of it (`key rotate --alg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_alg: Option<String>,
 }
 
 /// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
@@ -408,6 +412,9 @@ pub struct UpdateApp {
     pub logo_png: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub remove_logo: bool,
+    /// `RS256`, `ES256` or `EdDSA`: the algorithm of the app's tokens from now on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_alg: Option<String>,
 }
 
 impl UpdateApp {
@@ -445,6 +452,9 @@ pub struct App {
     /// Hex SHA-256 of the app's logo, if it has one.
     #[serde(default)]
     pub logo_sha256: Option<String>,
+    /// The algorithm of its tokens (an earlier daemon's apps sign RS256).
+    #[serde(default)]
+    pub signing_alg: SigningAlg,
 }
 
 fn implicit() -> String {
@@ -497,6 +507,48 @@ impl KeyState {
     }
 }
 
+/// A token signing algorithm: RS256 (every tenant has a key of it: OpenID Connect requires
+/// it), ES256 (ECDSA on P-256) and EdDSA (Ed25519), which a tenant adds with `key rotate --alg`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum SigningAlg {
+    #[default]
+    RS256,
+    ES256,
+    EdDSA,
+}
+
+impl SigningAlg {
+    pub const ALL: [SigningAlg; 3] = [SigningAlg::RS256, SigningAlg::ES256, SigningAlg::EdDSA];
+
+    /// The JOSE name (`alg`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SigningAlg::RS256 => "RS256",
+            SigningAlg::ES256 => "ES256",
+            SigningAlg::EdDSA => "EdDSA",
+        }
+    }
+
+    /// From its JOSE name, exactly as written.
+    pub fn parse(s: &str) -> Option<SigningAlg> {
+        SigningAlg::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for SigningAlg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `key rotate`: which algorithm's key to rotate (RS256 when absent: `{}`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RotateKey {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alg: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Key {
     pub kid: String,
@@ -539,11 +591,24 @@ mod tests {
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
             logo_sha256: None,
+            signing_alg: SigningAlg::RS256,
         };
         let v = serde_json::to_value(AppCreated { app, client_secret: Some("s".into()) }).unwrap_or_default();
         assert_eq!(v["client_id"], "c");
         assert_eq!(v["type"], "web");
         assert_eq!(v["client_secret"], "s");
+    }
+
+    #[test]
+    fn signing_algorithms_by_their_jose_names() {
+        for a in SigningAlg::ALL {
+            assert_eq!(SigningAlg::parse(a.as_str()), Some(a));
+            assert_eq!(serde_json::to_value(a).unwrap_or_default(), a.as_str());
+        }
+        assert_eq!(SigningAlg::parse("es256"), None);
+        assert_eq!(SigningAlg::parse("HS256"), None);
+        assert!(serde_json::from_str::<RotateKey>(r#"{"algo":"ES256"}"#).is_err());
+        assert_eq!(serde_json::from_str::<RotateKey>("{}").ok(), Some(RotateKey::default()));
     }
 
     #[test]
@@ -805,6 +870,10 @@ pub struct DeclaredApp {
     pub backchannel_logout_uri: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backchannel_logout_session_required: bool,
+    /// `ES256` or `EdDSA` for tokens signed with that key of the tenant (`RS256`, the default,
+    /// is left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_alg: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

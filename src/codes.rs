@@ -38,6 +38,8 @@ pub const INVALID_USER_CODE: &str = "invalid_user_code";
 
 pub const KEY_NOT_FOUND: &str = "key_not_found";
 pub const KEY_IS_CURRENT: &str = "key_is_current";
+/// An app asks for a signing algorithm its tenant has no current key of (`key rotate --alg`).
+pub const SIGNING_KEY_MISSING: &str = "signing_key_missing";
 
 pub const INVALID_CHALLENGE: &str = "invalid_challenge";
 pub const REGISTRATION_NOT_ALLOWED: &str = "registration_not_allowed";

@@ -488,6 +488,10 @@ pub enum AppCmd {
         /// A PNG shown on the app's consent page (at most 256 KiB and 1024×1024 pixels).
         #[arg(long = "logo", value_name = "FILE.png")]
         logo: Option<std::path::PathBuf>,
+        /// The algorithm of the app's ID, access and logout tokens: RS256 (the default), ES256
+        /// or EdDSA, for which the tenant needs a key (`latchkey key rotate --alg ES256`).
+        #[arg(long = "signing-alg", value_name = "RS256|ES256|EdDSA", value_parser = ["RS256", "ES256", "EdDSA"])]
+        signing_alg: Option<String>,
     },
     /// List a tenant's applications.
     List {
@@ -559,6 +563,9 @@ pub enum AppCmd {
         /// A new logo (a PNG), or none to show none.
         #[arg(long = "logo", value_name = "FILE.png|none")]
         logo: Option<std::path::PathBuf>,
+        /// The algorithm of the app's tokens from now on (tokens already issued still verify).
+        #[arg(long = "signing-alg", value_name = "RS256|ES256|EdDSA", value_parser = ["RS256", "ES256", "EdDSA"])]
+        signing_alg: Option<String>,
     },
     /// Delete an application; its tokens stop being accepted.
     Delete {
@@ -589,11 +596,19 @@ pub enum KeyCmd {
         #[command(flatten)]
         tenant: TenantArg,
     },
-    /// Make a new key current now; the old one becomes `previous` and stays in the JWKS so issued
-    /// tokens still verify.
+    /// Make a new key current now; the old one of its algorithm becomes `previous` and stays in
+    /// the JWKS so issued tokens still verify.
+    #[command(after_help = "Examples:\n  latchkey key rotate --tenant acme              # a new RS256 key\n  \
+        latchkey key rotate --tenant acme --alg ES256  # add (or rotate) an ES256 key, then:\n  \
+        latchkey app update --tenant acme CLIENT_ID --signing-alg ES256")]
     Rotate {
         #[command(flatten)]
         tenant: TenantArg,
+        /// The algorithm of the new key: RS256 (the default; every tenant has one, as OpenID
+        /// Connect requires), ES256 (ECDSA P-256) or EdDSA (Ed25519). The first ES256 or EdDSA
+        /// key adds that algorithm; only the current key of the same algorithm steps down.
+        #[arg(long = "alg", value_name = "RS256|ES256|EdDSA", value_parser = ["RS256", "ES256", "EdDSA"])]
+        alg: Option<String>,
     },
     /// Remove a previous key from the JWKS and destroy it. Tokens it signed stop verifying.
     /// The current key cannot be retired (rotate first). Cannot be undone.

@@ -3,17 +3,20 @@
 
 use latchkey_domain::oidc::keys::SigningKey;
 use latchkey_domain::registry::TenantRuntime;
+use latchkey_store::KeyState;
 use latchkey_store::tenants::TenantRow;
 
 /// A tenant as the registry holds it, built from a row and its keys without a database (its
-/// `sid` key from a fixed key-encryption key).
+/// `sid` key from a fixed key-encryption key): the first key is the current one, the others
+/// previous ones.
 pub fn tenant_runtime(
     row: &TenantRow,
     keys: Vec<SigningKey>,
     public_url: &str,
 ) -> Result<TenantRuntime, latchkey_domain::error::Error> {
     let kek = latchkey_domain::crypto::Kek::from_bytes(&[0; 32])?;
-    TenantRuntime::build(row, keys, public_url, kek.session_ids())
+    let states = std::iter::once(KeyState::Current).chain(std::iter::repeat(KeyState::Previous));
+    TenantRuntime::build(row, states.zip(keys).collect(), public_url, kek.session_ids())
 }
 
 /// What `/token` reads of a device code poll before it opens the database (RFC 8628 §3.4):

@@ -3,7 +3,9 @@
 //! RS256 signature, no database write) and authorization-code exchanges (ID + access token
 //! signatures, code consumed and refresh token stored in one durable commit), then refreshes (16
 //! clients, each refresh token rotated once: the same signatures and commit). Prints the machine's
-//! single-core RSA-2048 signing rate from `openssl speed` in the same run, as the ceiling.
+//! single-core RSA-2048 signing rate from `openssl speed` in the same run, as the ceiling. Client
+//! credentials are then measured per signing algorithm (RS256, ES256, EdDSA apps side by side, in
+//! alternating rounds) with the ratios to RS256.
 //!
 //! Run: `cargo bench -p latchkey-tests --bench tokens`; the daemon signs with aws-lc unless
 //! `LATCHKEY_SIGNING_RSA_ENGINE=ifma-pairs` (as bench/run sets) asks for the pair signer. With
@@ -155,6 +157,69 @@ fn openssl_rsa2048() -> String {
     }
 }
 
+/// Client credentials for an app of each signing algorithm (the tenant given an ES256 and an
+/// EdDSA key), 16 clients each with a request in flight on one event-loop thread, in rounds whose
+/// order alternates (the machine is shared and noisy); prints each algorithm's rate and the
+/// median of the rounds' ES256 ÷ RS256 and EdDSA ÷ RS256 ratios.
+fn by_algorithm(d: &TestDaemon, site: &Site, n: usize) {
+    const ALGS: [&str; 3] = ["RS256", "ES256", "EdDSA"];
+    for alg in &ALGS[1..] {
+        admin(d, "/admin/v1/tenants/bench/keys/rotate", json!({"alg": alg}));
+    }
+    let apps: Vec<App> = ALGS
+        .iter()
+        .map(|alg| {
+            let a = admin(
+                d,
+                "/admin/v1/tenants/bench/apps",
+                json!({"name": format!("m2m {alg}"), "type": "m2m", "signing_alg": alg}),
+            );
+            App {
+                client_id: a["client_id"].as_str().unwrap().into(),
+                secret: a["client_secret"].as_str().map(Into::into),
+                redirect: String::new(),
+            }
+        })
+        .collect();
+    let clients = 16;
+    let per_client = (n.max(1600) / clients).max(1);
+    let run = |app: &App, per_client: usize| {
+        let bodies = (0..clients).map(|_| vec!["grant_type=client_credentials".to_owned(); per_client]).collect();
+        let wall = Instant::now();
+        let samples: Vec<Duration> =
+            posts(&site.base, app, bodies, "access_token", false).into_iter().flatten().map(|(d, _)| d).collect();
+        (wall.elapsed(), samples)
+    };
+    for app in &apps {
+        run(app, 20);
+    }
+    let mut rates = [vec![], vec![], vec![]];
+    for round in 0..ROUNDS {
+        let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [2, 1, 0] };
+        for i in order {
+            let (wall, samples) = run(&apps[i], per_client);
+            rates[i].push(samples.len() as f64 / wall.as_secs_f64());
+            if round == ROUNDS - 1 {
+                report(&format!("client_credentials {}, {clients} clients", ALGS[i]), samples.len(), wall, samples);
+            }
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for i in 1..3 {
+        let ratios: Vec<f64> = rates[i].iter().zip(&rates[0]).map(|(a, r)| a / r).collect();
+        println!(
+            "client_credentials {} ÷ RS256, median of {ROUNDS} rounds: {:.2}× ({:.0}/s against {:.0}/s)",
+            ALGS[i],
+            median(ratios),
+            median(rates[i].clone()),
+            median(rates[0].clone())
+        );
+    }
+}
+
 /// Rounds of the 16-client exchanges, each followed by its ceiling (`common/ceiling.rs`).
 const ROUNDS: usize = 4;
 
@@ -213,6 +278,7 @@ fn main() {
             .collect();
         report(&format!("client_credentials, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
     }
+    by_algorithm(&d, &site, n);
 
     // Authorization codes: a signed-in browser session gets a code straight from /authorize.
     let web = admin(

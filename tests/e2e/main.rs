@@ -39,6 +39,7 @@ mod routing;
 mod scim;
 mod security;
 mod signing;
+mod signing_algs;
 mod social;
 mod social_link;
 mod social_upstream;

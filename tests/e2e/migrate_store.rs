@@ -105,6 +105,9 @@ fn sqlite_installation_moves_to_postgres() {
         ])
         .ok();
         d.cli(&["app", "create", "--tenant", "acme", "--name", "Importer", "--type", "m2m"]).ok();
+        // An ES256 key and an app that signs with it.
+        d.cli(&["key", "rotate", "--tenant", "acme", "--alg", "ES256"]).ok();
+        d.cli(&["app", "create", "--tenant", "acme", "--name", "Edge", "--type", "m2m", "--signing-alg", "ES256"]).ok();
         let (mut soft, _cookie) = site.user_with_passkey("ada@acme.test");
         let (_other, _) = site.user_with_passkey("bob@acme.test");
         site.invite("carol@acme.test", "Carol");
@@ -190,6 +193,9 @@ fn sqlite_installation_moves_to_postgres() {
     for (t, n) in &expected {
         assert_eq!(pg_sql.i64(&format!("SELECT count(*) FROM {t}")), *n, "{t} in PostgreSQL");
     }
+    // Each key kept its algorithm, each app its own.
+    assert_eq!(pg_sql.text("SELECT string_agg(alg, ',' ORDER BY alg) FROM signing_keys WHERE tenant_id = (SELECT id FROM tenants WHERE slug = 'acme')"), "ES256,RS256");
+    assert_eq!(pg_sql.text("SELECT signing_alg FROM applications WHERE name = 'Edge'"), "ES256");
     // Booleans arrived as booleans, identities continue past the copied ids.
     assert!(pg_sql.bool("SELECT bool_and(email_verified) FROM users WHERE status = 'active'"));
     let next: i64 = pg_sql.i64("SELECT nextval(pg_get_serial_sequence('audit', 'id'))");
@@ -211,6 +217,11 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("DROP TABLE outbox");
     pg_sql.exec("DROP TABLE webhooks");
     pg_sql.exec("ALTER TABLE applications DROP COLUMN logo_sha");
+    pg_sql.exec("ALTER TABLE applications DROP COLUMN signing_alg");
+    // (Version 10 had RSA keys only, one current per tenant.)
+    pg_sql.exec("DELETE FROM signing_keys WHERE alg <> 'RS256'");
+    pg_sql.exec("ALTER TABLE signing_keys DROP COLUMN alg");
+    pg_sql.exec("CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys (tenant_id) WHERE state = 'current'");
     pg_sql.exec("DROP TABLE app_logos");
     pg_sql.exec("ALTER TABLE users DROP COLUMN locale");
     pg_sql.exec("ALTER TABLE users DROP COLUMN passkey_prompted_at");
@@ -256,6 +267,7 @@ fn sqlite_installation_moves_to_postgres() {
     let jwks = pg_daemon.get("/acme/.well-known/jwks.json");
     assert_eq!(jwks.status, 200, "{}", jwks.body);
     assert_eq!(jwks.json()["keys"][0]["kid"].as_str(), Some(kid.as_str()), "the same signing key");
+
     assert_eq!(pg_daemon.get("/acme/.well-known/openid-configuration").json(), discovery);
     let site = Site { d: &pg_daemon, slug: "acme".into(), base: site_base, origin: pg_daemon.base.clone() };
     let r = site.sign_in(&mut soft, Some("ada@acme.test"), &Default::default());

@@ -26,7 +26,7 @@ fn discovery_is_built_from_the_base_url() {
     }
     assert_eq!(doc["response_types_supported"], serde_json::json!(["code"]));
     assert_eq!(doc["code_challenge_methods_supported"], serde_json::json!(["S256"]));
-    assert_eq!(doc["id_token_signing_alg_values_supported"], serde_json::json!(["RS256"]));
+    assert_eq!(doc["id_token_signing_alg_values_supported"], serde_json::json!(["RS256", "ES256", "EdDSA"]));
     let grants = doc["grant_types_supported"].as_array().unwrap();
     assert!(!grants.iter().any(|g| g == "password" || g == "implicit"));
     for scope in ["openid", "profile", "email"] {

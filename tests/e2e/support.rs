@@ -869,6 +869,34 @@ pub fn sign_with_current_key(store: &TestStore, kek_path: &Path, slug: &str, cla
     sign_with_current_key_in(&db, kek_path, slug, claims)
 }
 
+/// The tenant's current signing keys (one per algorithm it has), unsealed as the daemon does:
+/// for tests that forge tokens.
+pub fn current_keys(store: &TestStore, kek_path: &Path, slug: &str) -> Vec<latchkey_domain::oidc::keys::SigningKey> {
+    let db = match store {
+        TestStore::Sqlite { path } => latchkey_store::Db::open(path).expect("open db"),
+        TestStore::Postgres { db, url_file } => open_pg_store(db, url_file),
+    };
+    let kek = latchkey_domain::crypto::Kek::load_or_create(kek_path).expect("kek");
+    let (tenant_id, rows) = db
+        .read_blocking(|tx| {
+            let t = latchkey_store::tenants::by_slug(tx, slug)?.expect("tenant");
+            Ok::<_, latchkey_store::StoreError>((t.id, latchkey_store::keys::list(tx, t.id)?))
+        })
+        .expect("read keys");
+    rows.iter()
+        .filter(|r| r.state == latchkey::admin::KeyState::Current)
+        .map(|r| {
+            latchkey_domain::oidc::keys::SigningKey::unseal(
+                &kek,
+                tenant_id,
+                r,
+                latchkey_domain::config::RsaEngine::AwsLc,
+            )
+            .expect("unseal")
+        })
+        .collect()
+}
+
 /// [`sign_with_current_key`] on a SQLite file (the `--dev` data directory).
 pub fn sign_with_current_key_at(db_path: &Path, kek_path: &Path, slug: &str, claims: &Value) -> (String, String) {
     sign_with_current_key(&TestStore::Sqlite { path: db_path.to_owned() }, kek_path, slug, claims)

@@ -1,19 +1,19 @@
 // A relying party's back-channel logout endpoint, as OpenID Back-Channel Logout 1.0 §2.6 tells it
 // to validate a logout token, written with the `jose` library: the signature against the issuer's
-// JWKS (RS256), `typ` logout+jwt, the issuer and the audience, `iat`, `exp` and `jti` present,
+// JWKS (RS256, or the algorithms ALGS lists), `typ` logout+jwt, the issuer and the audience, `iat`, `exp` and `jti` present,
 // `sub` or `sid` present, the back-channel logout event, and no `nonce`.
-// Usage: node verify-logout.mjs JWKS_URL TOKEN ISSUER AUDIENCE
+// Usage: node verify-logout.mjs JWKS_URL TOKEN ISSUER AUDIENCE [ALGS]
 // Prints {"ok": true, "payload": {...}} or {"ok": false, "code": ..., "message": ...}.
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
-const [jwksUrl, token, issuer, audience] = process.argv.slice(2);
+const [jwksUrl, token, issuer, audience, algs] = process.argv.slice(2);
 const jwks = createRemoteJWKSet(new URL(jwksUrl), { cacheMaxAge: 0, cooldownDuration: 0 });
 try {
   const { payload } = await jwtVerify(token, jwks, {
     issuer,
     audience,
-    algorithms: ['RS256'],
+    algorithms: (algs ?? 'RS256').split(','),
     typ: 'logout+jwt',
     requiredClaims: ['iat', 'exp', 'jti'],
   });

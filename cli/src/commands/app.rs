@@ -19,6 +19,7 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("device flow", if a.device_flow { "yes".into() } else { "no".into() }),
         ("require acr", a.require_acr.clone().unwrap_or_else(|| "none".into())),
         ("consent", a.consent.clone()),
+        ("signing alg", a.signing_alg.as_str().to_owned()),
         ("logo sha256", a.logo_sha256.clone().unwrap_or_else(|| "none".into())),
         (
             "backchannel logout uri",
@@ -55,6 +56,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             backchannel_logout_uri,
             backchannel_logout_session_required,
             logo,
+            signing_alg,
         } => {
             let req = CreateApp {
                 name,
@@ -74,6 +76,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 backchannel_logout_uri,
                 backchannel_logout_session_required,
                 logo_png: logo.as_deref().map(read_logo).transpose()?,
+                signing_alg,
             };
             let slug = seg(&tenant.tenant)?;
             let created: AppCreated = client.post(&format!("/tenants/{slug}/apps"), &req)?;
@@ -131,6 +134,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             backchannel_logout_uri,
             backchannel_logout_session_required,
             logo,
+            signing_alg,
         } => {
             let req = UpdateApp {
                 name,
@@ -149,10 +153,12 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 backchannel_logout_session_required,
                 remove_logo: logo.as_deref().is_some_and(|p| p.as_os_str() == "none"),
                 logo_png: logo.as_deref().filter(|p| p.as_os_str() != "none").map(read_logo).transpose()?,
+                signing_alg,
             };
             if req.is_empty() {
                 return Err(CliError::Usage(
-                    "nothing to change: give --name, --device-flow, --require-acr, --consent, --backchannel-logout-uri or \
+                    "nothing to change: give --name, --device-flow, --require-acr, --consent, --backchannel-logout-uri, \
+                     --signing-alg or \
                      an --add-…/--remove-… option \
                      (see --help)"
                         .into(),

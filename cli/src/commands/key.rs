@@ -1,4 +1,4 @@
-use latchkey::admin::{Confirm, Key, KeyState};
+use latchkey::admin::{Confirm, Key, KeyState, RotateKey};
 
 use super::{require_yes, seg};
 use crate::args::KeyCmd;
@@ -26,15 +26,27 @@ pub fn run(client: &Client, cmd: KeyCmd) -> Result<Output, CliError> {
             let keys: Vec<Key> = client.get(&format!("/tenants/{}/keys", seg(&tenant.tenant)?))?;
             Ok(Output::new(&keys)?.table(key_table(&keys)))
         }
-        KeyCmd::Rotate { tenant } => {
+        KeyCmd::Rotate { tenant, alg } => {
             let slug = seg(&tenant.tenant)?;
-            let key: Key = client.post(&format!("/tenants/{slug}/keys/rotate"), &serde_json::json!({}))?;
+            let body = RotateKey { alg: alg.clone() };
+            let key: Key = client.post(&format!("/tenants/{slug}/keys/rotate"), &body)?;
+            if let Some(asked) = &alg
+                && key.algorithm != *asked
+            {
+                return Err(CliError::Protocol(format!(
+                    "the daemon made an {} key, not {asked}: it predates --alg; upgrade it",
+                    key.algorithm
+                )));
+            }
             // Every key, so that the one to retire later is in front of the operator, by its kid.
             let keys: Vec<Key> = client.get(&format!("/tenants/{slug}/keys"))?;
-            let previous: Vec<&str> =
-                keys.iter().filter(|k| k.state == KeyState::Previous).map(|k| k.kid.as_str()).collect();
+            let previous: Vec<&str> = keys
+                .iter()
+                .filter(|k| k.state == KeyState::Previous && k.algorithm == key.algorithm)
+                .map(|k| k.kid.as_str())
+                .collect();
             let out = Output::new(&key)?
-                .text(format!("Key {} now signs new tokens for {slug}.", key.kid))
+                .text(format!("Key {} now signs new {} tokens for {slug}.", key.kid, key.algorithm))
                 .table(key_table(&keys));
             Ok(match previous.as_slice() {
                 [] => out,

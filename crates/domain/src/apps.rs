@@ -1,7 +1,7 @@
 //! Client applications: creation rules (redirect URIs, origins, scopes by type), Client ID and
 //! secret generation. Secrets are returned once and stored only as SHA-256 hashes.
 
-use latchkey::admin::{App, AppCreated, AppType, CreateApp, SecretRotated, UpdateApp};
+use latchkey::admin::{App, AppCreated, AppType, CreateApp, SecretRotated, SigningAlg, UpdateApp};
 use latchkey::codes;
 
 use crate::clock::Timestamp;
@@ -37,6 +37,7 @@ pub fn to_wire(row: &AppRow) -> App {
         backchannel_logout_uri: row.backchannel_logout_uri.clone(),
         backchannel_logout_session_required: row.backchannel_logout_session_required,
         logo_sha256: row.logo_sha.clone(),
+        signing_alg: row.signing_alg,
     }
 }
 
@@ -173,6 +174,15 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
             "backchannel_logout_session_required needs a backchannel_logout_uri (--backchannel-logout-uri)".into(),
         ));
     }
+    let signing_alg = match req.signing_alg.as_deref() {
+        None => SigningAlg::RS256,
+        Some(a) => SigningAlg::parse(a).ok_or_else(|| {
+            bad(
+                codes::INVALID_INPUT,
+                format!("signing_alg must be RS256, ES256 or EdDSA, not {:?}", a.chars().take(32).collect::<String>()),
+            )
+        })?,
+    };
     if backchannel_logout_uri.is_some() && req.app_type == AppType::M2m {
         return Err(bad(
             codes::INVALID_REDIRECT_URI,
@@ -195,6 +205,7 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
         backchannel_logout_uri,
         backchannel_logout_session_required: req.backchannel_logout_session_required,
         logo_sha: None,
+        signing_alg,
     })
 }
 
@@ -226,6 +237,17 @@ pub fn new_client_id() -> Result<String, Error> {
         }
     }
     Ok(id)
+}
+
+/// An app may sign with an algorithm only when its tenant has a current key of it.
+pub fn ensure_key_for(tx: &impl Reader, tenant: TenantId, slug: &str, alg: SigningAlg) -> Result<(), Error> {
+    if alg == SigningAlg::RS256 || store::keys::has_current(tx, tenant, alg)? {
+        return Ok(());
+    }
+    Err(Error::conflict(
+        codes::SIGNING_KEY_MISSING,
+        format!("tenant {slug} has no {alg} signing key; run `latchkey key rotate --tenant {slug} --alg {alg}` first"),
+    ))
 }
 
 /// App names are unique per tenant (`apply` matches apps by name): refuses `name` when another
@@ -262,6 +284,7 @@ pub async fn create(db: &Db, now: Timestamp, slug: String, req: CreateApp) -> Re
     db.write(move |tx| -> Result<(), Error> {
         crate::store::cluster::admin_lock(tx)?;
         let tenant = require(tx, &slug)?;
+        ensure_key_for(tx, tenant.id, &slug, stored.signing_alg)?;
         ensure_name_free(tx, tenant.id, &stored.name, None)?;
         store::apps::insert(tx, tenant.id, &stored).map_err(name_conflict(&stored.name))?;
         if let Some((bytes, _)) = &logo {
@@ -387,6 +410,7 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
             cur.backchannel_logout_session_required && req.backchannel_logout_uri.as_deref() != Some("none"),
         ),
         logo_png: None,
+        signing_alg: Some(req.signing_alg.clone().unwrap_or_else(|| cur.signing_alg.as_str().to_owned())),
     };
     let mut row = check(&create, Purpose::Update)?;
     row.client_id = cur.client_id.clone();
@@ -404,6 +428,9 @@ pub async fn update(db: &Db, slug: String, client_id: String, req: UpdateApp) ->
             let tenant = require(tx, &slug)?;
             let cur = store::apps::get(tx, tenant.id, &client_id)?.ok_or_else(|| app_not_found(&client_id, &slug))?;
             let mut row = updated(&cur, &req)?;
+            if row.signing_alg != cur.signing_alg {
+                ensure_key_for(tx, tenant.id, &slug, row.signing_alg)?;
+            }
             let logo = match (req.logo_png.as_deref(), req.remove_logo) {
                 (Some(_), true) => {
                     return Err(bad(codes::INVALID_INPUT, "give a new logo or remove it, not both".into()));
@@ -480,6 +507,7 @@ mod tests {
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
             logo_png: None,
+            signing_alg: None,
         }
     }
 

@@ -79,7 +79,7 @@ pub enum CryptoError {
     Open,
     #[error("sealing failed")]
     Seal,
-    #[error("RSA key generation failed")]
+    #[error("signing key generation failed")]
     KeyGen,
     #[error("a stored signing key could not be parsed")]
     KeyParse,

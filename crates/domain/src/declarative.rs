@@ -207,6 +207,7 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
         backchannel_logout_uri: d.backchannel_logout_uri.clone(),
         backchannel_logout_session_required: d.backchannel_logout_session_required,
         logo_png: None,
+        signing_alg: d.signing_alg.clone(),
     })
 }
 
@@ -460,6 +461,10 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
         let mut app_names = std::collections::HashSet::new();
         for app in &t.apps {
             let mut wanted = app_row(app)?;
+            // A key is made with `key rotate --alg`, never by a file: an app whose algorithm the
+            // tenant has no key of is refused in the plan.
+            // (A tenant the file creates has its RS256 key only: no id matches none.)
+            crate::apps::ensure_key_for(tx, tenant_id.unwrap_or(TenantId(0)), &t.slug, wanted.signing_alg)?;
             // Names are unique per tenant (apps are matched by them), in the file as in the database.
             if !app_names.insert(wanted.name.clone()) {
                 return Err(Error::conflict(
@@ -497,6 +502,7 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                             wanted.require_acr.as_deref().unwrap_or("none"),
                         ),
                         scalar("consent", consent_word(cur), consent_word(&wanted)),
+                        scalar("signing_alg", cur.signing_alg.as_str(), wanted.signing_alg.as_str()),
                         scalar(
                             "backchannel_logout_uri",
                             cur.backchannel_logout_uri.as_deref().unwrap_or("none"),
@@ -691,6 +697,8 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 consent: a.consent_explicit.then(|| "explicit".to_owned()),
                 backchannel_logout_uri: a.backchannel_logout_uri,
                 backchannel_logout_session_required: a.backchannel_logout_session_required,
+                signing_alg: (a.signing_alg != crate::store::SigningAlg::RS256)
+                    .then(|| a.signing_alg.as_str().to_owned()),
             })
             .collect();
         // The logo is named, not carried: `{slug}-logo.svg|png` next to the file (saved with

@@ -207,8 +207,10 @@ async fn deliver(state: &State, d: &Delivery, slug: Option<&str>, now: Timestamp
         sid: d.session_id.map(|s| hot.session_ids.sid(tenant.id, s)),
         events: HashMap::from([(BACKCHANNEL_EVENT, serde_json::Map::new())]),
     };
-    let input = jwt::signing_input(&hot.signer, "logout+jwt", &claims).map_err(|e| Failure::Retry(e.to_string()))?;
-    let token = signer::sign_one(&hot, input).await.map_err(|e| Failure::Retry(e.to_string()))?;
+    // Signed as the app's ID tokens are (Back-Channel Logout 1.0 §2.4).
+    let key = hot.signing_key(d.signing_alg).map_err(|e| Failure::Retry(e.to_string()))?;
+    let input = jwt::signing_input(key, "logout+jwt", &claims).map_err(|e| Failure::Retry(e.to_string()))?;
+    let token = signer::sign_one(&hot, key, input).await.map_err(|e| Failure::Retry(e.to_string()))?;
     match state.upstream.notify_form(&d.target, &[("logout_token", &token)]).await {
         Ok(status) if (200..300).contains(&status) => Ok(()),
         Ok(status) if status >= 500 => Err(Failure::Retry(format!("HTTP {status}"))),

@@ -22,7 +22,7 @@ use crate::oidc::discovery;
 use crate::oidc::keys::{Jwk, Jwks, SigningKey};
 use crate::store::keys::KeyRow;
 use crate::store::tenants::TenantRow;
-use crate::store::{self, Db, StoreError, TenantId};
+use crate::store::{self, Db, KeyState, SigningAlg, StoreError, TenantId};
 use crate::urls;
 
 /// What the daemon keeps in memory for one tenant.
@@ -92,14 +92,18 @@ impl OldUrl {
 /// What signing, verifying and ceremonies need: costly to build, so built once per tenant.
 #[derive(Debug)]
 pub struct Hot {
+    /// The current RS256 key (every tenant has one).
     pub signer: SigningKey,
+    /// The current ES256 and EdDSA keys, of the tenants that added them (`key rotate --alg`).
+    pub others: Vec<SigningKey>,
     /// The tenant's relying party (RP id and origin), or why there is none: an RP ID that is an
     /// IP address (a tenant at `http://127.0.0.1/...`), which WebAuthn does not allow. Such a
     /// tenant serves everything else (discovery, tokens, social login); its passkey ceremonies
     /// answer `invalid_rp_id` ([`Hot::relying_party`]).
     webauthn: Result<webauthn_rs::prelude::Webauthn, String>,
-    /// Every published key by kid, parsed for verifying this tenant's own tokens.
-    pub decoding: HashMap<String, jsonwebtoken::DecodingKey>,
+    /// Every published key by kid, parsed for verifying this tenant's own tokens, with the one
+    /// algorithm it verifies.
+    pub decoding: HashMap<String, (jsonwebtoken::Algorithm, jsonwebtoken::DecodingKey)>,
     pub jwks_json: Bytes,
     pub discovery_json: Bytes,
     /// Names sessions in ID tokens (`sid`).
@@ -112,20 +116,53 @@ impl Hot {
         self.webauthn.as_ref().map_err(|why| Error::invalid(codes::INVALID_RP_ID, why.clone()))
     }
 
-    fn build(row: &TenantRow, origin: &str, keys: Vec<SigningKey>, session_ids: SessionIds) -> Result<Hot, Error> {
-        let mut keys = keys.into_iter();
-        let signer = keys.next().ok_or_else(|| Error::internal(format!("tenant {} has no signing key", row.slug)))?;
-        let retired: Vec<SigningKey> = keys.collect();
+    /// The tenant's current key of `alg`. Never another algorithm's: an app whose algorithm's key
+    /// is gone (not expected: the current key of an algorithm cannot be retired) gets an error.
+    pub fn signing_key(&self, alg: SigningAlg) -> Result<&SigningKey, Error> {
+        if alg == SigningAlg::RS256 {
+            return Ok(&self.signer);
+        }
+        self.others.iter().find(|k| k.alg == alg).ok_or_else(|| {
+            Error::internal(format!(
+                "the tenant has no current {alg} signing key for an app that signs with {alg}; `latchkey key rotate \
+                 --alg {alg}` makes one"
+            ))
+        })
+    }
+
+    fn build(
+        row: &TenantRow,
+        origin: &str,
+        keys: Vec<(KeyState, SigningKey)>,
+        session_ids: SessionIds,
+    ) -> Result<Hot, Error> {
+        let mut signer = None;
+        let mut others: Vec<SigningKey> = vec![];
+        let mut retired: Vec<SigningKey> = vec![];
+        for (state, key) in keys {
+            let current = state == KeyState::Current;
+            if current && key.alg == SigningAlg::RS256 && signer.is_none() {
+                signer = Some(key);
+            } else if current && key.alg != SigningAlg::RS256 && !others.iter().any(|o| o.alg == key.alg) {
+                others.push(key);
+            } else {
+                retired.push(key);
+            }
+        }
+        let signer =
+            signer.ok_or_else(|| Error::internal(format!("tenant {} has no current RS256 signing key", row.slug)))?;
         // The current key is prepared for the pair signer now (about 1 ms, when the engine is
         // `ifma-pairs` on a CPU with AVX-512 IFMA; nothing with aws-lc), not on a token request;
         // the retired ones only verify, so their DER goes.
         let _ = signer.ifma();
         retired.iter().for_each(SigningKey::forget_pkcs8);
+        // The RS256 key first: relying parties that take the first key keep working.
         let mut published: Vec<&Jwk> = vec![&signer.jwk];
+        published.extend(others.iter().map(|k| &k.jwk));
         published.extend(retired.iter().map(|k| &k.jwk));
         let decoding = published
             .iter()
-            .map(|k| jsonwebtoken::DecodingKey::from_rsa_components(&k.n, &k.e).map(|d| (k.kid.clone(), d)))
+            .map(|k| k.decoding().map(|d| (k.kid.clone(), d)))
             .collect::<Result<HashMap<_, _>, _>>()
             .map_err(Error::internal)?;
         let jwks_json = serde_json::to_vec(&Jwks { keys: published }).map_err(Error::internal)?;
@@ -143,6 +180,7 @@ impl Hot {
         };
         Ok(Hot {
             signer,
+            others,
             webauthn,
             decoding,
             jwks_json: Bytes::from(jwks_json),
@@ -156,7 +194,7 @@ impl TenantRuntime {
     /// The tenant with its keys loaded (after a change, and for the fuzz targets).
     pub fn build(
         row: &TenantRow,
-        keys: Vec<SigningKey>,
+        keys: Vec<(KeyState, SigningKey)>,
         public_url: &str,
         session_ids: SessionIds,
     ) -> Result<TenantRuntime, Error> {
@@ -545,10 +583,15 @@ pub fn not_found(slug: &str) -> Error {
     )
 }
 
-fn unseal(kek: &Kek, row: &TenantRow, key_rows: &[KeyRow], engine: RsaEngine) -> Result<Vec<SigningKey>, Error> {
+fn unseal(
+    kek: &Kek,
+    row: &TenantRow,
+    key_rows: &[KeyRow],
+    engine: RsaEngine,
+) -> Result<Vec<(KeyState, SigningKey)>, Error> {
     key_rows
         .iter()
-        .map(|k| SigningKey::unseal(kek, row.id, k, engine))
+        .map(|k| SigningKey::unseal(kek, row.id, k, engine).map(|key| (k.state, key)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Error::internal(format!("tenant {}: {e}", row.slug)))
 }

@@ -213,6 +213,7 @@ pub fn seal_key(
     Ok(KeyRow {
         kid: generated.kid.clone(),
         state: KeyState::Current,
+        alg: generated.alg,
         bits,
         sealed_private_key: sealed,
         created_at: now,

@@ -2,13 +2,15 @@
 
 use super::sql::{ConnExt, Row, params};
 
-use super::{KeyState, Reader, StoreError, TenantId, Text, WriteTx, cluster};
+use super::{KeyState, Reader, SigningAlg, StoreError, TenantId, Text, WriteTx, cluster};
 use crate::Timestamp;
 
 #[derive(Clone)]
 pub struct KeyRow {
     pub kid: String,
     pub state: KeyState,
+    pub alg: SigningAlg,
+    /// The RSA modulus's size; 256 for ES256 and EdDSA keys.
     pub bits: u32,
     pub sealed_private_key: Vec<u8>,
     pub created_at: Timestamp,
@@ -27,19 +29,23 @@ fn from_row(r: &Row<'_>) -> Result<KeyRow, StoreError> {
         bits: r.get(2)?,
         sealed_private_key: r.get(3)?,
         created_at: r.get(4)?,
+        alg: r.get::<_, Text<SigningAlg>>(5)?.0,
     })
 }
 
-/// Inserts a key as the tenant's current one; the current key becomes the previous one (stored
-/// as `retired`, see `StoredText for KeyState`), still published.
+/// Inserts a key as the tenant's current one of its algorithm; the current key of that algorithm
+/// becomes the previous one (stored as `retired`, see `StoredText for KeyState`), still published.
 pub fn insert_current(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow, now: Timestamp) -> Result<(), StoreError> {
+    let alg = Text(key.alg);
     tx.conn().execute(
-        "UPDATE signing_keys SET state = 'retired', retired_at = ?2 WHERE tenant_id = ?1 AND state = 'current'",
-        params![tenant, now],
+        "UPDATE signing_keys SET state = 'retired', retired_at = ?2
+         WHERE tenant_id = ?1 AND state = 'current' AND alg = ?3",
+        params![tenant, now, alg],
     )?;
     tx.conn().execute(
-        "INSERT INTO signing_keys (tenant_id, kid, state, bits, private_key, created_at) VALUES (?1, ?2, 'current', ?3, ?4, ?5)",
-        params![tenant, key.kid, key.bits, key.sealed_private_key, key.created_at],
+        "INSERT INTO signing_keys (tenant_id, kid, state, bits, private_key, created_at, alg)
+         VALUES (?1, ?2, 'current', ?3, ?4, ?5, ?6)",
+        params![tenant, key.kid, key.bits, key.sealed_private_key, key.created_at, alg],
     )?;
     cluster::changed(tx.conn(), tenant)
 }
@@ -48,27 +54,27 @@ pub fn insert_current(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow, now: Tim
 /// rotation, so that every node serves the key before any node signs with it ([`promote`]).
 pub fn insert_published(tx: &WriteTx<'_>, tenant: TenantId, key: &KeyRow) -> Result<(), StoreError> {
     tx.conn().execute(
-        "INSERT INTO signing_keys (tenant_id, kid, state, bits, private_key, created_at) VALUES (?1, ?2, 'retired', ?3, ?4, ?5)",
-        params![tenant, key.kid, key.bits, key.sealed_private_key, key.created_at],
+        "INSERT INTO signing_keys (tenant_id, kid, state, bits, private_key, created_at, alg)
+         VALUES (?1, ?2, 'retired', ?3, ?4, ?5, ?6)",
+        params![tenant, key.kid, key.bits, key.sealed_private_key, key.created_at, Text(key.alg)],
     )?;
     cluster::changed(tx.conn(), tenant)
 }
 
-/// Makes a published key the current one; the current key becomes the previous one. False when
-/// the key is gone (retired meanwhile).
+/// Makes a published key the current one of its algorithm; the current key of that algorithm
+/// becomes the previous one. False when the key is gone (retired meanwhile).
 pub fn promote(tx: &WriteTx<'_>, tenant: TenantId, kid: &str, now: Timestamp) -> Result<bool, StoreError> {
     // Checked before the current key steps down, so a tenant is never left without one.
     let published = tx.conn().query_opt(
-        "SELECT 1 FROM signing_keys WHERE tenant_id = ?1 AND kid = ?2 AND state = 'retired'",
+        "SELECT alg FROM signing_keys WHERE tenant_id = ?1 AND kid = ?2 AND state = 'retired'",
         params![tenant, kid],
-        |_| Ok(()),
+        |r| r.get::<_, Text<SigningAlg>>(0),
     )?;
-    if published.is_none() {
-        return Ok(false);
-    }
+    let Some(alg) = published else { return Ok(false) };
     tx.conn().execute(
-        "UPDATE signing_keys SET state = 'retired', retired_at = ?2 WHERE tenant_id = ?1 AND state = 'current'",
-        params![tenant, now],
+        "UPDATE signing_keys SET state = 'retired', retired_at = ?2
+         WHERE tenant_id = ?1 AND state = 'current' AND alg = ?3",
+        params![tenant, now, alg],
     )?;
     tx.conn().execute(
         "UPDATE signing_keys SET state = 'current', retired_at = NULL WHERE tenant_id = ?1 AND kid = ?2",
@@ -84,11 +90,22 @@ pub fn any(tx: &impl Reader) -> Result<bool, StoreError> {
     tx.conn().query_one("SELECT EXISTS (SELECT 1 FROM signing_keys)", params![], |r| r.get(0))
 }
 
-/// The tenant's keys, current first, then newest first.
+/// Whether the tenant has a current key of `alg`.
+pub fn has_current(tx: &impl Reader, tenant: TenantId, alg: SigningAlg) -> Result<bool, StoreError> {
+    let found = tx.conn().query_opt(
+        "SELECT 1 FROM signing_keys WHERE tenant_id = ?1 AND alg = ?2 AND state = 'current'",
+        params![tenant, Text(alg)],
+        |_| Ok(()),
+    )?;
+    Ok(found.is_some())
+}
+
+/// The tenant's keys: the current RS256 key first (relying parties that take the JWKS's first
+/// key keep working), then the other current keys, then the previous ones, newest first.
 pub fn list(tx: &impl Reader, tenant: TenantId) -> Result<Vec<KeyRow>, StoreError> {
     let rows = tx.conn().query_all(
-        "SELECT kid, state, bits, private_key, created_at FROM signing_keys WHERE tenant_id = ?1
-         ORDER BY state = 'current' DESC, created_at DESC, id DESC",
+        "SELECT kid, state, bits, private_key, created_at, alg FROM signing_keys WHERE tenant_id = ?1
+         ORDER BY state = 'current' DESC, alg = 'RS256' DESC, created_at DESC, id DESC",
         params![tenant],
         from_row,
     )?;
@@ -117,6 +134,7 @@ mod tests {
         KeyRow {
             kid: kid.into(),
             state: KeyState::Previous,
+            alg: SigningAlg::RS256,
             bits: 2048,
             sealed_private_key: kid.as_bytes().to_vec(),
             created_at,
@@ -164,6 +182,45 @@ mod tests {
                 .unwrap();
             assert_eq!(stored, "current");
         });
+    }
+
+    #[test]
+    fn each_algorithm_has_its_own_current_key() {
+        let t = temp_db();
+        let alg = |kid: &str, at: Timestamp, alg: SigningAlg| KeyRow { alg, bits: 256, ..key(kid, at) };
+        let a = t.write(|tx| {
+            let a = tenant(tx, "a");
+            insert_current(tx, a, &key("r1", 1), 1).unwrap();
+            assert!(!has_current(tx, a, SigningAlg::ES256).unwrap());
+            insert_current(tx, a, &alg("e1", 2, SigningAlg::ES256), 2).unwrap();
+            insert_current(tx, a, &alg("d1", 3, SigningAlg::EdDSA), 3).unwrap();
+            // A second ES256 key retires the first ES256 key only.
+            insert_published(tx, a, &alg("e2", 4, SigningAlg::ES256)).unwrap();
+            assert!(promote(tx, a, "e2", 5).unwrap());
+            a
+        });
+        t.read(|tx| {
+            let keys = list(tx, a).unwrap();
+            let seen: Vec<(&str, KeyState, SigningAlg)> =
+                keys.iter().map(|k| (k.kid.as_str(), k.state, k.alg)).collect();
+            assert_eq!(
+                seen,
+                [
+                    ("r1", KeyState::Current, SigningAlg::RS256),
+                    ("e2", KeyState::Current, SigningAlg::ES256),
+                    ("d1", KeyState::Current, SigningAlg::EdDSA),
+                    ("e1", KeyState::Previous, SigningAlg::ES256),
+                ]
+            );
+            for a_ in SigningAlg::ALL {
+                assert!(has_current(tx, a, a_).unwrap());
+            }
+        });
+        // Two current keys of one algorithm cannot be stored.
+        let two = t.db.write_blocking(|tx| {
+            tx.conn().execute("UPDATE signing_keys SET state = 'current' WHERE kid = 'e1'", params![])
+        });
+        assert!(two.is_err());
     }
 
     #[test]

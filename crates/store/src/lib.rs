@@ -59,7 +59,7 @@ use sql::{Conn, ConnExt, ToValue};
 
 pub use types::{
     AppType, AttestationPolicy, ChallengeKind, CredentialKind, DeviceStatus, InvitePurpose, KeyState, Registration,
-    SocialKind, SocialPurpose, TenantId, Text, UserStatus,
+    SigningAlg, SocialKind, SocialPurpose, TenantId, Text, UserStatus,
 };
 
 /// Seconds since the Unix epoch: how every time is stored.
@@ -842,6 +842,7 @@ pub mod testing {
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
             logo_sha: None,
+            signing_alg: SigningAlg::RS256,
         }
     }
 
@@ -894,6 +895,7 @@ pub mod testing {
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
             logo_sha: None,
+            signing_alg: SigningAlg::RS256,
         }
     }
 

@@ -8,7 +8,7 @@
 use super::sql::{ConnExt, ToValue, params};
 
 use super::users::UserId;
-use super::{Reader, StoreError, TenantId, WriteTx};
+use super::{Reader, SigningAlg, StoreError, TenantId, Text, WriteTx};
 use crate::Timestamp;
 
 /// The kind of a back-channel logout row.
@@ -78,6 +78,8 @@ pub struct Delivery {
     pub created_at: Timestamp,
     /// This attempt's number, from 1.
     pub attempt: i64,
+    /// The algorithm of the app's tokens (RS256 when the app is gone).
+    pub signing_alg: SigningAlg,
 }
 
 /// When the next pending row is due, if any.
@@ -96,7 +98,9 @@ pub fn lease(tx: &WriteTx<'_>, now: Timestamp, lease_secs: i64, limit: i64) -> R
         "UPDATE outbox SET next_at = ?2, attempts = attempts + 1
          WHERE id IN (SELECT id FROM outbox WHERE failed_at IS NULL AND webhook_id IS NULL AND next_at <= ?1
                       ORDER BY id LIMIT ?3)
-         RETURNING id, tenant_id, kind, client_id, target, subject, session_id, created_at, attempts",
+         RETURNING id, tenant_id, kind, client_id, target, subject, session_id, created_at, attempts,
+                   (SELECT a.signing_alg FROM applications a
+                    WHERE a.tenant_id = outbox.tenant_id AND a.client_id = outbox.client_id)",
         params![now, now + lease_secs, limit],
         |r| {
             Ok(Delivery {
@@ -109,6 +113,7 @@ pub fn lease(tx: &WriteTx<'_>, now: Timestamp, lease_secs: i64, limit: i64) -> R
                 session_id: r.get(6)?,
                 created_at: r.get(7)?,
                 attempt: r.get(8)?,
+                signing_alg: r.get::<_, Option<Text<SigningAlg>>>(9)?.map_or(SigningAlg::RS256, |t| t.0),
             })
         },
     )?;

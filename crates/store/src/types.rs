@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::StoreError;
 use super::sql::{FromValue, ToValue, Value, ValueRef};
 
-pub use latchkey::admin::{AppType, AttestationPolicy, KeyState, Registration};
+pub use latchkey::admin::{AppType, AttestationPolicy, KeyState, Registration, SigningAlg};
 
 macro_rules! row_id {
     ($(#[$doc:meta])* $name:ident) => {
@@ -115,6 +115,17 @@ impl StoredText for Registration {
 /// `retired` there means what the CLI calls `previous` — no longer signing, still published. A
 /// key that is retired with `latchkey key retire` is deleted, so the column never needs a third
 /// value. Renaming the stored text would mean rebuilding the STRICT table for a word.
+/// Stored by its JOSE name (`signing_keys.alg`, `applications.signing_alg`).
+impl StoredText for SigningAlg {
+    const COLUMN: &'static str = "signing_keys.alg";
+    fn as_text(self) -> &'static str {
+        self.as_str()
+    }
+    fn from_text(text: &str) -> Option<Self> {
+        SigningAlg::parse(text)
+    }
+}
+
 impl StoredText for KeyState {
     const COLUMN: &'static str = "signing_keys.state";
     fn as_text(self) -> &'static str {
@@ -291,6 +302,7 @@ mod tests {
         round_trip(&[AppType::Web, AppType::Spa, AppType::Native, AppType::M2m]);
         round_trip(&[Registration::Invite, Registration::Open]);
         round_trip(&[KeyState::Current, KeyState::Previous]);
+        round_trip(&SigningAlg::ALL);
         assert_eq!(KeyState::Previous.as_text(), "retired", "the stored spelling of migration 0001");
         round_trip(&[SocialKind::Google, SocialKind::Github, SocialKind::Oidc]);
         round_trip(&[SocialPurpose::Login, SocialPurpose::Invite, SocialPurpose::Link]);

@@ -10,7 +10,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use latchkey::admin::{
     ApplyRequest, AuditEvent, Confirm, CreateApp, CreateRole, CreateTenant, Emails, EnableSocial, InviteUser, PREFIX,
-    Status, UpdateApp, UpdateTenant,
+    SigningAlg, Status, UpdateApp, UpdateTenant,
 };
 use latchkey::codes;
 use serde::Serialize;
@@ -263,8 +263,18 @@ async fn dispatch(
         A::AppRotateSecret(slug, id) => ok(&apps::rotate_secret(&state.db, slug, id).await?),
         A::KeyList(slug) => ok(&rotation::list(&state.db, slug).await?),
         A::KeyRotate(slug) => {
-            let key = rotation::rotate(state, slug).await?;
+            // No body (an earlier CLI) or `{}`: the RS256 key.
+            let r: latchkey::admin::RotateKey =
+                read_json_or_default(req, state.config.limits.json_body_max, Text::NoNul).await?;
+            let alg = match r.alg.as_deref() {
+                None => SigningAlg::RS256,
+                Some(a) => SigningAlg::parse(a).ok_or_else(|| {
+                    Error::invalid(codes::INVALID_INPUT, format!("alg {a:?}: a signing key is RS256, ES256 or EdDSA"))
+                })?,
+            };
+            let key = rotation::rotate(state, slug, alg).await?;
             note.subject = Some(key.kid.clone());
+            note.detail = Some(format!("alg {alg}"));
             created(&key)
         }
         A::KeyRetire(slug, kid) => {

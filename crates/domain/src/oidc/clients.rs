@@ -144,6 +144,7 @@ mod tests {
             backchannel_logout_uri: None,
             backchannel_logout_session_required: false,
             logo_sha: None,
+            signing_alg: crate::store::SigningAlg::RS256,
         }
     }
 

@@ -57,7 +57,7 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
         response_modes_supported: &["query"],
         grant_types_supported: &["authorization_code", "refresh_token", "client_credentials", DEVICE_GRANT_TYPE],
         subject_types_supported: &["public"],
-        id_token_signing_alg_values_supported: &["RS256"],
+        id_token_signing_alg_values_supported: &["RS256", "ES256", "EdDSA"],
         token_endpoint_auth_methods_supported: CLIENT_AUTH,
         revocation_endpoint_auth_methods_supported: CLIENT_AUTH,
         introspection_endpoint_auth_methods_supported: &["client_secret_basic", "client_secret_post"],

@@ -209,5 +209,13 @@ fn client_credentials(
         roles: vec![],
         userinfo_claims: vec![],
     };
-    Ok(Decision::Issued(Box::new(Unsigned { access, id: None, refresh_token: None, expires_in: ttl.access, scope })))
+    let alg = app.signing_alg;
+    Ok(Decision::Issued(Box::new(Unsigned {
+        access,
+        id: None,
+        refresh_token: None,
+        expires_in: ttl.access,
+        scope,
+        alg,
+    })))
 }

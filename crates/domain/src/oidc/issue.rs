@@ -15,7 +15,7 @@ use crate::registry::TenantRuntime;
 use crate::store::apps::AppRow;
 use crate::store::oidc::NewRefresh;
 use crate::store::users::{UserId, UserRow};
-use crate::store::{self, Reader, TenantId, UserStatus, WriteTx};
+use crate::store::{self, Reader, SigningAlg, TenantId, UserStatus, WriteTx};
 
 #[derive(Debug, Serialize)]
 pub struct TokenResponse {
@@ -47,11 +47,13 @@ pub(super) struct Unsigned {
     pub(super) refresh_token: Option<String>,
     pub(super) expires_in: i64,
     pub(super) scope: String,
+    /// The app's choice (`--signing-alg`).
+    pub(super) alg: SigningAlg,
 }
 
 impl Unsigned {
     pub(super) async fn sign(self, tenant: &TenantRuntime) -> Result<TokenResponse, OAuthError> {
-        let (access_token, id_token) = sign_tokens(tenant, &self.access, self.id.as_ref()).await?;
+        let (access_token, id_token) = sign_tokens(tenant, self.alg, &self.access, self.id.as_ref()).await?;
         Ok(TokenResponse {
             access_token,
             token_type: "Bearer",
@@ -228,8 +230,14 @@ pub(super) fn user_tokens(
         claims: claims.to_column(),
         offline,
     };
-    let unsigned =
-        Unsigned { access, id, refresh_token: Some(refresh), expires_in: ttl.access, scope: scope.to_owned() };
+    let unsigned = Unsigned {
+        access,
+        id,
+        refresh_token: Some(refresh),
+        expires_in: ttl.access,
+        scope: scope.to_owned(),
+        alg: app.signing_alg,
+    };
     Ok((unsigned, pending))
 }
 

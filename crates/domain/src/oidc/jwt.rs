@@ -1,5 +1,6 @@
-//! Compact JWS (RS256) signing with a cached key. jsonwebtoken's `encode` re-parses the DER key on
-//! every call; signing here uses the [`SigningKey`] parsed once.
+//! Compact JWS signing (RS256, ES256 or EdDSA: the key's own algorithm) with a cached key.
+//! jsonwebtoken's `encode` re-parses the DER key on every call; signing here uses the
+//! [`SigningKey`] parsed once.
 
 use serde::Serialize;
 
@@ -13,10 +14,11 @@ struct Header<'a> {
     kid: &'a str,
 }
 
-/// The JWS signing input of `claims` with header `{alg: RS256, typ, kid}`: `header.claims`,
-/// with room for the signature that [`super::signer`] appends.
+/// The JWS signing input of `claims` with header `{alg, typ, kid}` (`alg` the key's):
+/// `header.claims`, with room for the signature that [`super::signer`] appends.
 pub fn signing_input<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> Result<String, CryptoError> {
-    let header = serde_json::to_vec(&Header { alg: "RS256", typ, kid: &key.kid }).map_err(|_| CryptoError::Seal)?;
+    let header =
+        serde_json::to_vec(&Header { alg: key.alg.as_str(), typ, kid: &key.kid }).map_err(|_| CryptoError::Seal)?;
     let body = serde_json::to_vec(claims).map_err(|_| CryptoError::Seal)?;
     let mut token = String::with_capacity(64 + body.len() * 4 / 3 + 350);
     token.push_str(&b64url(&header));
@@ -25,10 +27,10 @@ pub fn signing_input<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> R
     Ok(token)
 }
 
-/// Signs `claims` as a JWT with header `{alg: RS256, typ, kid}`, with aws-lc on this thread.
+/// Signs `claims` as a JWT with header `{alg, typ, kid}`, with aws-lc on this thread.
 pub fn sign<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> Result<String, CryptoError> {
     let mut token = signing_input(key, typ, claims)?;
-    let sig = key.sign_rs256(token.as_bytes())?;
+    let sig = key.sign(token.as_bytes())?;
     token.push('.');
     token.push_str(&b64url(&sig));
     Ok(token)

@@ -1,9 +1,10 @@
-//! Key lifecycle: `current` signs; `key rotate` makes a new key current at once and keeps the old
-//! one published as `previous` (tokens it signed still verify); `key retire KID` deletes a previous
-//! key and its private key for good, taking it out of the JWKS. A retired key is gone, so no list
-//! shows a `retired` state.
+//! Key lifecycle, per algorithm: the `current` key of each algorithm signs (RS256 always; ES256
+//! and EdDSA once `key rotate --alg` added them); `key rotate` makes a new key current at once and
+//! keeps the old one of its algorithm published as `previous` (tokens it signed still verify);
+//! `key retire KID` deletes a previous key and its private key for good, taking it out of the
+//! JWKS. A retired key is gone, so no list shows a `retired` state.
 
-use latchkey::admin::{Key, KeyState};
+use latchkey::admin::{Key, KeyState, SigningAlg};
 use latchkey::codes;
 
 use crate::clock::date;
@@ -18,7 +19,7 @@ fn to_wire(row: &KeyRow) -> Key {
     Key {
         kid: row.kid.clone(),
         state: row.state,
-        algorithm: "RS256".into(),
+        algorithm: row.alg.as_str().into(),
         bits: row.bits,
         created: date(row.created_at),
     }
@@ -32,16 +33,19 @@ pub async fn list(db: &Db, slug: String) -> Result<Vec<Key>, Error> {
     .await
 }
 
-/// Generates a key, makes it current, and refreshes what the tenant serves. Returns the new key.
+/// Generates a key of `alg`, makes it the current one of its algorithm, and refreshes what the
+/// tenant serves. Returns the new key. The first ES256 or EdDSA key adds that algorithm.
 ///
 /// Two steps, so that a relying party never meets a token signed by a key it cannot find: the
 /// key is first published (in the JWKS of every node: on PostgreSQL, [`Db::wait_published`]
 /// waits for the other nodes to reload), and only then made current.
 ///
 /// [`Db::wait_published`]: crate::store::Db::wait_published
-pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
-    let bits = state.config.rsa_bits;
-    let generated = state.spare_keys.take(bits).await?;
+pub async fn rotate(state: &State, slug: String, alg: SigningAlg) -> Result<Key, Error> {
+    let (generated, bits) = match alg {
+        SigningAlg::RS256 => (state.spare_keys.take(state.config.rsa_bits).await?, state.config.rsa_bits),
+        _ => (crate::oidc::keys::generate_for(alg, 0)?, crate::oidc::keys::CURVE_BITS),
+    };
     let kek = state.kek.clone();
     let now = state.clock.now();
     let kid = generated.kid.clone();
@@ -65,7 +69,11 @@ pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
             if !store::keys::promote(tx, tenant.id, &kid, now)? {
                 return Err(Error::conflict(
                     codes::KEY_NOT_FOUND,
-                    format!("the new key {kid:?} was retired before it could sign; run `latchkey key rotate --tenant {s}` again"),
+                    format!(
+                        "the new key {kid:?} was retired before it could sign; run `latchkey key rotate --tenant {s}{}` \
+                         again",
+                        alg_flag(alg)
+                    ),
                 ));
             }
             let rows = store::keys::list(tx, tenant.id)?;
@@ -79,7 +87,12 @@ pub async fn rotate(state: &State, slug: String) -> Result<Key, Error> {
     Ok(key)
 }
 
-/// Deletes a previous key. The current key cannot be retired: rotate first.
+/// ` --alg X` for a key of another algorithm than the default.
+fn alg_flag(alg: SigningAlg) -> String {
+    if alg == SigningAlg::RS256 { String::new() } else { format!(" --alg {alg}") }
+}
+
+/// Deletes a previous key. The current key of an algorithm cannot be retired: rotate first.
 pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>, Error> {
     let s = slug.clone();
     let left = state
@@ -98,7 +111,11 @@ pub async fn retire(state: &State, slug: String, kid: String) -> Result<Vec<Key>
                 Some(r) if r.state == KeyState::Current => {
                     return Err(Error::conflict(
                         codes::KEY_IS_CURRENT,
-                        format!("key {kid:?} is the current signing key; run `latchkey key rotate --tenant {s}` first"),
+                        format!(
+                            "key {kid:?} is the current {} signing key; run `latchkey key rotate --tenant {s}{}` first",
+                            r.alg,
+                            alg_flag(r.alg)
+                        ),
                     ));
                 }
                 Some(_) => {}

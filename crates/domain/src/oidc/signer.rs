@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::config::RsaEngine;
 use crate::crypto::CryptoError;
 use crate::registry::Hot;
+use crate::store::SigningAlg;
 
 use super::keys::SigningKey;
 
@@ -55,7 +56,7 @@ pub fn counts() -> (u64, u64) {
 /// One signature with aws-lc, counted.
 fn alone(key: &SigningKey, message: &[u8]) -> Result<Vec<u8>, CryptoError> {
     ALONE.fetch_add(1, Ordering::Relaxed);
-    key.sign_rs256(message)
+    key.sign(message)
 }
 
 /// A signing input signed with aws-lc, `.signature` appended.
@@ -64,12 +65,14 @@ fn signed_alone(key: &SigningKey, input: String) -> Result<String, CryptoError> 
     Ok(finish(input, &sig))
 }
 
-/// Signs one JWS signing input (`header.claims`) and appends `.signature`.
-pub async fn sign_one(hot: &Arc<Hot>, input: String) -> Result<String, CryptoError> {
-    if hot.signer.ifma().is_some() {
+/// Signs one JWS signing input (`header.claims`) with `key`, one of `hot`'s, and appends
+/// `.signature`. Only the tenant's RS256 key may wait for a partner: ES256 and EdDSA keys sign
+/// at once (a few microseconds).
+pub async fn sign_one(hot: &Arc<Hot>, key: &SigningKey, input: String) -> Result<String, CryptoError> {
+    if key.alg == SigningAlg::RS256 && hot.signer.ifma().is_some() {
         return parking::sign(hot, input).await;
     }
-    signed_alone(&hot.signer, input)
+    signed_alone(key, input)
 }
 
 /// Signs two JWS signing inputs of the same key, as a pair when it can. (A code exchange's ID
@@ -237,7 +240,10 @@ mod tests {
             attestation: Default::default(),
         };
         let ids = crate::crypto::Kek::from_bytes(&[7; 32]).unwrap().session_ids();
-        TenantRuntime::build(&row, vec![key], "https://id.example.com", ids).unwrap().hot_shared().unwrap()
+        TenantRuntime::build(&row, vec![(crate::store::KeyState::Current, key)], "https://id.example.com", ids)
+            .unwrap()
+            .hot_shared()
+            .unwrap()
     }
 
     fn verifies(hot: &Hot, token: &str) -> bool {
@@ -263,7 +269,7 @@ mod tests {
                     let hot = if i % 3 == 0 { b.clone() } else { a.clone() };
                     tokio::spawn(async move {
                         let input = format!("eyJhbGciOiJSUzI1NiJ9.{i}");
-                        let token = sign_one(&hot, input.clone()).await.unwrap();
+                        let token = sign_one(&hot, &hot.signer, input.clone()).await.unwrap();
                         assert!(token.starts_with(&format!("{input}.")));
                         (i, token)
                     })
@@ -304,7 +310,8 @@ mod tests {
         let (paired, alone) = concurrent_lone_signatures(RsaEngine::AwsLc);
         assert_eq!((paired, alone), (0, 200));
         let before = counts();
-        let token = sign_one(&a, "eyJ6IjozfQ.e30".into()).now_or_never().expect("signed at once, not parked");
+        let token =
+            sign_one(&a, &a.signer, "eyJ6IjozfQ.e30".into()).now_or_never().expect("signed at once, not parked");
         assert!(verifies(&a, &token.unwrap()));
         let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
         assert!(verifies(&a, &x) && verifies(&a, &y));
@@ -312,7 +319,7 @@ mod tests {
         assert_eq!((after.0 - before.0, after.1 - before.1), (0, 3));
         // The pair signer's engine on the same CPU parks a lone signature (when it can run).
         let b = tenant(6, RsaEngine::IfmaPairs);
-        let parked = sign_one(&b, "eyJ6IjozfQ.e30".into()).now_or_never();
+        let parked = sign_one(&b, &b.signer, "eyJ6IjozfQ.e30".into()).now_or_never();
         assert_eq!(parked.is_none(), pairs(), "ifma-pairs parks a lone signature for one turn");
     }
 

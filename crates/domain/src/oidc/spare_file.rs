@@ -110,7 +110,7 @@ impl SpareFile {
             return None;
         }
         let pkcs8 = self.kek.open(&aad(bits, kid), &sealed).ok()?;
-        Some(GeneratedKey { kid: kid.to_owned(), pkcs8 })
+        Some(GeneratedKey { kid: kid.to_owned(), alg: crate::store::SigningAlg::RS256, bits, pkcs8 })
     }
 }
 

@@ -9,6 +9,7 @@ use super::{jwt, signer};
 use crate::clock::Timestamp;
 use crate::crypto::{b64url, random_bytes};
 use crate::registry::TenantRuntime;
+use crate::store::SigningAlg;
 use crate::store::users::UserRow;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -87,9 +88,15 @@ struct WithAtHash<'a> {
 
 /// `at_hash` (OpenID Connect Core §3.1.3.6): the left half of the SHA-256 of the access token,
 /// base64url, for an RS256 ID token.
-pub fn at_hash(access_token: &str) -> String {
-    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, access_token.as_bytes());
-    b64url(&digest.as_ref()[..16])
+/// OIDC Core §3.1.3.6: the left half of the hash of the ID token's algorithm, SHA-256 for RS256
+/// and ES256, SHA-512 for EdDSA with Ed25519 (as relying parties such as openid-client compute it).
+pub fn at_hash(alg: SigningAlg, access_token: &str) -> String {
+    let (hash, half) = match alg {
+        SigningAlg::RS256 | SigningAlg::ES256 => (&aws_lc_rs::digest::SHA256, 16),
+        SigningAlg::EdDSA => (&aws_lc_rs::digest::SHA512, 32),
+    };
+    let digest = aws_lc_rs::digest::digest(hash, access_token.as_bytes());
+    b64url(&digest.as_ref()[..half])
 }
 
 /// The claims about a user that the granted scopes allow (ID token and userinfo).
@@ -145,14 +152,16 @@ pub fn new_jti() -> Result<String, OAuthError> {
 /// request's when one comes at the same moment ([`signer`]).
 pub async fn sign_tokens(
     tenant: &TenantRuntime,
+    alg: SigningAlg,
     access: &AccessClaims,
     id: Option<&IdClaims>,
 ) -> Result<(String, Option<String>), OAuthError> {
     let hot = tenant.hot_shared().map_err(OAuthError::server_error)?;
-    let access = signer::sign_one(&hot, jwt::signing_input(&hot.signer, "at+jwt", access)?).await?;
+    let key = hot.signing_key(alg).map_err(OAuthError::server_error)?;
+    let access = signer::sign_one(&hot, key, jwt::signing_input(key, "at+jwt", access)?).await?;
     let Some(claims) = id else { return Ok((access, None)) };
-    let with_hash = WithAtHash { claims, at_hash: at_hash(&access) };
-    let id = signer::sign_one(&hot, jwt::signing_input(&hot.signer, "JWT", &with_hash)?).await?;
+    let with_hash = WithAtHash { claims, at_hash: at_hash(alg, &access) };
+    let id = signer::sign_one(&hot, key, jwt::signing_input(key, "JWT", &with_hash)?).await?;
     Ok((access, Some(id)))
 }
 
@@ -181,17 +190,18 @@ fn refused(reason: &'static str, cause: impl std::fmt::Display) -> Refused {
     Refused { reason, cause: cause.to_string() }
 }
 
-/// Checks a token's signature with one of this tenant's published keys, RS256 only, and its
-/// issuer. Expiry is checked by the caller against the daemon's clock.
+/// Checks a token's signature with the one of this tenant's published keys its `kid` names, with
+/// that key's own algorithm only (never `none`, an HMAC or another key's), and its issuer. Expiry
+/// is checked by the caller against the daemon's clock.
 fn verify<T: serde::de::DeserializeOwned>(
     tenant: &TenantRuntime,
     token: &str,
     typ: Option<&str>,
 ) -> Result<T, Refused> {
     let header = jsonwebtoken::decode_header(token).map_err(|e| refused("the token is not a JSON Web Token", e))?;
-    if header.alg != Algorithm::RS256 {
+    if !matches!(header.alg, Algorithm::RS256 | Algorithm::ES256 | Algorithm::EdDSA) {
         return Err(refused(
-            "the token is not signed with RS256, the only algorithm accepted",
+            "the token is not signed with RS256, ES256 or EdDSA, the algorithms this service signs with",
             format!("{:?}", header.alg),
         ));
     }
@@ -203,11 +213,17 @@ fn verify<T: serde::de::DeserializeOwned>(
     }
     let kid = header.kid.ok_or_else(|| refused("the token is not signed by this service", "no kid"))?;
     let hot = tenant.hot().map_err(|e| refused("the token cannot be checked now", e.to_string()))?;
-    let key: &DecodingKey = hot
+    let (key_alg, key): &(Algorithm, DecodingKey) = hot
         .decoding
         .get(&kid)
         .ok_or_else(|| refused("the token is not signed by this service", format!("kid {kid:?}")))?;
-    let mut v = Validation::new(Algorithm::RS256);
+    if header.alg != *key_alg {
+        return Err(refused(
+            "the token's algorithm is not the one of the key it names",
+            format!("alg {:?} for a {key_alg:?} key", header.alg),
+        ));
+    }
+    let mut v = Validation::new(*key_alg);
     // A moved tenant's tokens issued before the move name its old URL while that still answers.
     let mut issuers = vec![tenant.base_url.as_str()];
     issuers.extend(tenant.old_urls.iter().map(|o| o.base_url.as_str()));
