@@ -366,6 +366,9 @@ pub struct CreateApp {
     /// `EdDSA`; the tenant needs a current key of it (`key rotate --alg`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_alg: Option<String>,
+    /// Its authorization requests must be pushed first (`POST {base_url}/par`, RFC 9126).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_par: bool,
 }
 
 /// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
@@ -415,6 +418,9 @@ pub struct UpdateApp {
     /// `RS256`, `ES256` or `EdDSA`: the algorithm of the app's tokens from now on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_alg: Option<String>,
+    /// Switches the requirement to push authorization requests (PAR) on or off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_par: Option<bool>,
 }
 
 impl UpdateApp {
@@ -455,6 +461,9 @@ pub struct App {
     /// The algorithm of its tokens (an earlier daemon's apps sign RS256).
     #[serde(default)]
     pub signing_alg: SigningAlg,
+    /// Its authorization requests must be pushed (PAR) first.
+    #[serde(default)]
+    pub require_par: bool,
 }
 
 fn implicit() -> String {
@@ -592,6 +601,7 @@ mod tests {
             backchannel_logout_session_required: false,
             logo_sha256: None,
             signing_alg: SigningAlg::RS256,
+            require_par: false,
         };
         let v = serde_json::to_value(AppCreated { app, client_secret: Some("s".into()) }).unwrap_or_default();
         assert_eq!(v["client_id"], "c");
@@ -874,6 +884,9 @@ pub struct DeclaredApp {
     /// is left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_alg: Option<String>,
+    /// Its authorization requests must be pushed (PAR) first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_par: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -492,6 +492,10 @@ pub enum AppCmd {
         /// or EdDSA, for which the tenant needs a key (`latchkey key rotate --alg ES256`).
         #[arg(long = "signing-alg", value_name = "RS256|ES256|EdDSA", value_parser = ["RS256", "ES256", "EdDSA"])]
         signing_alg: Option<String>,
+        /// Accept only pushed authorization requests (PAR, RFC 9126): the app POSTs its request
+        /// to {base_url}/par and sends the browser to /authorize with the request_uri it gets.
+        #[arg(long = "require-par")]
+        require_par: bool,
     },
     /// List a tenant's applications.
     List {
@@ -566,6 +570,9 @@ pub enum AppCmd {
         /// The algorithm of the app's tokens from now on (tokens already issued still verify).
         #[arg(long = "signing-alg", value_name = "RS256|ES256|EdDSA", value_parser = ["RS256", "ES256", "EdDSA"])]
         signing_alg: Option<String>,
+        /// Whether the app's authorization requests must be pushed first (PAR).
+        #[arg(long = "require-par", value_name = "true|false")]
+        require_par: Option<bool>,
     },
     /// Delete an application; its tokens stop being accepted.
     Delete {

@@ -31,6 +31,7 @@ mod oidc_browser;
 mod oidc_negative;
 mod oidc_support;
 mod ops;
+mod par;
 mod passkeys;
 mod passkeys_negative;
 mod readme;

@@ -169,7 +169,7 @@ fn sqlite_installation_moves_to_postgres() {
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert_eq!(first.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let printed = counts(&stdout);
-    assert_eq!(printed.len(), 31, "every table is listed:\n{stdout}");
+    assert_eq!(printed.len(), 32, "every table is listed:\n{stdout}");
     for (t, (sqlite, postgres)) in &printed {
         assert_eq!(sqlite, postgres, "{t}:\n{stdout}");
     }
@@ -218,6 +218,8 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("DROP TABLE webhooks");
     pg_sql.exec("ALTER TABLE applications DROP COLUMN logo_sha");
     pg_sql.exec("ALTER TABLE applications DROP COLUMN signing_alg");
+    pg_sql.exec("ALTER TABLE applications DROP COLUMN require_par");
+    pg_sql.exec("DROP TABLE pushed_requests");
     // (Version 10 had RSA keys only, one current per tenant.)
     pg_sql.exec("DELETE FROM signing_keys WHERE alg <> 'RS256'");
     pg_sql.exec("ALTER TABLE signing_keys DROP COLUMN alg");

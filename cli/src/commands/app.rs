@@ -20,6 +20,7 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("require acr", a.require_acr.clone().unwrap_or_else(|| "none".into())),
         ("consent", a.consent.clone()),
         ("signing alg", a.signing_alg.as_str().to_owned()),
+        ("require par", if a.require_par { "yes".into() } else { "no".into() }),
         ("logo sha256", a.logo_sha256.clone().unwrap_or_else(|| "none".into())),
         (
             "backchannel logout uri",
@@ -57,6 +58,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             backchannel_logout_session_required,
             logo,
             signing_alg,
+            require_par,
         } => {
             let req = CreateApp {
                 name,
@@ -77,6 +79,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 backchannel_logout_session_required,
                 logo_png: logo.as_deref().map(read_logo).transpose()?,
                 signing_alg,
+                require_par,
             };
             let slug = seg(&tenant.tenant)?;
             let created: AppCreated = client.post(&format!("/tenants/{slug}/apps"), &req)?;
@@ -135,6 +138,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             backchannel_logout_session_required,
             logo,
             signing_alg,
+            require_par,
         } => {
             let req = UpdateApp {
                 name,
@@ -154,11 +158,12 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 remove_logo: logo.as_deref().is_some_and(|p| p.as_os_str() == "none"),
                 logo_png: logo.as_deref().filter(|p| p.as_os_str() != "none").map(read_logo).transpose()?,
                 signing_alg,
+                require_par,
             };
             if req.is_empty() {
                 return Err(CliError::Usage(
                     "nothing to change: give --name, --device-flow, --require-acr, --consent, --backchannel-logout-uri, \
-                     --signing-alg or \
+                     --signing-alg, --require-par or \
                      an --add-…/--remove-… option \
                      (see --help)"
                         .into(),

@@ -38,6 +38,7 @@ pub fn to_wire(row: &AppRow) -> App {
         backchannel_logout_session_required: row.backchannel_logout_session_required,
         logo_sha256: row.logo_sha.clone(),
         signing_alg: row.signing_alg,
+        require_par: row.require_par,
     }
 }
 
@@ -183,6 +184,12 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
             )
         })?,
     };
+    if req.require_par && req.app_type == AppType::M2m {
+        return Err(bad(
+            codes::INVALID_INPUT,
+            "an m2m app makes no authorization requests, so it has none to push (no --require-par)".into(),
+        ));
+    }
     if backchannel_logout_uri.is_some() && req.app_type == AppType::M2m {
         return Err(bad(
             codes::INVALID_REDIRECT_URI,
@@ -206,6 +213,7 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
         backchannel_logout_session_required: req.backchannel_logout_session_required,
         logo_sha: None,
         signing_alg,
+        require_par: req.require_par,
     })
 }
 
@@ -411,6 +419,7 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
         ),
         logo_png: None,
         signing_alg: Some(req.signing_alg.clone().unwrap_or_else(|| cur.signing_alg.as_str().to_owned())),
+        require_par: req.require_par.unwrap_or(cur.require_par),
     };
     let mut row = check(&create, Purpose::Update)?;
     row.client_id = cur.client_id.clone();
@@ -508,6 +517,7 @@ mod tests {
             backchannel_logout_session_required: false,
             logo_png: None,
             signing_alg: None,
+            require_par: false,
         }
     }
 

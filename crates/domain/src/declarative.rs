@@ -208,6 +208,7 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
         backchannel_logout_session_required: d.backchannel_logout_session_required,
         logo_png: None,
         signing_alg: d.signing_alg.clone(),
+        require_par: d.require_par,
     })
 }
 
@@ -503,6 +504,7 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                         ),
                         scalar("consent", consent_word(cur), consent_word(&wanted)),
                         scalar("signing_alg", cur.signing_alg.as_str(), wanted.signing_alg.as_str()),
+                        scalar("require_par", cur.require_par, wanted.require_par),
                         scalar(
                             "backchannel_logout_uri",
                             cur.backchannel_logout_uri.as_deref().unwrap_or("none"),
@@ -699,6 +701,7 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 backchannel_logout_session_required: a.backchannel_logout_session_required,
                 signing_alg: (a.signing_alg != crate::store::SigningAlg::RS256)
                     .then(|| a.signing_alg.as_str().to_owned()),
+                require_par: a.require_par,
             })
             .collect();
         // The logo is named, not carried: `{slug}-logo.svg|png` next to the file (saved with

@@ -51,6 +51,16 @@ impl Params {
         Ok(self.get(name)?.map(str::to_owned))
     }
 
+    /// Every parameter as sent, in order.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.0
+    }
+
+    /// Parameters from pairs (a pushed request's, as stored).
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Params {
+        Params(pairs)
+    }
+
     /// Whether `name` was sent at all (even empty or repeated).
     pub fn has(&self, name: &str) -> bool {
         self.0.iter().any(|(k, _)| k == name)

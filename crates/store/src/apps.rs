@@ -31,9 +31,11 @@ pub struct AppRow {
     pub logo_sha: Option<String>,
     /// The algorithm of its ID, access and logout tokens (RS256 unless `--signing-alg`).
     pub signing_alg: SigningAlg,
+    /// Its authorization requests must be pushed first (RFC 9126, `--require-par`).
+    pub require_par: bool,
 }
 
-const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required, logo_sha, signing_alg";
+const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required, logo_sha, signing_alg, require_par";
 
 fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
     Ok((
@@ -54,6 +56,7 @@ fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
             backchannel_logout_session_required: r.get(13)?,
             logo_sha: r.get(14)?,
             signing_alg: r.get::<_, Text<SigningAlg>>(15)?.0,
+            require_par: r.get(16)?,
         },
         [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
     ))
@@ -75,7 +78,7 @@ fn consent_text(app: &AppRow) -> &'static str {
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         &format!(
-            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
         ),
         params![
             tenant,
@@ -95,6 +98,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             app.backchannel_logout_session_required,
             app.logo_sha,
             Text(app.signing_alg),
+            app.require_par,
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -202,7 +206,7 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
     tx.conn().execute(
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
          scopes = ?7, device_flow = ?8, require_acr = ?9, consent = ?10, backchannel_logout_uri = ?11,
-         backchannel_logout_session_required = ?12, logo_sha = ?13, signing_alg = ?14
+         backchannel_logout_session_required = ?12, logo_sha = ?13, signing_alg = ?14, require_par = ?15
          WHERE tenant_id = ?1 AND client_id = ?2",
         params![
             tenant,
@@ -218,7 +222,8 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             app.backchannel_logout_uri,
             app.backchannel_logout_session_required,
             app.logo_sha,
-            Text(app.signing_alg)
+            Text(app.signing_alg),
+            app.require_par
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -276,6 +281,7 @@ mod tests {
             backchannel_logout_session_required: false,
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
+            require_par: false,
         };
         t.write(|tx| insert(tx, a, &app).unwrap());
         let got = t.read(|tx| get(tx, a, "spa1").unwrap().unwrap());

@@ -32,6 +32,7 @@ pub mod migrations;
 pub mod oidc;
 pub mod outbox;
 pub mod pg;
+pub mod pushed;
 pub mod roles;
 pub mod schema;
 pub mod scim;
@@ -843,6 +844,7 @@ pub mod testing {
             backchannel_logout_session_required: false,
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
+            require_par: false,
         }
     }
 
@@ -896,6 +898,7 @@ pub mod testing {
             backchannel_logout_session_required: false,
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
+            require_par: false,
         }
     }
 

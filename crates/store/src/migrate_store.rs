@@ -43,6 +43,7 @@ pub const TABLES: &[&str] = &[
     "webhooks",
     "outbox",
     "authorize_requests",
+    "pushed_requests",
     "authorization_codes",
     "refresh_tokens",
     "revoked_access_tokens",
@@ -561,7 +562,7 @@ mod tests {
         }
     }
 
-    /// The five BOOLEAN columns of postgres.sql are INTEGER in up.sql: what `convert` turns into
+    /// The BOOLEAN columns of postgres.sql are INTEGER in up.sql: what `convert` turns into
     /// booleans (the copy finds them in the catalogue, not in a list).
     #[test]
     fn boolean_columns_are_integers_in_sqlite() {
@@ -589,6 +590,7 @@ mod tests {
         let expected = [
             ("applications", "backchannel_logout_session_required"),
             ("applications", "device_flow"),
+            ("applications", "require_par"),
             ("credentials", "backed_up"),
             ("credentials", "backup_eligible"),
             ("refresh_tokens", "offline"),

@@ -60,6 +60,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0025-scim", "0.2.0"),
     migration!("0026-webhooks", "0.2.0"),
     migration!("0027-signing-algorithms", "0.2.0"),
+    migration!("0028-pushed-requests", "0.2.0"),
 ];
 
 /// The schema version this release brings a database to.

@@ -166,6 +166,17 @@ pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> 
     json(&result?)
 }
 
+/// `POST /par` (RFC 9126): 201 with the `request_uri`.
+pub async fn par(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
+    let (client, form) = client_form(cx, req).await?;
+    let mut e = cx.event(&client.client_id, "authorize.push", "");
+    let result = latchkey_domain::oidc::par::push(cx.state, &cx.tenant, client, form).await;
+    e.outcome = latchkey_domain::audit::outcome(&result, |e| e.code().to_owned());
+    cx.state.audit.record(e);
+    let body = serde_json::to_vec(&result?).map_err(OAuthError::server_error)?;
+    Ok(no_store(bytes(StatusCode::CREATED, "application/json", body)))
+}
+
 /// `GET|POST /userinfo`: the token in the `Authorization` header, or in a POST's form.
 pub async fn userinfo(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
     let token = match bearer(req.headers()) {

@@ -162,7 +162,11 @@ fn limited(state: &State, route: &Route, ip: std::net::IpAddr) -> Option<Error> 
         ) => (Bucket::Authorize, live.ceremony_rate_per_minute),
         Route::Tenant(
             _,
-            TenantRoute::Token | TenantRoute::Revoke | TenantRoute::Introspect | TenantRoute::DeviceAuthorization,
+            TenantRoute::Token
+            | TenantRoute::Revoke
+            | TenantRoute::Introspect
+            | TenantRoute::Par
+            | TenantRoute::DeviceAuthorization,
         ) => (Bucket::Token, live.token_rate_per_minute),
         _ => return None,
     };
@@ -247,6 +251,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::Revoke => oauth::cors(&cx, origin, oauth(oauth::revoke(&cx, req).await)).await,
         R::OAuthPreflight(methods) => oauth::preflight(&cx, origin, methods).await,
         R::Introspect => oauth(oauth::introspect(&cx, req).await),
+        R::Par => oauth(oauth::par(&cx, req).await),
         R::DeviceAuthorization => oauth(device::authorization(&cx, req).await),
         R::DevicePage => page(&cx, device::page(&cx, req).await),
         R::DeviceLookup => api(device::lookup(&cx, req).await),

@@ -53,6 +53,8 @@ pub enum TenantRoute {
     Userinfo,
     Revoke,
     Introspect,
+    /// `POST /par`: a pushed authorization request (RFC 9126).
+    Par,
     /// `OPTIONS` on `/token`, `/userinfo`, `/revoke`: CORS for the tenant's applications, with
     /// the methods the endpoint takes.
     OAuthPreflight(&'static str),
@@ -135,6 +137,7 @@ impl Route {
                 TenantRoute::Userinfo => "userinfo",
                 TenantRoute::Revoke => "revoke",
                 TenantRoute::Introspect => "introspect",
+                TenantRoute::Par => "par",
                 TenantRoute::OAuthPreflight(_) => "oauth_preflight",
                 TenantRoute::DeviceAuthorization => "device_authorization",
                 TenantRoute::DevicePage => "device_page",
@@ -244,6 +247,7 @@ pub fn tenant(method: &Method, rest: &str) -> Result<TenantRoute, Unrouted> {
         ),
         ["revoke"] => pick(method, &[(POST, R::Revoke), (OPTIONS, R::OAuthPreflight("POST, OPTIONS"))]),
         ["introspect"] => one(R::Introspect, POST),
+        ["par"] => one(R::Par, POST),
         ["device_authorization"] => one(R::DeviceAuthorization, POST),
         ["device"] => one(R::DevicePage, READ),
         ["device", "lookup"] => one(R::DeviceLookup, POST),
@@ -319,6 +323,7 @@ mod tests {
             ("OPTIONS", "/userinfo", Ok(R::OAuthPreflight("GET, POST, OPTIONS"))),
             ("POST", "/revoke", Ok(R::Revoke)),
             ("POST", "/introspect", Ok(R::Introspect)),
+            ("POST", "/par", Ok(R::Par)),
             ("OPTIONS", "/introspect", wrong("POST")),
             ("POST", "/device_authorization", Ok(R::DeviceAuthorization)),
             ("GET", "/device_authorization", wrong("POST")),

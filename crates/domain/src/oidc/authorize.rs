@@ -145,7 +145,7 @@ fn error_location(
 }
 
 /// A PKCE S256 challenge: the base64url SHA-256 of a verifier, 43 characters.
-fn valid_challenge(c: &str) -> bool {
+pub(super) fn valid_challenge(c: &str) -> bool {
     c.len() == 43 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
@@ -201,6 +201,12 @@ pub async fn authorize(
     session_token: Option<String>,
 ) -> Result<Outcome, OAuthError> {
     let now = state.clock.now();
+    // A `request_uri` names a pushed request (RFC 9126), whose parameters are the only ones read.
+    let (params, pushed) = match super::par::resolve(state, tenant, params).await? {
+        super::par::Resolved::Plain(p) => (p, false),
+        super::par::Resolved::Pushed(p) => (p, true),
+        super::par::Resolved::Refused(why) => return Ok(Outcome::InvalidRedirect(why)),
+    };
     let (client_id, redirect_uri) = match (params.get("client_id"), params.get("redirect_uri")) {
         (Ok(Some(c)), Ok(Some(r))) => (c.to_owned(), r.to_owned()),
         (Ok(None), _) => return Ok(Outcome::InvalidRedirect("The request names no application (client_id).".into())),
@@ -263,6 +269,12 @@ pub async fn authorize(
             "a machine-to-machine application uses the client credentials grant",
         );
     }
+    if app.require_par && !pushed {
+        return fail(
+            OAuthCode::InvalidRequest,
+            "this application must push its authorization requests (POST /par, RFC 9126) and send the request_uri",
+        );
+    }
     match response_type {
         Some("code") => {}
         None => return fail(OAuthCode::InvalidRequest, "response_type is required"),
@@ -277,8 +289,12 @@ pub async fn authorize(
     if one("request").is_some() {
         return fail(OAuthCode::RequestNotSupported, "request objects are not supported; send the parameters as such");
     }
+    // A request_uri of ours was resolved above; any other names a request object elsewhere.
     if one("request_uri").is_some() {
-        return fail(OAuthCode::RequestUriNotSupported, "request_uri is not supported; send the parameters as such");
+        return fail(
+            OAuthCode::RequestUriNotSupported,
+            "request_uri is supported for pushed requests only (POST /par); send the parameters as such",
+        );
     }
     // Bounded, since a pending request keeps them for the ten minutes of a sign-in.
     for (name, value, max) in

@@ -145,6 +145,7 @@ mod tests {
             backchannel_logout_session_required: false,
             logo_sha: None,
             signing_alg: crate::store::SigningAlg::RS256,
+            require_par: false,
         }
     }
 

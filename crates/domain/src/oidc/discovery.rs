@@ -17,6 +17,9 @@ pub struct ProviderMetadata<'a> {
     pub revocation_endpoint: String,
     pub introspection_endpoint: String,
     pub device_authorization_endpoint: String,
+    /// RFC 9126; no app is required to push at server level (`--require-par` is per app).
+    pub pushed_authorization_request_endpoint: String,
+    pub require_pushed_authorization_requests: bool,
     pub scopes_supported: &'static [&'static str],
     pub response_types_supported: &'static [&'static str],
     pub response_modes_supported: &'static [&'static str],
@@ -52,6 +55,8 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
         revocation_endpoint: format!("{issuer}/revoke"),
         introspection_endpoint: format!("{issuer}/introspect"),
         device_authorization_endpoint: format!("{issuer}/device_authorization"),
+        pushed_authorization_request_endpoint: format!("{issuer}/par"),
+        require_pushed_authorization_requests: false,
         scopes_supported: SCOPES,
         response_types_supported: &["code"],
         response_modes_supported: &["query"],

@@ -12,6 +12,7 @@ pub mod introspection;
 pub mod issue;
 pub mod jwt;
 pub mod keys;
+pub mod par;
 mod refresh;
 pub mod rotation;
 pub mod signer;

@@ -86,10 +86,9 @@ struct WithAtHash<'a> {
     at_hash: String,
 }
 
-/// `at_hash` (OpenID Connect Core §3.1.3.6): the left half of the SHA-256 of the access token,
-/// base64url, for an RS256 ID token.
-/// OIDC Core §3.1.3.6: the left half of the hash of the ID token's algorithm, SHA-256 for RS256
-/// and ES256, SHA-512 for EdDSA with Ed25519 (as relying parties such as openid-client compute it).
+/// `at_hash` (OpenID Connect Core §3.1.3.6): the left half of the access token's hash, base64url,
+/// with the hash of the ID token's algorithm: SHA-256 for RS256 and ES256, SHA-512 for EdDSA
+/// with Ed25519 (as relying parties such as openid-client compute it).
 pub fn at_hash(alg: SigningAlg, access_token: &str) -> String {
     let (hash, half) = match alg {
         SigningAlg::RS256 | SigningAlg::ES256 => (&aws_lc_rs::digest::SHA256, 16),
