@@ -35,7 +35,7 @@ fi
 # The local SMTP sink of the invitation e-mail tests.
 python3 -c "import aiosmtpd" 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 # scim2-tester (PyPI), the outside SCIM checker, in a virtual environment of its own.
-if [ ! -x tests/py/.venv/bin/python ] || ! tests/py/.venv/bin/python -c "import scim2_tester, httpx2, standardwebhooks" 2>/dev/null; then
+if [ ! -x tests/py/.venv/bin/python ] || ! tests/py/.venv/bin/python -c "import scim2_tester, httpx2, standardwebhooks, authlib" 2>/dev/null; then
     python3 -c "import ensurepip" 2>/dev/null || apt_install python3-venv
     python3 -m venv tests/py/.venv
     tests/py/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/py/requirements.txt

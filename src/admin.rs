@@ -369,6 +369,14 @@ pub struct CreateApp {
     /// Its authorization requests must be pushed first (`POST {base_url}/par`, RFC 9126).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_par: bool,
+    /// `secret` (the default: a client secret is made) or `private_key_jwt` (no secret: the app
+    /// signs a JWT with a key of `jwks`, a JWK Set's JSON, or of the one at `jwks_uri`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_auth: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
 }
 
 /// `PATCH /admin/v1/tenants/{slug}/apps/{client_id}`: changes to an application, validated as
@@ -421,6 +429,11 @@ pub struct UpdateApp {
     /// Switches the requirement to push authorization requests (PAR) on or off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_par: Option<bool>,
+    /// A private_key_jwt app's new keys: a JWK Set's JSON, or the URL of one (replacing the other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
 }
 
 impl UpdateApp {
@@ -464,6 +477,14 @@ pub struct App {
     /// Its authorization requests must be pushed (PAR) first.
     #[serde(default)]
     pub require_par: bool,
+    /// How it authenticates (`secret` for an earlier daemon's apps).
+    #[serde(default)]
+    pub token_auth: TokenAuth,
+    /// A private_key_jwt app's keys: the `kid`s of its registered JWK Set, or its `jwks_uri`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jwks_kids: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
 }
 
 fn implicit() -> String {
@@ -550,6 +571,29 @@ impl std::fmt::Display for SigningAlg {
     }
 }
 
+/// How a confidential app authenticates at the token, revocation, introspection and PAR
+/// endpoints: with its client secret, or with a JWT signed by one of its keys (RFC 7523).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenAuth {
+    #[default]
+    Secret,
+    PrivateKeyJwt,
+}
+
+impl TokenAuth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenAuth::Secret => "secret",
+            TokenAuth::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TokenAuth> {
+        [TokenAuth::Secret, TokenAuth::PrivateKeyJwt].into_iter().find(|t| t.as_str() == s)
+    }
+}
+
 /// `key rotate`: which algorithm's key to rotate (RS256 when absent: `{}`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -602,6 +646,9 @@ mod tests {
             logo_sha256: None,
             signing_alg: SigningAlg::RS256,
             require_par: false,
+            token_auth: TokenAuth::Secret,
+            jwks_kids: vec![],
+            jwks_uri: None,
         };
         let v = serde_json::to_value(AppCreated { app, client_secret: Some("s".into()) }).unwrap_or_default();
         assert_eq!(v["client_id"], "c");
@@ -887,6 +934,13 @@ pub struct DeclaredApp {
     /// Its authorization requests must be pushed (PAR) first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_par: bool,
+    /// `private_key_jwt`, with `jwks` (a JWK Set's JSON) or `jwks_uri`; absent: `secret`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_auth: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -496,6 +496,17 @@ pub enum AppCmd {
         /// to {base_url}/par and sends the browser to /authorize with the request_uri it gets.
         #[arg(long = "require-par")]
         require_par: bool,
+        /// How a web or m2m app authenticates: secret (the default; a client secret is shown
+        /// once) or private_key_jwt (no secret: it signs a client_assertion JWT, RFC 7523, with
+        /// a key of --jwks or --jwks-uri).
+        #[arg(long = "token-auth", value_name = "secret|private_key_jwt", value_parser = ["secret", "private_key_jwt"])]
+        token_auth: Option<String>,
+        /// The app's public keys, a JWK Set (JSON) file, for private_key_jwt.
+        #[arg(long = "jwks", value_name = "FILE", conflicts_with = "jwks_uri")]
+        jwks: Option<std::path::PathBuf>,
+        /// Where the app publishes its JWK Set (https, or http on loopback), for private_key_jwt.
+        #[arg(long = "jwks-uri", value_name = "URL")]
+        jwks_uri: Option<String>,
     },
     /// List a tenant's applications.
     List {
@@ -573,6 +584,12 @@ pub enum AppCmd {
         /// Whether the app's authorization requests must be pushed first (PAR).
         #[arg(long = "require-par", value_name = "true|false")]
         require_par: Option<bool>,
+        /// Replace a private_key_jwt app's keys with this JWK Set (JSON) file.
+        #[arg(long = "jwks", value_name = "FILE", conflicts_with = "jwks_uri")]
+        jwks: Option<std::path::PathBuf>,
+        /// Replace a private_key_jwt app's keys with the JWK Set at this URL.
+        #[arg(long = "jwks-uri", value_name = "URL")]
+        jwks_uri: Option<String>,
     },
     /// Delete an application; its tokens stop being accepted.
     Delete {

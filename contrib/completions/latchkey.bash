@@ -642,7 +642,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__app__subcmd__create)
-            opts="-t -o -q -h --tenant --name --type --redirect-uri --post-logout-redirect-uri --cors-origin --scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --signing-alg --require-par --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --name --type --redirect-uri --post-logout-redirect-uri --cors-origin --scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --signing-alg --require-par --token-auth --jwks --jwks-uri --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -698,6 +698,18 @@ _latchkey() {
                     ;;
                 --signing-alg)
                     COMPREPLY=($(compgen -W "RS256 ES256 EdDSA" -- "${cur}"))
+                    return 0
+                    ;;
+                --token-auth)
+                    COMPREPLY=($(compgen -W "secret private_key_jwt" -- "${cur}"))
+                    return 0
+                    ;;
+                --jwks)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jwks-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --socket)
@@ -968,7 +980,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__app__subcmd__update)
-            opts="-t -o -q -h --tenant --name --add-redirect-uri --remove-redirect-uri --add-post-logout-redirect-uri --remove-post-logout-redirect-uri --add-cors-origin --remove-cors-origin --add-scope --remove-scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --signing-alg --require-par --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --name --add-redirect-uri --remove-redirect-uri --add-post-logout-redirect-uri --remove-post-logout-redirect-uri --add-cors-origin --remove-cors-origin --add-scope --remove-scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --signing-alg --require-par --jwks --jwks-uri --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1048,6 +1060,14 @@ _latchkey() {
                     ;;
                 --require-par)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --jwks)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jwks-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --socket)

@@ -150,6 +150,10 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l signing-alg -d 'The algorithm of the app\'s ID, access and logout tokens: RS256 (the default), ES256 or EdDSA, for which the tenant needs a key (`latchkey key rotate --alg ES256`)' -r -f -a "RS256\t''
 ES256\t''
 EdDSA\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l token-auth -d 'How a web or m2m app authenticates: secret (the default; a client secret is shown once) or private_key_jwt (no secret: it signs a client_assertion JWT, RFC 7523, with a key of --jwks or --jwks-uri)' -r -f -a "secret\t''
+private_key_jwt\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l jwks -d 'The app\'s public keys, a JWK Set (JSON) file, for private_key_jwt' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l jwks-uri -d 'Where the app publishes its JWK Set (https, or http on loopback), for private_key_jwt' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"
@@ -193,6 +197,8 @@ ES256\t''
 EdDSA\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l require-par -d 'Whether the app\'s authorization requests must be pushed first (PAR)' -r -f -a "true\t''
 false\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l jwks -d 'Replace a private_key_jwt app\'s keys with this JWK Set (JSON) file' -r -F
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l jwks-uri -d 'Replace a private_key_jwt app\'s keys with the JWK Set at this URL' -r
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l socket -d 'Admin socket of the daemon. Default: ./latchkey-data/admin.sock if it exists, else admin.socket of the daemon\'s config file ($LATCHKEY_CONFIG, else /etc/latchkey/config.toml), else /run/latchkey/admin.sock' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -s o -l output -d 'Output format: tables for people, JSON for scripts' -r -f -a "table\t''
 json\t''"

@@ -12,6 +12,7 @@ pub mod backchannel;
 mod browser;
 mod bulk;
 mod cli_behaviour;
+mod client_auth;
 mod cluster;
 mod config;
 mod conformance;

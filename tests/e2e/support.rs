@@ -943,6 +943,18 @@ pub fn node(script: &str, args: &[&str]) -> Value {
     serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("node output is not JSON ({e}): {}", out.stdout))
 }
 
+/// Runs a script of the outside Python clients in tests/py (in the virtual environment that
+/// scripts/test.sh makes); its standard output is JSON.
+pub fn python(script: &str, args: &[&str]) -> Value {
+    let py = repo_root().join("tests/py");
+    let bin = py.join(".venv/bin/python");
+    assert!(bin.exists(), "the outside Python clients are not installed: run `bash scripts/test.sh`");
+    let out: Run = Command::new(bin).arg(py.join(script)).args(args).output().expect("run python").into();
+    assert_eq!(out.code, 0, "python {script} failed: {}", out.stderr);
+    serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("python output is not JSON ({e}): {}", out.stdout))
+}
+
 pub fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }

@@ -21,6 +21,14 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("consent", a.consent.clone()),
         ("signing alg", a.signing_alg.as_str().to_owned()),
         ("require par", if a.require_par { "yes".into() } else { "no".into() }),
+        (
+            "token auth",
+            match (&a.jwks_uri, a.jwks_kids.is_empty()) {
+                (Some(uri), _) => format!("{} ({uri})", a.token_auth.as_str()),
+                (None, false) => format!("{} (keys {})", a.token_auth.as_str(), a.jwks_kids.join(", ")),
+                (None, true) => a.token_auth.as_str().to_owned(),
+            },
+        ),
         ("logo sha256", a.logo_sha256.clone().unwrap_or_else(|| "none".into())),
         (
             "backchannel logout uri",
@@ -32,6 +40,11 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ),
         ("created", a.created.clone()),
     ]
+}
+
+/// A JWK Set file, as text (the daemon checks it).
+fn read_jwks(path: &std::path::Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| CliError::File(format!("cannot read {}: {e}", path.display())))
 }
 
 /// A logo file, base64 for the JSON of the admin call (the daemon checks it).
@@ -59,6 +72,9 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             logo,
             signing_alg,
             require_par,
+            token_auth,
+            jwks,
+            jwks_uri,
         } => {
             let req = CreateApp {
                 name,
@@ -80,6 +96,9 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 logo_png: logo.as_deref().map(read_logo).transpose()?,
                 signing_alg,
                 require_par,
+                token_auth,
+                jwks: jwks.as_deref().map(read_jwks).transpose()?,
+                jwks_uri,
             };
             let slug = seg(&tenant.tenant)?;
             let created: AppCreated = client.post(&format!("/tenants/{slug}/apps"), &req)?;
@@ -139,6 +158,8 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             logo,
             signing_alg,
             require_par,
+            jwks,
+            jwks_uri,
         } => {
             let req = UpdateApp {
                 name,
@@ -159,6 +180,8 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 logo_png: logo.as_deref().filter(|p| p.as_os_str() != "none").map(read_logo).transpose()?,
                 signing_alg,
                 require_par,
+                jwks: jwks.as_deref().map(read_jwks).transpose()?,
+                jwks_uri,
             };
             if req.is_empty() {
                 return Err(CliError::Usage(

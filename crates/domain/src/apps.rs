@@ -1,7 +1,7 @@
 //! Client applications: creation rules (redirect URIs, origins, scopes by type), Client ID and
 //! secret generation. Secrets are returned once and stored only as SHA-256 hashes.
 
-use latchkey::admin::{App, AppCreated, AppType, CreateApp, SecretRotated, SigningAlg, UpdateApp};
+use latchkey::admin::{App, AppCreated, AppType, CreateApp, SecretRotated, SigningAlg, TokenAuth, UpdateApp};
 use latchkey::codes;
 
 use crate::clock::Timestamp;
@@ -25,7 +25,7 @@ pub fn to_wire(row: &AppRow) -> App {
         client_id: row.client_id.clone(),
         name: row.name.clone(),
         app_type: row.app_type,
-        confidential: row.secret_hash.is_some(),
+        confidential: row.confidential(),
         redirect_uris: row.redirect_uris.clone(),
         post_logout_redirect_uris: row.post_logout_redirect_uris.clone(),
         cors_origins: row.cors_origins.clone(),
@@ -39,6 +39,13 @@ pub fn to_wire(row: &AppRow) -> App {
         logo_sha256: row.logo_sha.clone(),
         signing_alg: row.signing_alg,
         require_par: row.require_par,
+        token_auth: row.token_auth,
+        jwks_kids: row
+            .jwks
+            .as_deref()
+            .and_then(|j| crate::oidc::client_assertion::check_jwks(j).ok())
+            .unwrap_or_default(),
+        jwks_uri: row.jwks_uri.clone(),
     }
 }
 
@@ -190,6 +197,7 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
             "an m2m app makes no authorization requests, so it has none to push (no --require-par)".into(),
         ));
     }
+    let (token_auth, jwks, jwks_uri) = token_auth(req)?;
     if backchannel_logout_uri.is_some() && req.app_type == AppType::M2m {
         return Err(bad(
             codes::INVALID_REDIRECT_URI,
@@ -214,7 +222,57 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
         logo_sha: None,
         signing_alg,
         require_par: req.require_par,
+        token_auth,
+        jwks,
+        jwks_uri,
     })
+}
+
+/// How the app authenticates, and its keys for `private_key_jwt`.
+fn token_auth(req: &CreateApp) -> Result<(TokenAuth, Option<String>, Option<String>), Error> {
+    let auth = match req.token_auth.as_deref() {
+        None => TokenAuth::Secret,
+        Some(a) => TokenAuth::parse(a)
+            .ok_or_else(|| bad(codes::INVALID_INPUT, "token_auth must be secret or private_key_jwt".into()))?,
+    };
+    if auth == TokenAuth::Secret {
+        if req.jwks.is_some() || req.jwks_uri.is_some() {
+            return Err(bad(
+                codes::INVALID_INPUT,
+                "--jwks and --jwks-uri register the keys of a --token-auth private_key_jwt app".into(),
+            ));
+        }
+        return Ok((auth, None, None));
+    }
+    if !req.app_type.is_confidential() {
+        return Err(bad(
+            codes::INVALID_INPUT,
+            format!(
+                "a {} app is a public client and authenticates with nothing: private_key_jwt is for web and m2m \
+                 apps",
+                req.app_type.as_str()
+            ),
+        ));
+    }
+    match (req.jwks.as_deref(), req.jwks_uri.as_deref()) {
+        (Some(jwks), None) => {
+            crate::oidc::client_assertion::check_jwks(jwks.trim())
+                .map_err(|why| bad(codes::INVALID_INPUT, format!("--jwks: {why}")))?;
+            Ok((auth, Some(jwks.trim().to_owned()), None))
+        }
+        (None, Some(uri)) => {
+            let url = crate::social::callable_url(uri.trim()).map_err(|why| bad(codes::INVALID_INPUT, why))?;
+            if !url.username().is_empty() || url.fragment().is_some() || uri.len() > 2048 {
+                return Err(bad(codes::INVALID_INPUT, "--jwks-uri takes no user name or fragment".into()));
+            }
+            Ok((auth, None, Some(url.as_str().to_owned())))
+        }
+        _ => Err(bad(
+            codes::INVALID_INPUT,
+            "a private_key_jwt app needs its public keys: --jwks FILE (a JWK Set) or --jwks-uri URL, one of them"
+                .into(),
+        )),
+    }
 }
 
 /// A back-channel logout URI (Back-Channel Logout 1.0 §2.2): absolute, https (plain http only on
@@ -284,7 +342,12 @@ pub async fn create(db: &Db, now: Timestamp, slug: String, req: CreateApp) -> Re
     let mut row = validate(&req)?;
     row.client_id = new_client_id()?;
     row.created_at = now;
-    let secret = if req.app_type.is_confidential() { Some(random_token()?) } else { None };
+    // A private_key_jwt app signs its assertions instead: it gets no secret.
+    let secret = if req.app_type.is_confidential() && row.token_auth == TokenAuth::Secret {
+        Some(random_token()?)
+    } else {
+        None
+    };
     row.secret_hash = secret.as_ref().map(|s| sha256(s.as_bytes()).to_vec());
     let logo = req.logo_png.as_deref().map(logo).transpose()?;
     row.logo_sha = logo.as_ref().map(|(_, sha)| sha.clone());
@@ -420,6 +483,18 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
         logo_png: None,
         signing_alg: Some(req.signing_alg.clone().unwrap_or_else(|| cur.signing_alg.as_str().to_owned())),
         require_par: req.require_par.unwrap_or(cur.require_par),
+        // The way it authenticates stays; a private_key_jwt app's keys may be replaced.
+        token_auth: Some(cur.token_auth.as_str().to_owned()),
+        jwks: match (&req.jwks, &req.jwks_uri) {
+            (Some(j), _) => Some(j.clone()),
+            (None, Some(_)) => None,
+            (None, None) => cur.jwks.clone(),
+        },
+        jwks_uri: match (&req.jwks, &req.jwks_uri) {
+            (_, Some(u)) => Some(u.clone()),
+            (Some(_), None) => None,
+            (None, None) => cur.jwks_uri.clone(),
+        },
     };
     let mut row = check(&create, Purpose::Update)?;
     row.client_id = cur.client_id.clone();
@@ -472,6 +547,15 @@ pub async fn rotate_secret(db: &Db, slug: String, client_id: String) -> Result<S
         crate::store::cluster::admin_lock(tx)?;
         let tenant = require(tx, &slug)?;
         let row = store::apps::get(tx, tenant.id, &id)?.ok_or_else(|| app_not_found(&id, &slug))?;
+        if row.token_auth == TokenAuth::PrivateKeyJwt {
+            return Err(Error::invalid(
+                codes::NOT_CONFIDENTIAL,
+                format!(
+                    "application {id:?} authenticates with a signed JWT (private_key_jwt) and has no secret; replace \
+                     its keys with `latchkey app update --jwks FILE` or --jwks-uri"
+                ),
+            ));
+        }
         if row.secret_hash.is_none() {
             return Err(Error::invalid(
                 codes::NOT_CONFIDENTIAL,
@@ -518,6 +602,9 @@ mod tests {
             logo_png: None,
             signing_alg: None,
             require_par: false,
+            token_auth: None,
+            jwks: None,
+            jwks_uri: None,
         }
     }
 

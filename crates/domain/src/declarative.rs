@@ -209,6 +209,9 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
         logo_png: None,
         signing_alg: d.signing_alg.clone(),
         require_par: d.require_par,
+        token_auth: d.token_auth.clone(),
+        jwks: d.jwks.clone(),
+        jwks_uri: d.jwks_uri.clone(),
     })
 }
 
@@ -505,6 +508,13 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                         scalar("consent", consent_word(cur), consent_word(&wanted)),
                         scalar("signing_alg", cur.signing_alg.as_str(), wanted.signing_alg.as_str()),
                         scalar("require_par", cur.require_par, wanted.require_par),
+                        scalar("token_auth", cur.token_auth.as_str(), wanted.token_auth.as_str()),
+                        scalar("jwks", cur.jwks.as_deref().unwrap_or("none"), wanted.jwks.as_deref().unwrap_or("none")),
+                        scalar(
+                            "jwks_uri",
+                            cur.jwks_uri.as_deref().unwrap_or("none"),
+                            wanted.jwks_uri.as_deref().unwrap_or("none"),
+                        ),
                         scalar(
                             "backchannel_logout_uri",
                             cur.backchannel_logout_uri.as_deref().unwrap_or("none"),
@@ -587,7 +597,8 @@ fn execute(
                 let tid = tenant_id(tx, &slug)?;
                 app.client_id = crate::apps::new_client_id()?;
                 app.created_at = now;
-                let confidential = app.app_type.is_confidential();
+                // A private_key_jwt app signs its assertions: it gets no secret.
+                let confidential = app.app_type.is_confidential() && app.token_auth == crate::store::TokenAuth::Secret;
                 let secret = if confidential { Some(random_token()?) } else { None };
                 app.secret_hash = secret.as_ref().map(|s| sha256(s.as_bytes()).to_vec());
                 store::apps::insert(tx, tid, &app)?;
@@ -702,6 +713,9 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 signing_alg: (a.signing_alg != crate::store::SigningAlg::RS256)
                     .then(|| a.signing_alg.as_str().to_owned()),
                 require_par: a.require_par,
+                token_auth: (a.token_auth != crate::store::TokenAuth::Secret).then(|| a.token_auth.as_str().to_owned()),
+                jwks: a.jwks,
+                jwks_uri: a.jwks_uri,
             })
             .collect();
         // The logo is named, not carried: `{slug}-logo.svg|png` next to the file (saved with

@@ -2,7 +2,7 @@
 
 use super::sql::{ConnExt, Row, params};
 
-use super::{AppType, Reader, SigningAlg, StoreError, TenantId, Text, WriteTx, json_list, to_json_list};
+use super::{AppType, Reader, SigningAlg, StoreError, TenantId, Text, TokenAuth, WriteTx, json_list, to_json_list};
 use crate::Timestamp;
 
 #[derive(Debug, Clone)]
@@ -33,9 +33,21 @@ pub struct AppRow {
     pub signing_alg: SigningAlg,
     /// Its authorization requests must be pushed first (RFC 9126, `--require-par`).
     pub require_par: bool,
+    /// How it authenticates; a `private_key_jwt` app has no secret but `jwks` (a JWK Set's JSON)
+    /// or `jwks_uri`.
+    pub token_auth: TokenAuth,
+    pub jwks: Option<String>,
+    pub jwks_uri: Option<String>,
 }
 
-const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required, logo_sha, signing_alg, require_par";
+impl AppRow {
+    /// Whether the app authenticates (a secret or a signed JWT): a confidential client.
+    pub fn confidential(&self) -> bool {
+        self.secret_hash.is_some() || self.token_auth == TokenAuth::PrivateKeyJwt
+    }
+}
+
+const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required, logo_sha, signing_alg, require_par, token_auth, jwks, jwks_uri";
 
 fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
     Ok((
@@ -57,6 +69,9 @@ fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
             logo_sha: r.get(14)?,
             signing_alg: r.get::<_, Text<SigningAlg>>(15)?.0,
             require_par: r.get(16)?,
+            token_auth: r.get::<_, Text<TokenAuth>>(17)?.0,
+            jwks: r.get(18)?,
+            jwks_uri: r.get(19)?,
         },
         [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
     ))
@@ -78,7 +93,7 @@ fn consent_text(app: &AppRow) -> &'static str {
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         &format!(
-            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
         ),
         params![
             tenant,
@@ -99,6 +114,9 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             app.logo_sha,
             Text(app.signing_alg),
             app.require_par,
+            Text(app.token_auth),
+            app.jwks,
+            app.jwks_uri,
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -206,7 +224,8 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
     tx.conn().execute(
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
          scopes = ?7, device_flow = ?8, require_acr = ?9, consent = ?10, backchannel_logout_uri = ?11,
-         backchannel_logout_session_required = ?12, logo_sha = ?13, signing_alg = ?14, require_par = ?15
+         backchannel_logout_session_required = ?12, logo_sha = ?13, signing_alg = ?14, require_par = ?15,
+         jwks = ?16, jwks_uri = ?17
          WHERE tenant_id = ?1 AND client_id = ?2",
         params![
             tenant,
@@ -223,7 +242,9 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             app.backchannel_logout_session_required,
             app.logo_sha,
             Text(app.signing_alg),
-            app.require_par
+            app.require_par,
+            app.jwks,
+            app.jwks_uri
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -282,6 +303,9 @@ mod tests {
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
             require_par: false,
+            token_auth: TokenAuth::Secret,
+            jwks: None,
+            jwks_uri: None,
         };
         t.write(|tx| insert(tx, a, &app).unwrap());
         let got = t.read(|tx| get(tx, a, "spa1").unwrap().unwrap());

@@ -18,6 +18,7 @@ pub mod apps;
 pub mod audit;
 mod batch_insert;
 pub mod challenges;
+pub mod client_assertions;
 pub mod cluster;
 pub mod consents;
 pub mod credentials;
@@ -60,7 +61,7 @@ use sql::{Conn, ConnExt, ToValue};
 
 pub use types::{
     AppType, AttestationPolicy, ChallengeKind, CredentialKind, DeviceStatus, InvitePurpose, KeyState, Registration,
-    SigningAlg, SocialKind, SocialPurpose, TenantId, Text, UserStatus,
+    SigningAlg, SocialKind, SocialPurpose, TenantId, Text, TokenAuth, UserStatus,
 };
 
 /// Seconds since the Unix epoch: how every time is stored.
@@ -845,6 +846,9 @@ pub mod testing {
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
             require_par: false,
+            token_auth: TokenAuth::Secret,
+            jwks: None,
+            jwks_uri: None,
         }
     }
 
@@ -899,6 +903,9 @@ pub mod testing {
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
             require_par: false,
+            token_auth: TokenAuth::Secret,
+            jwks: None,
+            jwks_uri: None,
         }
     }
 

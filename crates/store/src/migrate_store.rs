@@ -44,6 +44,7 @@ pub const TABLES: &[&str] = &[
     "outbox",
     "authorize_requests",
     "pushed_requests",
+    "client_assertion_jtis",
     "authorization_codes",
     "refresh_tokens",
     "revoked_access_tokens",

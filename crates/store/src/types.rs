@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::StoreError;
 use super::sql::{FromValue, ToValue, Value, ValueRef};
 
-pub use latchkey::admin::{AppType, AttestationPolicy, KeyState, Registration, SigningAlg};
+pub use latchkey::admin::{AppType, AttestationPolicy, KeyState, Registration, SigningAlg, TokenAuth};
 
 macro_rules! row_id {
     ($(#[$doc:meta])* $name:ident) => {
@@ -115,6 +115,16 @@ impl StoredText for Registration {
 /// `retired` there means what the CLI calls `previous` — no longer signing, still published. A
 /// key that is retired with `latchkey key retire` is deleted, so the column never needs a third
 /// value. Renaming the stored text would mean rebuilding the STRICT table for a word.
+impl StoredText for TokenAuth {
+    const COLUMN: &'static str = "applications.token_auth";
+    fn as_text(self) -> &'static str {
+        self.as_str()
+    }
+    fn from_text(text: &str) -> Option<Self> {
+        TokenAuth::parse(text)
+    }
+}
+
 /// Stored by its JOSE name (`signing_keys.alg`, `applications.signing_alg`).
 impl StoredText for SigningAlg {
     const COLUMN: &'static str = "signing_keys.alg";
@@ -303,6 +313,7 @@ mod tests {
         round_trip(&[Registration::Invite, Registration::Open]);
         round_trip(&[KeyState::Current, KeyState::Previous]);
         round_trip(&SigningAlg::ALL);
+        round_trip(&[TokenAuth::Secret, TokenAuth::PrivateKeyJwt]);
         assert_eq!(KeyState::Previous.as_text(), "retired", "the stored spelling of migration 0001");
         round_trip(&[SocialKind::Google, SocialKind::Github, SocialKind::Oidc]);
         round_trip(&[SocialPurpose::Login, SocialPurpose::Invite, SocialPurpose::Link]);

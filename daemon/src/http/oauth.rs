@@ -65,7 +65,10 @@ fn limit(cx: &Cx<'_>) -> u64 {
 pub(super) async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Presented, Params), OAuthError> {
     let authorization = request::header(req.headers(), header::AUTHORIZATION).map(str::to_owned);
     let form = read_form(req, limit(cx)).await?;
-    Ok((presented(authorization.as_deref(), &form)?, form))
+    let client = presented(authorization.as_deref(), &form)?;
+    // A private_key_jwt assertion is verified here, once, for every endpoint that takes it.
+    let client = latchkey_domain::oidc::client_assertion::verify(cx.state, &cx.tenant, client).await?;
+    Ok((client, form))
 }
 
 /// `GET|POST /authorize`.

@@ -318,7 +318,7 @@ pub async fn authorize(
         }
         (Some(_), Some(_)) => return fail(OAuthCode::InvalidRequest, "unknown code_challenge_method; use S256"),
         (None, Some(_)) => return fail(OAuthCode::InvalidRequest, "code_challenge_method without code_challenge"),
-        (None, None) if app.secret_hash.is_none() => {
+        (None, None) if !app.confidential() => {
             return fail(OAuthCode::InvalidRequest, "PKCE (code_challenge with S256) is required for this application");
         }
         (None, None) => {}

@@ -1,5 +1,6 @@
 //! OAuth clients (the tenant's applications): exact redirect URI matching and client
-//! authentication (`client_secret_basic`, `client_secret_post`, `none` for public clients).
+//! authentication (`client_secret_basic`, `client_secret_post`, `private_key_jwt` verified by
+//! [`super::client_assertion`], `none` for public clients).
 
 use std::sync::Arc;
 
@@ -46,12 +47,31 @@ fn loopback_without_port(uri: &str) -> Option<(&str, &str)> {
     (rest.is_empty() || rest.starts_with('/') || rest.starts_with('?')).then_some((host, rest))
 }
 
-/// How the client presented itself at the token, revocation or introspection endpoint.
+/// How the client presented itself at the token, revocation, introspection or PAR endpoint.
 #[derive(Debug)]
 pub struct Presented {
     pub client_id: String,
     pub secret: Option<String>,
     pub basic: bool,
+    /// A JWT bearer client assertion (`private_key_jwt`).
+    pub assertion: Option<String>,
+    /// Set only by [`super::client_assertion::verify`], once the assertion checked out.
+    assertion_verified: bool,
+}
+
+impl Presented {
+    pub(super) fn authenticated_by_assertion(self) -> Presented {
+        Presented { assertion_verified: true, ..self }
+    }
+}
+
+/// The Client ID an assertion names (`iss`), read without verifying it: which application's keys
+/// verify it.
+fn assertion_issuer(assertion: &str) -> Option<String> {
+    let payload = assertion.split('.').nth(1)?;
+    let bytes = crate::crypto::b64url_decode(payload)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    v.get("iss")?.as_str().map(str::to_owned)
 }
 
 fn form_decode(s: &str) -> String {
@@ -63,6 +83,34 @@ fn form_decode(s: &str) -> String {
 pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented, OAuthError> {
     let client_id = form.owned("client_id")?;
     let client_secret = form.owned("client_secret")?;
+    if let Some(assertion) = form.owned("client_assertion")? {
+        if form.get("client_assertion_type")? != Some(super::client_assertion::ASSERTION_TYPE) {
+            return Err(OAuthError::invalid_request(format!(
+                "client_assertion_type must be {}",
+                super::client_assertion::ASSERTION_TYPE
+            )));
+        }
+        if client_secret.is_some()
+            || authorization.is_some_and(|a| a.len() > 6 && a[..6].eq_ignore_ascii_case("basic "))
+        {
+            return Err(OAuthError::invalid_request("use one client authentication method, not two"));
+        }
+        let named = assertion_issuer(&assertion)
+            .ok_or_else(|| OAuthError::invalid_client("the client assertion is not a JWT with an iss"))?;
+        if client_id.as_ref().is_some_and(|c| *c != named) {
+            return Err(OAuthError::invalid_client("client_id differs from the client assertion's iss"));
+        }
+        if crate::params::has_control(&named) || named.len() > 64 {
+            return Err(OAuthError::invalid_client("the client assertion's iss is not a Client ID"));
+        }
+        return Ok(Presented {
+            client_id: named,
+            secret: None,
+            basic: false,
+            assertion: Some(assertion),
+            assertion_verified: false,
+        });
+    }
     // The scheme's name is case-insensitive (RFC 7235 §2.1): `basic` is Basic too.
     let basic = authorization
         .and_then(|v| v.split_once(' '))
@@ -85,11 +133,23 @@ pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented
             if client_id.is_some_and(|f| f != id) {
                 return Err(OAuthError::invalid_request("client_id differs from the authenticated client"));
             }
-            Ok(Presented { client_id: id, secret: Some(secret), basic: true })
+            Ok(Presented {
+                client_id: id,
+                secret: Some(secret),
+                basic: true,
+                assertion: None,
+                assertion_verified: false,
+            })
         }
         None => {
             let id = client_id.ok_or_else(|| OAuthError::invalid_client("client authentication is required"))?;
-            Ok(Presented { client_id: id, secret: client_secret, basic: false })
+            Ok(Presented {
+                client_id: id,
+                secret: client_secret,
+                basic: false,
+                assertion: None,
+                assertion_verified: false,
+            })
         }
     }
 }
@@ -115,6 +175,20 @@ pub async fn authenticate_for_grant(db: &Db, tenant: TenantId, p: &Presented) ->
 
 /// The presented credentials against the application of their Client ID.
 fn check(app: &AppRow, p: &Presented) -> Result<(), OAuthError> {
+    // A private_key_jwt app authenticates with a verified assertion, and only with one; an
+    // assertion authenticates no other app.
+    if app.token_auth == crate::store::TokenAuth::PrivateKeyJwt {
+        return if p.assertion_verified && p.secret.is_none() {
+            Ok(())
+        } else {
+            Err(OAuthError::invalid_client(
+                "client authentication failed: this application signs a client_assertion (private_key_jwt)",
+            ))
+        };
+    }
+    if p.assertion.is_some() {
+        return Err(OAuthError::invalid_client(AUTH_FAILED));
+    }
     match (&app.secret_hash, &p.secret) {
         (Some(hash), Some(secret)) if constant_time_eq(hash, &sha256(secret.as_bytes())) => Ok(()),
         (Some(_), _) => Err(OAuthError::invalid_client(AUTH_FAILED)),
@@ -146,6 +220,9 @@ mod tests {
             logo_sha: None,
             signing_alg: crate::store::SigningAlg::RS256,
             require_par: false,
+            token_auth: crate::store::TokenAuth::Secret,
+            jwks: None,
+            jwks_uri: None,
         }
     }
 

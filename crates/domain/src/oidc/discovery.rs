@@ -27,6 +27,8 @@ pub struct ProviderMetadata<'a> {
     pub subject_types_supported: &'static [&'static str],
     pub id_token_signing_alg_values_supported: &'static [&'static str],
     pub token_endpoint_auth_methods_supported: &'static [&'static str],
+    /// The algorithms of `private_key_jwt` assertions.
+    pub token_endpoint_auth_signing_alg_values_supported: &'static [&'static str],
     pub revocation_endpoint_auth_methods_supported: &'static [&'static str],
     pub introspection_endpoint_auth_methods_supported: &'static [&'static str],
     pub code_challenge_methods_supported: &'static [&'static str],
@@ -42,7 +44,7 @@ pub struct ProviderMetadata<'a> {
 }
 
 pub const SCOPES: &[&str] = &["openid", "profile", "email", "offline_access"];
-pub const CLIENT_AUTH: &[&str] = &["client_secret_basic", "client_secret_post", "none"];
+pub const CLIENT_AUTH: &[&str] = &["client_secret_basic", "client_secret_post", "private_key_jwt", "none"];
 
 pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
     ProviderMetadata {
@@ -64,8 +66,13 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
         subject_types_supported: &["public"],
         id_token_signing_alg_values_supported: &["RS256", "ES256", "EdDSA"],
         token_endpoint_auth_methods_supported: CLIENT_AUTH,
+        token_endpoint_auth_signing_alg_values_supported: crate::oidc::client_assertion::ASSERTION_ALGS,
         revocation_endpoint_auth_methods_supported: CLIENT_AUTH,
-        introspection_endpoint_auth_methods_supported: &["client_secret_basic", "client_secret_post"],
+        introspection_endpoint_auth_methods_supported: &[
+            "client_secret_basic",
+            "client_secret_post",
+            "private_key_jwt",
+        ],
         code_challenge_methods_supported: &["S256"],
         claims_supported: &[
             "iss",

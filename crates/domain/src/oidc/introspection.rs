@@ -122,7 +122,7 @@ pub async fn introspect(
 ) -> Result<Value, OAuthError> {
     db.read(move |tx| -> Result<Value, OAuthError> {
         let app = authenticate(tx, tenant.id, &client)?;
-        if app.secret_hash.is_none() {
+        if !app.confidential() {
             return Err(OAuthError::invalid_client("introspection is for confidential clients"));
         }
         let may_see = |client_id: &str| client_id == app.client_id || app.scopes.iter().any(|s| s == "introspect");

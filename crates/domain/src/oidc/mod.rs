@@ -2,6 +2,7 @@
 
 pub mod authorize;
 pub mod claims;
+pub mod client_assertion;
 pub mod clients;
 mod code;
 pub mod device;

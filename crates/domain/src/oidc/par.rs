@@ -105,7 +105,7 @@ fn check(app: &store::apps::AppRow, form: &Params) -> Result<(), OAuthError> {
         }
         (Some(_), _) => Err(err(OAuthCode::InvalidRequest, "code_challenge_method must be S256")),
         (None, Some(_)) => Err(err(OAuthCode::InvalidRequest, "code_challenge_method without code_challenge")),
-        (None, None) if app.secret_hash.is_none() => {
+        (None, None) if !app.confidential() => {
             Err(err(OAuthCode::InvalidRequest, "PKCE (code_challenge with S256) is required for this application"))
         }
         (None, None) => Ok(()),
@@ -177,6 +177,9 @@ mod tests {
             logo_png: None,
             signing_alg: None,
             require_par: false,
+            token_auth: None,
+            jwks: None,
+            jwks_uri: None,
         })
         .unwrap();
         a.secret_hash = secret.then(|| vec![1; 32]);
