@@ -79,6 +79,11 @@ fn declared(d: &Declared) {
                 backchannel_logout_uri: a.backchannel_logout_uri.clone(),
                 backchannel_logout_session_required: a.backchannel_logout_session_required,
                 logo_png: None,
+                signing_alg: a.signing_alg.clone(),
+                require_par: a.require_par,
+                token_auth: a.token_auth.clone(),
+                jwks: a.jwks.clone(),
+                jwks_uri: a.jwks_uri.clone(),
             });
         }
     }

@@ -71,6 +71,11 @@ fn device_app() -> AppRow {
         backchannel_logout_uri: None,
         backchannel_logout_session_required: false,
         logo_sha: None,
+        signing_alg: latchkey_store::SigningAlg::RS256,
+        require_par: false,
+        token_auth: latchkey_store::TokenAuth::Secret,
+        jwks: None,
+        jwks_uri: None,
     }
 }
 

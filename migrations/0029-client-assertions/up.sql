@@ -6,8 +6,9 @@
 -- client_assertion_jtis: the jti of every accepted client assertion, kept until its exp, so that
 -- none is accepted twice, on any node.
 --
--- Additive: 0.2.0 serves this schema, but refuses a private_key_jwt app's requests (it has no
--- secret): upgrade every node before creating one.
+-- A private_key_jwt app keeps the hash of a secret nobody is shown, so that 0.2.0, which serves
+-- this schema but knows no private_key_jwt, refuses its requests rather than taking it for a
+-- public client: upgrade every node before creating one.
 ALTER TABLE applications ADD COLUMN token_auth TEXT NOT NULL DEFAULT 'secret'
     CHECK (token_auth IN ('secret', 'private_key_jwt'));
 ALTER TABLE applications ADD COLUMN jwks TEXT;

@@ -111,10 +111,12 @@ fn pushed_requests_are_single_use_their_clients_only_and_checked() {
     assert_eq!(d.sql().i64("SELECT count(*) FROM pushed_requests"), 1);
     assert_eq!(d.sql().i64(&format!("SELECT count(*) FROM pushed_requests WHERE params LIKE '%{secret}%'")), 0);
 
-    // Another application cannot use it, and the attempt spends it.
+    // Another application cannot use it.
     let r = authorize_with(&site, &other.client_id, &uri);
     assert_eq!(r.status, 400);
     assert!(r.body.contains("another application"), "{}", r.body);
+    // (Another's attempt does not spend it: the client that pushed it still may use it.)
+    assert_eq!(authorize_with(&site, &web.client_id, &uri).status, 200, "not spent by another");
     assert_eq!(authorize_with(&site, &web.client_id, &uri).status, 400, "spent");
     // Used once; its parameters, not the URL's, are the request's.
     let uri = push(&site, &web, &secret, &request(&web)).json()["request_uri"].as_str().unwrap().to_owned();

@@ -228,6 +228,14 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
     })
 }
 
+/// The stored secret hash of a private_key_jwt app: of a random secret nobody is shown. This
+/// release never compares it (the app authenticates with its assertions only); a node of an
+/// earlier release, which knows no private_key_jwt, refuses the app instead of taking an app
+/// without a secret for a public client.
+pub fn unknown_secret_hash() -> Result<Vec<u8>, Error> {
+    Ok(sha256(random_token()?.as_bytes()).to_vec())
+}
+
 /// How the app authenticates, and its keys for `private_key_jwt`.
 fn token_auth(req: &CreateApp) -> Result<(TokenAuth, Option<String>, Option<String>), Error> {
     let auth = match req.token_auth.as_deref() {
@@ -262,8 +270,8 @@ fn token_auth(req: &CreateApp) -> Result<(TokenAuth, Option<String>, Option<Stri
         }
         (None, Some(uri)) => {
             let url = crate::social::callable_url(uri.trim()).map_err(|why| bad(codes::INVALID_INPUT, why))?;
-            if !url.username().is_empty() || url.fragment().is_some() || uri.len() > 2048 {
-                return Err(bad(codes::INVALID_INPUT, "--jwks-uri takes no user name or fragment".into()));
+            if !url.username().is_empty() || url.password().is_some() || url.fragment().is_some() || uri.len() > 2048 {
+                return Err(bad(codes::INVALID_INPUT, "--jwks-uri takes no user name, password or fragment".into()));
             }
             Ok((auth, None, Some(url.as_str().to_owned())))
         }
@@ -349,6 +357,9 @@ pub async fn create(db: &Db, now: Timestamp, slug: String, req: CreateApp) -> Re
         None
     };
     row.secret_hash = secret.as_ref().map(|s| sha256(s.as_bytes()).to_vec());
+    if row.token_auth == TokenAuth::PrivateKeyJwt {
+        row.secret_hash = Some(unknown_secret_hash()?);
+    }
     let logo = req.logo_png.as_deref().map(logo).transpose()?;
     row.logo_sha = logo.as_ref().map(|(_, sha)| sha.clone());
     let stored = row.clone();

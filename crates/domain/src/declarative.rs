@@ -490,6 +490,15 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                             cur.app_type.as_str()
                         )));
                     }
+                    // A secret is made, or given up, only when an app is created.
+                    if cur.token_auth != wanted.token_auth {
+                        return Err(bad(format!(
+                            "app {}/{}: its token_auth cannot change from {} (delete the app and create it again)",
+                            t.slug,
+                            app.name,
+                            cur.token_auth.as_str()
+                        )));
+                    }
                     let fields: Vec<FieldChange> = [
                         list("redirect_uris", &cur.redirect_uris, &wanted.redirect_uris),
                         list(
@@ -508,7 +517,6 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                         scalar("consent", consent_word(cur), consent_word(&wanted)),
                         scalar("signing_alg", cur.signing_alg.as_str(), wanted.signing_alg.as_str()),
                         scalar("require_par", cur.require_par, wanted.require_par),
-                        scalar("token_auth", cur.token_auth.as_str(), wanted.token_auth.as_str()),
                         scalar("jwks", cur.jwks.as_deref().unwrap_or("none"), wanted.jwks.as_deref().unwrap_or("none")),
                         scalar(
                             "jwks_uri",
@@ -601,6 +609,9 @@ fn execute(
                 let confidential = app.app_type.is_confidential() && app.token_auth == crate::store::TokenAuth::Secret;
                 let secret = if confidential { Some(random_token()?) } else { None };
                 app.secret_hash = secret.as_ref().map(|s| sha256(s.as_bytes()).to_vec());
+                if app.token_auth == crate::store::TokenAuth::PrivateKeyJwt {
+                    app.secret_hash = Some(crate::apps::unknown_secret_hash()?);
+                }
                 store::apps::insert(tx, tid, &app)?;
                 created.push(AppCreatedIn {
                     tenant: slug,

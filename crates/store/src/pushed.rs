@@ -21,20 +21,22 @@ pub fn insert(
     Ok(())
 }
 
-/// Takes a pushed request: deletes it and returns its client and parameters, if it exists in
-/// this tenant and has not expired. Once only, whichever node or request asks first.
+/// Takes a pushed request of `client_id`: deletes it and returns its parameters, if it exists in
+/// this tenant, for that client, and has not expired. Once only, whichever node or request asks
+/// first; another client's attempt leaves it.
 pub fn take(
     tx: &WriteTx<'_>,
     tenant: TenantId,
     id: &str,
+    client_id: &str,
     now: Timestamp,
-) -> Result<Option<(String, String)>, StoreError> {
+) -> Result<Option<String>, StoreError> {
     let row = tx.conn().query_opt(
-        "DELETE FROM pushed_requests WHERE tenant_id = ?1 AND id = ?2 RETURNING client_id, params, expires_at",
-        params![tenant, id],
-        |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Timestamp>(2)?)),
+        "DELETE FROM pushed_requests WHERE tenant_id = ?1 AND id = ?2 AND client_id = ?3 RETURNING params, expires_at",
+        params![tenant, id, client_id],
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, Timestamp>(1)?)),
     )?;
-    Ok(row.filter(|(_, _, expires_at)| *expires_at > now).map(|(c, p, _)| (c, p)))
+    Ok(row.filter(|(_, expires_at)| *expires_at > now).map(|(p, _)| p))
 }
 
 /// Deletes expired pushed requests.
@@ -58,10 +60,11 @@ mod tests {
             (a, b)
         });
         t.write(|tx| {
-            assert_eq!(take(tx, b, "h1", 10).unwrap(), None, "another tenant's");
-            assert_eq!(take(tx, a, "h1", 10).unwrap(), Some(("c1".into(), "[]".into())));
-            assert_eq!(take(tx, a, "h1", 10).unwrap(), None, "once");
-            assert_eq!(take(tx, a, "h2", 70).unwrap(), None, "expired (and gone)");
+            assert_eq!(take(tx, b, "h1", "c1", 10).unwrap(), None, "another tenant's");
+            assert_eq!(take(tx, a, "h1", "c2", 10).unwrap(), None, "another client's");
+            assert_eq!(take(tx, a, "h1", "c1", 10).unwrap(), Some("[]".into()));
+            assert_eq!(take(tx, a, "h1", "c1", 10).unwrap(), None, "once");
+            assert_eq!(take(tx, a, "h2", "c1", 70).unwrap(), None, "expired (and gone)");
             assert_eq!(sweep(tx, 69).unwrap(), 0);
             assert_eq!(sweep(tx, 70).unwrap(), 1);
         });

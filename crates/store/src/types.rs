@@ -111,10 +111,6 @@ impl StoredText for Registration {
     }
 }
 
-/// The column keeps its original values (`current`, `retired`: the CHECK of migration 0001) and
-/// `retired` there means what the CLI calls `previous` — no longer signing, still published. A
-/// key that is retired with `latchkey key retire` is deleted, so the column never needs a third
-/// value. Renaming the stored text would mean rebuilding the STRICT table for a word.
 impl StoredText for TokenAuth {
     const COLUMN: &'static str = "applications.token_auth";
     fn as_text(self) -> &'static str {
@@ -136,6 +132,10 @@ impl StoredText for SigningAlg {
     }
 }
 
+/// The column keeps its original values (`current`, `retired`: the CHECK of migration 0001) and
+/// `retired` there means what the CLI calls `previous` — no longer signing, still published. A
+/// key that is retired with `latchkey key retire` is deleted, so the column never needs a third
+/// value. Renaming the stored text would mean rebuilding the STRICT table for a word.
 impl StoredText for KeyState {
     const COLUMN: &'static str = "signing_keys.state";
     fn as_text(self) -> &'static str {

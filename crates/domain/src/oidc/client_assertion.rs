@@ -154,10 +154,17 @@ pub fn check_jwks(text: &str) -> Result<Vec<String>, String> {
     Ok(parse_jwks(text)?.into_iter().filter_map(|k| k.kid).collect())
 }
 
-/// Fetched JWK Sets by URL: (when, the keys). Shared by the process's daemons (the URL says what
-/// the set is).
-type Fetched = HashMap<String, (Instant, Arc<Vec<ClientKey>>)>;
-static FETCHED: LazyLock<Mutex<Fetched>> = LazyLock::new(Mutex::default);
+/// A `jwks_uri`'s last fetch: when it was tried, and the keys of the last one that worked.
+#[derive(Clone)]
+struct Fetched {
+    tried: Instant,
+    keys: Option<(Instant, Arc<Vec<ClientKey>>)>,
+}
+
+/// Fetched JWK Sets by URL, shared by the process's daemons (the URL says what the set is). At
+/// most [`MAX_FETCHED`]: the one tried longest ago goes first.
+static FETCHED: LazyLock<Mutex<HashMap<String, Fetched>>> = LazyLock::new(Mutex::default);
+const MAX_FETCHED: usize = 1024;
 
 /// The application's keys: registered, or from its `jwks_uri`.
 async fn keys_of(state: &State, app: &AppRow, kid: Option<&str>) -> Result<Arc<Vec<ClientKey>>, OAuthError> {
@@ -167,30 +174,51 @@ async fn keys_of(state: &State, app: &AppRow, kid: Option<&str>) -> Result<Arc<V
     let Some(uri) = &app.jwks_uri else {
         return Err(OAuthError::server_error("a private_key_jwt application without keys"));
     };
-    let cached = FETCHED.lock().ok().and_then(|m| m.get(uri).cloned());
-    if let Some((at, keys)) = &cached {
-        let lacks = kid.is_some_and(|k| !keys.iter().any(|c| c.kid.as_deref() == Some(k)));
-        if at.elapsed() < FETCHED_FOR && !(lacks && at.elapsed() >= REFETCH_AFTER) {
-            return Ok(keys.clone());
+    // Fetched at most every REFETCH_AFTER, whether the last fetch worked or not, and by one
+    // request at a time (the attempt is noted before it is made); meanwhile the last keys that
+    // worked serve while fresh.
+    let fresh = |f: &Fetched| f.keys.as_ref().filter(|(at, _)| at.elapsed() < FETCHED_FOR).map(|(_, k)| k.clone());
+    let lacks = |keys: &[ClientKey]| kid.is_some_and(|k| !keys.iter().any(|c| c.kid.as_deref() == Some(k)));
+    let previous = {
+        let mut m = FETCHED.lock().map_err(|_| OAuthError::server_error("the JWK Set cache is poisoned"))?;
+        let entry = m.get(uri).cloned();
+        if let Some(e) = &entry {
+            match fresh(e) {
+                Some(keys) if !lacks(&keys) => return Ok(keys),
+                keys if e.tried.elapsed() < REFETCH_AFTER => {
+                    return keys.ok_or_else(|| refused("the application's jwks_uri could not be fetched lately"));
+                }
+                _ => {}
+            }
         }
-    }
+        if m.len() >= MAX_FETCHED
+            && let Some(oldest) = m.iter().min_by_key(|(_, f)| f.tried).map(|(u, _)| u.clone())
+        {
+            m.remove(&oldest);
+        }
+        let keys = entry.and_then(|e| e.keys);
+        m.insert(uri.clone(), Fetched { tried: Instant::now(), keys: keys.clone() });
+        keys
+    };
     let fetched: Result<Value, _> = state.upstream.get_json(uri, None).await;
-    let keys = match fetched.map_err(|e| e.to_string()).and_then(|v| parse_jwks(&v.to_string())) {
-        Ok(k) => Arc::new(k),
-        // An application whose keys cannot be had now is not authenticated; the last set is used
-        // while it is fresh.
+    match fetched.map_err(|e| e.to_string()).and_then(|v| parse_jwks(&v.to_string())) {
+        Ok(k) => {
+            let keys = Arc::new(k);
+            if let Ok(mut m) = FETCHED.lock() {
+                m.insert(uri.clone(), Fetched { tried: Instant::now(), keys: Some((Instant::now(), keys.clone())) });
+            }
+            Ok(keys)
+        }
+        // An application whose keys cannot be had now is not authenticated; the last set that
+        // worked serves while it is fresh.
         Err(why) => {
             tracing::warn!(jwks_uri = %uri, error = %why, "an application's JWK Set cannot be used");
-            return match cached {
-                Some((at, keys)) if at.elapsed() < FETCHED_FOR => Ok(keys),
-                _ => Err(OAuthError::invalid_client("the application's jwks_uri cannot be fetched or used now")),
-            };
+            previous
+                .filter(|(at, _)| at.elapsed() < FETCHED_FOR)
+                .map(|(_, k)| k)
+                .ok_or_else(|| refused("the application's jwks_uri cannot be fetched or used now"))
         }
-    };
-    if let Ok(mut m) = FETCHED.lock() {
-        m.insert(uri.clone(), (Instant::now(), keys.clone()));
     }
-    Ok(keys)
 }
 
 #[derive(Deserialize)]
@@ -198,6 +226,9 @@ struct Header {
     alg: String,
     #[serde(default)]
     kid: Option<String>,
+    /// Extensions the signer says must be understood (RFC 7515 §4.1.11): none are.
+    #[serde(default)]
+    crit: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -211,8 +242,11 @@ struct Claims {
     jti: String,
 }
 
+/// Every refusal answers the same (so that Client IDs and how they authenticate cannot be
+/// probed); the reason goes to the log.
 fn refused(why: &str) -> OAuthError {
-    OAuthError::invalid_client(format!("the client assertion is refused: {why}"))
+    tracing::info!(reason = why, "a client assertion was refused");
+    OAuthError::invalid_client(super::clients::AUTH_FAILED)
 }
 
 /// A compact JWS split: header, payload (decoded), signing input, signature.
@@ -230,11 +264,12 @@ pub async fn verify(state: &State, tenant: &TenantRuntime, p: Presented) -> Resu
     let (t, cid) = (tenant.id, p.client_id.clone());
     let app = state.db.read(move |tx| store::apps::get(tx, t, &cid)).await?;
     let Some(app) = app.filter(|a| a.token_auth == TokenAuth::PrivateKeyJwt) else {
-        return Err(OAuthError::invalid_client(
-            "client authentication failed: this application does not authenticate with a signed JWT",
-        ));
+        return Err(refused("no private_key_jwt application has this Client ID"));
     };
     let (header, payload, input, sig) = split(&assertion).ok_or_else(|| refused("it is not a signed JWT"))?;
+    if header.crit.is_some() {
+        return Err(refused("it names critical extensions (crit), which are not supported"));
+    }
     if !ASSERTION_ALGS.contains(&header.alg.as_str()) {
         return Err(refused("it must be signed with RS256, ES256 or EdDSA (Ed25519)"));
     }
@@ -253,14 +288,16 @@ pub async fn verify(state: &State, tenant: &TenantRuntime, p: Presented) -> Resu
     if claims.iss != app.client_id || claims.sub != app.client_id {
         return Err(refused("iss and sub must be the Client ID"));
     }
-    let token_endpoint = format!("{}/token", tenant.base_url);
+    // The issuer or the token endpoint; and the PAR endpoint, where RFC 9126 §2 lets a client
+    // address its assertion.
+    let (token_endpoint, par_endpoint) = (format!("{}/token", tenant.base_url), format!("{}/par", tenant.base_url));
     let audiences: Vec<&str> = match &claims.aud {
         Value::String(s) => vec![s.as_str()],
         Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
         _ => vec![],
     };
-    if !audiences.iter().any(|a| *a == tenant.base_url || *a == token_endpoint) {
-        return Err(refused("aud must be the issuer or the token endpoint"));
+    if !audiences.iter().any(|a| *a == tenant.base_url || *a == token_endpoint || *a == par_endpoint) {
+        return Err(refused("aud must be the issuer, the token endpoint or the PAR endpoint"));
     }
     if claims.exp <= now {
         return Err(refused("it has expired"));

@@ -90,9 +90,8 @@ pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented
                 super::client_assertion::ASSERTION_TYPE
             )));
         }
-        if client_secret.is_some()
-            || authorization.is_some_and(|a| a.len() > 6 && a[..6].eq_ignore_ascii_case("basic "))
-        {
+        let basic = authorization.and_then(|a| a.get(..6)).is_some_and(|s| s.eq_ignore_ascii_case("basic "));
+        if client_secret.is_some() || basic {
             return Err(OAuthError::invalid_request("use one client authentication method, not two"));
         }
         let named = assertion_issuer(&assertion)
@@ -100,7 +99,7 @@ pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented
         if client_id.as_ref().is_some_and(|c| *c != named) {
             return Err(OAuthError::invalid_client("client_id differs from the client assertion's iss"));
         }
-        if crate::params::has_control(&named) || named.len() > 64 {
+        if named.is_empty() || crate::params::has_control(&named) || named.len() > 64 {
             return Err(OAuthError::invalid_client("the client assertion's iss is not a Client ID"));
         }
         return Ok(Presented {
@@ -155,7 +154,9 @@ pub fn presented(authorization: Option<&str>, form: &Params) -> Result<Presented
 }
 
 /// One answer for an unknown client and a wrong secret, so that Client IDs cannot be probed.
-const AUTH_FAILED: &str = "client authentication failed: check the Client ID and secret";
+/// (The same for a signed client assertion, whatever failed: the daemon's log says what.)
+pub(super) const AUTH_FAILED: &str =
+    "client authentication failed: check the Client ID and its secret or signed client assertion";
 
 /// Authenticates the client: confidential clients by secret (compared as SHA-256, in constant
 /// time), public clients by id alone and never with a secret.
@@ -181,9 +182,8 @@ fn check(app: &AppRow, p: &Presented) -> Result<(), OAuthError> {
         return if p.assertion_verified && p.secret.is_none() {
             Ok(())
         } else {
-            Err(OAuthError::invalid_client(
-                "client authentication failed: this application signs a client_assertion (private_key_jwt)",
-            ))
+            tracing::info!(client_id = %app.client_id, "a private_key_jwt application sent no verified assertion");
+            Err(OAuthError::invalid_client(AUTH_FAILED))
         };
     }
     if p.assertion.is_some() {

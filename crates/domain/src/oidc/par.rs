@@ -54,9 +54,11 @@ pub async fn push(
     let t = tenant.id;
     let app = state.db.read(move |tx| clients::authenticate(tx, t, &client)).await?;
     check(&app, &form)?;
-    // Stored without the client's secret; with its Client ID, which `/authorize` compares.
+    // Stored without the client's credentials (secret or assertion); with its Client ID, which
+    // `/authorize` compares.
+    const CREDENTIALS: [&str; 4] = ["client_secret", "client_assertion", "client_assertion_type", "client_id"];
     let mut kept: Vec<(String, String)> =
-        form.pairs().iter().filter(|(k, _)| k != "client_secret" && k != "client_id").cloned().collect();
+        form.pairs().iter().filter(|(k, _)| !CREDENTIALS.contains(&k.as_str())).cloned().collect();
     kept.push(("client_id".into(), app.client_id.clone()));
     let params = serde_json::to_string(&kept).map_err(OAuthError::server_error)?;
     let token = random_token()?;
@@ -68,8 +70,8 @@ pub async fn push(
 
 /// What can be checked of a pushed request before a user is there.
 fn check(app: &store::apps::AppRow, form: &Params) -> Result<(), OAuthError> {
-    if form.pairs().len() > MAX_PARAMS || form.pairs().iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() > MAX_BYTES
-    {
+    let request: Vec<&(String, String)> = form.pairs().iter().filter(|(k, _)| !k.starts_with("client_")).collect();
+    if request.len() > MAX_PARAMS || request.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() > MAX_BYTES {
         return Err(err(OAuthCode::InvalidRequest, format!("at most {MAX_PARAMS} parameters of {MAX_BYTES} bytes")));
     }
     if app.app_type == AppType::M2m {
@@ -142,17 +144,15 @@ pub async fn resolve(state: &State, tenant: &TenantRuntime, params: Params) -> R
         _ => return Ok(Resolved::Refused("The request names no application (client_id).".into())),
     };
     let (t, id, now) = (tenant.id, id_of(token), state.clock.now());
-    let taken = state.db.write(move |tx| store::pushed::take(tx, t, &id, now)).await?;
-    let Some((pushed_by, stored)) = taken else {
+    // Taken only by the client that pushed it: another's attempt does not spend it.
+    let taken = state.db.write(move |tx| store::pushed::take(tx, t, &id, &client_id, now)).await?;
+    let Some(stored) = taken else {
         return Ok(Resolved::Refused(
-            "The request_uri is unknown, was used already or has expired: the application must push its request \
-             again."
+            "The request_uri is unknown, was used already, has expired or was pushed by another application: the \
+             application must push its request again."
                 .into(),
         ));
     };
-    if pushed_by != client_id {
-        return Ok(Resolved::Refused("The request_uri was pushed by another application.".into()));
-    }
     let pairs: Vec<(String, String)> = serde_json::from_str(&stored).map_err(OAuthError::server_error)?;
     Ok(Resolved::Pushed(Params::from_pairs(pairs)))
 }
