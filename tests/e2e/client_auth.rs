@@ -249,7 +249,59 @@ fn bad_client_assertions_are_refused_and_nothing_is_stored() {
     assert_eq!(d.sql().i64("SELECT count(*) FROM pushed_requests WHERE params LIKE '%client_assertion%'"), 0);
     d.sql().exec("DELETE FROM pushed_requests");
     let jtis = || d.sql().i64("SELECT count(*) FROM client_assertion_jtis");
-    assert_eq!(jtis(), 4);
+    // The same web app through the authorization code flow, its exchange authenticated by an
+    // EdDSA assertion; then the m2m token revoked with an assertion.
+    let web_app = App { client_id: web_id.clone(), secret: None, redirect: "https://web.example/cb".into() };
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    let p = pkce();
+    let (code, _) = code_flow(&site, &mut soft, "ada@acme.test", &web_app, &p, &[]);
+    let exchange_assertion = assertion(
+        &web_key.key,
+        &json!({"alg": "EdDSA", "kid": "w1"}),
+        &json!({"iss": web_id, "sub": web_id, "aud": token_endpoint(&site), "exp": now + 60, "jti": "x1"}),
+    );
+    let r = send_raw(
+        "POST",
+        &token_endpoint(&site),
+        Some("application/x-www-form-urlencoded"),
+        query(&[
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", "https://web.example/cb"),
+            ("code_verifier", p.verifier.as_str()),
+            ("client_assertion_type", TYPE),
+            ("client_assertion", &exchange_assertion),
+        ])
+        .into_bytes(),
+        &[],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.json()["id_token"].is_string());
+    let revoke = send_raw(
+        "POST",
+        &format!("{}/revoke", site.base),
+        Some("application/x-www-form-urlencoded"),
+        query(&[
+            ("token", token.as_str()),
+            ("client_assertion_type", TYPE),
+            ("client_assertion", &assertion(&k.key, &es, &claims(json!({})))),
+        ])
+        .into_bytes(),
+        &[],
+    );
+    assert_eq!(revoke.status, 200, "{}", revoke.body);
+    assert_eq!(client_post_assertion(&site, &k.key, &es, &claims(json!({})), &token)["active"], false, "revoked");
+    assert_eq!(jtis(), 7);
+    // Keys at a jwks_uri that does not answer: not authenticated.
+    let gone = format!("http://127.0.0.1:{}/jwks", crate::receiver::Receiver::down());
+    let gone_id = pkjwt_app(&site, "Gone", &["--jwks-uri", &gone]);
+    let r = with(&assertion(
+        &k.key,
+        &es,
+        &json!({"iss": gone_id, "sub": gone_id, "aud": token_endpoint(&site), "exp": now + 60, "jti": "g1"}),
+    ));
+    assert_eq!((r.status, r.json()["error"].as_str()), (401, Some("invalid_client")), "{}", r.body);
+    assert_eq!(jtis(), 7);
 
     let other = client_key(SigningAlg::ES256, "k1");
     let ed = client_key(SigningAlg::EdDSA, "k1");
@@ -362,6 +414,23 @@ fn bad_client_assertions_are_refused_and_nothing_is_stored() {
     assert_eq!(with(&fresh()).status, 401, "the old key no longer authenticates");
     let r = with(&assertion(&k2.key, &json!({"alg": "EdDSA", "kid": "k2"}), &claims(json!({}))));
     assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// `/introspect` of `token`, authenticated by an assertion of `key`.
+fn client_post_assertion(site: &Site, key: &SigningKey, header: &Value, claims: &Value, token: &str) -> Value {
+    send_raw(
+        "POST",
+        &format!("{}/introspect", site.base),
+        Some("application/x-www-form-urlencoded"),
+        query(&[
+            ("token", token),
+            ("client_assertion_type", TYPE),
+            ("client_assertion", &assertion(key, header, claims)),
+        ])
+        .into_bytes(),
+        &[],
+    )
+    .json()
 }
 
 fn rand_id() -> String {
