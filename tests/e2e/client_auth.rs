@@ -187,19 +187,8 @@ fn bad_client_assertions_are_refused_and_nothing_is_stored() {
     // The issuer as audience is accepted too, and so is introspection with an assertion.
     let r = with(&assertion(&k.key, &es, &claims(json!({"aud": site.base}))));
     assert_eq!(r.status, 200, "{}", r.body);
-    let intro = send_raw(
-        "POST",
-        &format!("{}/introspect", site.base),
-        Some("application/x-www-form-urlencoded"),
-        query(&[
-            ("token", token.as_str()),
-            ("client_assertion_type", TYPE),
-            ("client_assertion", &assertion(&k.key, &es, &claims(json!({})))),
-        ])
-        .into_bytes(),
-        &[],
-    );
-    assert_eq!(intro.json()["active"], true, "{}", intro.body);
+    let intro = client_post_assertion(&site, &k.key, &es, &claims(json!({})), &token);
+    assert_eq!(intro["active"], true, "{intro}");
     // A web app that authenticates with assertions pushes its requests with one addressed to the
     // PAR endpoint; the assertion is not kept with the request.
     let web_key = client_key(SigningAlg::EdDSA, "w1");

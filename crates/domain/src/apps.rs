@@ -594,10 +594,11 @@ pub async fn lists_origin(db: &Db, tenant: TenantId, origin: String) -> Result<b
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn app(t: AppType, redirects: &[&str]) -> CreateApp {
+    /// A valid request for an app of type `t`, everything else left at its default.
+    pub(crate) fn app(t: AppType, redirects: &[&str]) -> CreateApp {
         CreateApp {
             name: "App".into(),
             app_type: t,

@@ -262,7 +262,8 @@ fn split(jws: &str) -> Option<(Header, Vec<u8>, &str, Vec<u8>)> {
 pub async fn verify(state: &State, tenant: &TenantRuntime, p: Presented) -> Result<Presented, OAuthError> {
     let Some(assertion) = p.assertion.clone() else { return Ok(p) };
     let (t, cid) = (tenant.id, p.client_id.clone());
-    let app = state.db.read(move |tx| store::apps::get(tx, t, &cid)).await?;
+    // From the store's in-memory copy when current, as the grants read it: no read per assertion.
+    let app = state.db.app_for_grant(t, &cid).await?;
     let Some(app) = app.filter(|a| a.token_auth == TokenAuth::PrivateKeyJwt) else {
         return Err(refused("no private_key_jwt application has this Client ID"));
     };

@@ -162,26 +162,8 @@ mod tests {
     use super::*;
 
     fn app(kind: AppType, secret: bool) -> store::apps::AppRow {
-        let mut a = crate::apps::validate(&latchkey::admin::CreateApp {
-            name: "A".into(),
-            app_type: kind,
-            redirect_uris: if kind == AppType::M2m { vec![] } else { vec!["https://app.example/cb".into()] },
-            post_logout_redirect_uris: vec![],
-            cors_origins: vec![],
-            scopes: vec![],
-            device_flow: false,
-            require_acr: None,
-            consent: None,
-            backchannel_logout_uri: None,
-            backchannel_logout_session_required: false,
-            logo_png: None,
-            signing_alg: None,
-            require_par: false,
-            token_auth: None,
-            jwks: None,
-            jwks_uri: None,
-        })
-        .unwrap();
+        let redirects: &[&str] = if kind == AppType::M2m { &[] } else { &["https://app.example/cb"] };
+        let mut a = crate::apps::validate(&crate::apps::tests::app(kind, redirects)).unwrap();
         a.secret_hash = secret.then(|| vec![1; 32]);
         a
     }
