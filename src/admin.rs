@@ -369,6 +369,9 @@ pub struct CreateApp {
     /// Its authorization requests must be pushed first (`POST {base_url}/par`, RFC 9126).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_par: bool,
+    /// Its token requests must carry a DPoP proof (RFC 9449): its tokens are always bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_dpop: bool,
     /// `secret` (the default: a client secret is made) or `private_key_jwt` (no secret: the app
     /// signs a JWT with a key of `jwks`, a JWK Set's JSON, or of the one at `jwks_uri`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -429,6 +432,9 @@ pub struct UpdateApp {
     /// Switches the requirement to push authorization requests (PAR) on or off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_par: Option<bool>,
+    /// Switches the requirement to send DPoP proofs on or off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_dpop: Option<bool>,
     /// A private_key_jwt app's new keys: a JWK Set's JSON, or the URL of one (replacing the other).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jwks: Option<String>,
@@ -477,6 +483,9 @@ pub struct App {
     /// Its authorization requests must be pushed (PAR) first.
     #[serde(default)]
     pub require_par: bool,
+    /// Its token requests must carry a DPoP proof.
+    #[serde(default)]
+    pub require_dpop: bool,
     /// How it authenticates (`secret` for an earlier daemon's apps).
     #[serde(default)]
     pub token_auth: TokenAuth,
@@ -646,6 +655,7 @@ mod tests {
             logo_sha256: None,
             signing_alg: SigningAlg::RS256,
             require_par: false,
+            require_dpop: false,
             token_auth: TokenAuth::Secret,
             jwks_kids: vec![],
             jwks_uri: None,
@@ -934,6 +944,9 @@ pub struct DeclaredApp {
     /// Its authorization requests must be pushed (PAR) first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_par: bool,
+    /// Its token requests must carry a DPoP proof (RFC 9449): its tokens are always bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_dpop: bool,
     /// `private_key_jwt`, with `jwks` (a JWK Set's JSON) or `jwks_uri`; absent: `secret`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_auth: Option<String>,

@@ -95,6 +95,10 @@ pub const BACKUP_UNSUPPORTED: &str = "backup_unsupported";
 /// Bearer-token refusals on the JSON API carry RFC 6750's own codes.
 pub const INVALID_TOKEN: &str = "invalid_token";
 pub const INSUFFICIENT_SCOPE: &str = "insufficient_scope";
+/// DPoP (RFC 9449) refusals, at the token endpoint (400) and at resources (401, `DPoP`
+/// challenge): a proof missing, malformed or not fitting the request or token; a nonce needed.
+pub const INVALID_DPOP_PROOF: &str = "invalid_dpop_proof";
+pub const USE_DPOP_NONCE: &str = "use_dpop_nonce";
 
 pub const PROVIDER_NOT_AVAILABLE: &str = "provider_not_available";
 pub const UNKNOWN_PROVIDER: &str = "unknown_provider";

@@ -496,6 +496,10 @@ pub enum AppCmd {
         /// to {base_url}/par and sends the browser to /authorize with the request_uri it gets.
         #[arg(long = "require-par")]
         require_par: bool,
+        /// Its token requests must carry a DPoP proof (RFC 9449): every access token it gets
+        /// is bound to the client's key (cnf.jkt), and the proofs must carry a server nonce.
+        #[arg(long = "require-dpop")]
+        require_dpop: bool,
         /// How a web or m2m app authenticates: secret (the default; a client secret is shown
         /// once) or private_key_jwt (no secret: it signs a client_assertion JWT, RFC 7523, with
         /// a key of --jwks or --jwks-uri).
@@ -584,6 +588,9 @@ pub enum AppCmd {
         /// Whether the app's authorization requests must be pushed first (PAR).
         #[arg(long = "require-par", value_name = "true|false")]
         require_par: Option<bool>,
+        /// Whether the app's token requests must carry DPoP proofs.
+        #[arg(long = "require-dpop", value_name = "true|false")]
+        require_dpop: Option<bool>,
         /// Replace a private_key_jwt app's keys with this JWK Set (JSON) file.
         #[arg(long = "jwks", value_name = "FILE", conflicts_with = "jwks_uri")]
         jwks: Option<std::path::PathBuf>,

@@ -642,7 +642,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__app__subcmd__create)
-            opts="-t -o -q -h --tenant --name --type --redirect-uri --post-logout-redirect-uri --cors-origin --scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --signing-alg --require-par --token-auth --jwks --jwks-uri --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --name --type --redirect-uri --post-logout-redirect-uri --cors-origin --scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --signing-alg --require-par --require-dpop --token-auth --jwks --jwks-uri --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -980,7 +980,7 @@ _latchkey() {
             return 0
             ;;
         latchkey__subcmd__app__subcmd__update)
-            opts="-t -o -q -h --tenant --name --add-redirect-uri --remove-redirect-uri --add-post-logout-redirect-uri --remove-post-logout-redirect-uri --add-cors-origin --remove-cors-origin --add-scope --remove-scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --signing-alg --require-par --jwks --jwks-uri --socket --output --quiet --help"
+            opts="-t -o -q -h --tenant --name --add-redirect-uri --remove-redirect-uri --add-post-logout-redirect-uri --remove-post-logout-redirect-uri --add-cors-origin --remove-cors-origin --add-scope --remove-scope --device-flow --require-acr --consent --backchannel-logout-uri --backchannel-logout-session-required --logo --signing-alg --require-par --require-dpop --jwks --jwks-uri --socket --output --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1059,6 +1059,10 @@ _latchkey() {
                     return 0
                     ;;
                 --require-par)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --require-dpop)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;

@@ -160,6 +160,7 @@ json\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l device-flow -d 'Allow the device authorization grant (RFC 8628): a CLI or a device without a browser shows a code the user enters at {base_url}/device. Native apps only; such an app needs no redirect URI'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l backchannel-logout-session-required -d 'The app needs the sid claim in its logout tokens (Latchkey always sends it)'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l require-par -d 'Accept only pushed authorization requests (PAR, RFC 9126): the app POSTs its request to {base_url}/par and sends the browser to /authorize with the request_uri it gets'
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -l require-dpop -d 'Its token requests must carry a DPoP proof (RFC 9449): every access token it gets is bound to the client\'s key (cnf.jkt), and the proofs must carry a server nonce'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print no tables, confirmations, hints or progress: only errors (on stderr) and what is shown once and lost otherwise, one per line: `app create` its client id and client secret, `app rotate-secret` the secret, `user invite|recover` the link, `user reinvite` EMAIL<TAB>LINK for links neither e-mailed nor saved, `apply` TENANT<TAB>APP<TAB>CLIENT ID<TAB>SECRET for new confidential apps, `scim enable|rotate-token` the token, `webhook add` the generated secret (or the id, when the secret came from a file). `-o json` prints its document regardless'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from list" -s t -l tenant -d 'The tenant to act on, by its slug (as `latchkey tenant list` shows it)' -r
@@ -196,6 +197,8 @@ complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_s
 ES256\t''
 EdDSA\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l require-par -d 'Whether the app\'s authorization requests must be pushed first (PAR)' -r -f -a "true\t''
+false\t''"
+complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l require-dpop -d 'Whether the app\'s token requests must carry DPoP proofs' -r -f -a "true\t''
 false\t''"
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l jwks -d 'Replace a private_key_jwt app\'s keys with this JWK Set (JSON) file' -r -F
 complete -c latchkey -n "__fish_latchkey_using_subcommand app; and __fish_seen_subcommand_from update" -l jwks-uri -d 'Replace a private_key_jwt app\'s keys with the JWK Set at this URL' -r

@@ -259,6 +259,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         listen_addr,
         spare_keys,
         rsa_engine,
+        dpop_spent: Default::default(),
     });
     let generation =
         state.registry.load_all().await.map_err(|e| {

@@ -81,6 +81,7 @@ fn declared(d: &Declared) {
                 logo_png: None,
                 signing_alg: a.signing_alg.clone(),
                 require_par: a.require_par,
+                require_dpop: a.require_dpop,
                 token_auth: a.token_auth.clone(),
                 jwks: a.jwks.clone(),
                 jwks_uri: a.jwks_uri.clone(),

@@ -73,6 +73,7 @@ fn device_app() -> AppRow {
         logo_sha: None,
         signing_alg: latchkey_store::SigningAlg::RS256,
         require_par: false,
+        require_dpop: false,
         token_auth: latchkey_store::TokenAuth::Secret,
         jwks: None,
         jwks_uri: None,

@@ -5,7 +5,10 @@
 //! clients, each refresh token rotated once: the same signatures and commit). Prints the machine's
 //! single-core RSA-2048 signing rate from `openssl speed` in the same run, as the ceiling. Client
 //! credentials are then measured per signing algorithm (RS256, ES256, EdDSA apps side by side, in
-//! alternating rounds) with the ratios to RS256.
+//! alternating rounds) with the ratios to RS256, and with and without DPoP proofs (the cost of a bound
+//! grant).
+//!
+//! `BENCH_PHASE=dpop` runs only the DPoP phase: client credentials with and without a proof.
 //!
 //! Run: `cargo bench -p latchkey-tests --bench tokens`; the daemon signs with aws-lc unless
 //! `LATCHKEY_SIGNING_RSA_ENGINE=ifma-pairs` (as bench/run sets) asks for the pair signer. With
@@ -116,17 +119,33 @@ fn posts(
     expect: &'static str,
     keep: bool,
 ) -> Vec<Vec<(Duration, Option<String>)>> {
+    let requests = bodies.into_iter().map(|b| b.into_iter().map(|body| (body, None)).collect()).collect();
+    posts_with(base, app, requests, expect, keep)
+}
+
+/// [`posts`] where each request may carry a `DPoP` proof.
+fn posts_with(
+    base: &str,
+    app: &App,
+    requests: Vec<Vec<(String, Option<String>)>>,
+    expect: &'static str,
+    keep: bool,
+) -> Vec<Vec<(Duration, Option<String>)>> {
     let (authority, path) = lean::split(base);
     let path = format!("{path}/token");
     let basic = oidc_support::basic_auth(&app.client_id, app.secret.as_deref().unwrap_or_default());
-    lean_async::clients(&authority, bodies, |mine, mut http| {
+    lean_async::clients(&authority, requests, |mine, mut http| {
         let (path, basic) = (path.clone(), basic.clone());
         async move {
             let mut samples = Vec::with_capacity(mine.len());
-            for body in &mine {
+            for (body, proof) in &mine {
                 let t = Instant::now();
                 let form = "application/x-www-form-urlencoded";
-                let r = http.post(&path, form, body.as_bytes(), &[("Authorization", &basic)]).await;
+                let mut headers = vec![("Authorization", basic.as_str())];
+                if let Some(p) = proof {
+                    headers.push(("DPoP", p.as_str()));
+                }
+                let r = http.post(&path, form, body.as_bytes(), &headers).await;
                 let took = t.elapsed();
                 let text = r.text();
                 assert!(r.status == 200 && text.contains(expect), "{text}");
@@ -222,6 +241,86 @@ fn by_algorithm(d: &TestDaemon, site: &Site, n: usize) {
     }
 }
 
+/// Client credentials with and without a DPoP proof (ES256 client keys; proofs made before each
+/// round is timed), for an RS256 and an ES256 app, 16 clients, in alternating rounds; prints the
+/// cost of a bound grant against an unbound one (the unbound rate ÷ the bound rate, median of the
+/// rounds): the proof's verification and its `jti` recorded in one durable write.
+fn dpop_cost(d: &TestDaemon, site: &Site, n: usize) {
+    let (_, keys) = admin_raw(&d.socket, &admin_request("GET", "/admin/v1/tenants/bench/keys", None, b""));
+    if !keys.to_string().contains("ES256") {
+        admin(d, "/admin/v1/tenants/bench/keys/rotate", json!({"alg": "ES256"}));
+    }
+    let apps: Vec<(&str, App)> = ["RS256", "ES256"]
+        .into_iter()
+        .map(|alg| {
+            let a = admin(
+                d,
+                "/admin/v1/tenants/bench/apps",
+                json!({"name": format!("dpop {alg}"), "type": "m2m", "signing_alg": alg}),
+            );
+            let app = App {
+                client_id: a["client_id"].as_str().unwrap().into(),
+                secret: a["client_secret"].as_str().map(Into::into),
+                redirect: String::new(),
+            };
+            (alg, app)
+        })
+        .collect();
+    let key = oidc_support::holder(latchkey::admin::SigningAlg::ES256);
+    let htu = format!("{}/token", site.base);
+    let clients = 16;
+    let per_client = (n * 4).max(8_000) / clients;
+    let run = |app: &App, bound: bool, per_client: usize| {
+        let requests: Vec<Vec<(String, Option<String>)>> = (0..clients)
+            .map(|_| {
+                (0..per_client)
+                    .map(|_| {
+                        let proof = bound.then(|| key.proof(d, "POST", &htu, json!({})));
+                        ("grant_type=client_credentials".to_owned(), proof)
+                    })
+                    .collect()
+            })
+            .collect();
+        let expect = if bound { "\"DPoP\"" } else { "\"Bearer\"" };
+        let wall = Instant::now();
+        let samples: Vec<Duration> =
+            posts_with(&site.base, app, requests, expect, false).into_iter().flatten().map(|(d, _)| d).collect();
+        (wall.elapsed(), samples)
+    };
+    for (_, app) in &apps {
+        run(app, false, 20);
+        run(app, true, 20);
+    }
+    for (alg, app) in &apps {
+        let mut rates = [vec![], vec![]];
+        for round in 0..ROUNDS {
+            let order = if round % 2 == 0 { [false, true] } else { [true, false] };
+            for bound in order {
+                let (wall, samples) = run(app, bound, per_client);
+                rates[usize::from(bound)].push(samples.len() as f64 / wall.as_secs_f64());
+                if round == ROUNDS - 1 {
+                    let label = format!(
+                        "client_credentials {alg}, {}, {clients} clients",
+                        if bound { "DPoP" } else { "Bearer" }
+                    );
+                    report(&label, samples.len(), wall, samples);
+                }
+            }
+        }
+        let costs: Vec<f64> = rates[0].iter().zip(&rates[1]).map(|(plain, bound)| plain / bound).collect();
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "client_credentials {alg}: a DPoP-bound grant costs {:.2}× an unbound one, median of {ROUNDS} rounds ({:.0}/s bound, {:.0}/s unbound)",
+            median(costs),
+            median(rates[1].clone()),
+            median(rates[0].clone())
+        );
+    }
+}
+
 /// Rounds of the 16-client exchanges, each followed by its ceiling (`common/ceiling.rs`).
 const ROUNDS: usize = 4;
 
@@ -263,6 +362,9 @@ fn main() {
         secret: m2m["client_secret"].as_str().map(Into::into),
         redirect: String::new(),
     };
+    if std::env::var("BENCH_PHASE").as_deref() == Ok("dpop") {
+        return dpop_cost(&d, &site, n);
+    }
     let grant = || {
         let t = Instant::now();
         let r = token(&site, &m2m, &[("grant_type", "client_credentials")]);
@@ -281,6 +383,7 @@ fn main() {
         report(&format!("client_credentials, {clients} client(s)"), samples.len(), wall.elapsed(), samples);
     }
     by_algorithm(&d, &site, n);
+    dpop_cost(&d, &site, n);
 
     // Authorization codes: a signed-in browser session gets a code straight from /authorize.
     let web = admin(

@@ -799,3 +799,56 @@ fn back_channel_logouts_from_three_nodes_are_delivered_once_each() {
     sids.sort();
     assert_eq!(delivered, sids);
 }
+
+/// A DPoP proof and a private_key_jwt client assertion accepted by one node are refused by the
+/// other (their `jti`s are recorded in the shared database), and a DPoP nonce issued by one node
+/// is accepted by the other (nonces are derived from the shared key-encryption key).
+#[test]
+fn proofs_and_client_assertions_are_accepted_once_across_nodes() {
+    if skipped() {
+        return;
+    }
+    let c = Cluster::start(2);
+    let a = Site::new(c.node(0), "acme", &[]);
+    let b = c.site(1, &a);
+    let key = holder(latchkey::admin::SigningAlg::ES256);
+    let jwks = c.node(0).dir.path().join("jwks.json");
+    std::fs::write(&jwks, serde_json::json!({"keys": [key.jwk]}).to_string()).unwrap();
+    let args = ["--token-auth", "private_key_jwt", "--jwks", jwks.to_str().unwrap(), "--require-dpop"];
+    let m2m = app(&a, "m2m", &args);
+    let htu = format!("{}/token", a.base);
+    let now = latchkey_domain::clock::Clock::now(&*c.node(0).clock);
+    let new_assertion = || {
+        let claims = serde_json::json!({
+            "iss": m2m.client_id, "sub": m2m.client_id, "aud": htu, "exp": now + 60, "jti": random_jti(),
+        });
+        key.sign(&serde_json::json!({"alg": "ES256"}), &claims)
+    };
+    let assertion = new_assertion();
+    let post = |site: &Site, proof: &str, assertion: &str| {
+        let form = [
+            ("grant_type", "client_credentials"),
+            ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"),
+            ("client_assertion", assertion),
+        ];
+        let body = query(&form).into_bytes();
+        send_raw(
+            "POST",
+            &format!("{}/token", site.base),
+            Some("application/x-www-form-urlencoded"),
+            body,
+            &[("DPoP", proof)],
+        )
+    };
+    // Node 0's nonce, used at node 1.
+    let first = post(&a, &key.proof(c.node(0), "POST", &htu, serde_json::json!({})), &new_assertion());
+    assert_refused(&first, 400, "use_dpop_nonce", "a proof without the nonce an app that requires DPoP needs");
+    let nonce = first.header("DPoP-Nonce").unwrap().to_owned();
+    let proof = key.proof(c.node(0), "POST", &htu, serde_json::json!({"nonce": nonce}));
+    let r = post(&b, &proof, &assertion);
+    assert_eq!((r.status, r.json()["token_type"].as_str()), (200, Some("DPoP")), "{}", r.body);
+    // The same proof (with a fresh assertion) and the same assertion (with a fresh proof) at node 0.
+    assert_refused(&post(&a, &proof, &new_assertion()), 400, "invalid_dpop_proof", "a proof replayed at another node");
+    let fresh_proof = key.proof(c.node(0), "POST", &htu, serde_json::json!({"nonce": nonce}));
+    assert_refused(&post(&a, &fresh_proof, &assertion), 401, "invalid_client", "an assertion replayed at another node");
+}

@@ -20,6 +20,7 @@ mod declarative;
 mod dev_mode;
 mod device;
 mod docs;
+mod dpop;
 mod hardening;
 mod harness;
 mod keys;

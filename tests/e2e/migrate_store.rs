@@ -169,7 +169,7 @@ fn sqlite_installation_moves_to_postgres() {
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert_eq!(first.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let printed = counts(&stdout);
-    assert_eq!(printed.len(), 33, "every table is listed:\n{stdout}");
+    assert_eq!(printed.len(), 34, "every table is listed:\n{stdout}");
     for (t, (sqlite, postgres)) in &printed {
         assert_eq!(sqlite, postgres, "{t}:\n{stdout}");
     }
@@ -224,6 +224,9 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("ALTER TABLE applications DROP COLUMN token_auth");
     pg_sql.exec("ALTER TABLE applications DROP COLUMN jwks");
     pg_sql.exec("ALTER TABLE applications DROP COLUMN jwks_uri");
+    pg_sql.exec("DROP TABLE dpop_proofs");
+    pg_sql.exec("ALTER TABLE refresh_tokens DROP COLUMN dpop_jkt");
+    pg_sql.exec("ALTER TABLE applications DROP COLUMN require_dpop");
     // (Version 10 had RSA keys only, one current per tenant.)
     pg_sql.exec("DELETE FROM signing_keys WHERE alg <> 'RS256'");
     pg_sql.exec("ALTER TABLE signing_keys DROP COLUMN alg");

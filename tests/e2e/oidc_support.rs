@@ -5,7 +5,9 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use serde_json::Value;
+use latchkey::admin::SigningAlg;
+use latchkey_domain::oidc::keys::{SigningKey, generate_for};
+use serde_json::{Value, json};
 
 use crate::authenticator::{Soft, Tamper};
 use crate::support::*;
@@ -125,6 +127,20 @@ pub fn code_flow(
     (param(&params, "code").expect("code").to_owned(), cookie)
 }
 
+/// The browser's part of a sign-in started at `url`: the login page, a passkey sign-in, and the
+/// redirect back with a code. The redirect's `Location`.
+pub fn sign_in_at(site: &Site, url: &str, soft: &mut Soft, user: &str) -> String {
+    let page = get(url, None);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let id = request_id(&page);
+    let r = site.sign_in(soft, Some(user), &Tamper::default());
+    assert_eq!(r.status, 200, "{}", r.body);
+    let cookie = r.session_cookie().unwrap();
+    let back = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&cookie));
+    assert_eq!(back.status, 302, "{}", back.body);
+    back.header("location").unwrap().to_owned()
+}
+
 /// `Basic` credentials of a confidential client (client_secret_basic).
 pub fn basic_auth(client_id: &str, secret: &str) -> String {
     format!("Basic {}", STANDARD.encode(format!("{client_id}:{secret}")))
@@ -194,4 +210,76 @@ pub fn client_post(site: &Site, app: &App, path: &str, form: &[(&str, &str)]) ->
         query(&form).into_bytes(),
         &[],
     )
+}
+
+// DPoP (RFC 9449) proofs of a client key, for the DPoP tests and the tokens bench.
+
+/// A client's DPoP key: it signs proofs with its public JWK in their header.
+pub struct Holder {
+    pub key: SigningKey,
+    pub jwk: Value,
+}
+
+pub fn holder(alg: SigningAlg) -> Holder {
+    let g = generate_for(alg, 2048).unwrap();
+    let key = SigningKey::parsed(alg, "dpop", g.bits, &g.pkcs8, latchkey_domain::config::RsaEngine::AwsLc).unwrap();
+    let mut jwk = serde_json::to_value(&key.jwk).unwrap();
+    for member in ["kid", "use", "alg"] {
+        jwk.as_object_mut().unwrap().remove(member);
+    }
+    Holder { key, jwk }
+}
+
+pub fn b64(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+pub fn sha256_b64(text: &str) -> String {
+    b64(aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, text.as_bytes()).as_ref())
+}
+
+impl Holder {
+    pub fn alg(&self) -> &'static str {
+        match self.jwk["kty"].as_str() {
+            Some("EC") => "ES256",
+            Some("OKP") => "EdDSA",
+            _ => "RS256",
+        }
+    }
+
+    /// The RFC 7638 thumbprint the tokens are bound to.
+    pub fn jkt(&self) -> String {
+        let canonical = match self.alg() {
+            "ES256" => json!({"crv": self.jwk["crv"], "kty": "EC", "x": self.jwk["x"], "y": self.jwk["y"]}),
+            "EdDSA" => json!({"crv": "Ed25519", "kty": "OKP", "x": self.jwk["x"]}),
+            _ => json!({"e": self.jwk["e"], "kty": "RSA", "n": self.jwk["n"]}),
+        };
+        sha256_b64(&canonical.to_string())
+    }
+
+    pub fn sign(&self, header: &Value, claims: &Value) -> String {
+        let input = format!("{}.{}", b64(header.to_string().as_bytes()), b64(claims.to_string().as_bytes()));
+        format!("{input}.{}", b64(&self.key.sign(input.as_bytes()).unwrap()))
+    }
+
+    /// A proof for `htm` `htu` at the daemon's time, with `extra` claims (`ath`, `nonce`).
+    pub fn proof(&self, d: &TestDaemon, htm: &str, htu: &str, extra: Value) -> String {
+        use latchkey_domain::clock::Clock;
+        let mut claims = json!({"jti": random_jti(), "htm": htm, "htu": htu, "iat": d.clock.now()});
+        for (k, v) in extra.as_object().unwrap() {
+            claims[k] = v.clone();
+        }
+        self.sign(&json!({"typ": "dpop+jwt", "alg": self.alg(), "jwk": self.jwk}), &claims)
+    }
+
+    /// A proof for a resource, with the `ath` of `token`.
+    pub fn for_resource(&self, d: &TestDaemon, htm: &str, htu: &str, token: &str) -> String {
+        self.proof(d, htm, htu, json!({"ath": sha256_b64(token)}))
+    }
+}
+
+pub fn random_jti() -> String {
+    let mut b = [0u8; 12];
+    aws_lc_rs::rand::fill(&mut b).unwrap();
+    b64(&b)
 }

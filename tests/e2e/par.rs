@@ -5,23 +5,8 @@
 
 use serde_json::Value;
 
-use crate::authenticator::Tamper;
 use crate::oidc_support::*;
 use crate::support::*;
-
-/// The browser's part of a sign-in started at `url`: the login page, a passkey sign-in, and the
-/// redirect back with a code. The redirect's `Location`.
-fn sign_in_at(site: &Site, url: &str, soft: &mut crate::authenticator::Soft, user: &str) -> String {
-    let page = get(url, None);
-    assert_eq!(page.status, 200, "{}", page.body);
-    let id = request_id(&page);
-    let r = site.sign_in(soft, Some(user), &Tamper::default());
-    assert_eq!(r.status, 200, "{}", r.body);
-    let cookie = r.session_cookie().unwrap();
-    let back = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&cookie));
-    assert_eq!(back.status, 302, "{}", back.body);
-    back.header("location").unwrap().to_owned()
-}
 
 /// `POST /par` with the app's client authentication (HTTP Basic) and `form`.
 fn push(site: &Site, app: &App, secret: &str, form: &[(&str, &str)]) -> Http {

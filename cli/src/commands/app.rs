@@ -21,6 +21,7 @@ fn rows(a: &App) -> Vec<(&'static str, String)> {
         ("consent", a.consent.clone()),
         ("signing alg", a.signing_alg.as_str().to_owned()),
         ("require par", if a.require_par { "yes".into() } else { "no".into() }),
+        ("require dpop", if a.require_dpop { "yes".into() } else { "no".into() }),
         (
             "token auth",
             match (&a.jwks_uri, a.jwks_kids.is_empty()) {
@@ -72,6 +73,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             logo,
             signing_alg,
             require_par,
+            require_dpop,
             token_auth,
             jwks,
             jwks_uri,
@@ -96,6 +98,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 logo_png: logo.as_deref().map(read_logo).transpose()?,
                 signing_alg,
                 require_par,
+                require_dpop,
                 token_auth,
                 jwks: jwks.as_deref().map(read_jwks).transpose()?,
                 jwks_uri,
@@ -158,6 +161,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
             logo,
             signing_alg,
             require_par,
+            require_dpop,
             jwks,
             jwks_uri,
         } => {
@@ -180,6 +184,7 @@ pub fn run(client: &Client, cmd: AppCmd) -> Result<Output, CliError> {
                 logo_png: logo.as_deref().filter(|p| p.as_os_str() != "none").map(read_logo).transpose()?,
                 signing_alg,
                 require_par,
+                require_dpop,
                 jwks: jwks.as_deref().map(read_jwks).transpose()?,
                 jwks_uri,
             };

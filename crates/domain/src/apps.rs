@@ -39,6 +39,7 @@ pub fn to_wire(row: &AppRow) -> App {
         logo_sha256: row.logo_sha.clone(),
         signing_alg: row.signing_alg,
         require_par: row.require_par,
+        require_dpop: row.require_dpop,
         token_auth: row.token_auth,
         jwks_kids: row
             .jwks
@@ -222,6 +223,7 @@ fn check(req: &CreateApp, purpose: Purpose) -> Result<AppRow, Error> {
         logo_sha: None,
         signing_alg,
         require_par: req.require_par,
+        require_dpop: req.require_dpop,
         token_auth,
         jwks,
         jwks_uri,
@@ -494,6 +496,7 @@ pub fn updated(cur: &AppRow, req: &UpdateApp) -> Result<AppRow, Error> {
         logo_png: None,
         signing_alg: Some(req.signing_alg.clone().unwrap_or_else(|| cur.signing_alg.as_str().to_owned())),
         require_par: req.require_par.unwrap_or(cur.require_par),
+        require_dpop: req.require_dpop.unwrap_or(cur.require_dpop),
         // The way it authenticates stays; a private_key_jwt app's keys may be replaced.
         token_auth: Some(cur.token_auth.as_str().to_owned()),
         jwks: match (&req.jwks, &req.jwks_uri) {
@@ -614,6 +617,7 @@ pub(crate) mod tests {
             logo_png: None,
             signing_alg: None,
             require_par: false,
+            require_dpop: false,
             token_auth: None,
             jwks: None,
             jwks_uri: None,

@@ -93,6 +93,9 @@ pub struct Kek {
     decoy: aws_lc_rs::hmac::Key,
     /// Derived from the KEK: keys the ID tokens' `sid` claims ([`SessionIds`]).
     session_ids: SessionIds,
+    /// Derived from the KEK: keys the DPoP nonces (`oidc::dpop`), so that every node issues
+    /// and accepts the same ones without storing them.
+    dpop_nonces: aws_lc_rs::hmac::Key,
 }
 
 /// Names a session to the applications (the ID token's `sid`, and the back-channel logout token's
@@ -175,12 +178,22 @@ impl Kek {
         let decoy = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, decoy_key.as_ref());
         let sid_key = aws_lc_rs::hmac::sign(&derive, b"latchkey/session-ids");
         let session_ids = SessionIds(aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, sid_key.as_ref()));
-        Ok(Kek { key: LessSafeKey::new(unbound), decoy, session_ids })
+        let nonce_key = aws_lc_rs::hmac::sign(&derive, b"latchkey/dpop-nonces");
+        let dpop_nonces = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, nonce_key.as_ref());
+        Ok(Kek { key: LessSafeKey::new(unbound), decoy, session_ids, dpop_nonces })
     }
 
     /// What names sessions in ID tokens ([`SessionIds`]).
     pub fn session_ids(&self) -> SessionIds {
         self.session_ids.clone()
+    }
+
+    /// The tag of a tenant's DPoP nonce for one time window: what only this deployment makes.
+    pub fn dpop_nonce_tag(&self, tenant: crate::store::TenantId, window: i64) -> [u8; 16] {
+        let tag = aws_lc_rs::hmac::sign(&self.dpop_nonces, format!("{tenant}/{window}").as_bytes());
+        let mut out = [0; 16];
+        out.copy_from_slice(&tag.as_ref()[..16]);
+        out
     }
 
     /// A stable, secret-keyed stand-in credential id for a username that has no credentials.

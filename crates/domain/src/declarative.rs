@@ -209,6 +209,7 @@ fn app_row(d: &DeclaredApp) -> Result<AppRow, Error> {
         logo_png: None,
         signing_alg: d.signing_alg.clone(),
         require_par: d.require_par,
+        require_dpop: d.require_dpop,
         token_auth: d.token_auth.clone(),
         jwks: d.jwks.clone(),
         jwks_uri: d.jwks_uri.clone(),
@@ -517,6 +518,7 @@ fn plan(tx: &impl Reader, kek: &Kek, declared: &Declared, public_url: &str) -> R
                         scalar("consent", consent_word(cur), consent_word(&wanted)),
                         scalar("signing_alg", cur.signing_alg.as_str(), wanted.signing_alg.as_str()),
                         scalar("require_par", cur.require_par, wanted.require_par),
+                        scalar("require_dpop", cur.require_dpop, wanted.require_dpop),
                         scalar("jwks", cur.jwks.as_deref().unwrap_or("none"), wanted.jwks.as_deref().unwrap_or("none")),
                         scalar(
                             "jwks_uri",
@@ -724,6 +726,7 @@ pub async fn export(db: &Db, slug: String) -> Result<Declared, Error> {
                 signing_alg: (a.signing_alg != crate::store::SigningAlg::RS256)
                     .then(|| a.signing_alg.as_str().to_owned()),
                 require_par: a.require_par,
+                require_dpop: a.require_dpop,
                 token_auth: (a.token_auth != crate::store::TokenAuth::Secret).then(|| a.token_auth.as_str().to_owned()),
                 jwks: a.jwks,
                 jwks_uri: a.jwks_uri,

@@ -43,4 +43,6 @@ pub struct State {
     /// What signs RS256 tokens: `config.rsa_engine` as this CPU allows it
     /// ([`crate::oidc::signer::effective`]); every tenant's keys are loaded for it.
     pub rsa_engine: config::RsaEngine,
+    /// The DPoP proofs this daemon accepted, on SQLite (`oidc::dpop::spend`).
+    pub dpop_spent: crate::oidc::dpop::Spent,
 }

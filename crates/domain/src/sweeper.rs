@@ -33,6 +33,7 @@ pub async fn run(state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
                     + store::oidc::sweep(tx, now)?
                     + store::pushed::sweep(tx, now)?
                     + store::client_assertions::sweep(tx, now)?
+                    + store::dpop_proofs::sweep(tx, now)?
                     + store::device::sweep(tx, now)?
                     + store::social::sweep(tx, now)?
                     + store::tenants::sweep_old_urls(tx, now)?.len()

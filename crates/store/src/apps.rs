@@ -33,6 +33,8 @@ pub struct AppRow {
     pub signing_alg: SigningAlg,
     /// Its authorization requests must be pushed first (RFC 9126, `--require-par`).
     pub require_par: bool,
+    /// Its token requests must carry a DPoP proof (RFC 9449, `--require-dpop`).
+    pub require_dpop: bool,
     /// How it authenticates; a `private_key_jwt` app has no secret but `jwks` (a JWK Set's JSON)
     /// or `jwks_uri`.
     pub token_auth: TokenAuth,
@@ -47,7 +49,7 @@ impl AppRow {
     }
 }
 
-const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required, logo_sha, signing_alg, require_par, token_auth, jwks, jwks_uri";
+const COLUMNS: &str = "client_id, name, app_type, secret_hash, redirect_uris, post_logout_redirect_uris, cors_origins, scopes, created_at, device_flow, require_acr, consent, backchannel_logout_uri, backchannel_logout_session_required, logo_sha, signing_alg, require_par, token_auth, jwks, jwks_uri, require_dpop";
 
 fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
     Ok((
@@ -72,6 +74,7 @@ fn from_row(r: &Row<'_>) -> Result<(AppRow, [String; 4]), StoreError> {
             token_auth: r.get::<_, Text<TokenAuth>>(17)?.0,
             jwks: r.get(18)?,
             jwks_uri: r.get(19)?,
+            require_dpop: r.get(20)?,
         },
         [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
     ))
@@ -93,7 +96,7 @@ fn consent_text(app: &AppRow) -> &'static str {
 pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), StoreError> {
     tx.conn().execute(
         &format!(
-            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
+            "INSERT INTO applications (tenant_id, {COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"
         ),
         params![
             tenant,
@@ -117,6 +120,7 @@ pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             Text(app.token_auth),
             app.jwks,
             app.jwks_uri,
+            app.require_dpop,
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -225,7 +229,7 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
         "UPDATE applications SET name = ?3, redirect_uris = ?4, post_logout_redirect_uris = ?5, cors_origins = ?6,
          scopes = ?7, device_flow = ?8, require_acr = ?9, consent = ?10, backchannel_logout_uri = ?11,
          backchannel_logout_session_required = ?12, logo_sha = ?13, signing_alg = ?14, require_par = ?15,
-         jwks = ?16, jwks_uri = ?17
+         jwks = ?16, jwks_uri = ?17, require_dpop = ?18
          WHERE tenant_id = ?1 AND client_id = ?2",
         params![
             tenant,
@@ -244,7 +248,8 @@ pub fn update(tx: &WriteTx<'_>, tenant: TenantId, app: &AppRow) -> Result<(), St
             Text(app.signing_alg),
             app.require_par,
             app.jwks,
-            app.jwks_uri
+            app.jwks_uri,
+            app.require_dpop
         ],
     )?;
     super::cluster::changed(tx.conn(), tenant)
@@ -303,6 +308,7 @@ mod tests {
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
             require_par: false,
+            require_dpop: false,
             token_auth: TokenAuth::Secret,
             jwks: None,
             jwks_uri: None,

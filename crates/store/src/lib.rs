@@ -23,6 +23,7 @@ pub mod cluster;
 pub mod consents;
 pub mod credentials;
 pub mod device;
+pub mod dpop_proofs;
 pub mod invites;
 pub mod keys;
 mod location;
@@ -846,6 +847,7 @@ pub mod testing {
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
             require_par: false,
+            require_dpop: false,
             token_auth: TokenAuth::Secret,
             jwks: None,
             jwks_uri: None,
@@ -903,6 +905,7 @@ pub mod testing {
             logo_sha: None,
             signing_alg: SigningAlg::RS256,
             require_par: false,
+            require_dpop: false,
             token_auth: TokenAuth::Secret,
             jwks: None,
             jwks_uri: None,

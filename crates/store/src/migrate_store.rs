@@ -45,6 +45,7 @@ pub const TABLES: &[&str] = &[
     "authorize_requests",
     "pushed_requests",
     "client_assertion_jtis",
+    "dpop_proofs",
     "authorization_codes",
     "refresh_tokens",
     "revoked_access_tokens",
@@ -591,6 +592,7 @@ mod tests {
         let expected = [
             ("applications", "backchannel_logout_session_required"),
             ("applications", "device_flow"),
+            ("applications", "require_dpop"),
             ("applications", "require_par"),
             ("credentials", "backed_up"),
             ("credentials", "backup_eligible"),

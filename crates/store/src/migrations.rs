@@ -62,6 +62,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0027-signing-algorithms", "0.2.0"),
     migration!("0028-pushed-requests", "0.2.0"),
     migration!("0029-client-assertions", "0.2.0"),
+    migration!("0030-dpop", "0.2.0"),
 ];
 
 /// The schema version this release brings a database to.

@@ -118,7 +118,7 @@ macro_rules! select_refresh {
     () => {
         "SELECT id, family, client_id, user_id, session_id, scope, auth_time, amr, expires_at, used_at, revoked_at,
                 claims, offline,
-                (SELECT s.expires_at FROM sessions s WHERE s.id = refresh_tokens.session_id)
+                (SELECT s.expires_at FROM sessions s WHERE s.id = refresh_tokens.session_id), dpop_jkt
          FROM refresh_tokens WHERE tenant_id = ?1 AND token_hash = ?2"
     };
 }
@@ -183,7 +183,7 @@ pub fn use_code(
 }
 
 /// PostgreSQL's redemption and rotation in one statement: `WITH used AS (<the update>)`, the
-/// update an `UPDATE … RETURNING tenant_id` of the tenant `?1` and the row `?17`, then the refresh
+/// update an `UPDATE … RETURNING tenant_id` of the tenant `?1` and the row `?18`, then the refresh
 /// token inserted only if the update changed a row. The insert's parameters, which the update may
 /// use too: `?2` the family, `?11` now, `?13` the access token's id (see [`insert_refresh_if`]).
 /// They are cast in the select list: bare, they would be typed as text.
@@ -201,11 +201,12 @@ macro_rules! refresh_if {
             $used,
             "), made AS (
              INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash,
-                 scope, auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims, offline)
+                 scope, auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims, offline,
+                 dpop_jkt)
              SELECT tenant_id, CAST(?2 AS TEXT), CAST(?3 AS BYTEA), CAST(?4 AS TEXT), CAST(?5 AS BIGINT),
                     CAST(?6 AS BIGINT), CAST(?7 AS BYTEA), CAST(?8 AS TEXT), CAST(?9 AS BIGINT), CAST(?10 AS TEXT),
                     CAST(?11 AS BIGINT), CAST(?12 AS BIGINT), CAST(?13 AS TEXT), CAST(?14 AS BIGINT),
-                    CAST(?15 AS TEXT), CAST(?16 AS BOOLEAN)
+                    CAST(?15 AS TEXT), CAST(?16 AS BOOLEAN), CAST(?17 AS TEXT)
              FROM used RETURNING id)
              SELECT id FROM made
              UNION ALL
@@ -270,7 +271,7 @@ pub fn redeem_code(
     }
     let sql = refresh_if!(
         "UPDATE authorization_codes SET used_at = ?11, access_jti = ?13, family = ?2
-         WHERE tenant_id = ?1 AND code_hash = ?17 AND used_at IS NULL RETURNING tenant_id"
+         WHERE tenant_id = ?1 AND code_hash = ?18 AND used_at IS NULL RETURNING tenant_id"
     );
     insert_refresh_if(tx, sql, tenant, &hash, r, now)
 }
@@ -294,6 +295,8 @@ pub struct RefreshRow {
     pub offline: bool,
     /// When the browser session it was granted in ends; `None` once that session is gone.
     pub session_expires_at: Option<Timestamp>,
+    /// The thumbprint of the DPoP key a public client's refresh token is bound to.
+    pub dpop_jkt: Option<String>,
 }
 
 pub struct NewRefresh<'a> {
@@ -312,6 +315,8 @@ pub struct NewRefresh<'a> {
     pub access_expires_at: Timestamp,
     pub claims: Option<&'a str>,
     pub offline: bool,
+    /// The DPoP key it is bound to (RFC 9449 §5: public clients' refresh tokens).
+    pub dpop_jkt: Option<&'a str>,
 }
 
 pub fn insert_refresh(
@@ -322,15 +327,15 @@ pub fn insert_refresh(
 ) -> Result<(), StoreError> {
     tx.conn().execute(
         "INSERT INTO refresh_tokens (tenant_id, family, token_hash, client_id, user_id, session_id, code_hash, scope,
-             auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims, offline)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+             auth_time, amr, created_at, expires_at, access_jti, access_expires_at, claims, offline, dpop_jkt)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         &refresh_values(&tenant, r, &now),
     )?;
     Ok(())
 }
 
 /// A new refresh token's columns, in the order of [`insert_refresh`]'s and [`refresh_if`]'s.
-fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Timestamp) -> [&'a dyn ToValue; 16] {
+fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Timestamp) -> [&'a dyn ToValue; 17] {
     [
         tenant,
         &r.family,
@@ -348,6 +353,7 @@ fn refresh_values<'a>(tenant: &'a TenantId, r: &'a NewRefresh<'a>, now: &'a Time
         &r.access_expires_at,
         &r.claims,
         &r.offline,
+        &r.dpop_jkt,
     ]
 }
 
@@ -377,6 +383,7 @@ fn refresh_row(c: &dyn Conn, sql: &str, tenant: TenantId, hash: &[u8]) -> Result
             claims: r.get(11)?,
             offline: r.get(12)?,
             session_expires_at: r.get(13)?,
+            dpop_jkt: r.get(14)?,
         })
     })
 }
@@ -414,7 +421,7 @@ pub fn rotate_refresh(
     }
     let sql = refresh_if!(
         "UPDATE refresh_tokens SET used_at = ?11
-         WHERE tenant_id = ?1 AND id = ?17 AND used_at IS NULL AND revoked_at IS NULL RETURNING tenant_id"
+         WHERE tenant_id = ?1 AND id = ?18 AND used_at IS NULL AND revoked_at IS NULL RETURNING tenant_id"
     );
     insert_refresh_if(tx, sql, tenant, &id, r, now)
 }
@@ -563,6 +570,7 @@ pub(crate) mod tests {
             access_expires_at: 2000,
             claims: Some(CLAIMS),
             offline: false,
+            dpop_jkt: None,
         }
     }
 

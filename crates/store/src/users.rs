@@ -281,6 +281,7 @@ mod tests {
             access_expires_at: 1000,
             claims: None,
             offline: false,
+            dpop_jkt: None,
         };
         oidc::insert_refresh(tx, tenant, &r, 1).unwrap();
     }

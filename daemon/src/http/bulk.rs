@@ -15,7 +15,6 @@ use latchkey::codes;
 use serde_json::json;
 
 use super::body::{Req, declared_length, too_large};
-use super::request::bearer;
 use super::response::json;
 use super::{Body, Cx};
 use latchkey_domain::error::{Error, Kind};
@@ -29,13 +28,13 @@ fn file_too_large(max: u64) -> Error {
 pub async fn invite(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, Error> {
     let (state, tenant) = (cx.state, &cx.tenant);
     // Who: a Bearer token of this tenant with scope users:invite.
-    let token = bearer(req.headers()).ok_or_else(|| {
+    let presented = super::dpop::access_token(cx, &req).map_err(super::ceremony::token_refused)?.ok_or_else(|| {
         Error::unauthenticated(codes::INVALID_TOKEN, "an access token is required (Authorization: Bearer)")
     })?;
     let now = cx.now();
     let t = tenant.clone();
-    let checked = check_access_alone(&state.db, t, token, now).await?;
-    let claims = checked.map_err(|e| Error::unauthenticated(codes::INVALID_TOKEN, e.description))?.0;
+    let checked = check_access_alone(state, t, presented, now).await?;
+    let claims = checked.map_err(super::ceremony::token_refused)?.0;
     if !claims.has_scope("users:invite") {
         return Err(Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the users:invite scope"));
     }

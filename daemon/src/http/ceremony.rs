@@ -6,10 +6,11 @@ use latchkey::codes;
 use serde::Serialize;
 
 use super::body::{Req, Text, read_json, read_json_or_default};
-use super::request::{bearer, header, origin, session_token};
+use super::request::{header, origin, session_token};
 use super::response::{empty, json, with_header_value};
 use super::{Body, Cx};
 use latchkey_domain::error::Error;
+use latchkey_domain::oidc::error::{OAuthCode, OAuthError};
 use latchkey_domain::oidc::introspection::check_access_alone;
 use latchkey_domain::sessions::{self, Issued};
 use latchkey_domain::webauthn::{authenticate, credentials, register};
@@ -56,14 +57,14 @@ pub(super) async fn end_replaced(cx: &Cx<'_>, old: Option<String>, new: &Issued)
 /// `credentials`, or the session cookie. State-changing calls authenticated by cookie must come
 /// from the tenant's own origin (CSRF); a bearer token is not sent by browsers on their own.
 pub(super) async fn signed_in(cx: &Cx<'_>, req: &Req) -> Result<(UserId, String), Error> {
-    if let Some(token) = bearer(req.headers()) {
+    if let Some(presented) = super::dpop::access_token(cx, req).map_err(token_refused)? {
         let now = cx.now();
         let t = cx.tenant.clone();
-        let checked = check_access_alone(&cx.state.db, t, token, now).await?;
+        let checked = check_access_alone(cx.state, t, presented, now).await?;
         return match checked {
             Ok((claims, Some(user))) if claims.has_scope("credentials") => Ok((user.id, user.email)),
             Ok(_) => Err(Error::forbidden(codes::INSUFFICIENT_SCOPE, "the access token lacks the credentials scope")),
-            Err(e) => Err(Error::unauthenticated(codes::INVALID_TOKEN, e.description)),
+            Err(e) => Err(token_refused(e)),
         };
     }
     let login = || Error::unauthenticated(codes::LOGIN_REQUIRED, "sign in first: no valid session");
@@ -78,6 +79,19 @@ pub(super) async fn signed_in(cx: &Cx<'_>, req: &Req) -> Result<(UserId, String)
     let t = cx.tenant.id;
     let found = sessions::find(&cx.state.db, t, token, now).await?;
     found.map(|(_, user)| (user.id, user.email)).ok_or_else(login)
+}
+
+/// A refused access token (or DPoP proof) as the JSON API answers it: 401 with its code, which
+/// `errors::api` turns into a `Bearer` or `DPoP` challenge; a failure of ours stays one.
+pub(super) fn token_refused(e: OAuthError) -> Error {
+    match e.code {
+        OAuthCode::InvalidDpopProof | OAuthCode::UseDpopNonce => Error::unauthenticated(e.code(), e.description),
+        OAuthCode::ServerError => Error::internal(e.cause.unwrap_or(e.description)),
+        OAuthCode::TemporarilyUnavailable => {
+            Error::new(latchkey_domain::error::Kind::Unavailable, codes::UNAVAILABLE, e.description)
+        }
+        _ => Error::unauthenticated(codes::INVALID_TOKEN, e.description),
+    }
 }
 
 fn limit(cx: &Cx<'_>) -> u64 {

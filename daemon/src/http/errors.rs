@@ -68,13 +68,14 @@ fn decorate(mut r: Response<Body>, kind: Kind) -> Response<Body> {
 pub fn api(e: &Error) -> Response<Body> {
     log(e.kind, e.code, e.cause.as_deref());
     let mut r = json(status(e.kind), &PublicError { error: e.code, error_description: &e.message });
-    let bearer_error = match (e.kind, e.code) {
-        (Kind::Unauthenticated, latchkey::codes::INVALID_TOKEN) => Some(e.code),
-        (Kind::Forbidden, latchkey::codes::INSUFFICIENT_SCOPE) => Some(e.code),
+    let scheme = match (e.kind, e.code) {
+        (Kind::Unauthenticated, latchkey::codes::INVALID_TOKEN) => Some("Bearer"),
+        (Kind::Forbidden, latchkey::codes::INSUFFICIENT_SCOPE) => Some("Bearer"),
+        (Kind::Unauthenticated, latchkey::codes::INVALID_DPOP_PROOF | latchkey::codes::USE_DPOP_NONCE) => Some("DPoP"),
         _ => None,
     };
-    if let Some(code) = bearer_error {
-        let challenge = format!("Bearer error=\"{code}\", error_description=\"{}\"", quoted(&e.message));
+    if let Some(scheme) = scheme {
+        let challenge = challenge(scheme, e.code, &e.message);
         if let Ok(v) = HeaderValue::from_str(&challenge) {
             r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
@@ -87,6 +88,13 @@ pub fn admin(e: &Error) -> Response<Body> {
     log(e.kind, e.code, e.cause.as_deref());
     let body = latchkey::ErrorBody { code: e.code.to_owned(), message: e.message.clone() };
     decorate(json(status(e.kind), &body), e.kind)
+}
+
+/// A `WWW-Authenticate` challenge naming the error; a `DPoP` one lists the algorithms proofs may
+/// use (RFC 9449 §7.1).
+fn challenge(scheme: &str, code: &str, message: &str) -> String {
+    let algs = if scheme == "DPoP" { ", algs=\"ES256 EdDSA RS256\"" } else { "" };
+    format!("{scheme} error=\"{code}\", error_description=\"{}\"{algs}", quoted(message))
 }
 
 /// An OAuth error (RFC 6749 §5.2, RFC 6750 §3): never cached; client authentication failures
@@ -103,6 +111,10 @@ pub fn oauth(e: &OAuthError) -> Response<Body> {
         }
         OAuthCode::InsufficientScope => {
             Some(format!("Bearer error=\"insufficient_scope\", scope=\"{}\"", e.scope.unwrap_or_default()))
+        }
+        // At a resource; the token endpoint answers these with a plain 400 (RFC 9449 §5).
+        OAuthCode::InvalidDpopProof | OAuthCode::UseDpopNonce if e.kind == Kind::Unauthenticated => {
+            Some(challenge("DPoP", e.code(), &e.description))
         }
         _ => None,
     };

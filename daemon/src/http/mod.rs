@@ -9,6 +9,7 @@ pub mod body;
 pub mod bulk;
 pub mod ceremony;
 pub mod device;
+pub mod dpop;
 pub mod errors;
 pub mod html;
 pub mod i18n;

@@ -6,15 +6,16 @@ use hyper::{Response, StatusCode};
 use serde::Serialize;
 
 use super::body::{Req, read_form, read_form_or_query};
-use super::request::{self, bearer, session_token};
+use super::request::{self, session_token};
 use super::response::{bytes, empty, no_store, redirect, with_header_value};
-use super::{Body, Cx, pages};
+use super::{Body, Cx, dpop, pages};
 use latchkey_domain::apps;
 use latchkey_domain::oidc::authorize::{self, Outcome, Resumed};
-use latchkey_domain::oidc::clients::{Presented, presented};
+use latchkey_domain::oidc::clients::{Presented as Client, presented};
+use latchkey_domain::oidc::dpop::Jkt;
 use latchkey_domain::oidc::error::{OAuthCode, OAuthError};
 use latchkey_domain::oidc::grants;
-use latchkey_domain::oidc::introspection::{self, LogoutOutcome, LogoutRequest};
+use latchkey_domain::oidc::introspection::{self, LogoutOutcome, LogoutRequest, Presented};
 use latchkey_domain::params::Params;
 use latchkey_domain::sessions;
 
@@ -28,6 +29,8 @@ fn with_allowed_origin(mut response: Response<Body>, allowed: Option<String>) ->
         let h = response.headers_mut();
         h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
         h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        // A DPoP client in a browser reads the nonce, and why a proof was refused.
+        h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("DPoP-Nonce, WWW-Authenticate"));
     }
     response
 }
@@ -39,7 +42,7 @@ pub async fn preflight(cx: &Cx<'_>, origin: Option<String>, methods: &'static st
     if allowed.is_some() {
         let h = r.headers_mut();
         h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(methods));
-        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Authorization, Content-Type"));
+        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Authorization, Content-Type, DPoP"));
         h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
     }
     with_allowed_origin(r, allowed)
@@ -62,7 +65,7 @@ fn limit(cx: &Cx<'_>) -> u64 {
 }
 
 /// The form of a client-authenticated endpoint and the client as it presented itself.
-pub(super) async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Presented, Params), OAuthError> {
+pub(super) async fn client_form(cx: &Cx<'_>, req: Req) -> Result<(Client, Params), OAuthError> {
     let authorization = request::header(req.headers(), header::AUTHORIZATION).map(str::to_owned);
     let form = read_form(req, limit(cx)).await?;
     let client = presented(authorization.as_deref(), &form)?;
@@ -150,12 +153,16 @@ async fn resumed_page(cx: &Cx<'_>, id: &str, resumed: Resumed) -> Response<Body>
 
 /// `POST /token`.
 pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
+    let proof = dpop::header(req.headers())?;
     let (client, form) = client_form(cx, req).await?;
     let grant = form.owned("grant_type")?.unwrap_or_default();
     let device = grant == latchkey_domain::oidc::device::GRANT_TYPE;
     let action = if device { "device.redeemed".to_owned() } else { format!("token.{}", grants::grant_name(&grant)) };
     let mut e = cx.event(&client.client_id, &action, "");
-    let result = grants::token(cx.state, cx.tenant.clone(), client, form).await;
+    let result = match token_proof(cx, proof, &client.client_id).await {
+        Ok(jkt) => grants::token(cx.state, cx.tenant.clone(), client, form, jkt).await,
+        Err(e) => Err(e),
+    };
     e.outcome = latchkey_domain::audit::outcome(&result, |e| e.code().to_owned());
     cx.state.metrics.grant(
         latchkey_domain::oidc::grants::grant_name(&grant),
@@ -167,6 +174,18 @@ pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> 
         cx.state.audit.record(e);
     }
     json(&result?)
+}
+
+/// The key of a token request's DPoP proof, checked and spent; a proof to an app that requires
+/// DPoP must carry a nonce.
+async fn token_proof(cx: &Cx<'_>, proof: Option<String>, client_id: &str) -> Result<Option<Jkt>, OAuthError> {
+    let Some(proof) = proof else { return Ok(None) };
+    let app = cx.state.db.app_for_grant(cx.tenant.id, client_id).await?;
+    let nonce_required = app.is_some_and(|a| a.require_dpop);
+    let path = format!("{}/token", cx.tenant.path_prefix);
+    let proof = dpop::check(cx, &proof, &hyper::Method::POST, &path, None, nonce_required)?;
+    dpop::spend(cx, &proof).await?;
+    Ok(Some(proof.jkt))
 }
 
 /// `POST /par` (RFC 9126): 201 with the `request_uri`.
@@ -182,13 +201,16 @@ pub async fn par(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
 
 /// `GET|POST /userinfo`: the token in the `Authorization` header, or in a POST's form.
 pub async fn userinfo(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> {
-    let token = match bearer(req.headers()) {
-        Some(t) => Some(t),
-        None if req.method() == hyper::Method::POST => read_form(req, limit(cx)).await?.owned("access_token")?,
+    let presented = match dpop::access_token(cx, &req)? {
+        Some(p) => Some(p),
+        None if req.method() == hyper::Method::POST => {
+            read_form(req, limit(cx)).await?.owned("access_token")?.map(|token| Presented { token, proof: None })
+        }
         None => None,
     };
-    let token = token.ok_or_else(OAuthError::token_required)?;
-    json(&introspection::userinfo(&cx.state.db, cx.now(), cx.tenant.clone(), token).await?)
+    let presented = presented.ok_or_else(OAuthError::token_required)?;
+    let info = introspection::userinfo(cx.state, cx.now(), cx.tenant.clone(), presented).await;
+    json(&info.map_err(OAuthError::at_resource)?)
 }
 
 /// `POST /revoke` (RFC 7009).

@@ -219,6 +219,8 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
     let (tr, here) = super::i18n::of_request(&req, &tenant);
     let cx = Cx { state, tenant, ip, tr, here };
     let origin = request::origin(req.headers());
+    let proof_sent = super::dpop::sent(req.headers());
+    let nonced = |r| super::dpop::with_nonce(&cx, proof_sent, r);
     match route {
         R::Discovery => document(&req, discovery_json),
         R::Jwks => document(&req, jwks_json),
@@ -227,10 +229,10 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::RegisterFinish => api(ceremony::register_finish(&cx, req).await),
         R::AuthStart => api(ceremony::auth_start(&cx, req).await),
         R::AuthFinish => api(ceremony::auth_finish(&cx, req).await),
-        R::CredentialList => api(ceremony::credential_list(&cx, req).await),
-        R::CredentialRename(id) => api(ceremony::credential_rename(&cx, req, id).await),
-        R::CredentialDelete(id) => api(ceremony::credential_delete(&cx, req, id).await),
-        R::BulkInvite => api(bulk::invite(&cx, req).await),
+        R::CredentialList => nonced(api(ceremony::credential_list(&cx, req).await)),
+        R::CredentialRename(id) => nonced(api(ceremony::credential_rename(&cx, req, id).await)),
+        R::CredentialDelete(id) => nonced(api(ceremony::credential_delete(&cx, req, id).await)),
+        R::BulkInvite => nonced(api(bulk::invite(&cx, req).await)),
         R::Scim(rest) => super::scim::serve(&cx, req, &rest).await,
         R::InvitePage(token) => page(&cx, pages::invite(&cx, token, false).await),
         R::RecoverPage(token) => page(&cx, pages::invite(&cx, token, true).await),
@@ -246,8 +248,8 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
         R::AuthorizeResume => oauth(oauth::resume(&cx, req).await),
         R::AuthorizeAnother => oauth(oauth::another_account(&cx, req).await),
         R::AuthorizeConsent => oauth(oauth::consent(&cx, req).await),
-        R::Token => oauth::cors(&cx, origin, oauth(oauth::token(&cx, req).await)).await,
-        R::Userinfo => oauth::cors(&cx, origin, oauth(oauth::userinfo(&cx, req).await)).await,
+        R::Token => oauth::cors(&cx, origin, nonced(oauth(oauth::token(&cx, req).await))).await,
+        R::Userinfo => oauth::cors(&cx, origin, nonced(oauth(oauth::userinfo(&cx, req).await))).await,
         R::Revoke => oauth::cors(&cx, origin, oauth(oauth::revoke(&cx, req).await)).await,
         R::OAuthPreflight(methods) => oauth::preflight(&cx, origin, methods).await,
         R::Introspect => oauth(oauth::introspect(&cx, req).await),

@@ -63,7 +63,7 @@ pub(crate) struct ClientKey {
 
 impl PublicKey {
     /// Whether this key verifies a JWS whose header says `alg`.
-    fn fits(&self, alg: &str) -> bool {
+    pub(crate) fn fits(&self, alg: &str) -> bool {
         matches!(
             (self, alg),
             (PublicKey::Rsa { .. }, "RS256")

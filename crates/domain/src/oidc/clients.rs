@@ -220,6 +220,7 @@ mod tests {
             logo_sha: None,
             signing_alg: crate::store::SigningAlg::RS256,
             require_par: false,
+            require_dpop: false,
             token_auth: crate::store::TokenAuth::Secret,
             jwks: None,
             jwks_uri: None,

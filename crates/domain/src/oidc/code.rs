@@ -5,7 +5,7 @@
 use super::clients::{Presented, authenticate_for_grant};
 use super::error::OAuthError;
 use super::issue::{
-    Decision, PendingRefresh, TokenResponse, Ttls, Unsigned, UserGrant, active_user, require, user_tokens,
+    Decision, PendingRefresh, Terms, TokenResponse, Unsigned, UserGrant, active_user, require, user_tokens,
 };
 use super::tokens::new_jti;
 use crate::clock::Timestamp;
@@ -66,7 +66,7 @@ fn revoke_reused(
     tenant: TenantId,
     hash: &[u8],
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<OAuthError, OAuthError> {
     if let Some(row) = store::oidc::code_for_use(tx, tenant, hash)? {
         let grants = match &row.family {
@@ -87,7 +87,7 @@ pub(super) fn exchange(
     app: &AppRow,
     form: &Params,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<Decision, OAuthError> {
     let form = CodeForm::read(form)?;
     let hash = &form.hash;
@@ -118,7 +118,7 @@ fn code_tokens(
     hash: &[u8],
     (user, roles): (UserRow, Vec<String>),
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
     let jti = new_jti()?;
     let family = ordered::uuid_text(&ordered::uuid_v7()?);
@@ -154,7 +154,7 @@ pub(super) async fn exchange_now(
     client: Presented,
     form: Params,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<TokenResponse, OAuthError> {
     let app = authenticate_for_grant(&state.db, tenant.id, &client).await?;
     let form = CodeForm::read(&form)?;

@@ -29,6 +29,8 @@ pub struct ProviderMetadata<'a> {
     pub token_endpoint_auth_methods_supported: &'static [&'static str],
     /// The algorithms of `private_key_jwt` assertions.
     pub token_endpoint_auth_signing_alg_values_supported: &'static [&'static str],
+    /// DPoP proofs' algorithms (RFC 9449 §5.1).
+    pub dpop_signing_alg_values_supported: &'static [&'static str],
     pub revocation_endpoint_auth_methods_supported: &'static [&'static str],
     pub introspection_endpoint_auth_methods_supported: &'static [&'static str],
     pub code_challenge_methods_supported: &'static [&'static str],
@@ -67,6 +69,7 @@ pub fn metadata(issuer: &str) -> ProviderMetadata<'_> {
         id_token_signing_alg_values_supported: &["RS256", "ES256", "EdDSA"],
         token_endpoint_auth_methods_supported: CLIENT_AUTH,
         token_endpoint_auth_signing_alg_values_supported: crate::oidc::client_assertion::ASSERTION_ALGS,
+        dpop_signing_alg_values_supported: crate::oidc::client_assertion::ASSERTION_ALGS,
         revocation_endpoint_auth_methods_supported: CLIENT_AUTH,
         introspection_endpoint_auth_methods_supported: &[
             "client_secret_basic",

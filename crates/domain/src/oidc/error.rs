@@ -40,6 +40,10 @@ pub enum OAuthCode {
     AccessDenied,
     /// Device grant: the device code expired before it was approved and redeemed.
     ExpiredToken,
+    /// A DPoP proof is missing, malformed or does not fit the request (RFC 9449 §5, §7.1).
+    InvalidDpopProof,
+    /// The DPoP proof must carry the server's current nonce (RFC 9449 §8, §9).
+    UseDpopNonce,
 }
 
 impl OAuthCode {
@@ -64,6 +68,8 @@ impl OAuthCode {
             OAuthCode::SlowDown => "slow_down",
             OAuthCode::AccessDenied => "access_denied",
             OAuthCode::ExpiredToken => "expired_token",
+            OAuthCode::InvalidDpopProof => "invalid_dpop_proof",
+            OAuthCode::UseDpopNonce => "use_dpop_nonce",
         }
     }
 
@@ -88,7 +94,9 @@ impl OAuthCode {
             | OAuthCode::AuthorizationPending
             | OAuthCode::SlowDown
             | OAuthCode::AccessDenied
-            | OAuthCode::ExpiredToken => Kind::Invalid,
+            | OAuthCode::ExpiredToken
+            | OAuthCode::InvalidDpopProof
+            | OAuthCode::UseDpopNonce => Kind::Invalid,
         }
     }
 }
@@ -152,6 +160,15 @@ impl OAuthError {
         let mut e = OAuthError::new(OAuthCode::ServerError, "internal error");
         e.cause = Some(cause.to_string());
         e
+    }
+
+    /// The error as a resource (userinfo, the credentials API) answers it: a DPoP failure is a
+    /// 401 with a `DPoP` challenge there (RFC 9449 §7.1), a 400 at the token endpoint.
+    pub fn at_resource(mut self) -> OAuthError {
+        if matches!(self.code, OAuthCode::InvalidDpopProof | OAuthCode::UseDpopNonce) {
+            self.kind = Kind::Unauthenticated;
+        }
+        self
     }
 
     /// The stable code, as sent and logged.

@@ -9,9 +9,10 @@
 //! On PostgreSQL they are signed while the one statement's round trip is under way.
 
 use super::clients::{Presented, authenticate_for_grant};
+use super::dpop::Jkt;
 use super::error::OAuthError;
 use super::issue::{
-    Decision, TokenResponse, Ttls, Unsigned, UserGrant, active_user, issue_user_tokens, narrow, require,
+    Decision, Terms, TokenResponse, Unsigned, UserGrant, active_user, bound, issue_user_tokens, narrow, require,
 };
 use super::tokens::{AccessClaims, new_jti};
 use super::{code, refresh};
@@ -41,6 +42,7 @@ pub async fn token(
     tenant: std::sync::Arc<TenantRuntime>,
     client: Presented,
     form: Params,
+    dpop: Option<Jkt>,
 ) -> Result<TokenResponse, OAuthError> {
     let grant = require(&form, "grant_type")?.to_owned();
     match grant.as_str() {
@@ -50,7 +52,8 @@ pub async fn token(
     }
     let now = state.clock.now();
     let c = &state.config.tokens;
-    let ttl = Ttls {
+    let ttl = Terms {
+        dpop,
         access: c.access_token.as_secs() as i64,
         id: c.id_token.as_secs() as i64,
         refresh: c.refresh_token.as_secs() as i64,
@@ -121,7 +124,7 @@ fn device_code(
     app: &AppRow,
     form: &Params,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<Decision, OAuthError> {
     use super::error::OAuthCode;
     let refused = |code: OAuthCode, d: &str| Ok(Decision::Refused(OAuthError::new(code, d)));
@@ -182,7 +185,7 @@ fn client_credentials(
     app: &AppRow,
     form: &Params,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
     issuer: &str,
 ) -> Result<Decision, OAuthError> {
     if app.app_type != AppType::M2m {
@@ -208,6 +211,7 @@ fn client_credentials(
         auth_time: None,
         roles: vec![],
         userinfo_claims: vec![],
+        cnf: bound(app, ttl.dpop)?,
     };
     let alg = app.signing_alg;
     Ok(Decision::Issued(Box::new(Unsigned {

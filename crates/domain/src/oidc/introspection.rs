@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::clients::{Presented, authenticate};
+use super::clients::{Presented as Client, authenticate};
+use super::dpop::{self, Proof};
 use super::error::OAuthError;
 use super::tokens::{AccessClaims, IdTokenHint, UserClaims, user_claims, verify_access, verify_id_hint};
 use crate::clock::Timestamp;
@@ -17,14 +18,32 @@ use crate::store::oidc::Grants;
 use crate::store::users::UserRow;
 use crate::store::{self, Db, Reader, StoreError, UserStatus};
 
-/// [`check_access`] in a read of its own: the token's verdict, or the store's failure.
+/// An access token as a resource received it: `Authorization: Bearer`, or `Authorization: DPoP`
+/// with its proof, checked for this request but not yet spent.
+pub struct Presented {
+    pub token: String,
+    pub proof: Option<Proof>,
+}
+
+/// [`check_access`] in a read of its own, and the token's DPoP binding: the token's verdict, or
+/// the store's failure. A proof that fits is spent once the token is found good.
 pub async fn check_access_alone(
-    db: &Db,
+    state: &State,
     tenant: Arc<TenantRuntime>,
-    token: String,
+    presented: Presented,
     now: i64,
 ) -> Result<Result<(AccessClaims, Option<UserRow>), OAuthError>, StoreError> {
-    db.read(move |tx| Ok::<_, StoreError>(check_access(tx, &tenant, &token, now))).await
+    let t = tenant.id;
+    let Presented { token, proof } = presented;
+    let checked = state.db.read(move |tx| Ok::<_, StoreError>(check_access(tx, &tenant, &token, now))).await?;
+    let bound = checked.and_then(|(claims, user)| {
+        dpop::check_binding(claims.cnf.as_ref(), proof.as_ref())?;
+        Ok((claims, user))
+    });
+    Ok(match (bound, proof) {
+        (Ok(good), Some(proof)) => dpop::spend(state, t, &proof).await.map(|()| good),
+        (bound, _) => bound,
+    })
 }
 
 /// A valid access token of this tenant: signature, issuer, expiry, not revoked, and for user
@@ -59,25 +78,41 @@ pub struct UserInfo {
 }
 
 pub async fn userinfo(
-    db: &Db,
+    state: &State,
     now: Timestamp,
     tenant: Arc<TenantRuntime>,
-    token: String,
+    presented: Presented,
 ) -> Result<UserInfo, OAuthError> {
-    db.read(move |tx| -> Result<UserInfo, OAuthError> {
-        let (claims, user) = check_access(tx, &tenant, &token, now)?;
-        let user = user.ok_or_else(|| OAuthError::invalid_token("a client credentials token has no user"))?;
-        if !claims.has_scope("openid") {
-            return Err(OAuthError::insufficient_scope("userinfo needs the openid scope", "openid"));
-        }
-        // Current roles, which may have changed since the token was issued.
-        let roles = store::roles::for_user(tx, tenant.id, user.id)?;
-        Ok(UserInfo {
-            sub: user.public_id.clone(),
-            claims: user_claims(&tenant, &user, user.email_verified, &roles, &claims.scope, &claims.userinfo_claims),
+    let Presented { token, proof } = presented;
+    let (t, p) = (tenant.id, proof.clone());
+    let info = state
+        .db
+        .read(move |tx| -> Result<UserInfo, OAuthError> {
+            let (claims, user) = check_access(tx, &tenant, &token, now)?;
+            dpop::check_binding(claims.cnf.as_ref(), p.as_ref())?;
+            let user = user.ok_or_else(|| OAuthError::invalid_token("a client credentials token has no user"))?;
+            if !claims.has_scope("openid") {
+                return Err(OAuthError::insufficient_scope("userinfo needs the openid scope", "openid"));
+            }
+            // Current roles, which may have changed since the token was issued.
+            let roles = store::roles::for_user(tx, tenant.id, user.id)?;
+            Ok(UserInfo {
+                sub: user.public_id.clone(),
+                claims: user_claims(
+                    &tenant,
+                    &user,
+                    user.email_verified,
+                    &roles,
+                    &claims.scope,
+                    &claims.userinfo_claims,
+                ),
+            })
         })
-    })
-    .await
+        .await?;
+    if let Some(proof) = proof {
+        dpop::spend(state, t, &proof).await?;
+    }
+    Ok(info)
 }
 
 /// RFC 7009: revokes a refresh token (and its whole grant) or an access token of the calling
@@ -85,7 +120,7 @@ pub async fn userinfo(
 pub async fn revoke(
     state: &State,
     tenant: Arc<TenantRuntime>,
-    client: Presented,
+    client: Client,
     token: String,
 ) -> Result<(), OAuthError> {
     let now = state.clock.now();
@@ -117,7 +152,7 @@ pub async fn introspect(
     db: &Db,
     now: Timestamp,
     tenant: Arc<TenantRuntime>,
-    client: Presented,
+    client: Client,
     token: String,
 ) -> Result<Value, OAuthError> {
     db.read(move |tx| -> Result<Value, OAuthError> {
@@ -139,10 +174,17 @@ pub async fn introspect(
             });
         }
         Ok(match check_access(tx, &tenant, &token, now) {
-            Ok((c, _)) if may_see(&c.client_id) => json!({
-                "active": true, "token_type": "access_token", "scope": c.scope, "client_id": c.client_id,
-                "sub": c.sub, "aud": c.aud, "exp": c.exp, "iat": c.iat, "iss": c.iss, "jti": c.jti,
-            }),
+            Ok((c, _)) if may_see(&c.client_id) => {
+                let mut v = json!({
+                    "active": true, "token_type": "access_token", "scope": c.scope, "client_id": c.client_id,
+                    "sub": c.sub, "aud": c.aud, "exp": c.exp, "iat": c.iat, "iss": c.iss, "jti": c.jti,
+                });
+                // A DPoP-bound token's key (RFC 9449 §6.2), for the resource server to check.
+                if let Some(cnf) = c.cnf {
+                    v["cnf"] = json!(cnf);
+                }
+                v
+            }
             _ => json!({"active": false}),
         })
     })

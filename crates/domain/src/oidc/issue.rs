@@ -6,8 +6,9 @@
 use serde::Serialize;
 
 use super::claims::Requested;
+use super::dpop::Jkt;
 use super::error::OAuthError;
-use super::tokens::{AccessClaims, IdClaims, scopes, sign_tokens, user_claims};
+use super::tokens::{AccessClaims, Confirmation, IdClaims, scopes, sign_tokens, user_claims};
 use crate::clock::Timestamp;
 use crate::ordered;
 use crate::params::Params;
@@ -56,7 +57,7 @@ impl Unsigned {
         let (access_token, id_token) = sign_tokens(tenant, self.alg, &self.access, self.id.as_ref()).await?;
         Ok(TokenResponse {
             access_token,
-            token_type: "Bearer",
+            token_type: if self.access.cnf.is_some() { "DPoP" } else { "Bearer" },
             expires_in: self.expires_in,
             scope: self.scope,
             id_token,
@@ -65,11 +66,24 @@ impl Unsigned {
     }
 }
 
+/// The confirmation claim of the tokens `app` gets with a proof of `dpop` (none without one);
+/// an app that requires DPoP is refused tokens without a proof.
+pub(super) fn bound(app: &AppRow, dpop: Option<Jkt>) -> Result<Option<Confirmation>, OAuthError> {
+    match dpop {
+        Some(jkt) => Ok(Some(Confirmation { jkt: jkt.text() })),
+        None if app.require_dpop => Err(super::dpop::invalid("this application must send a DPoP proof")),
+        None => Ok(None),
+    }
+}
+
 /// The scope that asks for a refresh token family outliving the browser session.
 pub const OFFLINE_ACCESS: &str = "offline_access";
 
+/// What a request's tokens are issued on: their lifetimes, and the DPoP key they are bound to.
 #[derive(Clone, Copy)]
-pub(super) struct Ttls {
+pub(super) struct Terms {
+    /// The key of the request's DPoP proof, checked and spent (RFC 9449).
+    pub(super) dpop: Option<Jkt>,
     pub(super) access: i64,
     pub(super) id: i64,
     pub(super) refresh: i64,
@@ -103,6 +117,7 @@ pub(super) struct PendingRefresh {
     access_expires_at: Timestamp,
     claims: Option<String>,
     offline: bool,
+    dpop_jkt: Option<String>,
 }
 
 impl PendingRefresh {
@@ -122,6 +137,7 @@ impl PendingRefresh {
             access_expires_at: self.access_expires_at,
             claims: self.claims.as_deref(),
             offline: self.offline,
+            dpop_jkt: self.dpop_jkt.as_deref(),
         }
     }
 }
@@ -154,7 +170,7 @@ pub(super) fn user_tokens(
     app: &AppRow,
     grant: UserGrant<'_>,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
     let UserGrant {
         user,
@@ -170,6 +186,7 @@ pub(super) fn user_tokens(
         claims,
         may_be_offline,
     } = grant;
+    let cnf = bound(app, ttl.dpop)?;
     // Offline when asked for (the scope) and allowed (the app's configuration); a refresh
     // family that is not outlives nothing, ending with its session.
     let offline =
@@ -186,6 +203,7 @@ pub(super) fn user_tokens(
         auth_time: Some(auth_time),
         roles: roles.clone(),
         userinfo_claims: claims.userinfo.clone(),
+        cnf: cnf.clone(),
     };
     let id = if scopes(scope).any(|s| s == "openid") {
         let amr: Vec<String> = serde_json::from_str(amr).unwrap_or_default();
@@ -229,6 +247,9 @@ pub(super) fn user_tokens(
         access_expires_at: now + ttl.access,
         claims: claims.to_column(),
         offline,
+        // A public client's refresh token is bound too: it has no other proof of who uses it
+        // (RFC 9449 §5); a confidential client's is bound by its authentication.
+        dpop_jkt: cnf.filter(|_| !app.confidential()).map(|c| c.jkt),
     };
     let unsigned = Unsigned {
         access,
@@ -248,7 +269,7 @@ pub(super) fn issue_user_tokens(
     app: &AppRow,
     grant: UserGrant<'_>,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<Unsigned, OAuthError> {
     let (unsigned, pending) = user_tokens(tenant, app, grant, now, ttl)?;
     store::oidc::insert_refresh(tx, tenant.id, &pending.row(), now)?;

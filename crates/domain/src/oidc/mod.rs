@@ -7,6 +7,7 @@ pub mod clients;
 mod code;
 pub mod device;
 pub mod discovery;
+pub mod dpop;
 pub mod error;
 pub mod grants;
 pub mod introspection;

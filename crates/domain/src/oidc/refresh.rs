@@ -5,8 +5,9 @@
 //! ([`rotate_now`]).
 
 use super::clients::{Presented, authenticate_for_grant};
+use super::dpop::Jkt;
 use super::error::OAuthError;
-use super::issue::{Decision, PendingRefresh, TokenResponse, Ttls, Unsigned, UserGrant, active_user, require};
+use super::issue::{Decision, PendingRefresh, Terms, TokenResponse, Unsigned, UserGrant, active_user, require};
 use super::issue::{narrow, user_tokens};
 use super::tokens::{new_jti, scopes};
 use crate::clock::Timestamp;
@@ -31,7 +32,7 @@ fn reused() -> OAuthError {
 }
 
 /// The checks on the token's row as read, in the order their refusals take precedence.
-fn check_refresh(row: &RefreshRow, app: &AppRow, now: Timestamp) -> Result<(), Unusable> {
+fn check_refresh(row: &RefreshRow, app: &AppRow, now: Timestamp, dpop: Option<Jkt>) -> Result<(), Unusable> {
     let refused = |d: &str| Err(Unusable::Refused(OAuthError::invalid_grant(d)));
     if row.client_id != app.client_id {
         return refused("the refresh token was issued to another client");
@@ -48,6 +49,15 @@ fn check_refresh(row: &RefreshRow, app: &AppRow, now: Timestamp) -> Result<(), U
     // A family without offline_access ends with the browser session it was granted in.
     if !row.offline && row.session_id.is_some() && row.session_expires_at.is_none_or(|end| end <= now) {
         return refused("the session this grant belongs to has ended; sign in again");
+    }
+    // A bound token is rotated only with a proof of its key (RFC 9449 §5); nothing is revoked,
+    // as whoever sent it without one may not be its client.
+    if let Some(bound) = &row.dpop_jkt
+        && dpop.map(|k| k.text()).as_ref() != Some(bound)
+    {
+        return Err(Unusable::Refused(super::dpop::invalid(
+            "the refresh token is bound to a DPoP key: send a proof signed with that key",
+        )));
     }
     Ok(())
 }
@@ -66,7 +76,7 @@ fn successor(
     (user, roles): (UserRow, Vec<String>),
     scope: &str,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<(Unsigned, PendingRefresh), OAuthError> {
     let jti = new_jti()?;
     let claims = super::claims::Requested::from_column(row.claims.as_deref());
@@ -94,13 +104,13 @@ pub(super) fn rotate(
     app: &AppRow,
     form: &Params,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<Decision, OAuthError> {
     let token = require(form, "refresh_token")?;
     let Some(row) = store::oidc::refresh_for_use(tx, tenant.id, &token_key(token))? else {
         return Ok(Decision::Refused(OAuthError::invalid_grant("unknown refresh token")));
     };
-    match check_refresh(&row, app, now) {
+    match check_refresh(&row, app, now, ttl.dpop) {
         Ok(()) => {}
         Err(Unusable::Reused) => return revoke_family(tx, tenant.id, &row.family, now).map(Decision::Refused),
         Err(Unusable::Refused(e)) => return Ok(Decision::Refused(e)),
@@ -138,7 +148,7 @@ pub(super) async fn rotate_now(
     client: Presented,
     form: Params,
     now: Timestamp,
-    ttl: &Ttls,
+    ttl: &Terms,
 ) -> Result<TokenResponse, OAuthError> {
     let app = authenticate_for_grant(&state.db, tenant.id, &client).await?;
     let key = token_key(require(&form, "refresh_token")?);
@@ -160,7 +170,7 @@ pub(super) async fn rotate_now(
     };
     let revoke =
         |family: String| async move { Err(state.db.write(move |tx| revoke_family(tx, t, &family, now)).await?) };
-    match check_refresh(&row, &app, now) {
+    match check_refresh(&row, &app, now, ttl.dpop) {
         Ok(()) => {}
         Err(Unusable::Reused) => return revoke(row.family).await,
         Err(Unusable::Refused(e)) => return Err(e),

@@ -32,6 +32,15 @@ pub struct AccessClaims {
     /// scopes: what `/userinfo` then answers with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub userinfo_claims: Vec<String>,
+    /// The DPoP key the token is bound to (RFC 9449 §6.1): presented only with its proof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cnf: Option<Confirmation>,
+}
+
+/// A token's confirmation claim (RFC 7800): the thumbprint of the key that must prove it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Confirmation {
+    pub jkt: String,
 }
 
 impl AccessClaims {
