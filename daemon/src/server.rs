@@ -246,7 +246,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         config: config.clone(),
         db,
         kek,
-        clock: options.clock,
+        clock: options.clock.clone(),
         registry,
         metrics: Metrics::default(),
         limiter: ratelimit::RateLimiter::default(),
@@ -259,7 +259,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         listen_addr,
         spare_keys,
         rsa_engine,
-        dpop_spent: Default::default(),
+        dpop_spent: latchkey_domain::oidc::dpop::Spent::new(options.clock.now()),
     });
     let generation =
         state.registry.load_all().await.map_err(|e| {

@@ -278,6 +278,18 @@ impl Holder {
     }
 }
 
+/// A daemon on SQLite refuses DPoP proofs dated up to its start's second (by its clock, and for
+/// outside clients by the machine's): moves both past it.
+pub fn past_start(d: &TestDaemon) {
+    use latchkey_domain::clock::Clock;
+    let started = d.clock.now();
+    d.clock.advance(1);
+    let wall = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    while wall() <= started {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn random_jti() -> String {
     let mut b = [0u8; 12];
     aws_lc_rs::rand::fill(&mut b).unwrap();

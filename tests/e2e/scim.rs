@@ -322,6 +322,26 @@ fn a_directory_provisions_users_and_groups() {
     };
     let m2m = Client { site: &site, token: cc(&with_scope) };
     assert_eq!(m2m.get("/Users").status, 200);
+    // A DPoP-bound token of that app is its key holder's alone: not accepted as a Bearer token.
+    crate::oidc_support::past_start(&d);
+    let key = crate::oidc_support::holder(latchkey::admin::SigningAlg::ES256);
+    let proof = key.proof(&d, "POST", &format!("{}/token", site.base), serde_json::json!({}));
+    let bound = send_raw(
+        "POST",
+        &format!("{}/token", site.base),
+        Some("application/x-www-form-urlencoded"),
+        b"grant_type=client_credentials".to_vec(),
+        &[
+            (
+                "Authorization",
+                &crate::oidc_support::basic_auth(&with_scope.client_id, with_scope.secret.as_deref().unwrap()),
+            ),
+            ("DPoP", &proof),
+        ],
+    );
+    assert_eq!(bound.json()["token_type"], "DPoP", "{}", bound.body);
+    let stolen = Client { site: &site, token: bound.json()["access_token"].as_str().unwrap().to_owned() };
+    refused(&d, stolen.get("/Users"), 401, None);
     let plain = Client { site: &site, token: cc(&without) };
     refused(&d, plain.get("/Users"), 403, None);
     // A user's access token cannot carry the scope, even from an app that has it.

@@ -38,11 +38,11 @@ pub fn check(
 ) -> Result<Proof, OAuthError> {
     let url = format!("{}{path}", cx.tenant.origin);
     let now = cx.now();
-    // On SQLite the proofs accepted are remembered in memory (`dpop::spend`): those made before
-    // this daemon started are not accepted.
+    // On SQLite most accepted proofs are remembered in memory only (`dpop::spend`): those dated
+    // up to this daemon's start are not accepted.
     let issued_after = match cx.state.db.write_cost() {
         WriteCost::RoundTrips => Timestamp::MIN,
-        _ => now - cx.state.started.elapsed().as_secs() as Timestamp,
+        _ => cx.state.dpop_spent.issued_after(),
     };
     let target = Target { method: method.as_str(), url: &url, access_token, nonce_required, issued_after };
     dpop::check(&cx.state.kek, cx.tenant.id, proof, &target, now)

@@ -18,6 +18,7 @@ use super::Body;
 use super::html::{Page, html, render};
 use super::response::{json, no_store, with_header};
 use latchkey_domain::error::{Error, Kind};
+use latchkey_domain::oidc::client_assertion::ASSERTION_ALGS as DPOP_ALGS;
 use latchkey_domain::oidc::error::{OAuthCode, OAuthError};
 
 /// The HTTP status of each kind of failure.
@@ -63,8 +64,9 @@ fn decorate(mut r: Response<Body>, kind: Kind) -> Response<Body> {
 }
 
 /// The JSON error of the public API: `{error, error_description}`. A refused Bearer token adds
-/// its RFC 6750 challenge: `invalid_token` (401), or `insufficient_scope` (403) for a valid token
-/// without the scope the endpoint needs (its description names the scope).
+/// its RFC 6750 challenge: `invalid_token` (401, with the `DPoP` scheme offered beside it), or
+/// `insufficient_scope` (403) for a valid token without the scope the endpoint needs (its
+/// description names the scope); a refused DPoP proof its RFC 9449 one.
 pub fn api(e: &Error) -> Response<Body> {
     log(e.kind, e.code, e.cause.as_deref());
     let mut r = json(status(e.kind), &PublicError { error: e.code, error_description: &e.message });
@@ -75,7 +77,11 @@ pub fn api(e: &Error) -> Response<Body> {
         _ => None,
     };
     if let Some(scheme) = scheme {
-        let challenge = challenge(scheme, e.code, &e.message);
+        let mut challenge = challenge(scheme, e.code, &e.message);
+        // These resources take DPoP-bound tokens too (RFC 9449 §7.2): both schemes are offered.
+        if e.code == latchkey::codes::INVALID_TOKEN {
+            challenge.push_str(&format!(", DPoP algs=\"{}\"", DPOP_ALGS.join(" ")));
+        }
         if let Ok(v) = HeaderValue::from_str(&challenge) {
             r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
@@ -93,7 +99,7 @@ pub fn admin(e: &Error) -> Response<Body> {
 /// A `WWW-Authenticate` challenge naming the error; a `DPoP` one lists the algorithms proofs may
 /// use (RFC 9449 §7.1).
 fn challenge(scheme: &str, code: &str, message: &str) -> String {
-    let algs = if scheme == "DPoP" { ", algs=\"ES256 EdDSA RS256\"" } else { "" };
+    let algs = if scheme == "DPoP" { format!(", algs=\"{}\"", DPOP_ALGS.join(" ")) } else { String::new() };
     format!("{scheme} error=\"{code}\", error_description=\"{}\"{algs}", quoted(message))
 }
 
@@ -105,7 +111,11 @@ pub fn oauth(e: &OAuthError) -> Response<Body> {
     let mut r = no_store(json(status(e.kind), &body));
     let challenge = match e.code {
         OAuthCode::InvalidClient => Some("Basic realm=\"latchkey\"".to_owned()),
-        OAuthCode::InvalidToken if e.token_missing => Some("Bearer realm=\"latchkey\"".to_owned()),
+        // Both schemes are taken (RFC 9449 §7.2).
+        OAuthCode::InvalidToken if e.token_missing => {
+            Some(format!("Bearer realm=\"latchkey\", DPoP algs=\"{}\"", DPOP_ALGS.join(" ")))
+        }
+        OAuthCode::InvalidToken if e.dpop => Some(challenge("DPoP", e.code(), &e.description)),
         OAuthCode::InvalidToken => {
             Some(format!("Bearer error=\"invalid_token\", error_description=\"{}\"", quoted(&e.description)))
         }

@@ -159,7 +159,7 @@ pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> 
     let device = grant == latchkey_domain::oidc::device::GRANT_TYPE;
     let action = if device { "device.redeemed".to_owned() } else { format!("token.{}", grants::grant_name(&grant)) };
     let mut e = cx.event(&client.client_id, &action, "");
-    let result = match token_proof(cx, proof, &client.client_id).await {
+    let result = match token_proof(cx, proof, &client).await {
         Ok(jkt) => grants::token(cx.state, cx.tenant.clone(), client, form, jkt).await,
         Err(e) => Err(e),
     };
@@ -176,12 +176,13 @@ pub async fn token(cx: &Cx<'_>, req: Req) -> Result<Response<Body>, OAuthError> 
     json(&result?)
 }
 
-/// The key of a token request's DPoP proof, checked and spent; a proof to an app that requires
+/// The key of a token request's DPoP proof, checked and spent once the client is authenticated
+/// (so that nobody else can fill the record of spent proofs); a proof to an app that requires
 /// DPoP must carry a nonce.
-async fn token_proof(cx: &Cx<'_>, proof: Option<String>, client_id: &str) -> Result<Option<Jkt>, OAuthError> {
+async fn token_proof(cx: &Cx<'_>, proof: Option<String>, client: &Client) -> Result<Option<Jkt>, OAuthError> {
     let Some(proof) = proof else { return Ok(None) };
-    let app = cx.state.db.app_for_grant(cx.tenant.id, client_id).await?;
-    let nonce_required = app.is_some_and(|a| a.require_dpop);
+    let app = latchkey_domain::oidc::clients::authenticate_for_grant(&cx.state.db, cx.tenant.id, client).await?;
+    let nonce_required = app.require_dpop;
     let path = format!("{}/token", cx.tenant.path_prefix);
     let proof = dpop::check(cx, &proof, &hyper::Method::POST, &path, None, nonce_required)?;
     dpop::spend(cx, &proof).await?;

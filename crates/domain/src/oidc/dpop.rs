@@ -52,8 +52,8 @@ pub struct Proof {
     pub jkt: Jkt,
     /// SHA-256 of the key's thumbprint and the `jti`: the proof's name in `dpop_proofs`.
     name: [u8; 32],
-    /// When its `iat` is too old for it to be accepted anyway.
-    expires_at: Timestamp,
+    /// Its `iat`: it is accepted until `iat + MAX_AGE_SECS`.
+    iat: Timestamp,
 }
 
 /// What a proof must be for.
@@ -66,8 +66,8 @@ pub struct Target<'a> {
     pub access_token: Option<&'a str>,
     /// Whether a proof without a nonce is refused with `use_dpop_nonce`.
     pub nonce_required: bool,
-    /// Proofs made (`iat`) before this are refused: the daemon's start, where a crash could have
-    /// forgotten the proofs used before it (SQLite); `Timestamp::MIN` where it cannot.
+    /// Proofs dated (`iat`) at or before this are refused: on SQLite the daemon's start
+    /// ([`Spent::issued_after`]), `Timestamp::MIN` on PostgreSQL.
     pub issued_after: Timestamp,
 }
 
@@ -203,10 +203,10 @@ pub fn check(
     if !same_url(&claims.htu, target.url) {
         return Err(invalid(&format!("its htu must be {}", target.url)));
     }
-    if (now - claims.iat).abs() > MAX_AGE_SECS {
+    if claims.iat.abs_diff(now) > MAX_AGE_SECS.unsigned_abs() {
         return Err(invalid("its iat is more than 60 seconds from the server's time"));
     }
-    if claims.iat < target.issued_after {
+    if claims.iat <= target.issued_after {
         return Err(invalid("it was made before the server started: make a new one"));
     }
     if claims.jti.is_empty() || claims.jti.len() > 256 || crate::params::has_control(&claims.jti) {
@@ -225,7 +225,7 @@ pub fn check(
     }
     let jkt = thumbprint(&header.jwk)?;
     let name = sha256(format!("{}.{}", jkt.text(), claims.jti).as_bytes());
-    Ok(Proof { jkt, name, expires_at: claims.iat + MAX_AGE_SECS + 1 })
+    Ok(Proof { jkt, name, iat: claims.iat })
 }
 
 /// Whether a token with these claims may be used with this proof (RFC 9449 §7.1): a bound token
@@ -234,12 +234,15 @@ pub fn check_binding(cnf: Option<&Confirmation>, proof: Option<&Proof>) -> Resul
     match (cnf, proof) {
         (None, None) => Ok(()),
         (Some(c), Some(p)) if c.jkt == p.jkt.text() => Ok(()),
-        (Some(_), Some(_)) => Err(invalid("it is signed by another key than the one the token is bound to")),
-        (Some(_), None) => Err(OAuthError::invalid_token(
+        // RFC 9449 §7.1's own answer to a proof of another key.
+        (Some(_), Some(_)) => Err(OAuthError::invalid_dpop_token(
+            "invalid DPoP key binding: the proof is signed by another key than the one the token is bound to",
+        )),
+        (Some(_), None) => Err(OAuthError::invalid_dpop_token(
             "the access token is DPoP-bound: send it as Authorization: DPoP with a proof",
         )),
         (None, Some(_)) => {
-            Err(OAuthError::invalid_token("the access token is not DPoP-bound: send it as Authorization: Bearer"))
+            Err(OAuthError::invalid_dpop_token("the access token is not DPoP-bound: send it as Authorization: Bearer"))
         }
     }
 }
@@ -247,16 +250,25 @@ pub fn check_binding(cnf: Option<&Confirmation>, proof: Option<&Proof>) -> Resul
 /// Records the proof as used; a proof seen before (on any node) is refused.
 ///
 /// On PostgreSQL, where several nodes share the database, in `dpop_proofs` (one statement that
-/// commits by itself, one round trip). On SQLite there is one daemon per database: the proofs it
-/// accepted are remembered in its memory ([`Spent`]), and those made before it started are
-/// refused ([`Target::issued_after`]), so a restart lets none in again. A write per proof cost
-/// more than the proof's verification (figures in bench/README.md).
+/// commits by itself, one round trip), kept 5 minutes past the proof's last second so that nodes
+/// whose clocks differ a little agree. On SQLite there is one daemon per database, and a durable
+/// write per proof cost more than the proof's verification (figures in bench/README.md): once
+/// the daemon has run a minute, a proof dated at or before the daemon's time is remembered in
+/// memory only ([`Spent`]). After a restart none of those can come back: they are dated before
+/// the start, and proofs dated up to the start's second are refused ([`Spent::issued_after`]).
+/// The others (dated ahead of the daemon's clock, or within a minute of its start) are written
+/// durably too, so a restart cannot forget them.
 pub async fn spend(state: &State, tenant: TenantId, proof: &Proof) -> Result<(), OAuthError> {
-    let (name, expires_at) = (proof.name, proof.expires_at);
+    let (name, iat, now) = (proof.name, proof.iat, state.clock.now());
+    let kept = iat + MAX_AGE_SECS + 300;
+    let record = move |tx: &store::WriteTx<'_>| store::dpop_proofs::first_use(tx, tenant, &name, kept);
     let first = if state.db.write_cost() == WriteCost::RoundTrips {
-        state.db.write_one(move |tx| store::dpop_proofs::first_use(tx, tenant, &name, expires_at)).await?
+        state.db.write_one(record).await?
+    } else if state.dpop_spent.in_memory_only(iat, now) {
+        state.dpop_spent.first_use(tenant, name, iat, now)?
     } else {
-        state.dpop_spent.first_use(tenant, name, expires_at, state.clock.now())?
+        let recorded = state.db.write(record).await?;
+        state.dpop_spent.first_use(tenant, name, iat, now)? && recorded
     };
     if !first {
         return Err(invalid("it was used before (its jti)"));
@@ -265,38 +277,55 @@ pub async fn spend(state: &State, tenant: TenantId, proof: &Proof) -> Result<(),
 }
 
 /// The proofs a daemon on SQLite has accepted, until they are too old to be accepted anyway.
-#[derive(Default)]
-pub struct Spent(Mutex<SpentNames>);
+pub struct Spent {
+    /// The daemon's start, by its clock.
+    started_at: Timestamp,
+    names: Mutex<SpentNames>,
+}
 
 impl std::fmt::Debug for Spent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.0.lock().map(|s| s.names.len()).unwrap_or_default();
+        let n = self.names.lock().map(|s| s.names.len()).unwrap_or_default();
         write!(f, "Spent({n} proofs)")
     }
 }
 
 #[derive(Default)]
 struct SpentNames {
+    /// By tenant and proof name: the proof's `iat`.
     names: HashMap<(TenantId, [u8; 32]), Timestamp>,
     swept_at: Timestamp,
 }
 
-/// At most this many proofs are remembered (about 100 MiB: 16,000 proofs a second for two
-/// minutes); beyond that new proofs are refused until old ones expire.
-const MAX_SPENT: usize = 2_000_000;
+/// At most this many proofs are remembered (about 100 MB with the map's own overhead: 8,000
+/// proofs a second for two minutes); beyond that new proofs are refused until old ones expire.
+const MAX_SPENT: usize = 1_000_000;
 
 impl Spent {
-    /// Whether the proof is new; it is then remembered until `expires_at`.
-    fn first_use(
-        &self,
-        tenant: TenantId,
-        name: [u8; 32],
-        expires_at: Timestamp,
-        now: Timestamp,
-    ) -> Result<bool, OAuthError> {
-        let mut spent = self.0.lock().map_err(|_| OAuthError::server_error("the DPoP proof list is poisoned"))?;
-        if now > spent.swept_at || spent.names.len() >= MAX_SPENT {
-            spent.names.retain(|_, until| *until > now);
+    pub fn new(started_at: Timestamp) -> Spent {
+        Spent { started_at, names: Mutex::default() }
+    }
+
+    /// Proofs dated (`iat`) at or before this are refused by a daemon on SQLite: a proof of the
+    /// previous run's last second may be in no record.
+    pub fn issued_after(&self) -> Timestamp {
+        self.started_at
+    }
+
+    /// Whether a proof dated `iat` may be remembered in memory only: one not dated ahead of the
+    /// clock (every proof of an earlier run that is still acceptable is then dated before this
+    /// run's start, and refused), and not dated within a minute of the start (one of those may
+    /// have been dated ahead when an earlier run accepted it, and so be in `dpop_proofs`).
+    fn in_memory_only(&self, iat: Timestamp, now: Timestamp) -> bool {
+        iat <= now && iat > self.started_at + MAX_AGE_SECS
+    }
+
+    /// Whether the proof is new; it is then remembered until it is too old to be accepted.
+    fn first_use(&self, tenant: TenantId, name: [u8; 32], iat: Timestamp, now: Timestamp) -> Result<bool, OAuthError> {
+        let mut spent = self.names.lock().map_err(|_| OAuthError::server_error("the DPoP proof list is poisoned"))?;
+        // Once a second: what is too old to be accepted is forgotten.
+        if now > spent.swept_at {
+            spent.names.retain(|_, iat| *iat + MAX_AGE_SECS >= now);
             spent.swept_at = now;
         }
         if spent.names.len() >= MAX_SPENT {
@@ -305,7 +334,7 @@ impl Spent {
                 "too many DPoP proofs in the last two minutes; try again shortly",
             ));
         }
-        Ok(spent.names.insert((tenant, name), expires_at).is_none())
+        Ok(spent.names.insert((tenant, name), iat).is_none())
     }
 }
 
@@ -351,7 +380,7 @@ mod tests {
         let good = json!({"jti": "j1", "htm": "POST", "htu": URL, "iat": now});
         let p = check(&kek, t, &proof(&k, good.clone()), &target(false), now).unwrap();
         assert_eq!(p.jkt, thumbprint(&jwk(&k)).unwrap());
-        assert_eq!(p.expires_at, now + 61);
+        assert_eq!(p.iat, now);
         // The query of htu is not compared; the URL's normal form is.
         let q = json!({"jti": "j", "htm": "POST", "htu": "HTTPS://ID.example.com:443/acme/token?x=1", "iat": now});
         assert!(check(&kek, t, &proof(&k, q), &target(false), now).is_ok());
@@ -364,7 +393,7 @@ mod tests {
         assert!(refused(json!({"jti": "j", "htm": "POST", "htu": URL, "iat": now - 61})).contains("iat"));
         assert!(refused(json!({"jti": "j", "htm": "POST", "htu": URL, "iat": now + 61})).contains("iat"));
         assert!(refused(json!({"jti": "", "htm": "POST", "htu": URL, "iat": now})).contains("jti"));
-        let started = Target { issued_after: now, ..target(false) };
+        let started = Target { issued_after: now - 1, ..target(false) };
         let before = proof(&k, json!({"jti": "j", "htm": "POST", "htu": URL, "iat": now - 1}));
         assert!(check(&kek, t, &before, &started, now).unwrap_err().description.contains("before the server started"));
         assert!(refused(json!({"htm": "POST", "htu": URL, "iat": now})).contains("claims"));
@@ -420,14 +449,19 @@ mod tests {
 
     #[test]
     fn a_daemon_on_sqlite_remembers_each_proof_until_it_is_too_old() {
-        let spent = Spent::default();
+        let spent = Spent::new(0);
         let (a, b) = (TenantId(1), TenantId(2));
-        assert!(spent.first_use(a, [1; 32], 161, 100).unwrap());
-        assert!(!spent.first_use(a, [1; 32], 161, 100).unwrap(), "a replay");
-        assert!(spent.first_use(b, [1; 32], 161, 100).unwrap(), "another tenant's");
-        assert!(!spent.first_use(a, [1; 32], 161, 160).unwrap(), "still remembered at iat + 60");
-        assert!(spent.first_use(a, [2; 32], 300, 161).unwrap());
+        assert!(spent.first_use(a, [1; 32], 100, 100).unwrap());
+        assert!(!spent.first_use(a, [1; 32], 100, 100).unwrap(), "a replay");
+        assert!(spent.first_use(b, [1; 32], 100, 100).unwrap(), "another tenant's");
+        assert!(!spent.first_use(a, [1; 32], 100, 160).unwrap(), "still remembered at iat + 60");
+        assert!(spent.first_use(a, [2; 32], 161, 161).unwrap());
         assert_eq!(format!("{spent:?}"), "Spent(1 proofs)", "the expired ones are forgotten");
+        // Memory alone only for proofs not dated ahead, and not within a minute of the start.
+        let started = Spent::new(1000);
+        assert!(started.in_memory_only(1061, 1061));
+        assert!(!started.in_memory_only(1060, 1061), "dated within the start's minute");
+        assert!(!started.in_memory_only(1062, 1061), "dated ahead of the clock");
     }
 
     #[test]

@@ -110,6 +110,8 @@ pub struct OAuthError {
     pub scope: Option<&'static str>,
     /// No token was presented at all (RFC 6750 §3.1: the challenge then names no error).
     pub token_missing: bool,
+    /// The token came with the DPoP scheme, or is DPoP-bound: the challenge is `DPoP`'s.
+    pub dpop: bool,
     pub cause: Option<String>,
 }
 
@@ -121,6 +123,7 @@ impl OAuthError {
             description: description.into(),
             scope: None,
             token_missing: false,
+            dpop: false,
             cause: None,
         }
     }
@@ -167,8 +170,16 @@ impl OAuthError {
     pub fn at_resource(mut self) -> OAuthError {
         if matches!(self.code, OAuthCode::InvalidDpopProof | OAuthCode::UseDpopNonce) {
             self.kind = Kind::Unauthenticated;
+            self.dpop = true;
         }
         self
+    }
+
+    /// An `invalid_token` whose challenge is `DPoP`'s (RFC 9449 §7.1).
+    pub fn invalid_dpop_token(d: impl Into<String>) -> OAuthError {
+        let mut e = OAuthError::invalid_token(d);
+        e.dpop = true;
+        e
     }
 
     /// The stable code, as sent and logged.
@@ -220,6 +231,6 @@ impl From<Error> for OAuthError {
             | Kind::RateLimited => OAuthCode::InvalidRequest,
         };
         let description = if e.kind == Kind::Internal { "internal error".to_owned() } else { e.message };
-        OAuthError { code, kind: e.kind, description, scope: None, token_missing: false, cause: e.cause }
+        OAuthError { code, kind: e.kind, description, scope: None, token_missing: false, dpop: false, cause: e.cause }
     }
 }

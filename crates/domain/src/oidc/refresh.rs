@@ -37,6 +37,15 @@ fn check_refresh(row: &RefreshRow, app: &AppRow, now: Timestamp, dpop: Option<Jk
     if row.client_id != app.client_id {
         return refused("the refresh token was issued to another client");
     }
+    // A bound token is rotated only with a proof of its key (RFC 9449 §5), and checked before
+    // its reuse: whoever sends it without that key cannot revoke the client's grant either.
+    if let Some(bound) = &row.dpop_jkt
+        && dpop.map(|k| k.text()).as_ref() != Some(bound)
+    {
+        return Err(Unusable::Refused(super::dpop::invalid(
+            "the refresh token is bound to a DPoP key: send a proof signed with that key",
+        )));
+    }
     if row.revoked_at.is_some() {
         return refused("the refresh token was revoked");
     }
@@ -49,15 +58,6 @@ fn check_refresh(row: &RefreshRow, app: &AppRow, now: Timestamp, dpop: Option<Jk
     // A family without offline_access ends with the browser session it was granted in.
     if !row.offline && row.session_id.is_some() && row.session_expires_at.is_none_or(|end| end <= now) {
         return refused("the session this grant belongs to has ended; sign in again");
-    }
-    // A bound token is rotated only with a proof of its key (RFC 9449 §5); nothing is revoked,
-    // as whoever sent it without one may not be its client.
-    if let Some(bound) = &row.dpop_jkt
-        && dpop.map(|k| k.text()).as_ref() != Some(bound)
-    {
-        return Err(Unusable::Refused(super::dpop::invalid(
-            "the refresh token is bound to a DPoP key: send a proof signed with that key",
-        )));
     }
     Ok(())
 }

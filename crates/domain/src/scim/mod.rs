@@ -170,6 +170,11 @@ pub fn authenticate(tx: &impl Reader, tenant: &TenantRuntime, token: Option<&str
     // An application's own token (client credentials: no user behind it), never a user's, even
     // of an app that has the scope: provisioning is the application's power, not its users'.
     match crate::oidc::introspection::check_access(tx, tenant, token, now) {
+        // SCIM clients send Bearer tokens only; a DPoP-bound token is its key holder's alone.
+        Ok((claims, _)) if claims.cnf.is_some() => Err(Error::unauthenticated(
+            codes::INVALID_TOKEN,
+            "a DPoP-bound access token is not accepted as a Bearer token: get one without a DPoP proof",
+        )),
         Ok((claims, None)) if claims.has_scope(SCOPE) => Ok(()),
         Ok((_, Some(_))) => Err(Error::forbidden(
             codes::INSUFFICIENT_SCOPE,
