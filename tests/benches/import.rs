@@ -1,8 +1,8 @@
 //! Benchmark: bulk invitations of 10,000, 100,000 and 1,000,000 CSV rows through the CLI
 //! (`latchkey user import --links-out`), and 10,000 and 100,000 through the API
 //! (`POST {api_url}/v1/users/invite`, multipart sent by curl), each against a fresh release-build
-//! `latchkeyd` process (limits raised to a million rows and 64 MiB) whose peak resident memory
-//! (VmHWM) is read from /proc afterwards.
+//! `latchkeyd` process in its default configuration (as an operator runs it; only the token rate
+//! limit is off) whose peak resident memory (VmHWM) is read from /proc afterwards.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p latchkey-tests --bench import`.
 //!
@@ -50,8 +50,6 @@ impl Daemon {
             .args(["--dev", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(dir.path())
             .env("LATCHKEY_LIMITS_TOKEN_RATE_PER_MINUTE", "0")
-            .env("LATCHKEY_LIMITS_INVITE_ROWS_MAX", "1000000")
-            .env("LATCHKEY_LIMITS_INVITE_FILE_MAX", "64MiB")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

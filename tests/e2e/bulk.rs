@@ -110,10 +110,23 @@ fn bulk_invite_from_csv() {
         .map(|r| (r["row"].as_u64().unwrap(), r["column"].as_str().unwrap()))
         .collect();
     assert_eq!(rows, [(2, "row"), (3, "row"), (4, "row"), (5, "row"), (6, "row"), (7, "file")], "{body}");
-    let run = d.cli(&["user", "import", "--tenant", "acme", &dir.path().join("unreadable.csv").to_string_lossy()]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("more than 5 rows"), "{}", run.stderr);
     assert_eq!(d.snapshot(), before, "a refused file stores nothing");
+    // The CLI is not bound by the upload API's limits: every row is read (and these rejected),
+    // and a file of 300 rows and 9 KiB, beyond both limits, is imported whole.
+    let unreadable = dir.path().join("unreadable.csv");
+    let people_before = d.snapshot_of(&["users", "invites"]);
+    let run = d.cli(&["user", "import", "--tenant", "acme", &unreadable.to_string_lossy(), "-o", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let summary = run.json();
+    let invited = |v: &Value| v["invited"].as_array().map(Vec::len);
+    assert_eq!((summary["rejected_rows"].as_u64(), invited(&summary)), (Some(8), Some(0)), "{summary}");
+    assert_eq!(d.snapshot_of(&["users", "invites"]), people_before, "nothing of a rejected row is stored");
+    let many = dir.path().join("many.csv");
+    let rows: String = (0..300).map(|i| format!("person{i:03}@acme.test,Person {i}\n")).collect();
+    std::fs::write(&many, format!("email,name\n{rows}")).unwrap();
+    assert!(std::fs::metadata(&many).unwrap().len() > 2048);
+    let run = d.cli(&["user", "import", "--tenant", "acme", many.to_str().unwrap(), "-o", "json"]).ok().json();
+    assert_eq!((invited(&run), run["rejected_rows"].as_u64()), (Some(300), Some(0)), "{run}");
 
     // Every other error status; none of them stores a user or an invitation.
     let people = d.snapshot_of(&["users", "invites"]);

@@ -3,7 +3,8 @@
 //! `{"type":"summary",…}`. Unlike the API endpoint, bad rows are rejected one by one and the good
 //! ones are invited; rows are committed in batches, and a re-run skips who is already present.
 //!
-//! Memory stays flat whatever the file's size: the body goes to a temporary file as it arrives;
+//! The file may have any number of rows, up to [`import::CLI_FILE_MAX`] bytes (the upload API's
+//! limits are not this endpoint's). Memory stays flat whatever the file's size: the body goes to a temporary file as it arrives;
 //! its lines are counted, then one pass finds the rejected rows (header errors are refused before
 //! any answer) and sorts the good ones by address into temporary runs (`users::sorted`); the
 //! batches take the good rows in that order, and each batch's links leave with its progress line.
@@ -39,10 +40,12 @@ pub async fn import(
             "send the CSV file as the body with Content-Type: text/csv",
         ));
     }
-    let max = state.config.limits.invite_file_max;
-    let file = crate::http::spill::spill_body(req, max, &state.config.spill_dir()).await?;
+    // The upload API's limits (`limits.invite_file_max`, `invite_rows_max`) protect a public
+    // endpoint; the admin socket is the operator's, whose file may have any number of rows: it
+    // is bounded only by its size, checked as it is received, before anything is stored.
+    let file = crate::http::spill::spill_body(req, import::CLI_FILE_MAX, &state.config.spill_dir()).await?;
     let (tenant, known) = import::tenant_and_roles(&state.db, slug.clone()).await?;
-    let rows_max = state.config.limits.invite_rows_max;
+    let rows_max = u64::MAX;
     let dir = state.config.spill_dir();
     let bulk::Checked { total, rejected, sorted } =
         tokio::task::spawn_blocking(move || bulk::check_and_sort(file, &known, rows_max, &dir))

@@ -221,6 +221,10 @@ impl std::hash::Hasher for PrehashedHasher {
 
 /// Rows a file can hold at most: its line breaks, plus a last line without one. A quick count
 /// before the first pass, so that the duplicate check's table is made once at its size.
+/// The largest CSV file `latchkey user import` sends over the admin socket: 4 GiB, about a hundred
+/// million rows (the file is spilled to disk as it arrives, so memory does not grow with it).
+pub const CLI_FILE_MAX: u64 = 4 << 30;
+
 pub fn count_lines<R: std::io::Read>(mut input: R) -> std::io::Result<usize> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut lines = 1;
