@@ -112,14 +112,7 @@ pub fn code_flow(
     pkce: &Pkce,
     extra: &[(&str, &str)],
 ) -> (String, String) {
-    let page = get(&authorize_url(site, app, pkce, extra), None);
-    assert_eq!(page.status, 200, "{}", page.body);
-    let id = request_id(&page);
-    let r = site.sign_in(soft, Some(user), &Tamper::default());
-    assert_eq!(r.status, 200, "{}", r.body);
-    let cookie = r.session_cookie().unwrap();
-    let back = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&cookie));
-    assert_eq!(back.status, 302, "{}", back.body);
+    let (back, cookie) = browser_sign_in(site, &authorize_url(site, app, pkce, extra), soft, user);
     let params = location_params(&back);
     assert!(back.header("location").unwrap().starts_with(&app.redirect));
     assert_eq!(param(&params, "state"), Some("st-123"));
@@ -130,6 +123,11 @@ pub fn code_flow(
 /// The browser's part of a sign-in started at `url`: the login page, a passkey sign-in, and the
 /// redirect back with a code. The redirect's `Location`.
 pub fn sign_in_at(site: &Site, url: &str, soft: &mut Soft, user: &str) -> String {
+    browser_sign_in(site, url, soft, user).0.header("location").unwrap().to_owned()
+}
+
+/// [`sign_in_at`]'s steps: the redirect back (a 302) and the session cookie.
+fn browser_sign_in(site: &Site, url: &str, soft: &mut Soft, user: &str) -> (Http, String) {
     let page = get(url, None);
     assert_eq!(page.status, 200, "{}", page.body);
     let id = request_id(&page);
@@ -138,7 +136,7 @@ pub fn sign_in_at(site: &Site, url: &str, soft: &mut Soft, user: &str) -> String
     let cookie = r.session_cookie().unwrap();
     let back = get(&format!("{}/authorize/resume?request={id}", site.base), Some(&cookie));
     assert_eq!(back.status, 302, "{}", back.body);
-    back.header("location").unwrap().to_owned()
+    (back, cookie)
 }
 
 /// `Basic` credentials of a confidential client (client_secret_basic).

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::client_assertion::{ASSERTION_ALGS, parse_jwk};
 use super::error::{OAuthCode, OAuthError};
+use super::keys::Jwk;
 use super::tokens::Confirmation;
 use crate::clock::Timestamp;
 use crate::crypto::{Kek, b64url, b64url_decode, sha256};
@@ -138,13 +139,23 @@ pub fn one_header<'a>(values: impl Iterator<Item = &'a [u8]>) -> Result<Option<&
 /// required members in lexical order, as the client computes it from the same JWK.
 fn thumbprint(jwk: &Value) -> Result<Jkt, OAuthError> {
     let text = |name: &str| jwk.get(name).and_then(Value::as_str).unwrap_or_default();
-    let canonical = match text("kty") {
-        "RSA" => format!(r#"{{"e":"{}","kty":"RSA","n":"{}"}}"#, text("e"), text("n")),
-        "EC" => format!(r#"{{"crv":"{}","kty":"EC","x":"{}","y":"{}"}}"#, text("crv"), text("x"), text("y")),
-        "OKP" => format!(r#"{{"crv":"{}","kty":"OKP","x":"{}"}}"#, text("crv"), text("x")),
-        _ => return Err(invalid("its jwk is not an RSA, EC or OKP key")),
+    let (kty, crv) = match (text("kty"), text("crv")) {
+        ("RSA", _) => ("RSA", ""),
+        ("EC", "P-256") => ("EC", "P-256"),
+        ("OKP", "Ed25519") => ("OKP", "Ed25519"),
+        _ => return Err(invalid("its jwk is not an RSA, EC P-256 or OKP Ed25519 key")),
     };
-    Ok(Jkt(sha256(canonical.as_bytes())))
+    // The header's own members, in the form our published keys' `kid`s are computed from.
+    let key = Jwk {
+        kty,
+        crv,
+        n: text("n").to_owned(),
+        e: text("e").to_owned(),
+        x: text("x").to_owned(),
+        y: text("y").to_owned(),
+        ..Jwk::default()
+    };
+    Ok(Jkt(sha256(key.canonical().as_bytes())))
 }
 
 /// The URL `htu` names, compared without query and fragment (RFC 9449 §4.3) after the URL

@@ -75,7 +75,7 @@ pub struct Jwk {
 
 impl Jwk {
     /// The RFC 7638 thumbprint's input: the required members, in lexical order.
-    fn canonical(&self) -> String {
+    pub(crate) fn canonical(&self) -> String {
         match self.kty {
             "RSA" => format!(r#"{{"e":"{}","kty":"RSA","n":"{}"}}"#, self.e, self.n),
             "EC" => format!(r#"{{"crv":"{}","kty":"EC","x":"{}","y":"{}"}}"#, self.crv, self.x, self.y),
