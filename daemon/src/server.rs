@@ -35,11 +35,24 @@ pub struct Options {
     pub reload: Option<mpsc::Receiver<Config>>,
     /// Replaces the process's log filter (the subscriber is the caller's).
     pub log_filter: Option<live::LogFilterSetter>,
+    /// While true, no tenant's first signing key is made (tests of tenants without one).
+    pub hold_keys: Arc<std::sync::atomic::AtomicBool>,
+    /// How long a token request waits for its tenant's first signing key.
+    pub key_wait: std::time::Duration,
 }
 
 impl Options {
     pub fn new(shutdown: watch::Receiver<bool>) -> Options {
-        Options { clock: Arc::new(SystemClock), listener: None, shutdown, ready: None, reload: None, log_filter: None }
+        Options {
+            clock: Arc::new(SystemClock),
+            listener: None,
+            shutdown,
+            ready: None,
+            reload: None,
+            log_filter: None,
+            hold_keys: Arc::default(),
+            key_wait: oidc::keygen::WAIT,
+        }
     }
 }
 
@@ -260,6 +273,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         spare_keys,
         rsa_engine,
         dpop_spent: latchkey_domain::oidc::dpop::Spent::new(options.clock.now()),
+        keygen: Arc::new(oidc::keygen::KeyMaker::new(options.hold_keys.clone(), options.key_wait)),
     });
     let generation =
         state.registry.load_all().await.map_err(|e| {
@@ -289,6 +303,10 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         }
         None => None,
     };
+
+    // Tenants created without a signing key (by `apply`, or before a stop) get theirs now, in the
+    // background.
+    oidc::keygen::start(&state).await.map_err(|e| StartError::Setup(format!("finding tenants without keys: {e}")))?;
 
     if config.dev && state.registry.is_empty() {
         let req = latchkey::admin::CreateTenant { slug: "dev".into(), ..Default::default() };
@@ -375,6 +393,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         // Joining the listener thread blocks for up to one poll interval.
         let _ = tokio::task::spawn_blocking(move || listener.stop()).await;
     }
+    state.keygen.stop();
     // An unused spare signing key waits for the next start (SQLite), which then generates none.
     let spare = state.spare_keys.clone();
     let bits = config.rsa_bits;

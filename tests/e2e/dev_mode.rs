@@ -109,6 +109,8 @@ fn readme_quick_start_works_and_a_jose_library_agrees() {
     assert_eq!(doc["issuer"], format!("{public}/acme"));
     assert_eq!(doc["jwks_uri"], format!("{public}/acme/.well-known/jwks.json"));
 
+    // Its first key follows in a moment; `key list` waits for it.
+    cli_in(cwd.path(), &["key", "list", "--tenant", "acme"]).ok();
     let data = cwd.path().join("latchkey-data");
     let claims =
         json!({"iss": format!("{public}/acme"), "aud": "portal", "sub": "u1", "iat": now(), "exp": now() + 300});

@@ -183,7 +183,7 @@ fn cli_tables_show_what_others_typed_escaped() {
     assert!(table.lines().all(|l| !l.trim_start_matches(['│', ' ']).starts_with("2026-01-01T00:00:00Z")), "{table}");
     // Scripts get the text as it is, in JSON's escapes.
     let json = d.cli(&["audit", "--tenant", "acme", "-o", "json"]).ok().json();
-    assert!(json[0]["actor"].as_str().unwrap().contains('\n'));
+    assert!(json.as_array().unwrap().iter().any(|e| e["actor"].as_str().unwrap().contains('\n')), "{json}");
 }
 
 #[test]

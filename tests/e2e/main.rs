@@ -23,6 +23,7 @@ mod docs;
 mod dpop;
 mod hardening;
 mod harness;
+mod key_generation;
 mod keys;
 pub mod languages;
 mod lazy_tenants;

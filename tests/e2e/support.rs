@@ -539,6 +539,8 @@ pub struct TestDaemon {
     pub clock: Arc<ManualClock>,
     stop: Option<watch::Sender<bool>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The daemon's `hold_keys` ([`TestDaemon::start_holding_keys`]).
+    keys_held: Arc<std::sync::atomic::AtomicBool>,
     /// Dropped after the daemon has stopped (fields drop after `Drop::drop`).
     pg: Option<Arc<PgDatabase>>,
 }
@@ -563,6 +565,23 @@ impl TestDaemon {
     /// Like [`TestDaemon::start_on`], `edit` also told the port bound (kept bound for the daemon,
     /// never closed and bound again), for settings that name it (an `https://` public URL).
     pub fn start_knowing_port(port: u16, edit: impl FnOnce(u16, &mut FileConfig)) -> TestDaemon {
+        TestDaemon::start_full(port, edit, None)
+    }
+
+    /// A daemon that makes no tenant's first signing key (nor hands out a spare one) until
+    /// [`TestDaemon::hold_keys`] releases it: tenants are created keyless. A token request waits
+    /// `key_wait` for its tenant's key.
+    pub fn start_holding_keys(key_wait: Duration, edit: impl FnOnce(&mut FileConfig)) -> TestDaemon {
+        TestDaemon::start_full(0, |_, f| edit(f), Some(key_wait))
+    }
+
+    /// Holds (true) or releases (false) the making of first signing keys.
+    pub fn hold_keys(&self, held: bool) {
+        // The daemon looks at it at least twice a second.
+        self.keys_held.store(held, Ordering::Release);
+    }
+
+    fn start_full(port: u16, edit: impl FnOnce(u16, &mut FileConfig), held: Option<Duration>) -> TestDaemon {
         let dir = tempfile::tempdir().expect("tempdir");
         let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind");
         let port = listener.local_addr().expect("addr").port();
@@ -589,7 +608,7 @@ impl TestDaemon {
         }
         let flags = Overrides { data_dir: Some(dir.path().to_owned()), ..Overrides::default() };
         let config = Config::from_file(file, &flags).expect("config");
-        TestDaemon::launch(dir, config, listener, store, pg)
+        TestDaemon::launch(dir, config, listener, store, pg, held)
     }
 
     fn launch(
@@ -598,8 +617,10 @@ impl TestDaemon {
         listener: std::net::TcpListener,
         store: TestStore,
         pg: Option<Arc<PgDatabase>>,
+        held: Option<Duration>,
     ) -> TestDaemon {
         let clock = ManualClock::new();
+        let keys_held = Arc::new(std::sync::atomic::AtomicBool::new(held.is_some()));
         let (stop_tx, stop_rx) = watch::channel(false);
         let (ready_tx, ready_rx) = oneshot::channel();
         let socket = config.admin_socket.clone();
@@ -609,6 +630,10 @@ impl TestDaemon {
         options.clock = clock.clone();
         options.listener = Some(listener);
         options.ready = Some(ready_tx);
+        options.hold_keys = keys_held.clone();
+        if let Some(wait) = held {
+            options.key_wait = wait;
+        }
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
             if let Err(e) = rt.block_on(latchkeyd::server::run(config, options)) {
@@ -627,6 +652,7 @@ impl TestDaemon {
             clock,
             stop: Some(stop_tx),
             thread: Some(thread),
+            keys_held,
             pg,
         }
     }
@@ -637,7 +663,15 @@ impl TestDaemon {
 
     /// Creates a tenant through the CLI and returns its JSON.
     pub fn tenant(&self, slug: &str) -> Value {
-        self.cli(&["tenant", "create", slug, "-o", "json"]).ok().json()
+        let t = self.cli(&["tenant", "create", slug, "-o", "json"]).ok().json();
+        self.wait_for_key(&t);
+        t
+    }
+
+    /// Waits until a tenant (its JSON from `tenant create`) has its first RS256 key: a tenant
+    /// created when no spare key was ready gets it moments later, and `key list` waits for it.
+    pub fn wait_for_key(&self, tenant: &Value) {
+        self.cli(&["key", "list", "--tenant", tenant["slug"].as_str().expect("slug")]).ok();
     }
 
     pub fn get(&self, path: &str) -> Http {
@@ -670,13 +704,32 @@ impl TestDaemon {
     }
 
     /// Every row of every table but the audit trail: equal snapshots mean nothing was stored.
+    /// Taken once every tenant has its first signing key (made in the background, it would
+    /// otherwise appear between two snapshots), unless key making is held.
     pub fn snapshot(&self) -> DbSnapshot {
+        self.settle_keys();
         self.store.snapshot(None)
     }
 
-    /// Every row of the named tables.
+    /// Every row of the named tables (as [`TestDaemon::snapshot`]).
     pub fn snapshot_of(&self, tables: &[&str]) -> DbSnapshot {
+        self.settle_keys();
         self.store.snapshot(Some(tables))
+    }
+
+    fn settle_keys(&self) {
+        if self.keys_held.load(Ordering::Acquire) {
+            return;
+        }
+        let keyless = "SELECT COUNT(*) FROM tenants t WHERE NOT EXISTS (SELECT 1 FROM signing_keys k \
+                       WHERE k.tenant_id = t.id AND k.alg = 'RS256' AND k.state = 'current')";
+        for _ in 0..600 {
+            if self.sql().i64(keyless) == 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("tenants still without a signing key after 30 s");
     }
 
     /// Sends raw bytes to the admin socket and returns (status, body).
@@ -1003,6 +1056,7 @@ impl<'a> Site<'a> {
         let mut args = vec!["tenant", "create", slug, "-o", "json"];
         args.extend_from_slice(extra);
         let t = d.cli(&args).ok().json();
+        d.wait_for_key(&t);
         let base = t["base_url"].as_str().unwrap().to_owned();
         let origin = d.base.clone();
         Site { d, slug: slug.to_owned(), base, origin }

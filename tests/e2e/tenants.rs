@@ -27,6 +27,7 @@ fn create_show_list_delete() {
         d.cli(&["tenant", "create", "beta", "--name", "Beta Inc", "--registration", "open", "-o", "json"]).ok().json();
     assert_eq!(open["registration"], "open");
     assert_eq!(open["name"], "Beta Inc");
+    d.wait_for_key(&open);
 
     let refused = d.cli(&["tenant", "delete", "acme"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);

@@ -40,6 +40,8 @@ pub struct Readings<'a> {
     pub untracked: u64,
     /// Token signatures made two at once, and one at a time.
     pub signatures: (u64, u64),
+    /// Tenants queued for their first signing key on this node.
+    pub keys_queued: usize,
 }
 
 pub struct Metrics {
@@ -137,7 +139,7 @@ impl Metrics {
     }
 
     pub fn render(&self, others: &Readings<'_>) -> String {
-        let Readings { db, health, untracked, signatures: (paired, alone) } = *others;
+        let Readings { db, health, untracked, signatures: (paired, alone), keys_queued } = *others;
         let g = match self.inner.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -186,6 +188,9 @@ impl Metrics {
         out.push_str("# TYPE latchkey_token_signatures_total counter\n");
         let _ = writeln!(out, "latchkey_token_signatures_total{{method=\"vector_pair\"}} {paired}");
         let _ = writeln!(out, "latchkey_token_signatures_total{{method=\"single\"}} {alone}");
+        out.push_str("# HELP latchkey_signing_keys_queued Tenants waiting on this node for their first signing key, made in the background.\n");
+        out.push_str("# TYPE latchkey_signing_keys_queued gauge\n");
+        let _ = writeln!(out, "latchkey_signing_keys_queued {keys_queued}");
         out.push_str("# HELP latchkey_rate_limit_untracked_total Requests let through uncounted by the per-address limits because they were tracking as many callers as they hold in one minute.\n");
         out.push_str("# TYPE latchkey_rate_limit_untracked_total counter\n");
         let _ = writeln!(out, "latchkey_rate_limit_untracked_total {untracked}");

@@ -92,8 +92,9 @@ impl OldUrl {
 /// What signing, verifying and ceremonies need: costly to build, so built once per tenant.
 #[derive(Debug)]
 pub struct Hot {
-    /// The current RS256 key (every tenant has one).
-    pub signer: SigningKey,
+    /// The current RS256 key. None while the tenant's first key is being generated (a tenant is
+    /// created without waiting for one: [`crate::oidc::keygen`]); nothing signs until it exists.
+    pub signer: Option<SigningKey>,
     /// The current ES256 and EdDSA keys, of the tenants that added them (`key rotate --alg`).
     pub others: Vec<SigningKey>,
     /// The tenant's relying party (RP id and origin), or why there is none: an RP ID that is an
@@ -118,9 +119,20 @@ impl Hot {
 
     /// The tenant's current key of `alg`. Never another algorithm's: an app whose algorithm's key
     /// is gone (not expected: the current key of an algorithm cannot be retired) gets an error.
+    /// The current RS256 key, if made yet.
+    pub fn rs256(&self) -> Option<&SigningKey> {
+        self.signer.as_ref()
+    }
+
     pub fn signing_key(&self, alg: SigningAlg) -> Result<&SigningKey, Error> {
         if alg == SigningAlg::RS256 {
-            return Ok(&self.signer);
+            return self.signer.as_ref().ok_or_else(|| {
+                Error::new(
+                    Kind::Unavailable,
+                    codes::UNAVAILABLE,
+                    "the tenant's first signing key is still being generated; try again in a moment",
+                )
+            });
         }
         self.others.iter().find(|k| k.alg == alg).ok_or_else(|| {
             Error::internal(format!(
@@ -149,15 +161,16 @@ impl Hot {
                 retired.push(key);
             }
         }
-        let signer =
-            signer.ok_or_else(|| Error::internal(format!("tenant {} has no current RS256 signing key", row.slug)))?;
         // The current key is prepared for the pair signer now (about 1 ms, when the engine is
         // `ifma-pairs` on a CPU with AVX-512 IFMA; nothing with aws-lc), not on a token request;
         // the retired ones only verify, so their DER goes.
-        let _ = signer.ifma();
+        if let Some(s) = &signer {
+            let _ = s.ifma();
+        }
         retired.iter().for_each(SigningKey::forget_pkcs8);
-        // The RS256 key first: relying parties that take the first key keep working.
-        let mut published: Vec<&Jwk> = vec![&signer.jwk];
+        // The RS256 key first: relying parties that take the first key keep working. A tenant
+        // whose first key is not made yet lists the keys it has (none, or ES256/EdDSA ones).
+        let mut published: Vec<&Jwk> = signer.iter().map(|k| &k.jwk).collect();
         published.extend(others.iter().map(|k| &k.jwk));
         published.extend(retired.iter().map(|k| &k.jwk));
         let decoding = published
@@ -492,11 +505,15 @@ impl Registry {
         Ok(())
     }
 
-    /// Reloads one tenant from the database (after creation, rotation, or a settings change).
+    /// Reloads one tenant from the database (after creation, rotation, or a settings change). A
+    /// tenant whose keys were loaded has them loaded again at once; any other (a new one, one
+    /// not asked for since the start) is put for routing only and loads on its first request, as
+    /// at start: `apply` of ten thousand tenants unseals and builds nothing.
     pub async fn refresh(&self, slug: &str) -> Result<(), Error> {
         // One at a time: each refresh reads the database after the previous one has put what it
         // read, so the last one to run leaves the newest state.
         let _one_at_a_time = self.refreshing.lock().await;
+        let with_keys = self.get(slug).is_some_and(|t| t.hot.get().is_some());
         let slug_owned = slug.to_owned();
         let loader = &self.loader;
         let loaded = loader
@@ -505,7 +522,7 @@ impl Registry {
                 let Some(row) = store::tenants::by_slug(tx, &slug_owned)? else {
                     return Ok(None);
                 };
-                let keys = store::keys::list(tx, row.id)?;
+                let keys = if with_keys { Some(store::keys::list(tx, row.id)?) } else { None };
                 let old = store::tenants::old_urls_of(tx, row.id)?;
                 Ok(Some((row, keys, old)))
             })
@@ -513,8 +530,13 @@ impl Registry {
         match loaded {
             None => self.write().remove(slug),
             Some((row, key_rows, old)) => {
-                let keys = unseal(&loader.kek, &row, &key_rows, loader.engine)?;
-                let rt = TenantRuntime::build(&row, keys, &loader.public_url, loader.kek.session_ids())?;
+                let rt = match key_rows {
+                    Some(key_rows) => {
+                        let keys = unseal(&loader.kek, &row, &key_rows, loader.engine)?;
+                        TenantRuntime::build(&row, keys, &loader.public_url, loader.kek.session_ids())?
+                    }
+                    None => TenantRuntime::routing(&row, &loader.public_url)?,
+                };
                 let rt = Arc::new(rt.with_old_urls(&old, &loader.public_url)?);
                 self.write().put(rt);
             }
@@ -523,16 +545,18 @@ impl Registry {
     }
 
     /// Loads every tenant for routing; used at start-up. Keys load on each tenant's first
-    /// request, but one tenant's keys are unsealed here so that a wrong key-encryption key stops
-    /// the daemon at start rather than at its first sign-in. Returns the change generation the
-    /// tenants were read at (one snapshot): where this node's change listener starts.
+    /// request, but one tenant's keys (the first tenant's that has any) are unsealed here so that
+    /// a wrong key-encryption key stops the daemon at start rather than at its first sign-in.
+    /// Returns the change generation the tenants were read at (one snapshot): where this node's
+    /// change listener starts.
     pub async fn load_all(&self) -> Result<i64, Error> {
         let Loader { db, kek, public_url, .. } = &self.loader;
         let (rows, sample, old, generation) = db
             .read(|tx| -> Result<_, StoreError> {
                 let rows = store::tenants::list(tx)?;
-                let sample = match rows.first() {
-                    Some(first) => Some((first.clone(), store::keys::list(tx, first.id)?)),
+                // A tenant with a key: the first tenants may still be waiting for theirs.
+                let sample = match store::keys::first_sealed(tx)?.and_then(|id| rows.iter().find(|r| r.id == id)) {
+                    Some(row) => Some((row.clone(), store::keys::list(tx, row.id)?)),
                     None => None,
                 };
                 let old = store::tenants::old_urls(tx)?;

@@ -40,6 +40,8 @@ pub struct State {
     pub listen_addr: SocketAddr,
     /// A signing key generated ahead for the next tenant creation or rotation.
     pub spare_keys: Arc<SpareKeys>,
+    /// Makes the first signing key of tenants created without one.
+    pub keygen: Arc<crate::oidc::keygen::KeyMaker>,
     /// What signs RS256 tokens: `config.rsa_engine` as this CPU allows it
     /// ([`crate::oidc::signer::effective`]); every tenant's keys are loaded for it.
     pub rsa_engine: config::RsaEngine,

@@ -120,19 +120,20 @@ pub fn validate(req: &CreateTenant, public_url: &str) -> Result<ValidTenant, Err
     })
 }
 
-/// Creates a tenant with its first signing key, in one transaction.
+/// Creates a tenant, with its first signing key when a spare one is ready, in one transaction.
+/// Without one the tenant is usable at once all the same and its key is made in the background
+/// (RSA generation takes 50–150 ms: [`crate::oidc::keygen`]).
 pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
     let v = validate(&req, &state.config.public_base())?;
-    // A key generated ahead (RSA generation takes 50–150 ms), or one generated now on a blocking
-    // thread; never inside the write transaction.
     let bits = state.config.rsa_bits;
-    let generated = state.spare_keys.take(bits).await?;
+    let generated = if state.keygen.held() { None } else { state.spare_keys.try_take(bits) };
+    let keyless = generated.is_none();
     let kek = state.kek.clone();
     let now = state.clock.now();
     let row = state
         .db
         .write(move |tx| -> Result<TenantRow, Error> {
-            let id = insert_with_key(tx, &kek, &v, &generated, bits, now)?;
+            let id = insert_tenant(tx, &kek, &v, generated.as_ref(), bits, now)?;
             Ok(TenantRow {
                 id,
                 slug: v.slug,
@@ -148,15 +149,19 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
         .await?;
     // The other nodes serve it too before the caller hears of it.
     state.registry.publish(&row.slug).await?;
+    if keyless {
+        state.keygen.soon(row.id, &row.slug);
+    }
     Ok(to_wire(&row))
 }
 
-/// Stores a validated tenant with its first signing key, refusing a taken slug or base URL.
-pub fn insert_with_key(
+/// Stores a validated tenant, with its first signing key if given, refusing a taken slug or base
+/// URL. Without a key the tenant waits for [`crate::oidc::keygen`] to make one.
+pub fn insert_tenant(
     tx: &WriteTx<'_>,
     kek: &Kek,
     v: &ValidTenant,
-    key: &keys::GeneratedKey,
+    key: Option<&keys::GeneratedKey>,
     bits: u32,
     now: i64,
 ) -> Result<TenantId, Error> {
@@ -183,7 +188,9 @@ pub fn insert_with_key(
         created_at: now,
     };
     let id = store::tenants::insert(tx, &new)?;
-    insert_key(tx, kek, id, key, bits, now)?;
+    if let Some(key) = key {
+        insert_key(tx, kek, id, key, bits, now)?;
+    }
     Ok(id)
 }
 

@@ -84,10 +84,33 @@ pub fn promote(tx: &WriteTx<'_>, tenant: TenantId, kid: &str, now: Timestamp) ->
     Ok(true)
 }
 
-/// Whether any signing key exists: a database that holds data (which a new key-encryption key
-/// could not open).
-pub fn any(tx: &impl Reader) -> Result<bool, StoreError> {
-    tx.conn().query_one("SELECT EXISTS (SELECT 1 FROM signing_keys)", params![], |r| r.get(0))
+/// The tenants without a current RS256 key: created without waiting for one, whose first key is
+/// still to be made (`oidc::keygen` in the domain crate), oldest first.
+pub fn keyless(tx: &impl Reader) -> Result<Vec<(TenantId, String)>, StoreError> {
+    tx.conn().query_all(
+        "SELECT t.id, t.slug FROM tenants t WHERE NOT EXISTS (
+             SELECT 1 FROM signing_keys k WHERE k.tenant_id = t.id AND k.alg = 'RS256' AND k.state = 'current')
+         ORDER BY t.id",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
+/// The newest published key of `alg` that does not sign: for a tenant with no current key of
+/// `alg`, one whose promotion a stop or crash interrupted ([`promote`] finishes it).
+pub fn newest_published(tx: &impl Reader, tenant: TenantId, alg: SigningAlg) -> Result<Option<String>, StoreError> {
+    tx.conn().query_opt(
+        "SELECT kid FROM signing_keys WHERE tenant_id = ?1 AND alg = ?2 AND state = 'retired'
+         ORDER BY created_at DESC, id DESC LIMIT 1",
+        params![tenant, Text(alg)],
+        |r| r.get(0),
+    )
+}
+
+/// One tenant holding a sealed key, if any: what the start opens to check the key-encryption key
+/// (the first tenant may have none yet).
+pub fn first_sealed(tx: &impl Reader) -> Result<Option<TenantId>, StoreError> {
+    tx.conn().query_opt("SELECT tenant_id FROM signing_keys ORDER BY id LIMIT 1", params![], |r| r.get(0))
 }
 
 /// Whether the tenant has a current key of `alg`.
@@ -182,6 +205,27 @@ mod tests {
                 .unwrap();
             assert_eq!(stored, "current");
         });
+    }
+
+    #[test]
+    fn keyless_tenants_are_found_and_an_interrupted_promotion_is_finished() {
+        let t = temp_db();
+        let (a, b, c) = t.write(|tx| {
+            let (a, b, c) = (tenant(tx, "a"), tenant(tx, "b"), tenant(tx, "c"));
+            insert_current(tx, a, &key("ka", 1), 1).unwrap();
+            // b was stopped between the two steps of its first key; c has only an ES256 key.
+            insert_published(tx, b, &key("kb", 2)).unwrap();
+            insert_current(tx, c, &KeyRow { alg: SigningAlg::ES256, bits: 256, ..key("kc", 3) }, 3).unwrap();
+            (a, b, c)
+        });
+        t.read(|tx| {
+            assert_eq!(keyless(tx).unwrap(), [(b, "b".to_owned()), (c, "c".to_owned())]);
+            assert_eq!(newest_published(tx, b, SigningAlg::RS256).unwrap().as_deref(), Some("kb"));
+            assert_eq!(newest_published(tx, c, SigningAlg::RS256).unwrap(), None);
+            assert_eq!(first_sealed(tx).unwrap(), Some(a));
+        });
+        t.write(|tx| assert!(promote(tx, b, "kb", 4).unwrap()));
+        t.read(|tx| assert_eq!(keyless(tx).unwrap(), [(c, "c".to_owned())]));
     }
 
     #[test]

@@ -261,7 +261,7 @@ async fn dispatch(
             done()
         }
         A::AppRotateSecret(slug, id) => ok(&apps::rotate_secret(&state.db, slug, id).await?),
-        A::KeyList(slug) => ok(&rotation::list(&state.db, slug).await?),
+        A::KeyList(slug) => ok(&rotation::list(state, slug).await?),
         A::KeyRotate(slug) => {
             // No body (an earlier CLI) or `{}`: the RS256 key.
             let r: latchkey::admin::RotateKey =

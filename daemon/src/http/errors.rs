@@ -57,8 +57,15 @@ struct PublicError<'a> {
 
 /// Extra headers some failures carry on every boundary.
 fn decorate(mut r: Response<Body>, kind: Kind) -> Response<Body> {
-    if kind == Kind::RateLimited {
-        r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+    match kind {
+        Kind::RateLimited => {
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+        }
+        // A tenant's first key being made, a database coming back: moments, not minutes.
+        Kind::Unavailable => {
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        _ => {}
     }
     r
 }

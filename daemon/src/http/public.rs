@@ -107,7 +107,7 @@ async fn moved(
 ) -> Response<Body> {
     match route {
         TenantRoute::Jwks => match tenant.load(&state.registry).await {
-            Ok(hot) => document(req, hot.jwks_json.clone()),
+            Ok(hot) => jwks(state, tenant, hot.jwks_json.clone(), hot.rs256().is_none(), req),
             Err(e) => errors::api(&e),
         },
         TenantRoute::DocumentPreflight => document_preflight(),
@@ -212,8 +212,8 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
     }
     state.metrics.tenant_request(&tenant.slug);
     // Keys load on a tenant's first request (see tenants.rs); the documents are ready bytes.
-    let (discovery_json, jwks_json) = match tenant.load(&state.registry).await {
-        Ok(hot) => (hot.discovery_json.clone(), hot.jwks_json.clone()),
+    let (discovery_json, jwks_json, keyless) = match tenant.load(&state.registry).await {
+        Ok(hot) => (hot.discovery_json.clone(), hot.jwks_json.clone(), hot.rs256().is_none()),
         Err(e) => return errors::api(&e),
     };
     let (tr, here) = super::i18n::of_request(&req, &tenant);
@@ -223,7 +223,7 @@ async fn dispatch(state: &State, route: Route, ip: std::net::IpAddr, req: Req) -
     let nonced = |r| super::dpop::with_nonce(&cx, proof_sent, r);
     match route {
         R::Discovery => document(&req, discovery_json),
-        R::Jwks => document(&req, jwks_json),
+        R::Jwks => jwks(state, &cx.tenant, jwks_json, keyless, &req),
         R::DocumentPreflight => document_preflight(),
         R::RegisterStart => api(ceremony::register_start(&cx, req).await),
         R::RegisterFinish => api(ceremony::register_finish(&cx, req).await),
@@ -316,6 +316,24 @@ fn document(req: &Req, body: bytes::Bytes) -> Response<Body> {
         bytes(StatusCode::OK, "application/json", body)
     };
     public_document(r)
+}
+
+/// The tenant's JWKS. While its first key is being made ([`latchkey_domain::oidc::keygen`]) the
+/// set is cached by no one (a verifier would keep it for five minutes) and the tenant moves to
+/// the front of the queue: a verifier polling for the key gets it within moments.
+fn jwks(
+    state: &State,
+    tenant: &latchkey_domain::registry::TenantRuntime,
+    json: bytes::Bytes,
+    keyless: bool,
+    req: &Req,
+) -> Response<Body> {
+    let r = document(req, json);
+    if !keyless {
+        return r;
+    }
+    state.keygen.soon(tenant.id, &tenant.slug);
+    with_header(r, header::CACHE_CONTROL, "no-store")
 }
 
 fn document_preflight() -> Response<Body> {

@@ -27,6 +27,7 @@ pub async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr)
                 health: &state.db.health().await,
                 untracked: state.limiter.untracked(),
                 signatures: latchkey_domain::oidc::signer::counts(),
+                keys_queued: state.keygen.pending(),
             }),
         ),
         (_, "/metrics") => {

@@ -50,6 +50,9 @@ pub async fn token(
         "password" => return Err(unsupported("password login is not supported: users sign in with passkeys")),
         other => return Err(unsupported(&format!("grant_type {other:?} is not supported"))),
     }
+    // A tenant created moments ago may not have its key yet: wait for it before anything (a
+    // code, a refresh token) is consumed, so that a 503 here leaves the request good to retry.
+    let tenant = super::keygen::ready_to_sign(state, tenant).await?;
     let now = state.clock.now();
     let c = &state.config.tokens;
     let ttl = Terms {

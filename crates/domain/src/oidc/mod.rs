@@ -13,6 +13,7 @@ pub mod grants;
 pub mod introspection;
 pub mod issue;
 pub mod jwt;
+pub mod keygen;
 pub mod keys;
 pub mod par;
 mod refresh;

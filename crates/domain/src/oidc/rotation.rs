@@ -11,7 +11,6 @@ use crate::clock::date;
 use crate::error::Error;
 use crate::state::State;
 use crate::store;
-use crate::store::Db;
 use crate::store::keys::KeyRow;
 use crate::tenants::{require, seal_key};
 
@@ -25,12 +24,17 @@ fn to_wire(row: &KeyRow) -> Key {
     }
 }
 
-pub async fn list(db: &Db, slug: String) -> Result<Vec<Key>, Error> {
-    db.read(move |tx| -> Result<_, Error> {
-        let tenant = require(tx, &slug)?;
-        Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
-    })
-    .await
+/// The tenant's keys. A tenant whose first key is still being made has it made now and waits
+/// for it (as a token request does): what an operator lists is never a passing state.
+pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, Error> {
+    first_key(state, &slug).await?;
+    state
+        .db
+        .read(move |tx| -> Result<_, Error> {
+            let tenant = require(tx, &slug)?;
+            Ok(store::keys::list(tx, tenant.id)?.iter().map(to_wire).collect())
+        })
+        .await
 }
 
 /// Generates a key of `alg`, makes it the current one of its algorithm, and refreshes what the
@@ -42,6 +46,10 @@ pub async fn list(db: &Db, slug: String) -> Result<Vec<Key>, Error> {
 ///
 /// [`Db::wait_published`]: crate::store::Db::wait_published
 pub async fn rotate(state: &State, slug: String, alg: SigningAlg) -> Result<Key, Error> {
+    // An RS256 rotation follows the first key, so that it always leaves a previous key behind.
+    if alg == SigningAlg::RS256 {
+        first_key(state, &slug).await?;
+    }
     let (generated, bits) = match alg {
         SigningAlg::RS256 => (state.spare_keys.take(state.config.rsa_bits).await?, state.config.rsa_bits),
         _ => (crate::oidc::keys::generate_for(alg, 0)?, crate::oidc::keys::CURVE_BITS),
@@ -66,7 +74,11 @@ pub async fn rotate(state: &State, slug: String, alg: SigningAlg) -> Result<Key,
         .write(move |tx| -> Result<_, Error> {
             store::cluster::admin_lock(tx)?;
             let tenant = require(tx, &s)?;
-            if !store::keys::promote(tx, tenant.id, &kid, now)? {
+            // A tenant whose first key was being made may have had this key promoted by that
+            // work (`keygen::install` finishes a published key it finds): current all the same.
+            let promoted = store::keys::promote(tx, tenant.id, &kid, now)?;
+            let rows = store::keys::list(tx, tenant.id)?;
+            if !promoted && !rows.iter().any(|r| r.kid == kid && r.state == KeyState::Current) {
                 return Err(Error::conflict(
                     codes::KEY_NOT_FOUND,
                     format!(
@@ -76,7 +88,6 @@ pub async fn rotate(state: &State, slug: String, alg: SigningAlg) -> Result<Key,
                     ),
                 ));
             }
-            let rows = store::keys::list(tx, tenant.id)?;
             rows.iter()
                 .find(|r| r.kid == kid)
                 .map(to_wire)
@@ -85,6 +96,15 @@ pub async fn rotate(state: &State, slug: String, alg: SigningAlg) -> Result<Key,
         .await?;
     state.registry.publish(&slug).await?;
     Ok(key)
+}
+
+/// Waits for the tenant's first RS256 key, made now if it is still queued
+/// ([`crate::oidc::keygen`]). A tenant that does not exist is left for the caller to refuse.
+async fn first_key(state: &State, slug: &str) -> Result<(), Error> {
+    match state.registry.get(slug) {
+        Some(tenant) => crate::oidc::keygen::ready_to_sign(state, tenant).await.map(drop),
+        None => Ok(()),
+    }
 }
 
 /// ` --alg X` for a key of another algorithm than the default.

@@ -69,7 +69,7 @@ fn signed_alone(key: &SigningKey, input: String) -> Result<String, CryptoError> 
 /// `.signature`. Only the tenant's RS256 key may wait for a partner: ES256 and EdDSA keys sign
 /// at once (a few microseconds).
 pub async fn sign_one(hot: &Arc<Hot>, key: &SigningKey, input: String) -> Result<String, CryptoError> {
-    if key.alg == SigningAlg::RS256 && hot.signer.ifma().is_some() {
+    if key.alg == SigningAlg::RS256 && hot.rs256().is_some_and(|k| k.ifma().is_some()) {
         return parking::sign(hot, input).await;
     }
     signed_alone(key, input)
@@ -131,7 +131,13 @@ mod parking {
 
     use super::{finish, pair, signed_alone};
     use crate::crypto::CryptoError;
+    use crate::oidc::keys::SigningKey;
     use crate::registry::Hot;
+
+    /// The RS256 key of a tenant whose signature was parked: it has one (`sign_one` checked).
+    fn rs256(hot: &Hot) -> Result<&SigningKey, CryptoError> {
+        hot.rs256().ok_or(CryptoError::Seal)
+    }
 
     /// A signing input waiting for a partner, who answers with the signed token.
     struct Parked {
@@ -181,7 +187,7 @@ mod parking {
         // reach their signatures meanwhile.
         tokio::task::yield_now().await;
         if let Some(parked) = reclaim(id) {
-            return signed_alone(&hot.signer, parked.input);
+            return signed_alone(rs256(hot)?, parked.input);
         }
         // A partner took it and is signing both.
         answer.await.unwrap_or(Err(CryptoError::Seal))
@@ -190,12 +196,18 @@ mod parking {
     /// Signs `input` (this request's) with the parked partner's, answers the partner, returns ours.
     fn sign_with(hot: &Arc<Hot>, input: String, partner: Parked) -> Result<String, CryptoError> {
         let Parked { hot: their_hot, input: their_input, reply, .. } = partner;
-        let (Some(mine), Some(theirs)) = (hot.signer.ifma(), their_hot.signer.ifma()) else {
-            let _ = reply.send(signed_alone(&their_hot.signer, their_input));
-            return signed_alone(&hot.signer, input);
+        let (my_key, their_key) = match (rs256(hot), rs256(&their_hot)) {
+            (Ok(a), Ok(b)) => (a, b),
+            _ => {
+                let _ = reply.send(Err(CryptoError::Seal));
+                return Err(CryptoError::Seal);
+            }
         };
-        let [ours, theirs] =
-            pair(&hot.signer, mine, input.as_bytes(), &their_hot.signer, theirs, their_input.as_bytes());
+        let (Some(mine), Some(theirs)) = (my_key.ifma(), their_key.ifma()) else {
+            let _ = reply.send(signed_alone(their_key, their_input));
+            return signed_alone(my_key, input);
+        };
+        let [ours, theirs] = pair(my_key, mine, input.as_bytes(), their_key, theirs, their_input.as_bytes());
         let _ = reply.send(theirs.map(|sig| finish(their_input, &sig)));
         ours.map(|sig| finish(input, &sig))
     }
@@ -249,7 +261,7 @@ mod tests {
     fn verifies(hot: &Hot, token: &str) -> bool {
         let Some((input, sig)) = token.rsplit_once('.') else { return false };
         let sig = crate::crypto::b64url_decode(sig).unwrap_or_default();
-        let (n, e) = (&hot.signer.jwk.n, &hot.signer.jwk.e);
+        let (n, e) = (&hot.rs256().unwrap().jwk.n, &hot.rs256().unwrap().jwk.e);
         let (n, e) = (crate::crypto::b64url_decode(n).unwrap(), crate::crypto::b64url_decode(e).unwrap());
         aws_lc_rs::signature::RsaPublicKeyComponents { n: &n, e: &e }
             .verify(&aws_lc_rs::signature::RSA_PKCS1_2048_8192_SHA256, input.as_bytes(), &sig)
@@ -269,7 +281,7 @@ mod tests {
                     let hot = if i % 3 == 0 { b.clone() } else { a.clone() };
                     tokio::spawn(async move {
                         let input = format!("eyJhbGciOiJSUzI1NiJ9.{i}");
-                        let token = sign_one(&hot, &hot.signer, input.clone()).await.unwrap();
+                        let token = sign_one(&hot, hot.rs256().unwrap(), input.clone()).await.unwrap();
                         assert!(token.starts_with(&format!("{input}.")));
                         (i, token)
                     })
@@ -306,20 +318,21 @@ mod tests {
     fn with_aws_lc_no_key_is_prepared_no_request_parks_and_every_signature_is_single() {
         let _serial = serial();
         let a = tenant(5, RsaEngine::AwsLc);
-        assert!(a.signer.ifma().is_none());
+        assert!(a.rs256().unwrap().ifma().is_none());
         let (paired, alone) = concurrent_lone_signatures(RsaEngine::AwsLc);
         assert_eq!((paired, alone), (0, 200));
         let before = counts();
-        let token =
-            sign_one(&a, &a.signer, "eyJ6IjozfQ.e30".into()).now_or_never().expect("signed at once, not parked");
+        let token = sign_one(&a, a.rs256().unwrap(), "eyJ6IjozfQ.e30".into())
+            .now_or_never()
+            .expect("signed at once, not parked");
         assert!(verifies(&a, &token.unwrap()));
-        let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
+        let (x, y) = sign_two(a.rs256().unwrap(), "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
         assert!(verifies(&a, &x) && verifies(&a, &y));
         let after = counts();
         assert_eq!((after.0 - before.0, after.1 - before.1), (0, 3));
         // The pair signer's engine on the same CPU parks a lone signature (when it can run).
         let b = tenant(6, RsaEngine::IfmaPairs);
-        let parked = sign_one(&b, &b.signer, "eyJ6IjozfQ.e30".into()).now_or_never();
+        let parked = sign_one(&b, b.rs256().unwrap(), "eyJ6IjozfQ.e30".into()).now_or_never();
         assert_eq!(parked.is_none(), pairs(), "ifma-pairs parks a lone signature for one turn");
     }
 
@@ -329,11 +342,11 @@ mod tests {
     fn a_key_that_failed_or_was_retired_signs_with_aws_lc() {
         let _serial = serial();
         let a = tenant(4, RsaEngine::IfmaPairs);
-        assert_eq!(a.signer.ifma().is_some(), pairs());
-        a.signer.ifma_failed();
-        assert!(a.signer.ifma().is_none());
+        assert_eq!(a.rs256().unwrap().ifma().is_some(), pairs());
+        a.rs256().unwrap().ifma_failed();
+        assert!(a.rs256().unwrap().ifma().is_none());
         let before = counts();
-        let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
+        let (x, y) = sign_two(a.rs256().unwrap(), "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
         assert!(verifies(&a, &x) && verifies(&a, &y));
         assert_eq!(counts().0, before.0);
         let g = generate(2048).unwrap();
@@ -347,7 +360,7 @@ mod tests {
         let _serial = serial();
         let a = tenant(3, RsaEngine::IfmaPairs);
         let before = counts();
-        let (x, y) = sign_two(&a.signer, "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
+        let (x, y) = sign_two(a.rs256().unwrap(), "eyJ4Ijox.e30".into(), "eyJ5Ijoy.e30".into()).unwrap();
         assert!(verifies(&a, &x) && verifies(&a, &y));
         assert!(x.starts_with("eyJ4Ijox.e30.") && y.starts_with("eyJ5Ijoy.e30."));
         let after = counts();

@@ -53,6 +53,15 @@ impl SpareKeys {
     /// A new key of `bits`: a spare one if ready, else generated now on a blocking thread. Either
     /// way a replacement is started in the background.
     pub async fn take(self: &std::sync::Arc<Self>, bits: u32) -> Result<GeneratedKey, Error> {
+        match self.try_take(bits) {
+            Some(k) => Ok(k),
+            None => Ok(tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(Error::internal)??),
+        }
+    }
+
+    /// A spare key of `bits` if one is ready now (a replacement is then started); never
+    /// generates one here.
+    pub fn try_take(self: &std::sync::Arc<Self>, bits: u32) -> Option<GeneratedKey> {
         // Never waits for the lock: the generating thread holds it for a moment only, but at idle
         // priority a busy machine may not run it again for a while. Contended means no spare.
         let spare = match self.ready.try_lock() {
@@ -60,12 +69,16 @@ impl SpareKeys {
             Err(TryLockError::Poisoned(p)) => take_ready(&mut p.into_inner(), bits),
             Err(TryLockError::WouldBlock) => None,
         };
-        let key = match spare {
-            Some(k) => k,
-            None => tokio::task::spawn_blocking(move || keys::generate(bits)).await.map_err(Error::internal)??,
-        };
         self.refill(bits);
-        Ok(key)
+        spare
+    }
+
+    /// Takes back a key generated for a use that did not need it (a tenant's first key made
+    /// twice): it becomes the spare if there is none, else it is dropped.
+    pub fn give(&self, bits: u32, key: GeneratedKey) {
+        if self.ready_count(bits) < SPARE {
+            self.push(bits, key);
+        }
     }
 
     /// Makes a spare key of `bits` ready: the one the previous run kept, moved into memory here

@@ -94,13 +94,17 @@ fn unavailable(target: &PgTarget, e: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(format!("the postgres database {} does not answer: {e}", target.describe()))
 }
 
-/// Whether the database holds signing keys, read without changing anything (no migration): what
-/// `check-config` asks when the key-encryption key file is missing.
+/// Whether the database holds signing keys or tenants (a tenant's first key may still be coming),
+/// read without changing anything (no migration): what `check-config` and the start ask when the
+/// key-encryption key file is missing.
 pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
     off_runtime(|| {
         let (_, _, mut client) = connect_once(settings)?;
         let migrated: bool = client.query_one("SELECT to_regclass('signing_keys') IS NOT NULL", &[])?.get(0);
-        let holds = migrated && client.query_one("SELECT EXISTS (SELECT 1 FROM signing_keys)", &[])?.get::<_, bool>(0);
+        let holds = migrated
+            && client
+                .query_one("SELECT EXISTS (SELECT 1 FROM signing_keys) OR EXISTS (SELECT 1 FROM tenants)", &[])?
+                .get::<_, bool>(0);
         client.close()?;
         Ok(holds)
     })
