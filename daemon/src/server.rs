@@ -307,6 +307,8 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     // Tenants created without a signing key (by `apply`, or before a stop) get theirs now, in the
     // background.
     oidc::keygen::start(&state).await.map_err(|e| StartError::Setup(format!("finding tenants without keys: {e}")))?;
+    // Its threads stop however this function returns (a start that fails below too).
+    let _keygen = StopOnDrop(state.keygen.clone());
 
     if config.dev && state.registry.is_empty() {
         let req = latchkey::admin::CreateTenant { slug: "dev".into(), ..Default::default() };
@@ -393,7 +395,6 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         // Joining the listener thread blocks for up to one poll interval.
         let _ = tokio::task::spawn_blocking(move || listener.stop()).await;
     }
-    state.keygen.stop();
     // An unused spare signing key waits for the next start (SQLite), which then generates none.
     let spare = state.spare_keys.clone();
     let bits = config.rsa_bits;
@@ -411,4 +412,13 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Stops the threads that make tenants' first keys when dropped.
+struct StopOnDrop(Arc<oidc::keygen::KeyMaker>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }

@@ -407,6 +407,43 @@ fn a_tenant_created_or_deleted_through_one_node_is_served_so_by_the_others_withi
 }
 
 #[test]
+fn tenants_applied_through_one_node_get_one_key_each_published_by_every_node() {
+    if skipped() {
+        return;
+    }
+    let c = Cluster::start(2);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tenants.toml");
+    std::fs::write(&file, (0..40).map(|i| format!("[[tenant]]\nslug = \"t{i:02}\"\n\n")).collect::<String>()).unwrap();
+    c.cli(0, &["apply", "-f", file.to_str().unwrap()]).ok();
+    // Served by both nodes at once, keys or not.
+    assert_eq!(c.get(1, "/t39/.well-known/openid-configuration").status, 200);
+    // Node 0's threads make them; what they have not reached, `key list` makes at once, through
+    // either node.
+    let current = "SELECT COUNT(*) FROM signing_keys WHERE alg = 'RS256' AND state = 'current'";
+    let started = Instant::now();
+    while c.sql().i64(current) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(120), "no key made in the background");
+        std::thread::sleep(POLL);
+    }
+    for i in 0..40 {
+        c.cli(i % 2, &["key", "list", "--tenant", &format!("t{i:02}")]).ok();
+    }
+    assert_eq!(c.sql().i64(current), 40);
+    assert_eq!(c.sql().i64("SELECT COUNT(*) FROM signing_keys"), 40, "one key each, none made twice");
+    // A token through node 1 for a tenant whose key node 0 made: signed by the key both publish.
+    let on_a = Site { d: c.node(0), slug: "t07".into(), base: format!("{}/t07", c.public), origin: c.public.clone() };
+    let site = c.site(1, &on_a);
+    let m2m = app(&site, "m2m", &[]);
+    let token = client_credentials(&site, &m2m);
+    assert_eq!(token.status, 200, "{}", token.body);
+    let (header, _) = jwt_parts(token.json()["access_token"].as_str().unwrap());
+    for i in 0..2 {
+        assert_eq!(kids(&c.get(i, "/t07/.well-known/jwks.json")), [header["kid"].as_str().unwrap()], "node {i}");
+    }
+}
+
+#[test]
 fn app_user_and_provider_changes_through_one_node_are_honoured_by_another() {
     if skipped() {
         return;

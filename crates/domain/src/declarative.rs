@@ -675,12 +675,13 @@ pub async fn apply(state: &State, req: ApplyRequest) -> Result<ApplyResult, Erro
             Ok((changes, planned, created, touched, new_tenants))
         })
         .await?;
+    // Queued before anything else can fail: the tenants are stored.
+    state.keygen.enqueue(new_tenants);
     // New tenants are routed from now on; changed ones serve their new name and registration
     // mode at once (the registry holds both).
     for slug in &touched {
         state.registry.refresh(slug).await?;
     }
-    state.keygen.enqueue(new_tenants);
     // Changed applications too: on PostgreSQL every node then refuses a removed application.
     if !changes.is_empty() {
         state.db.wait_published().await;

@@ -117,13 +117,14 @@ impl Hot {
         self.webauthn.as_ref().map_err(|why| Error::invalid(codes::INVALID_RP_ID, why.clone()))
     }
 
-    /// The tenant's current key of `alg`. Never another algorithm's: an app whose algorithm's key
-    /// is gone (not expected: the current key of an algorithm cannot be retired) gets an error.
     /// The current RS256 key, if made yet.
     pub fn rs256(&self) -> Option<&SigningKey> {
         self.signer.as_ref()
     }
 
+    /// The tenant's current key of `alg`. Never another algorithm's: an app whose algorithm's key
+    /// is gone (not expected: the current key of an algorithm cannot be retired) gets an error;
+    /// RS256 while the tenant's first key is being made, `unavailable`.
     pub fn signing_key(&self, alg: SigningAlg) -> Result<&SigningKey, Error> {
         if alg == SigningAlg::RS256 {
             return self.signer.as_ref().ok_or_else(|| {

@@ -147,11 +147,11 @@ pub async fn create(state: &State, req: CreateTenant) -> Result<Tenant, Error> {
             })
         })
         .await?;
-    // The other nodes serve it too before the caller hears of it.
-    state.registry.publish(&row.slug).await?;
     if keyless {
         state.keygen.soon(row.id, &row.slug);
     }
+    // The other nodes serve it too before the caller hears of it.
+    state.registry.publish(&row.slug).await?;
     Ok(to_wire(&row))
 }
 

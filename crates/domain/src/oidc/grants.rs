@@ -50,9 +50,16 @@ pub async fn token(
         "password" => return Err(unsupported("password login is not supported: users sign in with passkeys")),
         other => return Err(unsupported(&format!("grant_type {other:?} is not supported"))),
     }
-    // A tenant created moments ago may not have its key yet: wait for it before anything (a
-    // code, a refresh token) is consumed, so that a 503 here leaves the request good to retry.
-    let tenant = super::keygen::ready_to_sign(state, tenant).await?;
+    // A tenant created moments ago may not have its key yet: it is made now and waited for,
+    // before any code or refresh token is consumed (a 503 here leaves them good for a retry).
+    // Only for a client that authenticates: a stranger's request must not turn the background's
+    // idle-priority work into work at normal priority.
+    let tenant = if tenant.load(&state.registry).await?.rs256().is_some() {
+        tenant
+    } else {
+        authenticate_for_grant(&state.db, tenant.id, &client).await?;
+        super::keygen::ready_to_sign(state, tenant).await?
+    };
     let now = state.clock.now();
     let c = &state.config.tokens;
     let ttl = Terms {

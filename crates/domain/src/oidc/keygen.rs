@@ -6,10 +6,14 @@
 //!
 //! - in the background, one thread per core at idle priority (they never take the CPU from a
 //!   request), for every tenant queued: by `tenant create` when no spare key was ready, by
-//!   `apply`, and at start for every keyless tenant in the database;
-//! - at once, at normal priority, by the first token request that needs it
-//!   ([`ready_to_sign`]): it waits for that one key (up to [`KeyMaker::wait`]) and never fails
-//!   for want of it. A JWKS request moves its tenant to the front of the queue.
+//!   `apply`, at start for every keyless tenant in the database, and on PostgreSQL every
+//!   [`RESCAN`] again (tenants another node created or left);
+//! - at once, at normal priority, by the first token request of an authenticated client, `key
+//!   list` or `key rotate` ([`ready_to_sign`]): it waits for that one key (up to
+//!   [`KeyMaker::wait`]). A JWKS request moves its tenant to the front of the queue.
+//!
+//! Request handlers never wait for a lock an idle-priority thread may hold (`KeyMaker::change`,
+//! `SpareKeys::give`): on a busy machine such a thread may not run again for a while.
 //!
 //! A key is installed in the two steps of `key rotate`: published first (in every node's JWKS),
 //! then made current, so no relying party meets a token signed by a key it cannot find. Each step
@@ -18,8 +22,8 @@
 //! finds a current key and hands its own to the spare pool.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 use std::time::Duration;
 
 use latchkey::codes;
@@ -36,6 +40,12 @@ use crate::tenants::seal_key;
 /// priority takes well under a second, an RSA-4096 one a few seconds on a slow core.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// How often each node on PostgreSQL looks for tenants without a key.
+const RESCAN: Duration = Duration::from_secs(30);
+
+/// How long a thread waits before it takes a tenant whose key it could not make.
+const AGAIN: Duration = Duration::from_secs(1);
+
 /// How often held key making looks whether it was released.
 const HELD_POLL: Duration = Duration::from_millis(200);
 
@@ -48,6 +58,8 @@ pub struct KeyMaker {
     installed: Notify,
     /// Tenants whose key a token request is making now.
     urgent: Mutex<HashSet<TenantId>>,
+    /// The queue's length, for `/metrics`.
+    pending: AtomicUsize,
     /// While true, no key is made and no spare key handed to a new tenant (tests hold it to see
     /// keyless tenants).
     hold: Arc<AtomicBool>,
@@ -72,6 +84,7 @@ impl KeyMaker {
             work: Condvar::new(),
             installed: Notify::new(),
             urgent: Mutex::default(),
+            pending: AtomicUsize::new(0),
             hold,
             stop: AtomicBool::new(false),
             wait,
@@ -87,36 +100,59 @@ impl KeyMaker {
         self.hold.load(Ordering::Acquire)
     }
 
-    /// How many tenants wait for a key.
+    /// How many tenants wait for a key (as last counted: never waits for the queue's lock).
     pub fn pending(&self) -> usize {
-        self.queue().order.len()
+        self.pending.load(Ordering::Relaxed)
     }
 
     /// Queues tenants for a key, after those already waiting.
-    pub fn enqueue(&self, tenants: impl IntoIterator<Item = (TenantId, String)>) {
-        let mut q = self.queue();
-        for (id, slug) in tenants {
-            if !q.making.contains(&id) && q.queued.insert(id) {
-                q.order.push_back((id, slug));
+    pub fn enqueue(self: &Arc<Self>, tenants: Vec<(TenantId, String)>) {
+        self.change(move |q| {
+            for (id, slug) in tenants {
+                if !q.making.contains(&id) && q.queued.insert(id) {
+                    q.order.push_back((id, slug));
+                }
             }
-        }
-        self.work.notify_all();
+        });
     }
 
     /// Moves a tenant to the front of the queue (queuing it if it was not): someone asked for it.
-    pub fn soon(&self, id: TenantId, slug: &str) {
-        let mut q = self.queue();
-        if q.making.contains(&id) {
-            return;
+    pub fn soon(self: &Arc<Self>, id: TenantId, slug: &str) {
+        let slug = slug.to_owned();
+        self.change(move |q| {
+            if q.making.contains(&id) {
+                return;
+            }
+            if q.queued.insert(id) {
+                q.order.push_front((id, slug));
+            } else if let Some(i) = q.order.iter().position(|(t, _)| *t == id)
+                && let Some(entry) = q.order.remove(i)
+            {
+                q.order.push_front(entry);
+            }
+        });
+    }
+
+    /// Applies `f` to the queue and wakes the threads. On an async worker it never waits for the
+    /// lock: an idle-priority thread holding it may not run again for a while on a busy machine,
+    /// so a contended change is made on a blocking thread instead.
+    fn change(self: &Arc<Self>, f: impl FnOnce(&mut Queue) + Send + 'static) {
+        let apply = move |maker: &KeyMaker, mut q: MutexGuard<'_, Queue>| {
+            f(&mut q);
+            maker.pending.store(q.order.len(), Ordering::Relaxed);
+            maker.work.notify_all();
+        };
+        match self.queue.try_lock() {
+            Ok(q) => apply(self, q),
+            Err(TryLockError::Poisoned(p)) => apply(self, p.into_inner()),
+            Err(TryLockError::WouldBlock) => match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    let maker = self.clone();
+                    drop(handle.spawn_blocking(move || apply(&maker, maker.queue())));
+                }
+                Err(_) => apply(self, self.queue()),
+            },
         }
-        if q.queued.insert(id) {
-            q.order.push_front((id, slug.to_owned()));
-        } else if let Some(i) = q.order.iter().position(|(t, _)| *t == id)
-            && let Some(entry) = q.order.remove(i)
-        {
-            q.order.push_front(entry);
-        }
-        self.work.notify_all();
     }
 
     /// The next tenant to make a key for, marked as being made until [`KeyMaker::made`]; blocks
@@ -132,6 +168,7 @@ impl KeyMaker {
             {
                 q.queued.remove(&id);
                 q.making.insert(id);
+                self.pending.store(q.order.len(), Ordering::Relaxed);
                 return Some((id, slug));
             }
             q = if self.held() {
@@ -143,9 +180,15 @@ impl KeyMaker {
         }
     }
 
-    /// The thread that took `id` is done with it.
-    fn made(&self, id: TenantId) {
-        self.queue().making.remove(&id);
+    /// The thread that took `id` is done with it; `again`: queued at the end once more (its key
+    /// could not be made, or a request that was making it may give up).
+    fn made(&self, id: TenantId, slug: String, again: bool) {
+        let mut q = self.queue();
+        q.making.remove(&id);
+        if again && q.queued.insert(id) {
+            q.order.push_back((id, slug));
+            self.pending.store(q.order.len(), Ordering::Relaxed);
+        }
     }
 
     /// Stops the threads after the key each is making (never waited for: a key not yet stored is
@@ -182,13 +225,29 @@ impl Drop for Claim {
 
 /// Starts one key-making thread per core, and queues the tenants that have no key yet (in random
 /// order, so that nodes starting together on one PostgreSQL database rarely make the same key).
+/// On PostgreSQL the queue is filled again every [`RESCAN`]: tenants another node created (an
+/// `apply` through one node) are then made on every node's cores, and those a stopped node left
+/// get theirs.
 pub async fn start(state: &Arc<State>) -> Result<(), Error> {
-    let mut keyless = state.db.read(|tx| store::keys::keyless(tx)).await?;
-    shuffle(&mut keyless);
-    if !keyless.is_empty() {
-        tracing::info!(tenants = keyless.len(), "making the first signing key of tenants created without one");
+    let queued = queue_keyless(state).await?;
+    if queued > 0 {
+        tracing::info!(tenants = queued, "making the first signing key of tenants created without one");
     }
-    state.keygen.enqueue(keyless);
+    if state.db.sqlite_path().is_none() {
+        let weak = Arc::downgrade(state);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(RESCAN).await;
+                let Some(state) = weak.upgrade() else { return };
+                if state.keygen.stop.load(Ordering::Acquire) {
+                    return;
+                }
+                if let Err(e) = queue_keyless(&state).await {
+                    tracing::debug!(error = %e, "cannot look for tenants without a signing key");
+                }
+            }
+        });
+    }
     let threads = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
     let handle = tokio::runtime::Handle::current();
     for _ in 0..threads {
@@ -205,6 +264,15 @@ pub async fn start(state: &Arc<State>) -> Result<(), Error> {
     Ok(())
 }
 
+/// Queues every tenant without a key, in random order; returns how many there are.
+async fn queue_keyless(state: &State) -> Result<usize, Error> {
+    let mut keyless = state.db.read(|tx| store::keys::keyless(tx)).await?;
+    shuffle(&mut keyless);
+    let n = keyless.len();
+    state.keygen.enqueue(keyless);
+    Ok(n)
+}
+
 fn shuffle<T>(list: &mut [T]) {
     for i in (1..list.len()).rev() {
         let r = crate::crypto::random_bytes::<8>().map(u64::from_le_bytes).unwrap_or(i as u64);
@@ -219,55 +287,67 @@ fn make_keys(maker: &KeyMaker, state: &Weak<State>, handle: &tokio::runtime::Han
         tracing::debug!("first signing keys are made at normal priority: {e}");
     }
     while let Some((id, slug)) = maker.next() {
-        let go_on = make_one(maker, state, handle, bits, id, slug);
-        maker.made(id);
-        if !go_on {
-            return;
+        let outcome = make_one(state, handle, bits, id, &slug);
+        maker.made(id, slug, outcome == Made::Again);
+        match outcome {
+            Made::Done => {}
+            // Not in a tight loop: a database that does not answer, or a request still at it.
+            Made::Again => std::thread::sleep(AGAIN),
+            Made::Stopping => return,
         }
     }
 }
 
-/// Makes and installs one tenant's key unless it needs none any more; false once the daemon is
-/// stopping.
-fn make_one(
-    maker: &KeyMaker,
-    state: &Weak<State>,
-    handle: &tokio::runtime::Handle,
-    bits: u32,
-    id: TenantId,
-    slug: String,
-) -> bool {
-    if maker.claimed(id) {
-        return true;
-    }
-    let Some(st) = state.upgrade() else { return false };
-    // Another node, a request or a rotation may have made it meanwhile.
-    let check = handle.spawn(async move { still_keyless(&st, id).await });
+#[derive(PartialEq)]
+enum Made {
+    /// Installed, or no longer needed.
+    Done,
+    /// To be tried again later.
+    Again,
+    Stopping,
+}
+
+/// Makes and installs one tenant's key unless it needs none any more.
+fn make_one(state: &Weak<State>, handle: &tokio::runtime::Handle, bits: u32, id: TenantId, slug: &str) -> Made {
+    let Some(st) = state.upgrade() else { return Made::Stopping };
+    // On the runtime, not here: this thread must hold none of the locks the requests take.
+    let check = handle.spawn(async move {
+        // A request is making it (and may give up), or another node, a request or a rotation
+        // made it meanwhile.
+        if st.keygen.claimed(id) {
+            return Ok(None);
+        }
+        still_keyless(&st, id).await.map(Some)
+    });
     match handle.block_on(check) {
-        Ok(Ok(true)) => {}
-        Ok(Ok(false)) => return true,
+        Ok(Ok(Some(true))) => {}
+        Ok(Ok(Some(false))) => return Made::Done,
+        Ok(Ok(None)) => return Made::Again,
         Ok(Err(e)) => {
             tracing::warn!(tenant = %slug, error = %e, "cannot check whether a tenant needs a signing key");
-            return true;
+            return Made::Again;
         }
-        Err(_) => return false,
+        Err(_) => return Made::Stopping,
     }
     let key = match keys::generate(bits) {
         Ok(key) => key,
         Err(e) => {
             tracing::error!(tenant = %slug, error = %e, "cannot generate a signing key");
-            return true;
+            return Made::Again;
         }
     };
-    let Some(st) = state.upgrade() else { return false };
+    let Some(st) = state.upgrade() else { return Made::Stopping };
+    let slug = slug.to_owned();
     let install = handle.spawn(async move {
         let outcome = install(&st, id, &slug, key).await;
         st.keygen.installed.notify_waiters();
-        if let Err(e) = outcome {
-            tracing::error!(tenant = %slug, error = %e, "cannot store a tenant's first signing key");
-        }
+        outcome.map_err(|e| tracing::error!(tenant = %slug, error = %e, "cannot store a tenant's first signing key"))
     });
-    handle.block_on(install).is_ok()
+    match handle.block_on(install) {
+        Ok(Ok(())) => Made::Done,
+        Ok(Err(())) => Made::Again,
+        Err(_) => Made::Stopping,
+    }
 }
 
 /// Whether the tenant still exists and still has no RS256 key.
@@ -347,6 +427,11 @@ pub async fn ready_to_sign(state: &State, tenant: Arc<TenantRuntime>) -> Result<
         if !maker.held()
             && let Some(_claim) = maker.claim(tenant.id)
         {
+            // This node may not have heard yet of a key another node made.
+            if !still_keyless(state, tenant.id).await? {
+                state.registry.refresh(&tenant.slug).await?;
+                continue;
+            }
             let bits = state.config.rsa_bits;
             let key = tokio::time::timeout_at(deadline, state.spare_keys.take(bits)).await.map_err(|_| waited())??;
             install(state, tenant.id, &tenant.slug, key).await?;
@@ -377,8 +462,8 @@ mod tests {
 
     #[test]
     fn the_queue_keeps_order_takes_no_duplicates_and_moves_asked_tenants_first() {
-        let maker = KeyMaker::new(Arc::default(), WAIT);
-        maker.enqueue([t(1), t(2), t(3), t(2)]);
+        let maker = Arc::new(KeyMaker::new(Arc::default(), WAIT));
+        maker.enqueue(vec![t(1), t(2), t(3), t(2)]);
         assert_eq!(maker.pending(), 3);
         maker.soon(TenantId(3), "t3");
         maker.soon(TenantId(9), "t9");
@@ -386,17 +471,20 @@ mod tests {
         assert_eq!(order, [9, 3, 1, 2]);
         maker.soon(TenantId(9), "t9");
         assert_eq!(maker.pending(), 0, "not queued again while its key is being made");
-        for id in [1, 2, 3, 9] {
-            maker.made(TenantId(id));
+        for id in [1, 2, 3] {
+            maker.made(TenantId(id), format!("t{id}"), false);
         }
-        maker.enqueue([t(1)]);
-        assert_eq!(maker.pending(), 1, "a tenant done with may be queued again");
+        maker.made(TenantId(9), "t9".into(), true);
+        assert_eq!(maker.pending(), 1, "one to try again");
+        maker.enqueue(vec![t(1)]);
+        assert_eq!(maker.pending(), 2, "a tenant done with may be queued again");
+        assert_eq!(maker.next().map(|(id, _)| id.0), Some(9));
     }
 
     #[test]
     fn a_held_queue_gives_nothing_and_a_stopped_one_ends_its_threads() {
         let maker = Arc::new(KeyMaker::new(Arc::new(AtomicBool::new(true)), WAIT));
-        maker.enqueue([t(1)]);
+        maker.enqueue(vec![t(1)]);
         let m = maker.clone();
         let thread = std::thread::spawn(move || m.next());
         std::thread::sleep(Duration::from_millis(50));

@@ -46,7 +46,8 @@ pub async fn list(state: &State, slug: String) -> Result<Vec<Key>, Error> {
 ///
 /// [`Db::wait_published`]: crate::store::Db::wait_published
 pub async fn rotate(state: &State, slug: String, alg: SigningAlg) -> Result<Key, Error> {
-    // An RS256 rotation follows the first key, so that it always leaves a previous key behind.
+    // An RS256 rotation follows the tenant's first key, so that it leaves that key behind as the
+    // previous one, as every rotation does.
     if alg == SigningAlg::RS256 {
         first_key(state, &slug).await?;
     }

@@ -76,8 +76,14 @@ impl SpareKeys {
     /// Takes back a key generated for a use that did not need it (a tenant's first key made
     /// twice): it becomes the spare if there is none, else it is dropped.
     pub fn give(&self, bits: u32, key: GeneratedKey) {
-        if self.ready_count(bits) < SPARE {
-            self.push(bits, key);
+        // Never waits for the lock (see `try_take`): contended, the key is dropped.
+        let mut ready = match self.ready.try_lock() {
+            Ok(ready) => ready,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return,
+        };
+        if ready.iter().filter(|(b, _)| *b == bits).count() < SPARE {
+            ready.push((bits, key));
         }
     }
 
