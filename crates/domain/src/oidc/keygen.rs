@@ -7,7 +7,7 @@
 //! - in the background, one thread per core at idle priority (they never take the CPU from a
 //!   request), for every tenant queued: by `tenant create` when no spare key was ready, by
 //!   `apply`, at start for every keyless tenant in the database, and on PostgreSQL every
-//!   [`RESCAN`] again (tenants another node created or left);
+//!   30 s again (tenants another node created or left);
 //! - at once, at normal priority, by the first token request of an authenticated client, `key
 //!   list` or `key rotate` ([`ready_to_sign`]): it waits for that one key (up to
 //!   [`KeyMaker::wait`]). A JWKS request moves its tenant to the front of the queue.
@@ -225,7 +225,7 @@ impl Drop for Claim {
 
 /// Starts one key-making thread per core, and queues the tenants that have no key yet (in random
 /// order, so that nodes starting together on one PostgreSQL database rarely make the same key).
-/// On PostgreSQL the queue is filled again every [`RESCAN`]: tenants another node created (an
+/// On PostgreSQL the queue is filled again every 30 s (`RESCAN`): tenants another node created (an
 /// `apply` through one node) are then made on every node's cores, and those a stopped node left
 /// get theirs.
 pub async fn start(state: &Arc<State>) -> Result<(), Error> {
