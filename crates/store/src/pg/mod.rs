@@ -31,18 +31,26 @@ use crate::StoreError;
 use crate::app_cache::{AppCache, Change};
 use crate::sql::Conn;
 
-/// Whether `e` says the server cannot be talked to, rather than that a statement failed: the
-/// connection closed or broke (no server answer at all), a connection exception (SQLSTATE class
-/// 08), the server shutting down or not yet accepting connections (57P01-57P03), or no
-/// connection slot left (53300).
+/// Whether `e` says the server cannot serve now, rather than that the statement was wrong: the
+/// connection closed or broke (no server answer at all), or an SQLSTATE of
+/// [`is_unavailable_code`]. Such an error is answered 503, and a retry may succeed.
 pub fn is_unreachable(e: &postgres::Error) -> bool {
     match e.as_db_error() {
-        Some(db) => {
-            let code = db.code().code();
-            code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
-        }
+        Some(db) => is_unavailable_code(db.code().code()),
         None => e.is_closed() || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()),
     }
+}
+
+/// SQLSTATEs that say the server cannot serve now: a connection exception (class 08); the server
+/// shutting down or not yet accepting connections (57P01-57P03); insufficient resources (class
+/// 53: no connection slot, disk full, out of memory); a read-only transaction (25006: the node
+/// reached a standby, as after a failover until the address moves); the statement or lock
+/// timeout (57014, 55P03: the database is overloaded or a lock is held too long); an I/O error
+/// of the server (58030).
+pub fn is_unavailable_code(code: &str) -> bool {
+    code.starts_with("08")
+        || code.starts_with("53")
+        || matches!(code, "57P01" | "57P02" | "57P03" | "25006" | "57014" | "55P03" | "58030")
 }
 
 /// How long a transaction waits for a free connection (or a new one) before it fails as

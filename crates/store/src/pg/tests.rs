@@ -539,3 +539,25 @@ fn audit_batches_are_multi_row_inserts_here_too() {
     let Some(t) = test_db() else { return };
     crate::audit::tests::batches_round_trip(&crate::Db::open_postgres(&t.settings).unwrap());
 }
+
+#[test]
+fn a_server_that_cannot_serve_now_is_unavailable_not_a_statement_error() {
+    for code in ["08006", "57P01", "53300", "53100", "25006", "57014", "55P03", "58030"] {
+        assert!(is_unavailable_code(code), "{code}");
+    }
+    for code in ["23505", "42P01", "40001", "22P02"] {
+        assert!(!is_unavailable_code(code), "{code}: the statement's own failure");
+    }
+    let Some(t) = test_db() else { return };
+    let db = PgDb::open(&t.settings).unwrap();
+    // A lock held past the session's 10 s lock timeout (a stuck migration, an operator's open
+    // transaction): the write gives up as unavailable, and succeeds once the lock is gone. (A
+    // standby's 25006 cannot be had from one server here: writes start READ WRITE.)
+    let mut admin = t.client();
+    let mut holder = admin.transaction().unwrap();
+    holder.batch_execute("LOCK TABLE tenants IN ACCESS EXCLUSIVE MODE").unwrap();
+    let refused = db.write_blocking(|tx| insert_tenant(tx, "acme"));
+    assert!(matches!(&refused, Err(StoreError::Unavailable(m)) if m.contains("lock timeout")), "{refused:?}");
+    holder.rollback().unwrap();
+    assert_eq!(db.write_blocking(|tx| insert_tenant(tx, "acme")).unwrap(), 1);
+}
