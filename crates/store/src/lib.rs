@@ -708,11 +708,23 @@ impl Db {
         }
     }
 
-    /// `SELECT 1`: what `/readyz` asks.
+    /// `SELECT 1`: what `/readyz` asks. Bounded: a server that stops answering without closing
+    /// the connection (a network partition) makes the node unready within 2 s, as a refused
+    /// connection does, rather than leaving the probe to its own timeout.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        self.read(|tx| tx.conn().query_one("SELECT 1", sql::params![], |_| Ok(()))).await
+        let select = self.read(|tx| tx.conn().query_one("SELECT 1", sql::params![], |_| Ok(())));
+        match tokio::time::timeout(PING_WITHIN, select).await {
+            Ok(answer) => answer,
+            Err(_) => Err(StoreError::Unavailable(format!(
+                "the database did not answer within {} ms",
+                PING_WITHIN.as_millis()
+            ))),
+        }
     }
 }
+
+/// How long `/readyz`'s query may take before the node answers not ready.
+const PING_WITHIN: std::time::Duration = std::time::Duration::from_millis(1800);
 
 /// Runs an `INSERT … RETURNING id` and gives the new row's id: one text for both engines
 /// (SQLite runs it without the clause and reads the rowid, see [`sql::Conn::insert_id`]).
