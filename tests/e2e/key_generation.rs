@@ -27,7 +27,7 @@ fn jwks(d: &TestDaemon, slug: &str) -> Http {
 
 /// Adds an ES256 key through the admin API (the CLI lists the keys afterwards, which waits for
 /// the first RS256 key); returns its kid.
-fn rotate_es256(d: &TestDaemon, slug: &str) -> serde_json::Value {
+pub fn rotate_es256(d: &TestDaemon, slug: &str) -> serde_json::Value {
     let path = format!("/admin/v1/tenants/{slug}/keys/rotate");
     let (status, key) = d.admin_raw(&admin_request("POST", &path, Some("application/json"), br#"{"alg":"ES256"}"#));
     assert_eq!(status, 201, "{key}");

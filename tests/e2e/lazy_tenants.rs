@@ -173,9 +173,7 @@ fn a_wrong_key_encryption_key_still_stops_the_start() {
     let mut d = TestDaemon::start_holding_keys(std::time::Duration::from_secs(20), |_| {});
     d.cli(&["tenant", "create", "early"]).ok();
     d.cli(&["tenant", "create", "acme"]).ok();
-    let path = "/admin/v1/tenants/acme/keys/rotate";
-    let (status, key) = d.admin_raw(&admin_request("POST", path, Some("application/json"), br#"{"alg":"ES256"}"#));
-    assert_eq!(status, 201, "{key}");
+    crate::key_generation::rotate_es256(&d, "acme");
     d.stop();
     let dir = d.dir.path().to_owned();
     let other = dir.join("other.key");

@@ -62,26 +62,27 @@ impl SpareKeys {
     /// A spare key of `bits` if one is ready now (a replacement is then started); never
     /// generates one here.
     pub fn try_take(self: &std::sync::Arc<Self>, bits: u32) -> Option<GeneratedKey> {
-        // Never waits for the lock: the generating thread holds it for a moment only, but at idle
-        // priority a busy machine may not run it again for a while. Contended means no spare.
-        let spare = match self.ready.try_lock() {
-            Ok(mut ready) => take_ready(&mut ready, bits),
-            Err(TryLockError::Poisoned(p)) => take_ready(&mut p.into_inner(), bits),
-            Err(TryLockError::WouldBlock) => None,
-        };
+        let spare = self.try_ready().and_then(|mut ready| take_ready(&mut ready, bits));
         self.refill(bits);
         spare
+    }
+
+    /// The ready keys, unless the lock is taken: never waited for, since the generating thread
+    /// holds it for a moment only but at idle priority a busy machine may not run it again for a
+    /// while. Contended means no spare.
+    fn try_ready(&self) -> Option<std::sync::MutexGuard<'_, Vec<(u32, GeneratedKey)>>> {
+        match self.ready.try_lock() {
+            Ok(ready) => Some(ready),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Takes back a key generated for a use that did not need it (a tenant's first key made
     /// twice): it becomes the spare if there is none, else it is dropped.
     pub fn give(&self, bits: u32, key: GeneratedKey) {
-        // Never waits for the lock (see `try_take`): contended, the key is dropped.
-        let mut ready = match self.ready.try_lock() {
-            Ok(ready) => ready,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => return,
-        };
+        // Contended, the key is dropped.
+        let Some(mut ready) = self.try_ready() else { return };
         if ready.iter().filter(|(b, _)| *b == bits).count() < SPARE {
             ready.push((bits, key));
         }
