@@ -39,6 +39,9 @@ pub struct Options {
     pub hold_keys: Arc<std::sync::atomic::AtomicBool>,
     /// How long a token request waits for its tenant's first signing key.
     pub key_wait: std::time::Duration,
+    /// While true, changes other nodes made are read but not applied (tests of a node that falls
+    /// behind while its heartbeat goes on).
+    pub hold_reloads: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Options {
@@ -52,6 +55,7 @@ impl Options {
             log_filter: None,
             hold_keys: Arc::default(),
             key_wait: oidc::keygen::WAIT,
+            hold_reloads: Arc::default(),
         }
     }
 }
@@ -87,8 +91,15 @@ pub enum StartError {
 
 /// Reloads the tenants other nodes changed (the batches of `store::cluster::Listener`), then
 /// tells the listener, which reports this node up to date to the nodes waiting on it.
-async fn apply_changes(state: Arc<State>, mut batches: mpsc::Receiver<store::cluster::Batch>) {
+async fn apply_changes(
+    state: Arc<State>,
+    mut batches: mpsc::Receiver<store::cluster::Batch>,
+    held: Arc<std::sync::atomic::AtomicBool>,
+) {
     while let Some(batch) = batches.recv().await {
+        if held.load(std::sync::atomic::Ordering::Acquire) {
+            continue; // dropping `done`: not applied, read again at the next poll
+        }
         // Before anything is reported applied: the changes are committed, and applications kept
         // in memory may predate them.
         state.db.others_changed();
@@ -298,7 +309,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     // Several nodes on PostgreSQL: apply the changes other nodes make to tenants and keys.
     let listener = match state.db.listen_to_other_nodes(generation)? {
         Some((listener, batches)) => {
-            tokio::spawn(apply_changes(state.clone(), batches));
+            tokio::spawn(apply_changes(state.clone(), batches, options.hold_reloads.clone()));
             Some(listener)
         }
         None => None,

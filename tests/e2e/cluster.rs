@@ -677,6 +677,47 @@ fn a_node_whose_change_listener_is_cut_off_is_not_ready() {
     assert_eq!(d.get("/acme/.well-known/jwks.json").status, 200, "serving again once caught up");
 }
 
+/// A node that is alive (its heartbeat goes on) but does not apply a change: the admin change
+/// waits for it, and when it answers anyway the node already refuses to serve, so no relying
+/// party can fetch a JWKS without the key the other node signs with.
+#[test]
+fn a_node_that_has_not_applied_a_change_is_not_ready_when_the_change_answers() {
+    if skipped() {
+        return;
+    }
+    let c = Cluster::start(2);
+    let a = Site::new(c.node(0), "acme", &[]);
+    let m2m = app(&a, "m2m", &[]);
+    within_1s("node B serves the tenant", || {
+        let r = c.get(1, "/acme/.well-known/jwks.json");
+        if r.status == 200 { Ok(()) } else { Err(r.body) }
+    });
+    assert_eq!(c.get(1, "/readyz").status, 200);
+    c.nodes[1].hold_reloads(true);
+    let started = Instant::now();
+    let rotated = c.cli(0, &["key", "rotate", "--tenant", "acme", "-o", "json"]).ok().json();
+    let took = started.elapsed();
+    let new_kid = rotated["kid"].as_str().unwrap().to_owned();
+    eprintln!("the rotation answered after {took:?} with node B holding");
+    assert!(took >= Duration::from_secs(5), "the rotation did not wait for node B: {took:?}");
+    // Node A signs with the new key now; node B never applied it, and says so.
+    let r = token(&a, &m2m, &[("grant_type", "client_credentials")]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let ready = c.get(1, "/readyz");
+    assert_refused(&ready, 503, "unavailable", "node B's /readyz once the change answered");
+    assert!(ready.body.contains("other nodes' changes"), "{}", ready.body);
+    let stale = c.get(1, "/acme/.well-known/jwks.json");
+    assert_refused(&stale, 503, "unavailable", "node B's JWKS without the key A signs with");
+
+    c.nodes[1].hold_reloads(false);
+    within_1s("node B ready again once it applied the change", || {
+        let r = c.get(1, "/readyz");
+        if r.status == 200 { Ok(()) } else { Err(r.body) }
+    });
+    let jwks = c.get(1, "/acme/.well-known/jwks.json");
+    assert!(kids(&jwks).contains(&new_kid), "{}", jwks.body);
+}
+
 /// The pool hands out connections without testing them first (that test was a round trip before
 /// every transaction). A connection the server has closed is found by its transaction's first
 /// message, and the transaction starts again on another connection: a node whose pooled
@@ -764,7 +805,8 @@ fn a_client_secret_rotated_through_one_node_is_refused_by_every_node_at_once() {
 
 /// A node whose change listener cannot reach the database stops trusting the applications it
 /// keeps in memory within a second: it reads them from the database again (its pool still
-/// works), so a secret rotated through another node is refused there too.
+/// works), so a secret rotated through another node is refused there too. The rotation itself
+/// waits for the node, and answers once the node refuses every tenant request (out of step).
 #[test]
 fn a_node_cut_off_from_other_nodes_changes_reads_applications_from_the_database() {
     if skipped() {
@@ -792,13 +834,24 @@ fn a_node_cut_off_from_other_nodes_changes_reads_applications_from_the_database(
         )
         .unwrap();
     assert_eq!(cut.len(), 1, "B's listener connection");
-    let new = rotate_secret(&c, &m2m);
-    within_1s("B refuses the secret rotated through A", || {
-        let r = grant(&b, &m2m);
-        if r.status == 401 { Ok(()) } else { Err(format!("{} {}", r.status, r.body)) }
+    let new = std::thread::scope(|s| {
+        let rotation = s.spawn(|| rotate_secret(&c, &m2m));
+        // The secret changes when the rotation commits, before it waits for node B.
+        std::thread::sleep(Duration::from_millis(300));
+        within_1s("B refuses the secret rotated through A", || {
+            let r = grant(&b, &m2m);
+            if r.status == 401 { Ok(()) } else { Err(format!("{} {}", r.status, r.body)) }
+        });
+        rotation.join().expect("rotation")
     });
-    assert_eq!(grant(&b, &new).status, 200, "B serves the new secret from the database");
+    let r = grant(&b, &new);
+    assert_refused(&r, 503, "unavailable", "B, out of step when the rotation answered");
     admin.batch_execute(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while grant(&b, &new).status != 200 {
+        assert!(Instant::now() < deadline, "B never served the new secret once its listener could reconnect");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

@@ -541,6 +541,8 @@ pub struct TestDaemon {
     thread: Option<std::thread::JoinHandle<()>>,
     /// The daemon's `hold_keys` ([`TestDaemon::start_holding_keys`]).
     keys_held: Arc<std::sync::atomic::AtomicBool>,
+    /// The daemon's `hold_reloads` ([`TestDaemon::hold_reloads`]).
+    reloads_held: Arc<std::sync::atomic::AtomicBool>,
     /// Dropped after the daemon has stopped (fields drop after `Drop::drop`).
     pg: Option<Arc<PgDatabase>>,
 }
@@ -579,6 +581,12 @@ impl TestDaemon {
     pub fn hold_keys(&self, held: bool) {
         // The daemon looks at it at least twice a second.
         self.keys_held.store(held, Ordering::Release);
+    }
+
+    /// Holds (true) or releases (false) the applying of other nodes' changes (PostgreSQL): the
+    /// node reads them and goes on with its heartbeat, as a node stuck on a reload does.
+    pub fn hold_reloads(&self, held: bool) {
+        self.reloads_held.store(held, Ordering::Release);
     }
 
     fn start_full(port: u16, edit: impl FnOnce(u16, &mut FileConfig), held: Option<Duration>) -> TestDaemon {
@@ -631,6 +639,7 @@ impl TestDaemon {
         options.listener = Some(listener);
         options.ready = Some(ready_tx);
         options.hold_keys = keys_held.clone();
+        let reloads_held = options.hold_reloads.clone();
         if let Some(wait) = held {
             options.key_wait = wait;
         }
@@ -653,6 +662,7 @@ impl TestDaemon {
             stop: Some(stop_tx),
             thread: Some(thread),
             keys_held,
+            reloads_held,
             pg,
         }
     }

@@ -32,12 +32,22 @@ pub const POLL: Duration = Duration::from_millis(500);
 /// the rest of what it serves.
 pub const CACHE_LAG: Duration = Duration::from_secs(1);
 /// A node whose heartbeat is older than this is taken for dead: nobody waits for it.
-pub const NODE_TIMEOUT_SECS: i64 = 3;
-/// A node whose listener has not read the journal for this long answers 503 at `/readyz`: it
-/// may serve tenants and keys other nodes have changed (its listener cannot reach the database).
+pub const NODE_TIMEOUT_SECS: i64 = 6;
+/// A node whose listener has not read the journal for this long answers 503 at `/readyz` and to
+/// every tenant request: it may serve tenants and keys other nodes have changed (its listener
+/// cannot reach the database, or cannot apply what it read).
 pub const READY_LAG: Duration = Duration::from_secs(5);
 /// How long an admin change waits for the other nodes to confirm they serve it.
-pub const WAIT_PUBLISHED: Duration = Duration::from_secs(3);
+///
+/// Longer than [`READY_LAG`], and no node is skipped as dead before it has been silent longer
+/// than [`READY_LAG`] either ([`NODE_TIMEOUT_SECS`]): so when an admin change answers, every node
+/// has either applied it or already answers 503. A node's listener is stamped with the time its
+/// last complete read *began* ([`Heard`]), before the change committed if it missed the change.
+pub const WAIT_PUBLISHED: Duration = Duration::from_secs(6);
+
+// The order above is what closes the gap; a change to one of them must keep it.
+const _: () = assert!(READY_LAG.as_secs() < NODE_TIMEOUT_SECS as u64);
+const _: () = assert!(NODE_TIMEOUT_SECS as u64 <= WAIT_PUBLISHED.as_secs());
 /// Journal rows and departed nodes older than this are swept.
 pub const KEEP_SECS: i64 = 3600;
 
@@ -335,10 +345,13 @@ fn session(
             return Ok(());
         }
         loop {
+            // Stamped with when the read began, not when it ended: it saw every change committed
+            // before that moment, and maybe none committed while it ran.
+            let began = unix_now();
             match catch_up(client, node, applied, batches)? {
                 Progress::More => continue,
                 // Only a node that applied everything it read counts as having heard.
-                Progress::UpToDate => heard.store(unix_now(), Ordering::Relaxed),
+                Progress::UpToDate => heard.store(began, Ordering::Relaxed),
                 Progress::NotApplied => {}
             }
             break;

@@ -353,28 +353,38 @@ impl Db {
 
     /// Waits until every other live node has applied the changes committed so far (their caches
     /// of tenants and keys reloaded), at most [`cluster::WAIT_PUBLISHED`]: an admin change answers
-    /// once the whole cluster serves it. Returns at once on SQLite.
+    /// once the whole cluster serves it, or once a node that has not is past
+    /// [`cluster::READY_LAG`] and refuses to serve (see [`cluster::WAIT_PUBLISHED`]). A database
+    /// error is tried again until then. Returns at once on SQLite.
     pub async fn wait_published(&self) {
         let Engine::Postgres(p) = &*self.0 else { return };
         let Some(me) = p.node.get().cloned() else { return };
         let deadline = std::time::Instant::now() + cluster::WAIT_PUBLISHED;
-        let target = match self.read(|tx| cluster::generation(tx)).await {
-            Ok(g) => g,
-            Err(e) => return tracing::warn!(error = %e, "cannot read the change generation"),
-        };
+        let mut target = None;
         loop {
             let me = me.clone();
-            match self.read(move |tx| cluster::lagging_nodes(tx, &me, target)).await {
-                Ok(0) => return,
-                Ok(n) if std::time::Instant::now() >= deadline => {
+            let read = self
+                .read(move |tx| {
+                    let generation = match target {
+                        Some(g) => g,
+                        None => cluster::generation(tx)?,
+                    };
+                    Ok::<_, StoreError>((generation, cluster::lagging_nodes(tx, &me, generation)?))
+                })
+                .await;
+            let late = std::time::Instant::now() >= deadline;
+            match read {
+                Ok((_, 0)) => return,
+                Ok((generation, n)) if late => {
                     return tracing::warn!(
                         nodes = n,
-                        generation = target,
-                        "nodes did not confirm a change in time; they catch up on their own"
+                        generation,
+                        "nodes did not confirm a change in time; they answer 503 until they catch up"
                     );
                 }
-                Ok(_) => {}
-                Err(e) => return tracing::warn!(error = %e, "cannot read the nodes' progress"),
+                Ok((generation, _)) => target = Some(generation),
+                Err(e) if late => return tracing::warn!(error = %e, "cannot read the nodes' progress"),
+                Err(_) => {}
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
