@@ -792,7 +792,10 @@ pub struct RoleChange {
 
 /// One audit event, as `GET /admin/v1/audit?tenant=SLUG&since=UNIX&user=EMAIL&after=ID&limit=N`
 /// (every tenant's and the daemon's own events unless `tenant` is given) and
-/// `GET /admin/v1/tenants/{slug}/audit?...` (one tenant's) answer.
+/// `GET /admin/v1/tenants/{slug}/audit?...` (one tenant's) answer: oldest first by id. With
+/// `cursor=` (empty to start, then the last event's `cursor`) instead of `after=`, the events that
+/// committed after that one, in commit order, each with its `cursor`: what a follow reads, which
+/// on PostgreSQL misses no event that commits after one with a larger id.
 ///
 /// Admin operations have typed actions (`app.create`, `user.disable`, `key.retire`, …), the
 /// socket peer as actor (`uid:0`), their object as subject (an e-mail, Client ID, key id, role or
@@ -813,6 +816,10 @@ pub struct AuditEvent {
     pub outcome: String,
     pub detail: Option<String>,
     pub ip: Option<String>,
+    /// Where a follow stands after this event (answers to `cursor=` only): pass it back as
+    /// `cursor=` to read what committed after it. Opaque.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 /// The declarative configuration of `latchkey apply` / `latchkey export` (TOML on disk, JSON on

@@ -1,6 +1,6 @@
 //! The audit log through `latchkey audit`.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -96,19 +96,36 @@ fn follow_prints_new_events() {
         .unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     std::thread::sleep(Duration::from_millis(300));
-    site.invite("late@acme.test", "Late");
+    for i in 0..3 {
+        site.invite(&format!("late{i}@acme.test"), "Late");
+    }
+    // Each new event once, in order, with the cursor the follow goes on from.
     let deadline = Instant::now() + Duration::from_secs(10);
-    let mut found = false;
-    while Instant::now() < deadline && !found {
+    let mut invited = vec![];
+    while Instant::now() < deadline && invited.len() < 3 {
         let mut line = String::new();
         if out.read_line(&mut line).unwrap_or(0) == 0 {
             break;
         }
-        found = line.contains("user.invite") && line.contains("late@acme.test");
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert!(event["cursor"].is_string(), "{line}");
+        if event["action"] == "user.invite" {
+            invited.push(event["subject"].as_str().unwrap().to_owned());
+        }
     }
+    std::thread::sleep(Duration::from_millis(1500));
     let _ = child.kill();
+    let mut rest = String::new();
+    let _ = out.read_to_string(&mut rest);
     let _ = child.wait();
-    assert!(found, "--follow printed the new event");
+    assert_eq!(invited, ["late0@acme.test", "late1@acme.test", "late2@acme.test"], "--follow printed the new events");
+    assert!(!rest.contains("user.invite"), "an event printed twice: {rest}");
+
+    // The cursor is the daemon's own: anything else is refused.
+    for bad in ["x", "1", "1.x", "-1.2"] {
+        let (status, body) = d.admin_raw(&admin_request("GET", &format!("/admin/v1/audit?cursor={bad}"), None, b""));
+        assert_eq!((status, body["error"].as_str()), (400, Some("invalid_input")), "{bad}: {body}");
+    }
 }
 
 fn my_uid() -> String {

@@ -227,6 +227,7 @@ fn sqlite_installation_moves_to_postgres() {
     pg_sql.exec("DROP TABLE dpop_proofs");
     pg_sql.exec("ALTER TABLE refresh_tokens DROP COLUMN dpop_jkt");
     pg_sql.exec("ALTER TABLE applications DROP COLUMN require_dpop");
+    pg_sql.exec("ALTER TABLE audit DROP COLUMN txid");
     // (Version 10 had RSA keys only, one current per tenant.)
     pg_sql.exec("DELETE FROM signing_keys WHERE alg <> 'RS256'");
     pg_sql.exec("ALTER TABLE signing_keys DROP COLUMN alg");

@@ -80,12 +80,16 @@ pub fn run(client: &Client, args: AuditArgs, format: Format) -> Result<Output, C
     if let Some(n) = limit {
         base.push_str(&format!("&limit={n}"));
     }
-    let events: Vec<AuditEvent> = client.get(&base)?;
     if !follow {
+        let events: Vec<AuditEvent> = client.get(&base)?;
         return Ok(Output::new(&events)?.table(rows(&events, tenant.is_none())));
     }
-    // Follow: print what there is, then poll for newer events.
-    let mut last = events.last().map(|e| e.id).unwrap_or(0);
+    // Follow: print what there is, then poll for newer events. The daemon answers `cursor=` in
+    // commit order and gives each event its cursor: on PostgreSQL an event can commit after one
+    // with a larger id, which a follow by id would step over. A daemon of 0.2.0 ignores
+    // `cursor=` and gives none: follow it by id, as it did.
+    let page = limit.map_or(1000, |n| n.clamp(1, 10_000)) as usize;
+    let mut at = Position::Cursor(String::new());
     let print = |batch: &[AuditEvent]| -> Result<(), CliError> {
         for e in batch {
             let line = match format {
@@ -104,13 +108,72 @@ pub fn run(client: &Client, args: AuditArgs, format: Format) -> Result<Output, C
         }
         Ok(())
     };
-    print(&events)?;
     loop {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        let batch: Vec<AuditEvent> = client.get(&format!("{base}&after={last}"))?;
-        if let Some(e) = batch.last() {
-            last = e.id;
+        let batch: Vec<AuditEvent> = match &at {
+            Position::Cursor(c) => {
+                let c = percent_encoding::utf8_percent_encode(c, percent_encoding::NON_ALPHANUMERIC);
+                client.get(&format!("{base}&cursor={c}"))?
+            }
+            Position::Id(id) => client.get(&format!("{base}&after={id}"))?,
+        };
+        if let Some(next) = Position::after(&batch) {
+            at = next;
         }
         print(&batch)?;
+        // A full page means more is waiting: read it at once.
+        if batch.len() < page {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    }
+}
+
+/// Where `audit --follow` reads next.
+#[derive(Debug, PartialEq)]
+enum Position {
+    /// After this event's cursor, in commit order (`""`: from the start).
+    Cursor(String),
+    /// After this id (a daemon that gives no cursors).
+    Id(i64),
+}
+
+impl Position {
+    /// Past the last event of `batch`; `None` when it is empty (stay where it was).
+    fn after(batch: &[AuditEvent]) -> Option<Position> {
+        let last = batch.last()?;
+        Some(match &last.cursor {
+            Some(c) => Position::Cursor(c.clone()),
+            None => Position::Id(last.id),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(id: i64, cursor: Option<&str>) -> AuditEvent {
+        AuditEvent {
+            id,
+            time: "2026-11-29T12:00:00Z".into(),
+            tenant: None,
+            actor: "uid:0".into(),
+            action: "app.create".into(),
+            subject: None,
+            outcome: "success".into(),
+            detail: None,
+            ip: None,
+            cursor: cursor.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_follow_goes_on_by_cursor_or_by_id_from_a_daemon_that_gives_none() {
+        assert_eq!(Position::after(&[]), None);
+        assert_eq!(
+            Position::after(&[event(9, Some("7.9")), event(8, Some("8.8"))]),
+            Some(Position::Cursor("8.8".into())),
+            "commit order: the last event's cursor, whatever its id"
+        );
+        assert_eq!(Position::after(&[event(8, None), event(9, None)]), Some(Position::Id(9)), "a 0.2.0 daemon");
     }
 }

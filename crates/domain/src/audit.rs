@@ -215,16 +215,35 @@ pub fn outcome<T, E>(r: &Result<T, E>, code: impl Fn(&E) -> String) -> String {
     }
 }
 
-pub use crate::store::audit::{Filter, like_pattern};
+pub use crate::store::audit::{Cursor, Filter, like_pattern};
 
-/// The events `f` chooses, oldest first, in the admin API's terms. Events still queued in `log`
-/// are written first, so that what was just done is in the answer.
-pub async fn query(log: &AuditLog, db: &Db, f: Filter) -> Result<Vec<latchkey::admin::AuditEvent>, StoreError> {
+/// The events `f` chooses, in the admin API's terms: oldest first by id, or with `cursor` those
+/// after it in commit order, each with its own cursor (what a follow reads; see [`Cursor`]).
+/// Events still queued in `log` are written first, so that what was just done is in the answer.
+pub async fn query(
+    log: &AuditLog,
+    db: &Db,
+    f: Filter,
+    cursor: Option<Cursor>,
+) -> Result<Vec<latchkey::admin::AuditEvent>, StoreError> {
     log.flush().await;
-    let rows = db.read(move |tx| crate::store::audit::query(tx, &f)).await?;
+    let rows = match cursor {
+        None => db
+            .read(move |tx| crate::store::audit::query(tx, &f))
+            .await?
+            .into_iter()
+            .map(|(id, e)| (id, None, e))
+            .collect::<Vec<_>>(),
+        Some(at) => db
+            .read(move |tx| crate::store::audit::follow(tx, &f, at))
+            .await?
+            .into_iter()
+            .map(|(c, e)| (c.id, Some(c.text()), e))
+            .collect(),
+    };
     Ok(rows
         .into_iter()
-        .map(|(id, e)| latchkey::admin::AuditEvent {
+        .map(|(id, cursor, e)| latchkey::admin::AuditEvent {
             id,
             time: crate::clock::rfc3339(e.at),
             tenant: e.tenant,
@@ -234,6 +253,7 @@ pub async fn query(log: &AuditLog, db: &Db, f: Filter) -> Result<Vec<latchkey::a
             outcome: e.outcome,
             detail: e.detail,
             ip: e.ip,
+            cursor,
         })
         .collect())
 }

@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use super::batch_insert::{BatchInsert, InsertRow};
-use super::sql::{ConnExt, ToValue, params};
+use super::sql::{ConnExt, Engine, ToValue, params};
 
 use super::{Reader, StoreError, WriteTx};
 use crate::Timestamp;
@@ -94,31 +94,97 @@ pub fn like_pattern(glob: &str) -> String {
     out
 }
 
-/// The events `f` chooses, oldest first.
+/// The events `f` chooses, oldest first (by id).
 pub fn query(tx: &impl Reader, f: &Filter) -> Result<Vec<(i64, Event)>, StoreError> {
+    let rows = select(tx, f, "id > ?3", "id", "CAST(0 AS BIGINT)", 0)?;
+    Ok(rows.into_iter().map(|(cursor, e)| (cursor.id, e)).collect())
+}
+
+/// Where a follow of the trail stands: just after the event with this cursor, in commit order.
+///
+/// On PostgreSQL ids are handed out when a transaction inserts, not when it commits: a
+/// transaction that commits later may hold a smaller id than one already read, so a follow by
+/// id could step over it for good. Each row also records the id of the transaction that wrote
+/// it (`txid`, migration 0031), and a follow reads only rows of transactions older than every
+/// transaction still running (`pg_snapshot_xmin`), in `(txid, id)` order: nothing can commit
+/// behind such a cursor. On SQLite one writer commits in id order, and `txid` is always 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cursor {
+    pub txid: i64,
+    pub id: i64,
+}
+
+impl Cursor {
+    /// The opaque text of the admin API's `cursor`: `TXID.ID`.
+    pub fn text(&self) -> String {
+        format!("{}.{}", self.txid, self.id)
+    }
+
+    /// `""` is the start of the trail; `None` for text no cursor makes.
+    pub fn parse(text: &str) -> Option<Cursor> {
+        if text.is_empty() {
+            return Some(Cursor::default());
+        }
+        let (txid, id) = text.split_once('.')?;
+        let (txid, id) = (txid.parse().ok()?, id.parse().ok()?);
+        (txid >= 0 && id >= 0).then_some(Cursor { txid, id })
+    }
+}
+
+/// The events `f` chooses (its `after_id` ignored) after `cursor`, in commit order: what
+/// `latchkey audit --follow` prints. Each comes with its own cursor, for the next read.
+pub fn follow(tx: &impl Reader, f: &Filter, cursor: Cursor) -> Result<Vec<(Cursor, Event)>, StoreError> {
+    let f = Filter { after_id: cursor.id, ..f.clone() };
+    if tx.conn().engine() == Engine::Sqlite {
+        return select(tx, &f, "id > ?3", "id", "CAST(0 AS BIGINT)", 0);
+    }
+    // The text casts carry the txid both ways: xid8 has no binary form the client knows.
+    select(
+        tx,
+        &f,
+        "(txid, id) > (CAST(CAST(CAST(?11 AS BIGINT) AS TEXT) AS xid8), ?3) AND txid < pg_snapshot_xmin(pg_current_snapshot())",
+        "txid, id",
+        "CAST(CAST(txid AS TEXT) AS BIGINT)",
+        cursor.txid,
+    )
+}
+
+/// The events `f` chooses past `position` (an expression of `?3`, the id, and `?11`, the txid),
+/// in `order`, each with its cursor (`txid`: an expression of the row's transaction id).
+fn select(
+    tx: &impl Reader,
+    f: &Filter,
+    position: &str,
+    order: &str,
+    txid: &str,
+    after_txid: i64,
+) -> Result<Vec<(Cursor, Event)>, StoreError> {
     // Two texts rather than `(?1 IS NULL OR tenant = ?1)`, which would keep SQLite from using the
     // (tenant, at) index for one tenant's trail. NULL tests name their parameter's type, and case
     // is folded with lower() rather than SQLite's NOCASE: the same text is then valid SQL for
     // PostgreSQL too (docs/dev/postgres-plan.md).
     let by_tenant = if f.tenant.is_some() { "tenant = ?1" } else { "CAST(?1 AS TEXT) IS NULL" };
     let sql = format!(
-        "SELECT id, at, tenant, actor, action, outcome, ip, subject, detail FROM audit
-         WHERE {by_tenant} AND at >= ?2 AND id > ?3 AND (CAST(?4 AS TEXT) IS NULL OR lower(subject) = lower(?4))
+        "SELECT id, at, tenant, actor, action, outcome, ip, subject, detail, {txid} FROM audit
+         WHERE {by_tenant} AND at >= ?2 AND {position} AND (CAST(?4 AS TEXT) IS NULL OR lower(subject) = lower(?4))
            AND (CAST(?6 AS BIGINT) IS NULL OR at <= ?6)
            AND (CAST(?7 AS TEXT) IS NULL OR actor = ?7)
            AND (CAST(?8 AS TEXT) IS NULL OR action LIKE ?8 ESCAPE '\\')
            AND (CAST(?9 AS TEXT) IS NULL OR actor = ?9 OR subject = ?9)
            AND (CAST(?10 AS TEXT) IS NULL OR outcome = ?10 OR outcome LIKE CAST(?10 AS TEXT) || ':%')
-         ORDER BY id LIMIT ?5"
+         ORDER BY {order} LIMIT ?5"
     );
     let (tenant, subject) = (f.tenant.as_deref(), f.subject.as_deref());
     let (actor, action, app, outcome) =
         (f.actor.as_deref(), f.action.as_deref(), f.app.as_deref(), f.outcome.as_deref());
     let (since, after_id, limit, until) = (f.since, f.after_id, f.limit, f.until);
-    let values = params![tenant, since, after_id, subject, limit, until, actor, action, app, outcome];
-    let rows = tx.conn().query_all(&sql, values, |r| {
+    let mut values = params![tenant, since, after_id, subject, limit, until, actor, action, app, outcome].to_vec();
+    if position.contains("?11") {
+        values.push(&after_txid);
+    }
+    let rows = tx.conn().query_all(&sql, &values, |r| {
         Ok((
-            r.get(0)?,
+            Cursor { id: r.get(0)?, txid: r.get(9)? },
             Event {
                 at: r.get(1)?,
                 tenant: r.get(2)?,
@@ -247,6 +313,76 @@ pub(crate) mod tests {
             // Without a tenant: everything, daemon-wide events included; subjects ignore case.
             assert_eq!(actions(qf(tx, None, 0, None, 0, 100).unwrap()), ["a1", "a2", "a3", "b1", "daemon"]);
             assert_eq!(actions(qf(tx, None, 0, Some("ADA"), 0, 100).unwrap()), ["a1", "a3", "b1"]);
+        });
+    }
+
+    #[test]
+    fn a_follow_goes_on_from_the_cursor_of_the_last_event_it_read() {
+        let t = temp_db();
+        let events =
+            [event(10, Some("a"), None, "a1"), event(20, Some("b"), None, "b1"), event(30, Some("a"), None, "a2")];
+        t.write(|tx| insert_all(tx, &events).unwrap());
+        let a = Filter { tenant: Some("a".into()), limit: 1, ..Filter::default() };
+        t.read(|tx| {
+            let first = follow(tx, &a, Cursor::parse("").unwrap()).unwrap();
+            assert_eq!(first.iter().map(|(_, e)| e.action.as_str()).collect::<Vec<_>>(), ["a1"]);
+            assert_eq!(first[0].0.text(), format!("0.{}", first[0].0.id), "SQLite: by id alone");
+            let next = follow(tx, &a, Cursor::parse(&first[0].0.text()).unwrap()).unwrap();
+            assert_eq!(next.iter().map(|(_, e)| e.action.as_str()).collect::<Vec<_>>(), ["a2"]);
+            assert!(follow(tx, &a, next[0].0).unwrap().is_empty());
+        });
+        for bad in ["x", "1", "1.", ".1", "-1.2", "1.2.3", "1.x"] {
+            assert_eq!(Cursor::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    /// Events committed out of id order (PostgreSQL: `pg::tests`) are followed in commit order:
+    /// one written in a transaction still open when a later one commits is shown, not stepped
+    /// over. `hold(db)` writes an event in a transaction it leaves open until the returned
+    /// closure runs; on SQLite it commits at once.
+    pub(crate) fn follow_misses_no_event_committed_late(db: &Db, hold: impl FnOnce(&Db) -> Box<dyn FnOnce()>) {
+        let filter = Filter { limit: 100, ..Filter::default() };
+        let names = |rows: &[(Cursor, Event)]| rows.iter().map(|(_, e)| e.action.clone()).collect::<Vec<_>>();
+        // A follow shows nothing past a transaction running anywhere on the server, the other
+        // tests' included: read until `n` events are there (or 10 s have passed).
+        let settled = |at: Cursor, n: usize| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                let rows = db.read_blocking(|tx| follow(tx, &filter, at)).unwrap();
+                if rows.len() >= n || std::time::Instant::now() >= deadline {
+                    return rows;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        };
+        db.write_blocking(|tx| insert_all(tx, &[event(10, Some("a"), None, "first")])).unwrap();
+        let shown = settled(Cursor::default(), 1);
+        assert_eq!(names(&shown), ["first"]);
+        let at = shown[0].0;
+        let commit = hold(db);
+        db.write_blocking(|tx| insert_all(tx, &[event(30, Some("a"), None, "later")])).unwrap();
+        let by_id = db.read_blocking(|tx| query(tx, &Filter { after_id: at.id, ..filter.clone() })).unwrap();
+        let meanwhile = db.read_blocking(|tx| follow(tx, &filter, at)).unwrap();
+        commit();
+        let after = settled(at, 2);
+        if db.sqlite_path().is_some() {
+            assert_eq!(names(&after), ["held", "later"]);
+            return;
+        }
+        // By id, "later" is past "held", which was not committed yet: a follow by id that read
+        // this would never show "held".
+        assert_eq!(by_id.iter().map(|(_, e)| e.action.as_str()).collect::<Vec<_>>(), ["later"]);
+        assert_eq!(names(&meanwhile), Vec::<String>::new(), "nothing past a transaction still running");
+        assert_eq!(names(&after), ["held", "later"], "both, in commit order");
+        let last = after[1].0;
+        assert!(db.read_blocking(|tx| follow(tx, &filter, last)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn follow_on_sqlite_is_by_id() {
+        follow_misses_no_event_committed_late(&temp_db().db, |db| {
+            db.write_blocking(|tx| insert_all(tx, &[event(20, Some("a"), None, "held")])).unwrap();
+            Box::new(|| {})
         });
     }
 

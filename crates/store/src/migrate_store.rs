@@ -72,6 +72,10 @@ const BOOKKEEPING_TABLES: &[&str] = &["latchkey_release"];
 /// stopped; a node still running is refused separately.)
 const CLUSTER_TABLES: &[&str] = &["cluster_changes"];
 
+/// PostgreSQL-only columns, left to their defaults by the copy: `audit.txid` orders the trail
+/// by commit for `audit --follow` (SQLite commits in id order and needs none).
+const POSTGRES_ONLY_COLUMNS: &[(&str, &str)] = &[("audit", "txid")];
+
 /// What to copy from where.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -410,6 +414,9 @@ fn copy_table(
     for c in &columns {
         let name: String = c.get(0);
         let data_type: String = c.get(1);
+        if POSTGRES_ONLY_COLUMNS.contains(&(table, name.as_str())) {
+            continue;
+        }
         let (kind, ty) = Kind::of(&data_type)
             .ok_or_else(|| format!("column {name} has the type {data_type}, which this copy does not know"))?;
         names.push(name);

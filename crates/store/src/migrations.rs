@@ -63,6 +63,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0028-pushed-requests", "0.2.0"),
     migration!("0029-client-assertions", "0.2.0"),
     migration!("0030-dpop", "0.2.0"),
+    migration!("0031-audit-commit-order", "0.2.0"),
 ];
 
 /// The schema version this release brings a database to.

@@ -407,7 +407,18 @@ async fn read_audit(
         after_id: num("after")?.unwrap_or(0),
         limit: num("limit")?.unwrap_or(1000).clamp(1, 10_000) as u32,
     };
-    Ok(latchkey_domain::audit::query(&state.audit, &state.db, filter).await?)
+    let cursor = q
+        .get("cursor")
+        .map(|text| {
+            latchkey_domain::audit::Cursor::parse(text).ok_or_else(|| {
+                Error::invalid(
+                    codes::INVALID_INPUT,
+                    "cursor must be empty (to start) or the cursor of an event an earlier answer gave",
+                )
+            })
+        })
+        .transpose()?;
+    Ok(latchkey_domain::audit::query(&state.audit, &state.db, filter, cursor).await?)
 }
 
 async fn status(state: &State) -> Result<Status, Error> {

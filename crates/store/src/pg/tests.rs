@@ -541,6 +541,21 @@ fn audit_batches_are_multi_row_inserts_here_too() {
 }
 
 #[test]
+fn follow_misses_no_event_committed_late_here() {
+    let Some(t) = test_db() else { return };
+    let db = crate::Db::open_postgres(&t.settings).unwrap();
+    crate::audit::tests::follow_misses_no_event_committed_late(&db, |_| {
+        // Another node's audit batch: its row gets an id now and commits later.
+        let mut client = t.client();
+        client.batch_execute(
+            "BEGIN; INSERT INTO audit (at, tenant, actor, action, outcome) VALUES (20, 'a', 'admin', 'held', 'success')",
+        )
+        .unwrap();
+        Box::new(move || client.batch_execute("COMMIT").unwrap())
+    });
+}
+
+#[test]
 fn a_server_that_cannot_serve_now_is_unavailable_not_a_statement_error() {
     for code in ["08006", "57P01", "53300", "53100", "25006", "57014", "55P03", "58030"] {
         assert!(is_unavailable_code(code), "{code}");

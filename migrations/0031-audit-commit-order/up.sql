@@ -1,0 +1,4 @@
+-- The audit trail in commit order, for `latchkey audit --follow` on PostgreSQL.
+--
+-- SQLite has one writer, which commits in id order: following by id misses nothing, and this
+-- schema version changes nothing here (both engines keep the same version numbers).
