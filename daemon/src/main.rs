@@ -48,11 +48,13 @@ fn main() -> ExitCode {
     };
     runtime.block_on(async move {
         let (stop_tx, stop_rx) = watch::channel(false);
+        let (now_tx, now_rx) = watch::channel(false);
         let (ready_tx, ready_rx) = oneshot::channel();
         let (reload_tx, reload_rx) = mpsc::channel(1);
         let dev = config.dev;
         let data_dir = args.data_dir.clone();
         let mut options = Options::new(stop_rx);
+        options.stop_now = Some(now_rx);
         options.ready = Some(ready_tx);
         options.reload = Some(reload_rx);
         options.log_filter = Some(log_filter);
@@ -66,9 +68,12 @@ fn main() -> ExitCode {
             }
         });
         tokio::spawn(async move {
-            wait_for_signals(&flags, reload_tx).await;
+            wait_for_signals(&flags, reload_tx.clone()).await;
             tracing::info!("shutting down: finishing in-flight requests");
             let _ = stop_tx.send(true);
+            // A second signal ends the drain (`server.drain`) at once.
+            wait_for_signals(&flags, reload_tx).await;
+            let _ = now_tx.send(true);
         });
 
         match daemon.await {

@@ -27,8 +27,10 @@ pub struct Options {
     pub clock: SharedClock,
     /// A listener bound by the caller (tests bind port 0 first so they know the URL).
     pub listener: Option<std::net::TcpListener>,
-    /// Turns `true` to stop the daemon.
+    /// Turns `true` to stop the daemon: it drains for `server.drain`, then stops.
     pub shutdown: watch::Receiver<bool>,
+    /// Turns `true` to end a drain at once (a second SIGTERM or SIGINT).
+    pub stop_now: Option<watch::Receiver<bool>>,
     /// Told once the daemon is ready.
     pub ready: Option<oneshot::Sender<Ready>>,
     /// Configurations read again on SIGHUP, to apply what can change without a restart.
@@ -50,6 +52,7 @@ impl Options {
             clock: Arc::new(SystemClock),
             listener: None,
             shutdown,
+            stop_now: None,
             ready: None,
             reload: None,
             log_filter: None,
@@ -285,6 +288,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         rsa_engine,
         dpop_spent: latchkey_domain::oidc::dpop::Spent::new(options.clock.now()),
         keygen: Arc::new(oidc::keygen::KeyMaker::new(options.hold_keys.clone(), options.key_wait)),
+        draining: Default::default(),
     });
     let generation =
         state.registry.load_all().await.map_err(|e| {
@@ -329,7 +333,9 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     let unix = admin::bind(&config.admin_socket, config.socket_mode)?;
     let allowed_uids = config.allowed_uids.clone().unwrap_or_else(admin::default_allowed_uids);
 
-    let shutdown = options.shutdown;
+    // What the listeners and background tasks stop on: after the drain (see `drain_then_stop`).
+    let (stop_tx, shutdown) = watch::channel(false);
+    tokio::spawn(drain_then_stop(state.clone(), options.shutdown, options.stop_now, stop_tx));
     let public = {
         let state = state.clone();
         let counted = state.clone();
@@ -423,6 +429,38 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Waits for the stop asked for, then drains: `/readyz` answers 503 for `server.drain` while
+/// everything is still served (responses say `Connection: close`, so that clients reconnect
+/// through the load balancer, which by then sends them elsewhere); then tells everything to stop.
+/// A second signal (`stop_now`) ends the drain at once.
+async fn drain_then_stop(
+    state: Arc<State>,
+    mut asked: watch::Receiver<bool>,
+    stop_now: Option<watch::Receiver<bool>>,
+    stop: watch::Sender<bool>,
+) {
+    // A dropped sender stops the daemon too, as it always did.
+    let _ = asked.wait_for(|stop| *stop).await;
+    let drain = state.config.drain;
+    if !drain.is_zero() {
+        state.draining.store(true, std::sync::atomic::Ordering::Release);
+        tracing::info!(seconds = drain.as_secs_f64(), "draining: /readyz answers 503 while requests are still served");
+        let now = async {
+            match stop_now {
+                Some(mut now) => {
+                    let _ = now.wait_for(|stop| *stop).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(drain) => {}
+            _ = now => tracing::info!("asked again: stopping without waiting for the rest of the drain"),
+        }
+    }
+    let _ = stop.send(true);
 }
 
 /// Stops the threads that make tenants' first keys when dropped.

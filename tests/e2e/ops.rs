@@ -29,10 +29,12 @@ fn free_port() -> u16 {
 /// call for `dir`: see `store_toml`).
 fn config_text(dir: &Path, port: u16, extra_server: &str, rest: &str) -> String {
     format!(
-        "[server]\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://localhost:{port}\"\nlog_format = \"json\"\nmetrics_listen = \"127.0.0.1:0\"\n{extra_server}\n\
+        "[server]\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://localhost:{port}\"\nlog_format = \"json\"\nmetrics_listen = \"127.0.0.1:0\"\n{drain}{extra_server}\n\
          {storage}[admin]\nsocket = \"{d}/admin.sock\"\n[keys]\nencryption_key_file = \"{d}/kek\"\n{rest}\n",
         d = dir.display(),
         storage = store_toml(dir),
+        // Stopped daemons go at once, unless the test drains.
+        drain = if extra_server.contains("drain") { "" } else { "drain = \"0s\"\n" },
     )
 }
 
@@ -494,4 +496,71 @@ fn version_status_and_check_config_name_the_release_commit_and_schema() {
     let table = cli(&again.socket(), &["status"]).ok().stdout;
     let serves = latchkey_store::schema::serves_from();
     assert!(table.contains(&format!("{schema} (database {}, which {serves} and later serve)", schema + 1)), "{table}");
+}
+
+/// A stopping node drains (SPEC §9's rolling restart): `/readyz` answers 503 at once while every
+/// other request is still served, with `Connection: close`, until `server.drain` ends; then it
+/// stops accepting and exits cleanly. The in-process daemon takes the stop the signal handler
+/// sends.
+#[test]
+fn a_stopping_node_answers_not_ready_and_serves_until_its_drain_ends() {
+    let mut d = TestDaemon::start_with(|f| f.server.drain = Some("2s".into()));
+    let site = Site::new(&d, "acme", &[]);
+    let m2m = crate::oidc_support::app(&site, "m2m", &[]);
+    let grant = || crate::oidc_support::token(&site, &m2m, &[("grant_type", "client_credentials")]);
+    assert_eq!(d.get("/readyz").status, 200);
+    let asked = Instant::now();
+    d.begin_stop();
+    let not_ready = loop {
+        let r = d.get("/readyz");
+        if r.status == 503 {
+            break r;
+        }
+        assert!(asked.elapsed() < Duration::from_millis(500), "still ready: {}", r.body);
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    eprintln!("not ready {:?} after the stop", asked.elapsed());
+    assert_eq!(not_ready.json()["error"], "unavailable");
+    assert!(not_ready.body.contains("stopping"), "{}", not_ready.body);
+    // Everything else is still served, each answer closing its connection.
+    let r = grant();
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("connection") && v == "close"), "{:?}", r.headers);
+    assert_eq!(d.get("/acme/.well-known/openid-configuration").status, 200);
+    assert!(asked.elapsed() < Duration::from_secs(2), "the checks took the whole drain");
+    d.stop();
+    let took = asked.elapsed();
+    assert!(took >= Duration::from_secs(2), "stopped before the drain ended: {took:?}");
+    assert!(took < Duration::from_secs(8), "the drain did not end: {took:?}");
+    let port: u16 = d.base.rsplit(':').next().and_then(|p| p.parse().ok()).expect("the daemon's port");
+    let refused = std::net::TcpStream::connect(("127.0.0.1", port));
+    assert!(refused.is_err(), "still accepting after the stop");
+}
+
+/// SIGTERM drains the real binary; a second SIGTERM ends the drain at once and it exits 0.
+#[test]
+fn a_second_sigterm_ends_the_drain_at_once() {
+    let mut p = Proc::start("drain = \"30s\"", "");
+    assert_eq!(http_get(&p.url("/readyz"), None).status, 200);
+    let term = |p: &Proc| {
+        assert!(Command::new("kill").args(["-TERM", &p.child.id().to_string()]).status().unwrap().success());
+    };
+    term(&p);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while http_get(&p.url("/readyz"), None).status != 503 {
+        assert!(Instant::now() < deadline, "still ready after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p.wait_for_log("draining");
+    let again = Instant::now();
+    term(&p);
+    let status = loop {
+        if let Some(s) = p.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(again.elapsed() < Duration::from_secs(5), "the second SIGTERM did not end the drain");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{}", p.log());
+    assert!(!p.socket().exists(), "the admin socket is removed");
 }

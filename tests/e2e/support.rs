@@ -598,6 +598,8 @@ impl TestDaemon {
         file.server.listen = Some(format!("127.0.0.1:{port}"));
         // Any free port: daemons of parallel tests must not meet on the default one.
         file.server.metrics_listen = Some("127.0.0.1:0".into());
+        // Stopped daemons go at once (a test that drains sets its own).
+        file.server.drain = Some("0s".into());
         edit(port, &mut file);
         let untouched = {
             let s = &file.storage;
@@ -743,6 +745,14 @@ impl TestDaemon {
     /// Sends raw bytes to the admin socket and returns (status, body).
     pub fn admin_raw(&self, request: &[u8]) -> (u16, Value) {
         admin_raw(&self.socket, request)
+    }
+
+    /// Asks the daemon to stop, as SIGTERM does, without waiting: it drains for `server.drain`
+    /// first. [`TestDaemon::stop`] then waits for the end.
+    pub fn begin_stop(&self) {
+        if let Some(s) = &self.stop {
+            let _ = s.send(true);
+        }
     }
 
     /// Stops the daemon; its store stays (for a restart on it) until the daemon value drops.

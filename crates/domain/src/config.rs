@@ -21,6 +21,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Where `/metrics` is served unless `server.metrics_listen` says otherwise: the loopback
 /// interface, where a local Prometheus agent (or an SSH tunnel) scrapes it.
 pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9464";
+/// The longest `server.drain`: a stop should not take minutes.
+const MAX_DRAIN: Duration = Duration::from_secs(60);
 
 /// Where the daemon looks for its file when `--config` and `LATCHKEY_CONFIG` are absent.
 pub const DEFAULT_CONFIG_PATH: &str = "/etc/latchkey/config.toml";
@@ -78,6 +80,14 @@ impl Problems {
     fn duration(&mut self, key: &'static str, value: &Option<String>, default: &str) -> Duration {
         let fallback = humantime::parse_duration(default).unwrap_or(Duration::from_secs(60));
         self.take(duration(key, value, default), fallback)
+    }
+
+    /// [`Problems::duration`] where `"0s"` means "none".
+    fn duration_or_none(&mut self, key: &'static str, value: &Option<String>, default: &str) -> Duration {
+        match value.as_deref().map(humantime::parse_duration) {
+            Some(Ok(d)) if d.is_zero() => d,
+            _ => self.duration(key, value, default),
+        }
     }
 
     fn size(&mut self, key: &'static str, value: &Option<String>, default: &str) -> u64 {
@@ -138,6 +148,9 @@ pub struct ServerSection {
     pub metrics_listen: Option<String>,
     /// `Strict-Transport-Security` max-age when the daemon serves TLS itself (default 1 year).
     pub hsts_max_age: Option<String>,
+    /// How long a stopping daemon keeps serving with `/readyz` answering 503, so that a load
+    /// balancer takes it out first (default 5 s on PostgreSQL, 0 on SQLite and under `--dev`).
+    pub drain: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -344,6 +357,9 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
     /// Sent as `Strict-Transport-Security` when TLS is served here.
     pub hsts_max_age: Duration,
+    /// How long SIGTERM or SIGINT keeps the node serving, `/readyz` answering 503, before it stops
+    /// accepting connections.
+    pub drain: Duration,
     pub storage_backend: StorageBackend,
     /// The SQLite database (backend `sqlite`; computed, unused, with `postgres`).
     pub storage_path: PathBuf,
@@ -543,6 +559,18 @@ impl Config {
         let hsts_max_age = p.duration("server.hsts_max_age", &file.server.hsts_max_age, "365d");
 
         let (storage_backend, postgres) = p.take(storage(&file.storage, dev), (StorageBackend::Sqlite, None));
+        // Only nodes that share a database have another node to take their requests meanwhile.
+        let drain = match (storage_backend, &file.server.drain) {
+            (StorageBackend::Postgres, value) => p.duration_or_none("server.drain", value, "5s"),
+            (StorageBackend::Sqlite, None) => Duration::ZERO,
+            (StorageBackend::Sqlite, value) => p.duration_or_none("server.drain", value, "0s"),
+        };
+        if drain > MAX_DRAIN {
+            p.push(invalid(
+                "server.drain",
+                "at most 60s (and with the 10 s left to requests in flight, within systemd's TimeoutStopSec)",
+            ));
+        }
         let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
         let admin_socket = file.admin.socket.unwrap_or_else(|| {
             if dev || flags.data_dir.is_some() {
@@ -636,6 +664,7 @@ impl Config {
             max_connections,
             metrics_listen,
             hsts_max_age,
+            drain: drain.min(MAX_DRAIN),
             storage_backend,
             storage_path,
             postgres,
@@ -681,6 +710,7 @@ impl Config {
                 max_connections: Some(self.max_connections),
                 metrics_listen: Some(self.metrics_listen.map(|a| a.to_string()).unwrap_or_default()),
                 hsts_max_age: Some(fmt(self.hsts_max_age)),
+                drain: Some(fmt(self.drain)),
             },
             storage: StorageSection {
                 path: Some(self.storage_path.clone()),
@@ -937,6 +967,24 @@ mod tests {
         assert_eq!(compact_duration(Duration::from_millis(1500)), "1s500ms");
         assert_eq!(humantime::parse_duration("1s500ms").unwrap(), Duration::from_millis(1500));
         assert_eq!(compact_duration(Duration::ZERO), "0s");
+    }
+
+    #[test]
+    fn a_drain_is_the_default_only_where_another_node_can_take_over() {
+        let with = |server: &str, storage: &str| {
+            let text = format!("[server]\npublic_url = \"https://id.example.com\"\n{server}\n[storage]\n{storage}");
+            Config::from_file(FileConfig::parse(&text).unwrap(), &Overrides::default())
+        };
+        let pg = "backend = \"postgres\"";
+        assert_eq!(with("", "").unwrap().drain, Duration::ZERO, "SQLite: one node");
+        assert_eq!(with("", pg).unwrap().drain, Duration::from_secs(5));
+        assert_eq!(with("drain = \"0s\"", pg).unwrap().drain, Duration::ZERO);
+        assert_eq!(with("drain = \"2s\"", "").unwrap().drain, Duration::from_secs(2));
+        assert_eq!(with("drain = \"60s\"", pg).unwrap().drain, Duration::from_secs(60));
+        for bad in ["drain = \"61s\"", "drain = \"soon\""] {
+            let e = with(bad, pg).unwrap_err().to_string();
+            assert!(e.contains("server.drain"), "{bad}: {e}");
+        }
     }
 
     #[test]

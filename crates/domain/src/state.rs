@@ -47,4 +47,7 @@ pub struct State {
     pub rsa_engine: config::RsaEngine,
     /// The DPoP proofs this daemon accepted, on SQLite (`oidc::dpop::spend`).
     pub dpop_spent: crate::oidc::dpop::Spent,
+    /// The daemon is stopping: `/readyz` answers 503 while it still serves, for
+    /// `config.drain`, so that a load balancer takes it out before it stops accepting.
+    pub draining: std::sync::atomic::AtomicBool,
 }

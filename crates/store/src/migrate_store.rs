@@ -281,7 +281,11 @@ fn sqlite_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String
 
 fn connect(target: &PgTarget) -> Result<postgres::Client, String> {
     let tls = crate::pg::tls::connector(target)?;
-    target.config.connect(tls).map_err(|e| {
+    // A bulk COPY may wait on a busy server for longer than a request should (the daemon's 2 s
+    // TCP user timeout is for requests).
+    let mut config = target.config.clone();
+    config.tcp_user_timeout(std::time::Duration::from_secs(60));
+    config.connect(tls).map_err(|e| {
         format!(
             "cannot connect to the PostgreSQL database {}: {}. Check [storage] url_file (or the PG* variables) \
              and that the server is up",

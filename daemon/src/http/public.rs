@@ -52,7 +52,9 @@ pub async fn handle(
         response.headers_mut().insert(header::STRICT_TRANSPORT_SECURITY, hsts);
     }
     // An error may have been answered before the body was read: do not reuse this connection.
-    if had_body && (response.status().is_client_error() || response.status().is_server_error()) {
+    // Nor while draining: the client's next request goes through the load balancer again.
+    let draining = state.draining.load(std::sync::atomic::Ordering::Acquire);
+    if draining || (had_body && (response.status().is_client_error() || response.status().is_server_error())) {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     let status = response.status().as_u16();
@@ -281,6 +283,14 @@ fn out_of_step(age: std::time::Duration) -> Error {
 }
 
 async fn readyz(state: &State) -> Response<Body> {
+    if state.draining.load(std::sync::atomic::Ordering::Acquire) {
+        return errors::api(&Error::new(
+            Kind::Unavailable,
+            codes::UNAVAILABLE,
+            "this node is stopping: it serves requests still in flight and new ones until its drain ends \
+             (server.drain), and should get no more from the load balancer",
+        ));
+    }
     let health = state.db.health().await;
     if let Some(age) = health.listener_age.filter(|a| *a > latchkey_store::cluster::READY_LAG) {
         return errors::api(&out_of_step(age));

@@ -21,6 +21,18 @@ pub const DEFAULT_POOL_SIZE: u32 = 10;
 /// How long a connection attempt may take when neither the URL nor `PGCONNECT_TIMEOUT` says: libpq
 /// waits forever, which would hang a start or a request behind an unreachable server.
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long data sent to the server may go unacknowledged before the connection counts as lost
+/// (`TCP_USER_TIMEOUT`; the URL's `tcp_user_timeout` wins): a server whose network went away
+/// (a failover, a cut link) fails the statement, which answers 503, within 2 s instead of after
+/// minutes of retransmissions.
+const DEFAULT_TCP_USER_TIMEOUT: Duration = Duration::from_secs(2);
+/// TCP keepalives on an idle connection (the URL's `keepalives_*` win): a pooled or listening
+/// connection to a server that went away is found after 5 s of silence and a probe, not 2 hours.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(1);
+const KEEPALIVE_RETRIES: u32 = 3;
+/// The client library's own keepalive idle default, which means "not set".
+const LIBRARY_KEEPALIVE_IDLE: Duration = Duration::from_secs(2 * 60 * 60);
 
 /// The `[storage]` keys of the PostgreSQL backend, as configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,6 +230,18 @@ impl PgSettings {
                 None => DEFAULT_CONNECT_TIMEOUT,
             };
             config.connect_timeout(timeout);
+        }
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(DEFAULT_TCP_USER_TIMEOUT);
+        }
+        if config.get_keepalives_idle() == LIBRARY_KEEPALIVE_IDLE {
+            config.keepalives_idle(KEEPALIVE_IDLE);
+        }
+        if config.get_keepalives_interval().is_none() {
+            config.keepalives_interval(KEEPALIVE_INTERVAL);
+        }
+        if config.get_keepalives_retries().is_none() {
+            config.keepalives_retries(KEEPALIVE_RETRIES);
         }
         if config.get_password().is_none() {
             if let Some(password) = env("PGPASSWORD") {
@@ -495,6 +519,11 @@ mod tests {
         assert_eq!(t.sslrootcert, Some(PathBuf::from("/etc/latchkey/ca.pem")));
         assert_eq!(t.pool_size, DEFAULT_POOL_SIZE);
         assert_eq!(t.config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+        assert_eq!(t.config.get_tcp_user_timeout(), Some(&DEFAULT_TCP_USER_TIMEOUT));
+        assert!(t.config.get_keepalives());
+        assert_eq!(t.config.get_keepalives_idle(), KEEPALIVE_IDLE);
+        assert_eq!(t.config.get_keepalives_interval(), Some(KEEPALIVE_INTERVAL));
+        assert_eq!(t.config.get_keepalives_retries(), Some(KEEPALIVE_RETRIES));
 
         let t = PgSettings::default().resolve_with(env(&[("PGCONNECT_TIMEOUT", "-1")])).unwrap();
         assert_eq!(t.config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));

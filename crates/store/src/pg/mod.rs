@@ -140,6 +140,22 @@ pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {
     })
 }
 
+/// How long a start waits for its pool to fill; a pool still short after it fills in the
+/// background, and the node starts anyway (it reached the server moments ago).
+const FILL_WITHIN: Duration = Duration::from_secs(10);
+
+/// Waits until `pool` holds `size` connections, at most [`FILL_WITHIN`].
+fn fill(pool: &r2d2::Pool<PgManager>, size: u32) {
+    let deadline = std::time::Instant::now() + FILL_WITHIN;
+    while pool.state().connections < size {
+        if std::time::Instant::now() >= deadline {
+            let open = pool.state().connections;
+            return tracing::warn!(open, size, "the connection pool is not full yet; it fills in the background");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Resolves the settings and opens one connection outside any pool (call it off the runtime).
 fn connect_once(settings: &PgSettings) -> Result<(PgTarget, PgManager, postgres::Client), StoreError> {
     let target = settings.resolve()?;
@@ -159,15 +175,18 @@ impl PgDb {
             }
             migrate::migrate(&mut client)?;
             client.close()?;
-            // Two idle connections keep a quiet node's first requests fast without holding
-            // `pool_size` server processes per node.
+            // The whole pool, opened before the node reports ready and kept open: a connection
+            // opened under load (TCP, TLS, authentication, session setup, then a prepare for
+            // each statement it meets) takes milliseconds from the requests that wait for it. A
+            // node holds `pool_size` server processes whatever its load (docs/scaling.md).
             let pool = r2d2::Pool::builder()
                 .max_size(target.pool_size)
-                .min_idle(Some(target.pool_size.min(2)))
+                .min_idle(Some(target.pool_size))
+                .idle_timeout(None)
                 .test_on_check_out(false)
                 .connection_timeout(CHECKOUT_TIMEOUT)
-                .build(manager.clone())
-                .map_err(|e| unavailable(&target, e))?;
+                .build_unchecked(manager.clone());
+            fill(&pool, target.pool_size);
             tracing::info!(database = %target.describe(), ssl_mode = target.ssl_mode.as_str(), "PostgreSQL database open");
             Ok(PgDb { pool: Some(pool), apps: AppCache::default(), manager, target })
         })
