@@ -33,7 +33,8 @@ pub fn postgres_nodes() -> Option<usize> {
     }
 }
 
-/// `n` release `latchkeyd` processes on one new PostgreSQL database.
+/// `n` release `latchkeyd` processes on one new PostgreSQL database, or one on a SQLite file
+/// ([`Nodes::sqlite`]: the same harness, for comparing the two).
 pub struct Nodes {
     /// Dropped first (fields drop in order): every node is killed before the database is dropped.
     pub daemons: Vec<Daemon>,
@@ -43,7 +44,8 @@ pub struct Nodes {
     /// `Origin` of browser requests on every node.
     pub public: String,
     next: AtomicUsize,
-    db: Arc<PgDatabase>,
+    /// `None`: SQLite.
+    db: Option<Arc<PgDatabase>>,
     pub dir: tempfile::TempDir,
 }
 
@@ -53,6 +55,18 @@ impl Nodes {
     pub fn start(n: usize) -> Nodes {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = PgDatabase::create(dir.path());
+        let storage = format!("backend = \"postgres\"\nurl_file = \"{}\"", db.url_file.display());
+        Nodes::launch(n, dir, &storage, Some(db))
+    }
+
+    /// One release `latchkeyd` on a new SQLite file, configured as [`Nodes::start`]'s nodes are.
+    pub fn sqlite() -> Nodes {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let storage = format!("backend = \"sqlite\"\npath = \"{}\"", dir.path().join("latchkey.db").display());
+        Nodes::launch(1, dir, &storage, None)
+    }
+
+    fn launch(n: usize, dir: tempfile::TempDir, storage: &str, db: Option<Arc<PgDatabase>>) -> Nodes {
         let kek = dir.path().join("key-encryption.key");
         let ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
         let public = format!("http://localhost:{}", ports[0]);
@@ -62,10 +76,9 @@ impl Nodes {
             std::fs::create_dir_all(&data.dir).unwrap();
             let config = format!(
                 "[server]\npublic_url = \"{public}\"\nlisten = \"127.0.0.1:{port}\"\nlog_level = \"warn\"\nmetrics_listen = \"\"\n\n\
-                 [storage]\nbackend = \"postgres\"\nurl_file = \"{url_file}\"\n\n\
+                 [storage]\n{storage}\n\n\
                  [admin]\nsocket = \"{sock}\"\n\n[keys]\nencryption_key_file = \"{kek}\"\n\n\
                  [limits]\nceremony_rate_per_minute = 0\ntoken_rate_per_minute = 0\n",
-                url_file = db.url_file.display(),
                 sock = data.socket().display(),
                 kek = kek.display(),
             );
@@ -96,8 +109,13 @@ impl Nodes {
         format!("{}{path}", self.urls[i % self.len()])
     }
 
-    /// The database's name, for the bench's header.
+    /// The database's name, for the bench's header ("SQLite" for [`Nodes::sqlite`]).
     pub fn database(&self) -> &str {
-        &self.db.name
+        self.db.as_ref().map_or("SQLite", |db| db.name.as_str())
+    }
+
+    /// Node `i`'s admin socket.
+    pub fn socket_of(&self, i: usize) -> PathBuf {
+        self.dir.path().join(format!("node{}", i + 1)).join("admin.sock")
     }
 }
