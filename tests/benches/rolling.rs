@@ -2,7 +2,8 @@
 //! steady mixed load, with each node drained through `/readyz` before it stops (SPEC §9). The
 //! question it answers: does any request fail while every node is restarted in turn?
 //!
-//! - Three release nodes (`common/nodes.rs`) with the default `server.drain` (5 s on PostgreSQL).
+//! - Three release nodes (`common/nodes.rs`) with the default `server.drain` (5 s on PostgreSQL;
+//!   `LATCHKEY_SERVER_DRAIN=0s` runs the same restarts without a drain, for comparison).
 //! - A balancer in the bench: it checks every node's `/readyz` every 100 ms and sends each request
 //!   to the next node that answered 200. It never retries a request. When it takes a node out it
 //!   drops the clients' kept-alive connections to it, as HAProxy's `on-marked-down
@@ -234,6 +235,9 @@ fn main() {
         return;
     }
     let clients: usize = std::env::var("BENCH_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+    // The nodes read LATCHKEY_SERVER_DRAIN too: `LATCHKEY_SERVER_DRAIN=0s` shows the same restart
+    // without a drain.
+    let drain = std::env::var("LATCHKEY_SERVER_DRAIN").unwrap_or_else(|_| "5s (the default)".into());
     let mut nodes = nodes::Nodes::start(3);
     let socket = nodes.socket();
     support::cli(&socket, &["tenant", "create", "bench", "-o", "json"]).ok();
@@ -242,7 +246,7 @@ fn main() {
     let rotated = child::create_app(&socket, "bench", "rotated", "m2m");
     println!(
         "rolling restart of 3 latchkeyd nodes on PostgreSQL database {} ({} cores, release build, loopback HTTP): \
-         {clients} clients, server.drain 5 s (the default), balancer checks /readyz every {} ms and never retries",
+         {clients} clients, server.drain {drain}, balancer checks /readyz every {} ms and never retries",
         nodes.database(),
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         PROBE_EVERY.as_millis()
@@ -317,7 +321,7 @@ fn main() {
             let ready = from.elapsed();
             windows.push((from, Instant::now(), i));
             exits.push(format!(
-                "node {}: SIGTERM → exit {code:?} after {:.2} s (drain 5 s), ready again {:.2} s after the SIGTERM",
+                "node {}: SIGTERM → exit {code:?} after {:.2} s, ready again {:.2} s after the SIGTERM",
                 i + 1,
                 stopped.as_secs_f64(),
                 ready.as_secs_f64()
