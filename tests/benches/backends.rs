@@ -14,9 +14,9 @@
 //! (`/proc/<pid>/stat`, user + system) and, on PostgreSQL, the server's (every `postgres` process
 //! of the machine: run it alone). On PostgreSQL also, per request: statements (from
 //! `pg_stat_statements` when the server preloads it: `pg_virtualenv -o
-//! shared_preload_libraries=pg_stat_statements`), commits (`pg_stat_database.xact_commit`: each
-//! one a WAL flush with `fsync` on, before group commit merges them) and WAL bytes
-//! (`pg_stat_wal`). The last lines give, per phase, the median over the rounds of PostgreSQL ÷
+//! shared_preload_libraries=pg_stat_statements`), write transactions (transaction ids handed
+//! out: each commits with a WAL flush, before group commit merges flushes) and WAL bytes (the
+//! WAL position's advance). Run it alone on the server: the last two are the server's. The last lines give, per phase, the median over the rounds of PostgreSQL ÷
 //! SQLite for node CPU per request, throughput and p99.
 //!
 //! Run inside `pg_virtualenv` (the `PG*` variables), after `cargo build --release --workspace
@@ -70,13 +70,15 @@ struct Figures {
     p99_ms: f64,
     node_cpu_ms: f64,
     server_cpu_ms: f64,
-    /// PostgreSQL, per request: statements (`None` without pg_stat_statements), commits, WAL bytes.
+    /// PostgreSQL, per request: statements (`None` without pg_stat_statements), write
+    /// transactions, WAL bytes.
     statements: Option<f64>,
-    commits: f64,
+    writes: f64,
     wal_bytes: f64,
 }
 
-/// The PostgreSQL server's counters for one database: statements run, commits, WAL bytes.
+/// The PostgreSQL server's counters: statements run in one database, write transactions and WAL
+/// bytes (the server's). All three move as statements end, with no reporting delay.
 struct Counters {
     client: postgres::Client,
     database: String,
@@ -93,10 +95,8 @@ impl Counters {
         Counters { client, database: database.to_owned(), statements }
     }
 
-    /// (statements, commits, WAL bytes) so far. The server publishes other sessions' counts up
-    /// to a second late: read after a pause.
+    /// (statements, write transactions, WAL bytes) so far.
     fn read(&mut self) -> (f64, f64, f64) {
-        std::thread::sleep(Duration::from_millis(1100));
         let statements = if self.statements {
             let r = self.client.query_one(
                 "SELECT coalesce(sum(calls), 0)::float8 FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
@@ -107,14 +107,17 @@ impl Counters {
         } else {
             0.0
         };
-        let commits: f64 = self
+        // A transaction gets an id only when it writes; reads never do.
+        let (writes, wal): (f64, f64) = self
             .client
-            .query_one("SELECT xact_commit::float8 FROM pg_stat_database WHERE datname = $1", &[&self.database])
-            .map(|r| r.get(0))
-            .unwrap_or(0.0);
-        let wal: f64 =
-            self.client.query_one("SELECT wal_bytes::float8 FROM pg_stat_wal", &[]).map(|r| r.get(0)).unwrap_or(0.0);
-        (statements, commits, wal)
+            .query_one(
+                "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::float8, \
+                 pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8",
+                &[],
+            )
+            .map(|r| (r.get(0), r.get(1)))
+            .unwrap_or((0.0, 0.0));
+        (statements, writes, wal)
     }
 }
 
@@ -188,19 +191,19 @@ impl Bench {
         let server = if self.postgres { postgres_cpu() - server0 } else { Duration::ZERO };
         let count = samples.len() as f64;
         let mut statements = None;
-        let (mut commits, mut wal_bytes) = (0.0, 0.0);
+        let (mut writes, mut wal_bytes) = (0.0, 0.0);
         if let (Some(c), Some((s0, c0, w0))) = (&self.counters, before) {
             let mut c = c.lock().unwrap();
             let (s1, c1, w1) = c.read();
             statements = c.statements.then(|| (s1 - s0) / count);
-            commits = (c1 - c0) / count;
+            writes = (c1 - c0) / count;
             wal_bytes = (w1 - w0) / count;
         }
         samples.sort();
         let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1e3;
         Figures {
             statements,
-            commits,
+            writes,
             wal_bytes,
             per_second: count / wall.as_secs_f64(),
             p50_ms: pct(0.5),
@@ -300,10 +303,10 @@ fn main() {
                     f.node_cpu_ms,
                     if postgres {
                         format!(
-                            "  server CPU {:>5.3} ms/req  statements {}  commits {:.2}  WAL {:.0} B",
+                            "  server CPU {:>5.3} ms/req  statements {}  writes {:.2}  WAL {:.0} B",
                             f.server_cpu_ms,
                             f.statements.map_or("-".to_owned(), |s| format!("{s:.2}")),
-                            f.commits,
+                            f.writes,
                             f.wal_bytes
                         )
                     } else {

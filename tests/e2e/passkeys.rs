@@ -351,7 +351,8 @@ fn a_sign_in_start_commits_its_challenge_without_an_fsync_and_the_finish_with_on
     let options = site.auth_start(Some("ada@acme.test"));
     let started = commits(&d);
     let sqlite = backend() == Backend::Sqlite;
-    // PostgreSQL commits every write on its own, each one durable.
+    // PostgreSQL commits every write on its own; the challenge's without waiting for the WAL
+    // flush (checked by the store's PostgreSQL tests), the finish's with it.
     let expected = if sqlite { (quiet.0 + 1, quiet.1 + 1) } else { (quiet.0 + 1, 0) };
     assert_eq!(started, expected, "the start's commit");
     // The finish reads the challenge that commit made visible, and its own commit is durable.

@@ -484,7 +484,9 @@ impl Db {
     /// challenge, an authorization code: valid for a minute): on SQLite it is answered once committed, without waiting
     /// for the fsync that `write` waits for. Readers see it at once; the next durable commit
     /// makes it durable too, and so does anything that reads it and then writes (a finish that
-    /// consumes the challenge, an exchange that consumes the code). On PostgreSQL, the same as `write`.
+    /// consumes the challenge, an exchange that consumes the code). On PostgreSQL, the same as
+    /// `write`, except where the statement itself turns `synchronous_commit` off for its
+    /// transaction (a challenge's insert: [`challenges::insert`]).
     pub async fn write_unsynced<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,

@@ -541,6 +541,39 @@ fn audit_batches_are_multi_row_inserts_here_too() {
 }
 
 #[test]
+fn a_challenge_commits_without_waiting_for_the_wal_flush_and_only_its_own_transaction() {
+    use crate::Reader;
+    let Some(t) = test_db() else { return };
+    let db = crate::Db::open_postgres(&t.settings).unwrap();
+    let setting = |c: &dyn Conn| -> String {
+        c.query_one("SELECT current_setting('synchronous_commit')", params![], |r| r.get(0)).unwrap()
+    };
+    let tenant = db.write_blocking(|tx| {
+        insert_tenant(tx.conn(), "acme")?;
+        tx.conn().query_one("SELECT id FROM tenants WHERE slug = 'acme'", params![], |r| r.get::<_, i64>(0))
+    });
+    let tenant = crate::TenantId(tenant.unwrap());
+    let row = crate::challenges::ChallengeRow {
+        challenge: "c1".into(),
+        kind: crate::ChallengeKind::Discoverable,
+        user_id: None,
+        state: "{}".into(),
+        context: "{}".into(),
+        expires_at: 100,
+    };
+    let within = db
+        .write_blocking(|tx| {
+            crate::challenges::insert(tx, tenant, &row)?;
+            Ok::<_, StoreError>(setting(tx.conn()))
+        })
+        .unwrap();
+    assert_eq!(within, "off", "the challenge's transaction commits without waiting for the flush");
+    let after = db.read_blocking(|tx| Ok::<_, StoreError>(setting(tx.conn()))).unwrap();
+    assert_eq!(after, "on", "and only that transaction");
+    assert_eq!(db.read_blocking(|tx| crate::challenges::count(tx)).unwrap(), 1, "stored");
+}
+
+#[test]
 fn follow_misses_no_event_committed_late_here() {
     let Some(t) = test_db() else { return };
     let db = crate::Db::open_postgres(&t.settings).unwrap();
