@@ -60,6 +60,57 @@ pub fn lookup(
     })
 }
 
+/// A username-first sign-in's start: stores `challenge` (its `user_id` and `kind` set here) for
+/// the active user `email_norm` names, and returns that user's credential ids in the order they
+/// were registered. Empty when there is no such user, or they are not active or have no passkey:
+/// the challenge is then stored without a user, and the caller answers with a decoy.
+///
+/// On PostgreSQL one statement (a data-modifying `WITH`), committed on its own without waiting
+/// for the WAL flush (see [`challenges::insert`]): one round trip where a read and an insert took
+/// two. On SQLite the same two statements in the caller's transaction (the daemon keeps its
+/// read beside the writer there, and does not call this).
+pub fn start(
+    tx: &WriteTx<'_>,
+    tenant: TenantId,
+    email_norm: &str,
+    challenge: &ChallengeRow,
+) -> Result<Vec<Vec<u8>>, StoreError> {
+    if tx.conn().engine() == Engine::Sqlite {
+        let found = users::by_email_with_credentials(tx, tenant, email_norm)?
+            .filter(|(user, creds)| user.status == crate::UserStatus::Active && !creds.is_empty());
+        let user_id = found.as_ref().map(|(user, _)| user.id);
+        let row = ChallengeRow { kind: ChallengeKind::Authenticate, user_id, ..challenge.clone() };
+        challenges::insert(tx, tenant, &row)?;
+        return Ok(found.map(|(_, creds)| creds.into_iter().map(|c| c.credential_id).collect()).unwrap_or_default());
+    }
+    const SQL: &str = "WITH creds AS (
+             SELECT c.credential_id, c.user_id, c.created_at, c.id
+             FROM users u JOIN credentials c ON c.tenant_id = u.tenant_id AND c.user_id = u.id
+             WHERE u.tenant_id = ?1 AND u.email_norm = ?2 AND u.status = ?3
+         ), stored AS (
+             INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
+             SELECT CAST(?4 AS TEXT), CAST(?1 AS BIGINT), CAST(?5 AS TEXT), (SELECT user_id FROM creds LIMIT 1),
+                    CAST(?6 AS TEXT), CAST(?7 AS TEXT), CAST(?8 AS BIGINT)
+             FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unsynced
+         )
+         SELECT credential_id FROM creds ORDER BY created_at, id";
+    let c = challenge;
+    tx.conn().query_all(
+        SQL,
+        params![
+            tenant,
+            email_norm,
+            crate::UserStatus::Active,
+            c.challenge,
+            ChallengeKind::Authenticate,
+            c.state,
+            c.context,
+            c.expires_at
+        ],
+        |r| r.get(0),
+    )
+}
+
 /// The verified assertion: its challenge and what it says about the credential.
 pub struct CredentialUse<'a> {
     pub challenge: &'a str,
@@ -229,6 +280,54 @@ pub(crate) mod tests {
         assert_eq!(last.1, (7, true, true, Some(50)));
         assert_eq!(last.2.len(), 2);
         assert_eq!(last.2[1].1, b"h3");
+    }
+
+    /// [`start`] on `db` (either engine), as the sign-in calls it ([`Db::write_one_unsynced`]):
+    /// the active user's credential ids in order and the challenge stored for them; for anyone
+    /// else no ids and the challenge stored without a user.
+    pub(crate) fn start_scenario(db: &Db) {
+        let (a, u, disabled) = db
+            .write_blocking(|tx| {
+                let a = tenant(tx, "a");
+                let b = tenant(tx, "b");
+                let u = user(tx, a, "u@example.com");
+                let bare = user(tx, a, "bare@example.com");
+                let disabled = user(tx, a, "off@example.com");
+                let other = user(tx, b, "u@example.com");
+                credentials::insert(tx, a, &credential_row(u, b"first"))?;
+                credentials::insert(tx, a, &credential_row(u, b"second"))?;
+                credentials::insert(tx, a, &credential_row(disabled, b"off"))?;
+                credentials::insert(tx, b, &credential_row(other, b"theirs"))?;
+                users::set_status(tx, a, disabled, crate::UserStatus::Disabled)?;
+                let _ = bare;
+                Ok::<_, StoreError>((a, u, disabled))
+            })
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let start_for = |email: &'static str, name: &'static str| {
+            let row = ChallengeRow { kind: ChallengeKind::Discoverable, user_id: None, ..challenge(name, u, 100) };
+            rt.block_on(db.write_one_unsynced(move |tx| start(tx, a, email, &row))).unwrap()
+        };
+        let stored = |name: &'static str| {
+            db.read_blocking(move |tx| {
+                tx.conn().query_one("SELECT kind, user_id FROM challenges WHERE challenge = ?1", params![name], |r| {
+                    Ok((r.get::<_, ChallengeKind>(0)?, r.get::<_, Option<UserId>>(1)?))
+                })
+            })
+            .unwrap()
+        };
+        assert_eq!(start_for("u@example.com", "c1"), [b"first".to_vec(), b"second".to_vec()]);
+        assert_eq!(stored("c1"), (ChallengeKind::Authenticate, Some(u)));
+        for (email, name) in [("bare@example.com", "c2"), ("off@example.com", "c3"), ("nobody@example.com", "c4")] {
+            assert!(start_for(email, name).is_empty(), "{email}");
+            assert_eq!(stored(name), (ChallengeKind::Authenticate, None), "{email}");
+        }
+        let _ = disabled;
+    }
+
+    #[test]
+    fn a_start_stores_the_challenge_for_an_active_user_with_passkeys_only() {
+        start_scenario(&temp_db().db);
     }
 
     /// [`lookup`] on `db` (either engine): each half found or not on its own conditions.

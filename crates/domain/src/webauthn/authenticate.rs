@@ -25,7 +25,7 @@ use crate::state::State;
 use crate::store::challenges::ChallengeRow;
 use crate::store::credentials::CredentialRow;
 use crate::store::users::{UserId, normalise_email};
-use crate::store::{self, ChallengeKind, UserStatus};
+use crate::store::{self, ChallengeKind, UserStatus, WriteCost};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,9 +72,37 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
     let username = req.username.map(|u| normalise_email(&u)).filter(|u| !u.is_empty());
     let decoy = username.as_ref().map(|u| state.kek.decoy_credential_id(tenant.id, u));
     let t = tenant.id;
+    let challenge = b64url(&random_bytes::<{ super::CHALLENGE_BYTES }>()?);
+    let options = |allow: &[Vec<u8>]| {
+        let allow: Vec<Value> = allow.iter().map(|id| json!({"type": "public-key", "id": b64url(id)})).collect();
+        json!({
+            "challenge": challenge,
+            "allowCredentials": allow,
+            "timeout": super::TIMEOUT_MS,
+            "userVerification": "required",
+            "rpId": tenant.rp_id,
+        })
+    };
 
-    // The user's credentials come from a read transaction beside the writer; the write queue only
-    // carries the challenge's insert.
+    // PostgreSQL: the lookup and the challenge's insert are one statement, one round trip
+    // (store::sign_in::start).
+    if let (Some(u), Some(decoy), WriteCost::RoundTrips) = (&username, &decoy, state.db.write_cost()) {
+        let row = ChallengeRow {
+            challenge: challenge.clone(),
+            kind: ChallengeKind::Authenticate,
+            user_id: None,
+            state: "{}".into(),
+            context: "{}".into(),
+            expires_at,
+        };
+        let u = u.clone();
+        let ids = state.db.write_one_unsynced(move |tx| store::sign_in::start(tx, t, &u, &row)).await?;
+        // Unknown, disabled or without passkeys: the same shape as a known user, nothing to sign with.
+        return Ok(options(if ids.is_empty() { std::slice::from_ref(decoy) } else { &ids }));
+    }
+
+    // SQLite: the user's credentials come from a read transaction beside the writer; the write
+    // queue only carries the challenge's insert.
     let known = match username {
         Some(u) => {
             state
@@ -102,15 +130,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
         (None, Some(decoy)) => (vec![decoy], ChallengeKind::Authenticate, None),
         (None, None) => (vec![], ChallengeKind::Discoverable, None),
     };
-    let challenge = b64url(&random_bytes::<{ super::CHALLENGE_BYTES }>()?);
-    let allow: Vec<Value> = allow.iter().map(|id| json!({"type": "public-key", "id": b64url(id)})).collect();
-    let options = json!({
-        "challenge": challenge,
-        "allowCredentials": allow,
-        "timeout": super::TIMEOUT_MS,
-        "userVerification": "required",
-        "rpId": tenant.rp_id,
-    });
+    let options = options(&allow);
     let row = ChallengeRow { challenge, kind, user_id, state: "{}".into(), context: "{}".into(), expires_at };
     // A challenge lost in a power cut only means the user starts again: no fsync to wait for.
     state.db.write_one_unsynced(move |tx| store::challenges::insert(tx, t, &row)).await?;

@@ -511,6 +511,12 @@ fn a_begun_write_is_under_way_before_it_is_awaited_here() {
 }
 
 #[test]
+fn a_sign_in_start_is_one_statement_here() {
+    let Some(t) = test_db() else { return };
+    crate::sign_in::tests::start_scenario(&crate::Db::open_postgres(&t.settings).unwrap());
+}
+
+#[test]
 fn a_sign_in_finish_is_one_statement_here() {
     let Some(t) = test_db() else { return };
     crate::sign_in::tests::scenario(&crate::Db::open_postgres(&t.settings).unwrap());
