@@ -2,6 +2,8 @@
 //! audit trail that no bad event can thin out, CLI tables that show what others typed escaped,
 //! `__Host-` cookies and HSTS. Every refusal leaves the database as it was, on both engines.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use crate::authenticator::{Soft, Tamper};
@@ -274,6 +276,104 @@ fn a_database_outage_is_answered_503_within_two_seconds() {
     }
     let r = site.sign_in(&mut soft, Some("ada@acme.test"), &Tamper::default());
     assert_eq!(r.status, 200, "served again without a restart: {}", r.body);
+}
+
+/// A TCP proxy between a daemon and PostgreSQL that can go silent: while frozen it reads nothing
+/// more from either side and sends nothing on (its kernel still acknowledges what arrives, as
+/// a hung server process's machine does). Released, it passes on what it held.
+struct FreezingProxy {
+    port: u16,
+    frozen: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FreezingProxy {
+    fn start(upstream: (String, u16)) -> FreezingProxy {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let frozen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let held = frozen.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = std::net::TcpStream::connect((upstream.0.as_str(), upstream.1)) else { continue };
+                for (mut from, mut to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                {
+                    let held = held.clone();
+                    std::thread::spawn(move || {
+                        use std::io::{Read, Write};
+                        let mut buf = [0u8; 16 * 1024];
+                        loop {
+                            while held.load(Ordering::Acquire) {
+                                std::thread::sleep(std::time::Duration::from_millis(5));
+                            }
+                            let n = match from.read(&mut buf) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => n,
+                            };
+                            while held.load(Ordering::Acquire) {
+                                std::thread::sleep(std::time::Duration::from_millis(5));
+                            }
+                            if to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        FreezingProxy { port, frozen }
+    }
+
+    fn freeze(&self, frozen: bool) {
+        self.frozen.store(frozen, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// A database server that stops answering without closing its connections (a hung process, a
+/// frozen VM): `/readyz` answers 503 within 2 s anyway (its query is bounded), so a balancer
+/// takes the node out; once the server answers again, so does the node, without a restart.
+#[test]
+fn a_silent_database_server_makes_the_node_not_ready_within_two_seconds() {
+    if backend() != Backend::Postgres {
+        eprintln!("skipped: a silent PostgreSQL server needs the PostgreSQL run");
+        return;
+    }
+    let host = std::env::var("PGHOST").unwrap_or_else(|_| "localhost".into());
+    if host.starts_with('/') {
+        eprintln!("skipped: PGHOST is a socket directory; the proxy speaks TCP");
+        return;
+    }
+    let port = std::env::var("PGPORT").ok().and_then(|p| p.parse().ok()).unwrap_or(5432);
+    let proxy = FreezingProxy::start((host, port));
+    let dir = tempfile::tempdir().unwrap();
+    let db = PgDatabase::create(dir.path());
+    let url = dir.path().join("via-proxy.url");
+    std::fs::write(&url, format!("dbname={} host=127.0.0.1 port={}\n", db.name, proxy.port)).unwrap();
+    let d = TestDaemon::start_with(|f| {
+        f.storage.backend = Some("postgres".into());
+        f.storage.url_file = Some(url.clone());
+    });
+    let site = Site::new(&d, "acme", &[]);
+    let (mut soft, _) = site.user_with_passkey("ada@acme.test");
+    assert_eq!(d.get("/readyz").status, 200);
+
+    proxy.freeze(true);
+    let started = std::time::Instant::now();
+    let r = d.get("/readyz");
+    let took = started.elapsed();
+    assert_eq!((r.status, r.json()["error"].as_str()), (503, Some("unavailable")), "{}", r.body);
+    assert!(took < std::time::Duration::from_secs(2), "/readyz answered after {took:?}");
+
+    proxy.freeze(false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while d.get("/readyz").status != 200 {
+        assert!(std::time::Instant::now() < deadline, "not ready again once the server answered");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let r = site.sign_in(&mut soft, Some("ada@acme.test"), &Tamper::default());
+    assert_eq!(r.status, 200, "served again without a restart: {}", r.body);
+    drop(d);
 }
 
 /// A new sign-in in a browser ends the session it replaces, with the grants made in it: after
