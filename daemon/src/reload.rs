@@ -59,13 +59,14 @@ pub fn apply(
         report.reloaded.push("TLS certificate and key".to_owned());
     }
 
-    let fixed: [(&'static str, bool); 14] = [
+    let fixed: [(&'static str, bool); 15] = [
         ("server.listen", new.listen != old.listen),
         ("server.public_url", new.public_url != old.public_url),
         ("server.tls_cert/tls_key (turning TLS on or off)", new.tls.is_some() != old.tls.is_some()),
         ("server.trusted_proxies", new.trusted_proxies != old.trusted_proxies),
         ("server.log_format", new.log_format != old.log_format),
         ("server.max_connections", new.max_connections != old.max_connections),
+        ("server.drain", new.drain != old.drain),
         ("storage.path", new.storage_path != old.storage_path),
         ("storage.backend", new.storage_backend != old.storage_backend),
         ("storage.url_file, pool_size or sslrootcert", new.postgres != old.postgres),

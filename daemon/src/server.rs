@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -446,6 +446,10 @@ async fn drain_then_stop(
     let drain = state.config.drain;
     if !drain.is_zero() {
         state.draining.store(true, std::sync::atomic::Ordering::Release);
+        // Under systemd: stopping, and the unit's TimeoutStopSec counts from the drain's end
+        // (the drain, then the grace for requests in flight, then the rest of the stop).
+        let more = drain + http::DRAIN_DEADLINE + Duration::from_secs(5);
+        notify::notify(&format!("STOPPING=1\nEXTEND_TIMEOUT_USEC={}", more.as_micros()));
         tracing::info!(seconds = drain.as_secs_f64(), "draining: /readyz answers 503 while requests are still served");
         let now = async {
             match stop_now {

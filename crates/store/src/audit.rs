@@ -376,6 +376,25 @@ pub(crate) mod tests {
         assert_eq!(names(&after), ["held", "later"], "both, in commit order");
         let last = after[1].0;
         assert!(db.read_blocking(|tx| follow(tx, &filter, last)).unwrap().is_empty());
+
+        // A page that ends inside one transaction's events (one txid) goes on from there.
+        let batch =
+            [event(40, Some("a"), None, "b1"), event(41, Some("a"), None, "b2"), event(42, Some("a"), None, "b3")];
+        db.write_blocking(|tx| insert_all(tx, &batch)).unwrap();
+        let one = Filter { limit: 1, ..filter.clone() };
+        let (mut at, mut pages) = (last, vec![]);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while pages.len() < 3 && std::time::Instant::now() < deadline {
+            let page = db.read_blocking(|tx| follow(tx, &one, at)).unwrap();
+            if let Some((cursor, e)) = page.into_iter().next() {
+                assert!(cursor.txid >= at.txid, "never backwards");
+                at = cursor;
+                pages.push(e.action);
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        assert_eq!(pages, ["b1", "b2", "b3"], "one page each, in order");
     }
 
     #[test]

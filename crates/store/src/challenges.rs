@@ -35,14 +35,13 @@ pub(super) fn from_row_at(r: &Row<'_>, at: usize) -> Result<ChallengeRow, StoreE
     })
 }
 
-/// Stores a new challenge.
-///
-/// Only in a write whose loss in a crash costs a retry (`Db::write_unsynced`,
+/// Stores a new challenge, in a write whose loss in a crash costs a retry (`Db::write_unsynced`,
 /// `Db::write_one_unsynced`): on PostgreSQL the statement turns `synchronous_commit` off for its
 /// transaction, so the commit does not wait for the WAL flush (SQLite's writer does not wait for
 /// the fsync of such a write either). A challenge lost in a crash means the user starts again,
 /// and the finish that consumes it commits with a flush. One WAL flush per sign-in instead of two.
-pub fn insert(tx: &WriteTx<'_>, tenant: TenantId, c: &ChallengeRow) -> Result<(), StoreError> {
+/// Never call it in a durable write (`Db::write`): its whole transaction would commit unsynced.
+pub fn insert_unsynced(tx: &WriteTx<'_>, tenant: TenantId, c: &ChallengeRow) -> Result<(), StoreError> {
     let sql = match tx.conn().engine() {
         Engine::Sqlite => {
             "INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
@@ -124,7 +123,7 @@ mod tests {
         let (a, ada) = t.write(|tx| {
             let a = tenant(tx, "a");
             let ada = user(tx, a, "ada@example.com");
-            insert(tx, a, &row("c1", Register, Some(ada), 100)).unwrap();
+            insert_unsynced(tx, a, &row("c1", Register, Some(ada), 100)).unwrap();
             (a, ada)
         });
         let got = t.write(|tx| take(tx, a, "c1", (Register, Register), 10).unwrap().unwrap());
@@ -135,7 +134,7 @@ mod tests {
         assert!(t.write(|tx| take(tx, a, "c1", (Register, Register), 10).unwrap()).is_none());
         assert_eq!(t.read(|tx| count(tx).unwrap()), 0);
         let stored: Vec<String> = t.write(|tx| {
-            insert(tx, a, &row("c2", Discoverable, None, 100)).unwrap();
+            insert_unsynced(tx, a, &row("c2", Discoverable, None, 100)).unwrap();
             tx.conn().query_all("SELECT kind FROM challenges", params![], |r| r.get(0)).unwrap()
         });
         assert_eq!(stored, ["discoverable"]);
@@ -146,9 +145,9 @@ mod tests {
         let t = temp_db();
         let a = t.write(|tx| {
             let a = tenant(tx, "a");
-            insert(tx, a, &row("reg", Register, None, 100)).unwrap();
-            insert(tx, a, &row("auth", Authenticate, None, 100)).unwrap();
-            insert(tx, a, &row("disc", Discoverable, None, 100)).unwrap();
+            insert_unsynced(tx, a, &row("reg", Register, None, 100)).unwrap();
+            insert_unsynced(tx, a, &row("auth", Authenticate, None, 100)).unwrap();
+            insert_unsynced(tx, a, &row("disc", Discoverable, None, 100)).unwrap();
             a
         });
         t.write(|tx| {
@@ -167,8 +166,8 @@ mod tests {
         let t = temp_db();
         let a = t.write(|tx| {
             let a = tenant(tx, "a");
-            insert(tx, a, &row("old", Register, None, 100)).unwrap();
-            insert(tx, a, &row("new", Register, None, 200)).unwrap();
+            insert_unsynced(tx, a, &row("old", Register, None, 100)).unwrap();
+            insert_unsynced(tx, a, &row("new", Register, None, 200)).unwrap();
             a
         });
         t.write(|tx| {
@@ -188,7 +187,7 @@ mod tests {
         let (a, b) = t.write(|tx| {
             let a = tenant(tx, "a");
             let b = tenant(tx, "b");
-            insert(tx, a, &row("c", Register, None, 100)).unwrap();
+            insert_unsynced(tx, a, &row("c", Register, None, 100)).unwrap();
             (a, b)
         });
         assert!(t.write(|tx| take(tx, b, "c", (Register, Register), 10).unwrap()).is_none());
@@ -196,8 +195,8 @@ mod tests {
         let got = t.write(|tx| take(tx, a, "c", (Register, Register), 10).unwrap().unwrap());
         assert_eq!(got.state, "state of c");
         // The challenge is the primary key: another tenant cannot plant the same one.
-        t.write(|tx| insert(tx, a, &row("same", Register, None, 100)).unwrap());
-        assert!(t.db.write_blocking(|tx| insert(tx, b, &row("same", Authenticate, None, 500))).is_err());
+        t.write(|tx| insert_unsynced(tx, a, &row("same", Register, None, 100)).unwrap());
+        assert!(t.db.write_blocking(|tx| insert_unsynced(tx, b, &row("same", Authenticate, None, 500))).is_err());
         let kept = t.write(|tx| take(tx, a, "same", (Register, Register), 10).unwrap().unwrap());
         assert_eq!((kept.kind, kept.expires_at), (Register, 100));
     }
@@ -207,7 +206,7 @@ mod tests {
         let t = temp_db();
         let a = t.write(|tx| {
             let a = tenant(tx, "a");
-            insert(tx, a, &row("c", Register, None, 100)).unwrap();
+            insert_unsynced(tx, a, &row("c", Register, None, 100)).unwrap();
             force(tx, "UPDATE challenges SET kind = 'login'");
             a
         });

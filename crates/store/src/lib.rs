@@ -486,7 +486,7 @@ impl Db {
     /// makes it durable too, and so does anything that reads it and then writes (a finish that
     /// consumes the challenge, an exchange that consumes the code). On PostgreSQL, the same as
     /// `write`, except where the statement itself turns `synchronous_commit` off for its
-    /// transaction (a challenge's insert: [`challenges::insert`]).
+    /// transaction (a challenge's insert: [`challenges::insert_unsynced`]).
     pub async fn write_unsynced<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,

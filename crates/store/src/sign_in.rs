@@ -66,7 +66,7 @@ pub fn lookup(
 /// the challenge is then stored without a user, and the caller answers with a decoy.
 ///
 /// On PostgreSQL one statement (a data-modifying `WITH`), committed on its own without waiting
-/// for the WAL flush (see [`challenges::insert`]): one round trip where a read and an insert took
+/// for the WAL flush (see [`challenges::insert_unsynced`]): one round trip where a read and an insert took
 /// two. On SQLite the same two statements in the caller's transaction (the daemon keeps its
 /// read beside the writer there, and does not call this).
 pub fn start(
@@ -80,7 +80,7 @@ pub fn start(
             .filter(|(user, creds)| user.status == crate::UserStatus::Active && !creds.is_empty());
         let user_id = found.as_ref().map(|(user, _)| user.id);
         let row = ChallengeRow { kind: ChallengeKind::Authenticate, user_id, ..challenge.clone() };
-        challenges::insert(tx, tenant, &row)?;
+        challenges::insert_unsynced(tx, tenant, &row)?;
         return Ok(found.map(|(_, creds)| creds.into_iter().map(|c| c.credential_id).collect()).unwrap_or_default());
     }
     const SQL: &str = "WITH creds AS (
@@ -226,10 +226,10 @@ pub(crate) mod tests {
                 let u = user(tx, a, "u@example.com");
                 let other = user(tx, b, "o@example.com");
                 credentials::insert(tx, a, &credential_row(u, b"cred"))?;
-                challenges::insert(tx, a, &challenge("c1", u, 100))?;
-                challenges::insert(tx, a, &challenge("c2", u, 100))?;
-                challenges::insert(tx, a, &challenge("expired", u, 50))?;
-                challenges::insert(tx, b, &challenge("b's", other, 100))?;
+                challenges::insert_unsynced(tx, a, &challenge("c1", u, 100))?;
+                challenges::insert_unsynced(tx, a, &challenge("c2", u, 100))?;
+                challenges::insert_unsynced(tx, a, &challenge("expired", u, 50))?;
+                challenges::insert_unsynced(tx, b, &challenge("b's", other, 100))?;
                 Ok::<_, StoreError>((a, u))
             })
             .unwrap();
@@ -340,10 +340,14 @@ pub(crate) mod tests {
                 let other = user(tx, b, "o@example.com");
                 credentials::insert(tx, a, &credential_row(u, b"cred"))?;
                 credentials::insert(tx, b, &credential_row(other, b"theirs"))?;
-                challenges::insert(tx, a, &challenge("c1", u, 100))?;
-                challenges::insert(tx, a, &challenge("expired", u, 50))?;
-                challenges::insert(tx, a, &ChallengeRow { kind: ChallengeKind::Register, ..challenge("reg", u, 100) })?;
-                challenges::insert(tx, b, &challenge("b's", other, 100))?;
+                challenges::insert_unsynced(tx, a, &challenge("c1", u, 100))?;
+                challenges::insert_unsynced(tx, a, &challenge("expired", u, 50))?;
+                challenges::insert_unsynced(
+                    tx,
+                    a,
+                    &ChallengeRow { kind: ChallengeKind::Register, ..challenge("reg", u, 100) },
+                )?;
+                challenges::insert_unsynced(tx, b, &challenge("b's", other, 100))?;
                 Ok::<_, StoreError>((a, b, u, other))
             })
             .unwrap();

@@ -133,7 +133,7 @@ pub async fn start(state: &State, tenant: Arc<TenantRuntime>, req: StartRequest)
     let options = options(&allow);
     let row = ChallengeRow { challenge, kind, user_id, state: "{}".into(), context: "{}".into(), expires_at };
     // A challenge lost in a power cut only means the user starts again: no fsync to wait for.
-    state.db.write_one_unsynced(move |tx| store::challenges::insert(tx, t, &row)).await?;
+    state.db.write_one_unsynced(move |tx| store::challenges::insert_unsynced(tx, t, &row)).await?;
     Ok(options)
 }
 

@@ -201,7 +201,7 @@ pub async fn start(
             let options =
                 shape_options(serde_json::to_value(&ccr.public_key).map_err(Error::internal)?, attachment, conveyance);
             let context = Context { who, username, display_name, attachment, user_agent: caller.user_agent };
-            store::challenges::insert(
+            store::challenges::insert_unsynced(
                 tx,
                 t,
                 &ChallengeRow {

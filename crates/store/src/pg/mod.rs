@@ -140,6 +140,20 @@ pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {
     })
 }
 
+/// Audit rows restored from another cluster's dump (`pg_restore`) carry that cluster's transaction
+/// ids. Any at or past this cluster's next id would hide from `audit --follow` until the counter
+/// passed it, then show as new. They are older than anything written here: they get 0, as rows
+/// from before migration 0031 have. After the first start nothing matches (the index finds that
+/// at once). A failure is only logged: the trail itself is intact.
+fn restored_audit(client: &mut postgres::Client) {
+    let sql = "UPDATE audit SET txid = '0' WHERE txid >= pg_snapshot_xmax(pg_current_snapshot())";
+    match client.execute(sql, &[]) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(events = n, "audit events restored from another cluster are followed as old ones"),
+        Err(e) => tracing::warn!(error = %error_text(&e), "cannot check the audit trail for restored events"),
+    }
+}
+
 /// How long a start waits for its pool to fill; a pool still short after it fills in the
 /// background, and the node starts anyway (it reached the server moments ago).
 const FILL_WITHIN: Duration = Duration::from_secs(10);
@@ -174,6 +188,7 @@ impl PgDb {
                 tracing::warn!("{warning}");
             }
             migrate::migrate(&mut client)?;
+            restored_audit(&mut client);
             client.close()?;
             // The whole pool, opened before the node reports ready and kept open: a connection
             // opened under load (TCP, TLS, authentication, session setup, then a prepare for
@@ -183,6 +198,9 @@ impl PgDb {
                 .max_size(target.pool_size)
                 .min_idle(Some(target.pool_size))
                 .idle_timeout(None)
+                // Opened together, they would also be replaced together every 30 minutes (r2d2's
+                // default lifetime), each request of that moment paying for a new connection.
+                .max_lifetime(None)
                 .test_on_check_out(false)
                 .connection_timeout(CHECKOUT_TIMEOUT)
                 .build_unchecked(manager.clone());

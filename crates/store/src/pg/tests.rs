@@ -569,7 +569,7 @@ fn a_challenge_commits_without_waiting_for_the_wal_flush_and_only_its_own_transa
     };
     let within = db
         .write_blocking(|tx| {
-            crate::challenges::insert(tx, tenant, &row)?;
+            crate::challenges::insert_unsynced(tx, tenant, &row)?;
             Ok::<_, StoreError>(setting(tx.conn()))
         })
         .unwrap();
@@ -577,6 +577,25 @@ fn a_challenge_commits_without_waiting_for_the_wal_flush_and_only_its_own_transa
     let after = db.read_blocking(|tx| Ok::<_, StoreError>(setting(tx.conn()))).unwrap();
     assert_eq!(after, "on", "and only that transaction");
     assert_eq!(db.read_blocking(|tx| crate::challenges::count(tx)).unwrap(), 1, "stored");
+}
+
+#[test]
+fn audit_events_restored_from_another_cluster_are_followed_as_old_ones() {
+    let Some(t) = test_db() else { return };
+    drop(PgDb::open(&t.settings).unwrap());
+    // As a dump of a cluster whose transaction ids ran ahead of this one's leaves them.
+    t.client()
+        .batch_execute(
+            "INSERT INTO audit (at, tenant, actor, action, outcome, txid)
+             VALUES (10, 'a', 'admin', 'restored', 'success', '4000000000')",
+        )
+        .unwrap();
+    let db = crate::Db::open_postgres(&t.settings).unwrap();
+    let txid: String = t.client().query_one("SELECT txid::text FROM audit", &[]).unwrap().get(0);
+    assert_eq!(txid, "0", "taken for older than anything written here");
+    let filter = crate::audit::Filter { limit: 10, ..Default::default() };
+    let shown = db.read_blocking(|tx| crate::audit::follow(tx, &filter, crate::audit::Cursor::default())).unwrap();
+    assert_eq!(shown.len(), 1, "a follow shows it");
 }
 
 #[test]
