@@ -568,7 +568,7 @@ impl Config {
         if drain > MAX_DRAIN {
             p.push(invalid(
                 "server.drain",
-                "at most 60s (and with the 10 s left to requests in flight, within systemd's TimeoutStopSec)",
+                "at most 60s: a stop should not take minutes",
             ));
         }
         let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
