@@ -566,10 +566,7 @@ impl Config {
             (StorageBackend::Sqlite, value) => p.duration_or_none("server.drain", value, "0s"),
         };
         if drain > MAX_DRAIN {
-            p.push(invalid(
-                "server.drain",
-                "at most 60s: a stop should not take minutes",
-            ));
+            p.push(invalid("server.drain", "at most 60s: a stop should not take minutes"));
         }
         let storage_path = file.storage.path.unwrap_or_else(|| data_dir.join("latchkey.db"));
         let admin_socket = file.admin.socket.unwrap_or_else(|| {
