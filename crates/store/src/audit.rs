@@ -96,7 +96,7 @@ pub fn like_pattern(glob: &str) -> String {
 
 /// The events `f` chooses, oldest first (by id).
 pub fn query(tx: &impl Reader, f: &Filter) -> Result<Vec<(i64, Event)>, StoreError> {
-    let rows = select(tx, f, "id > ?3", "id", "CAST(0 AS BIGINT)", 0)?;
+    let rows = select(tx, f, "id > ?3", "id", "CAST(0 AS BIGINT)", None)?;
     Ok(rows.into_iter().map(|(cursor, e)| (cursor.id, e)).collect())
 }
 
@@ -136,7 +136,7 @@ impl Cursor {
 pub fn follow(tx: &impl Reader, f: &Filter, cursor: Cursor) -> Result<Vec<(Cursor, Event)>, StoreError> {
     let f = Filter { after_id: cursor.id, ..f.clone() };
     if tx.conn().engine() == Engine::Sqlite {
-        return select(tx, &f, "id > ?3", "id", "CAST(0 AS BIGINT)", 0);
+        return select(tx, &f, "id > ?3", "id", "CAST(0 AS BIGINT)", None);
     }
     // The text casts carry the txid both ways: xid8 has no binary form the client knows.
     select(
@@ -145,19 +145,20 @@ pub fn follow(tx: &impl Reader, f: &Filter, cursor: Cursor) -> Result<Vec<(Curso
         "(txid, id) > (CAST(CAST(CAST(?11 AS BIGINT) AS TEXT) AS xid8), ?3) AND txid < pg_snapshot_xmin(pg_current_snapshot())",
         "txid, id",
         "CAST(CAST(txid AS TEXT) AS BIGINT)",
-        cursor.txid,
+        Some(cursor.txid),
     )
 }
 
-/// The events `f` chooses past `position` (an expression of `?3`, the id, and `?11`, the txid),
-/// in `order`, each with its cursor (`txid`: an expression of the row's transaction id).
+/// The events `f` chooses past `position` (an expression of `?3`, the id, and of `?11`, the txid,
+/// when `after_txid` is given), in `order`, each with its cursor (`txid`: an expression of the
+/// row's transaction id).
 fn select(
     tx: &impl Reader,
     f: &Filter,
     position: &str,
     order: &str,
     txid: &str,
-    after_txid: i64,
+    after_txid: Option<i64>,
 ) -> Result<Vec<(Cursor, Event)>, StoreError> {
     // Two texts rather than `(?1 IS NULL OR tenant = ?1)`, which would keep SQLite from using the
     // (tenant, at) index for one tenant's trail. NULL tests name their parameter's type, and case
@@ -179,8 +180,8 @@ fn select(
         (f.actor.as_deref(), f.action.as_deref(), f.app.as_deref(), f.outcome.as_deref());
     let (since, after_id, limit, until) = (f.since, f.after_id, f.limit, f.until);
     let mut values = params![tenant, since, after_id, subject, limit, until, actor, action, app, outcome].to_vec();
-    if position.contains("?11") {
-        values.push(&after_txid);
+    if let Some(txid) = &after_txid {
+        values.push(txid);
     }
     let rows = tx.conn().query_all(&sql, &values, |r| {
         Ok((

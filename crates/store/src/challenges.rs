@@ -35,6 +35,16 @@ pub(super) fn from_row_at(r: &Row<'_>, at: usize) -> Result<ChallengeRow, StoreE
     })
 }
 
+/// The `FROM` of an unsynced insert's `SELECT` on PostgreSQL: `set_config(…, true)` is `SET LOCAL`,
+/// in the same statement, so `synchronous_commit` is off until that statement's transaction
+/// commits, and only for it.
+macro_rules! unsynced {
+    () => {
+        "(SELECT set_config('synchronous_commit', 'off', true)) AS unsynced"
+    };
+}
+pub(crate) use unsynced;
+
 /// Stores a new challenge, in a write whose loss in a crash costs a retry (`Db::write_unsynced`,
 /// `Db::write_one_unsynced`): on PostgreSQL the statement turns `synchronous_commit` off for its
 /// transaction, so the commit does not wait for the WAL flush (SQLite's writer does not wait for
@@ -47,15 +57,14 @@ pub fn insert_unsynced(tx: &WriteTx<'_>, tenant: TenantId, c: &ChallengeRow) -> 
             "INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
         }
-        // `set_config(…, true)` is `SET LOCAL`, in the same statement (an unsynced sign-in start
-        // commits this one statement on its own): it holds until that commit. The casts type the
-        // parameters, which a SELECT list does not.
-        Engine::Postgres => {
+        // The casts type the parameters, which a SELECT list does not.
+        Engine::Postgres => concat!(
             "INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
              SELECT CAST(?1 AS TEXT), CAST(?2 AS BIGINT), CAST(?3 AS TEXT), CAST(?4 AS BIGINT), CAST(?5 AS TEXT),
                     CAST(?6 AS TEXT), CAST(?7 AS BIGINT)
-             FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unsynced"
-        }
+             FROM ",
+            unsynced!()
+        ),
     };
     tx.conn().execute(sql, params![c.challenge, tenant, c.kind, c.user_id, c.state, c.context, c.expires_at])?;
     Ok(())

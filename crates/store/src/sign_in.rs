@@ -83,7 +83,8 @@ pub fn start(
         challenges::insert_unsynced(tx, tenant, &row)?;
         return Ok(found.map(|(_, creds)| creds.into_iter().map(|c| c.credential_id).collect()).unwrap_or_default());
     }
-    const SQL: &str = "WITH creds AS (
+    const SQL: &str = concat!(
+        "WITH creds AS (
              SELECT c.credential_id, c.user_id, c.created_at, c.id
              FROM users u JOIN credentials c ON c.tenant_id = u.tenant_id AND c.user_id = u.id
              WHERE u.tenant_id = ?1 AND u.email_norm = ?2 AND u.status = ?3
@@ -91,9 +92,12 @@ pub fn start(
              INSERT INTO challenges (challenge, tenant_id, kind, user_id, state, context, expires_at)
              SELECT CAST(?4 AS TEXT), CAST(?1 AS BIGINT), CAST(?5 AS TEXT), (SELECT user_id FROM creds LIMIT 1),
                     CAST(?6 AS TEXT), CAST(?7 AS TEXT), CAST(?8 AS BIGINT)
-             FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unsynced
+             FROM ",
+        challenges::unsynced!(),
+        "
          )
-         SELECT credential_id FROM creds ORDER BY created_at, id";
+         SELECT credential_id FROM creds ORDER BY created_at, id"
+    );
     let c = challenge;
     tx.conn().query_all(
         SQL,
