@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::store::pg::PgSettings;
+use crate::store::pg::{PgSettings, Pooler};
 
 /// Public connections served at once by default: enough for a busy single node behind a proxy
 /// (which pools connections), small enough that a connection flood cannot grow memory without
@@ -167,6 +167,12 @@ pub struct StorageSection {
     pub pool_size: Option<u32>,
     /// PostgreSQL: CA certificates (PEM) for `sslmode=verify-ca|verify-full`.
     pub sslrootcert: Option<PathBuf>,
+    /// PostgreSQL: what `url_file` reaches: `"none"` (the server, or a pooler in session mode;
+    /// the default) or `"transaction"` (a pooler in transaction mode, such as PgBouncer's).
+    pub pooler: Option<String>,
+    /// PostgreSQL: a file like `url_file` that reaches the server itself, past the pooler, for
+    /// migrations and the change listener. Needed with `pooler = "transaction"`.
+    pub direct_url_file: Option<PathBuf>,
 }
 
 /// `socket_mode` may be written as a string of octal digits (`"0600"`) or a TOML octal integer
@@ -715,6 +721,8 @@ impl Config {
                 url_file: self.postgres.as_ref().and_then(|p| p.url_file.clone()),
                 pool_size: self.postgres.as_ref().map(|p| p.pool_size),
                 sslrootcert: self.postgres.as_ref().and_then(|p| p.sslrootcert.clone()),
+                pooler: self.postgres.as_ref().map(|p| p.pooler.as_str().to_owned()),
+                direct_url_file: self.postgres.as_ref().and_then(|p| p.direct_url_file.clone()),
             },
             admin: AdminSection {
                 socket: Some(self.admin_socket.clone()),
@@ -845,6 +853,8 @@ fn storage(s: &StorageSection, dev: bool) -> Result<(StorageBackend, Option<PgSe
                 ("storage.url_file", s.url_file.is_some()),
                 ("storage.pool_size", s.pool_size.is_some()),
                 ("storage.sslrootcert", s.sslrootcert.is_some()),
+                ("storage.pooler", s.pooler.is_some()),
+                ("storage.direct_url_file", s.direct_url_file.is_some()),
             ];
             if let Some((key, _)) = set.iter().find(|(_, set)| *set) {
                 return Err(invalid(key, "applies to backend = \"postgres\" only (the backend is \"sqlite\")"));
@@ -859,7 +869,26 @@ fn storage(s: &StorageSection, dev: bool) -> Result<(StorageBackend, Option<PgSe
                 0 => return Err(invalid("storage.pool_size", "must be at least 1")),
                 n => n,
             };
-            let settings = PgSettings { url_file: s.url_file.clone(), pool_size, sslrootcert: s.sslrootcert.clone() };
+            let pooler = match s.pooler.as_deref() {
+                None => Pooler::None,
+                Some(text) => Pooler::parse(text).ok_or_else(|| {
+                    invalid("storage.pooler", format!("{text:?}: use \"none\", \"session\" or \"transaction\""))
+                })?,
+            };
+            if pooler == Pooler::Transaction && s.direct_url_file.is_none() {
+                return Err(invalid(
+                    "storage.direct_url_file",
+                    "is needed with pooler = \"transaction\": name a file with a connection straight to PostgreSQL, \
+                     past the pooler, for migrations and the change listener",
+                ));
+            }
+            let settings = PgSettings {
+                url_file: s.url_file.clone(),
+                pool_size,
+                sslrootcert: s.sslrootcert.clone(),
+                pooler,
+                direct_url_file: s.direct_url_file.clone(),
+            };
             Ok((backend, Some(settings)))
         }
     }
@@ -1006,8 +1035,24 @@ mod tests {
         let c = with("backend = \"postgres\"\npool_size = 3\nsslrootcert = \"/ca.pem\"", &Overrides::default());
         let pg = c.unwrap().postgres.unwrap();
         assert_eq!((pg.url_file, pg.pool_size, pg.sslrootcert), (None, 3, Some(PathBuf::from("/ca.pem"))));
+        assert_eq!((pg.pooler, pg.direct_url_file), (Pooler::None, None));
+
+        // Behind a transaction pooler, with the server itself for what needs a session.
+        let bouncer =
+            "backend = \"postgres\"\nurl_file = \"/b.url\"\npooler = \"transaction\"\ndirect_url_file = \"/d.url\"";
+        let c = with(bouncer, &Overrides::default()).unwrap();
+        let pg = c.postgres.clone().unwrap();
+        assert_eq!((pg.pooler, pg.direct_url_file.clone()), (Pooler::Transaction, Some(PathBuf::from("/d.url"))));
+        let again = Config::from_file(FileConfig::parse(&c.to_toml()).unwrap(), &Overrides::default()).unwrap();
+        assert_eq!(again.postgres, Some(pg));
+        let session = with("backend = \"postgres\"\npooler = \"session\"", &Overrides::default()).unwrap();
+        assert_eq!(session.postgres.unwrap().pooler, Pooler::None);
 
         for (storage, key) in [
+            ("backend = \"postgres\"\npooler = \"statement\"", "storage.pooler"),
+            ("backend = \"postgres\"\npooler = \"transaction\"", "storage.direct_url_file"),
+            ("pooler = \"transaction\"", "storage.pooler"),
+            ("direct_url_file = \"/d.url\"", "storage.direct_url_file"),
             ("backend = \"mysql\"", "storage.backend"),
             ("backend = \"postgres\"\npool_size = 0", "storage.pool_size"),
             ("url_file = \"/pg.url\"", "storage.url_file"),

@@ -761,11 +761,13 @@ pub(crate) fn to_json_list(items: &[String]) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub mod testing {
     /// A database of its own on the PostgreSQL server the `PG*` variables name, dropped with its
-    /// value: for tests that run only with `LATCHKEY_TEST_PG=1` (under `pg_virtualenv`).
+    /// value: for tests that run only with `LATCHKEY_TEST_PG=1` (under `pg_virtualenv`). With
+    /// `LATCHKEY_TEST_PGBOUNCER=host:port` (`scripts/with-pgbouncer.sh`) the store reaches it
+    /// through that PgBouncer in transaction mode.
     pub mod postgres {
         use std::sync::atomic::{AtomicU32, Ordering};
 
-        use crate::pg::{PgSettings, tls};
+        use crate::pg::{PgSettings, Pooler, tls};
 
         pub struct TestDb {
             pub name: String,
@@ -794,20 +796,56 @@ pub mod testing {
             client.close().unwrap();
             let url_file = std::env::temp_dir().join(format!("{name}.url"));
             std::fs::write(&url_file, format!("dbname={name}")).unwrap();
-            let settings = PgSettings { url_file: Some(url_file.clone()), pool_size: 4, sslrootcert: None };
+            let mut settings = PgSettings { url_file: Some(url_file.clone()), pool_size: 4, ..PgSettings::default() };
+            if let Some(bouncer) = std::env::var("LATCHKEY_TEST_PGBOUNCER").ok().filter(|v| !v.is_empty()) {
+                let (host, port) = bouncer.rsplit_once(':').expect("LATCHKEY_TEST_PGBOUNCER=host:port");
+                // The bounds a pooled session cannot set itself, as docs/scaling.md has operators
+                // set them for the role.
+                let mut client = admin();
+                for (setting, value) in crate::pg::manager::SESSION_BOUNDS {
+                    client.batch_execute(&format!("ALTER DATABASE {name} SET {setting} = '{value}'")).unwrap();
+                }
+                client.close().unwrap();
+                let pooled = std::env::temp_dir().join(format!("{name}.pooled.url"));
+                std::fs::write(&pooled, format!("host={host} port={port} dbname={name}")).unwrap();
+                settings.url_file = Some(pooled);
+                settings.direct_url_file = Some(url_file.clone());
+                settings.pooler = Pooler::Transaction;
+            }
             Some(TestDb { name, settings, url_file })
         }
 
         impl TestDb {
+            /// The settings without any pooler: for tests of how the pool's own connections
+            /// behave.
+            pub fn direct(&self) -> PgSettings {
+                PgSettings {
+                    url_file: Some(self.url_file.clone()),
+                    pooler: Pooler::None,
+                    direct_url_file: None,
+                    ..self.settings.clone()
+                }
+            }
+
+            /// Whether the store reaches the database through a transaction pooler.
+            pub fn pooled(&self) -> bool {
+                self.settings.pooler == Pooler::Transaction
+            }
+
+            /// A connection to the server itself, past any pooler.
             pub fn client(&self) -> postgres::Client {
                 let target = self.settings.resolve().unwrap();
-                target.config.connect(tls::connector(&target).unwrap()).unwrap()
+                let target = target.session();
+                target.config.connect(tls::connector(target).unwrap()).unwrap()
             }
         }
 
         impl Drop for TestDb {
             fn drop(&mut self) {
                 let _ = std::fs::remove_file(&self.url_file);
+                if let Some(pooled) = self.settings.url_file.as_ref().filter(|f| **f != self.url_file) {
+                    let _ = std::fs::remove_file(pooled);
+                }
                 let _ = admin().batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
             }
         }

@@ -171,12 +171,14 @@ fn copy(plan: &Plan, out: &mut dyn Write, progress: &mut dyn Write) -> Result<Co
     let _lock = crate::lockfile::acquire_stopped(from, "migrate-store")?;
     let sqlite = open_source(from)?;
 
-    let target = plan.to.resolve().map_err(|e| format!("{e}"))?;
-    for warning in &target.warnings {
+    let resolved = plan.to.resolve().map_err(|e| format!("{e}"))?;
+    for warning in &resolved.warnings {
         let _ = writeln!(progress, "latchkeyd: warning: {warning}");
     }
+    // The copy holds one session throughout (a migration lock, COPY): past any pooler.
+    let target = resolved.session();
     let where_to = target.describe();
-    let mut client = connect(&target)?;
+    let mut client = connect(target)?;
     // Refused before the schema is touched: a database in use (perhaps by nodes of an older
     // release) must not be migrated by a copy that then writes nothing. Checked again below,
     // under the migration lock, against a node starting meanwhile.

@@ -1,6 +1,7 @@
 //! Where the PostgreSQL database is and how to reach it.
 //!
-//! [`PgSettings`] is what the `[storage]` section says (`url_file`, `pool_size`, `sslrootcert`).
+//! [`PgSettings`] is what the `[storage]` section says (`url_file`, `pool_size`, `sslrootcert`,
+//! and, behind a connection pooler, `pooler` and `direct_url_file`).
 //! [`PgSettings::resolve`] turns it into a [`PgTarget`] when the database is opened: it reads the
 //! `url_file` (a libpq URL or `key=value` string; it may hold a password, so it is a file) and
 //! fills what that leaves unset from the standard `PG*` variables, as libpq would. tokio-postgres
@@ -42,11 +43,56 @@ pub struct PgSettings {
     pub pool_size: u32,
     /// CA certificates (PEM) for `verify-ca`/`verify-full`, unless the URL names its own.
     pub sslrootcert: Option<PathBuf>,
+    /// What `url_file` reaches: the server, or a pooler that shares server connections.
+    pub pooler: Pooler,
+    /// A file like `url_file` naming the server itself, past any pooler: for what needs a
+    /// session of its own (see [`Pooler::Transaction`]). Unset: `url_file`'s connection.
+    pub direct_url_file: Option<PathBuf>,
 }
 
 impl Default for PgSettings {
     fn default() -> PgSettings {
-        PgSettings { url_file: None, pool_size: DEFAULT_POOL_SIZE, sslrootcert: None }
+        PgSettings {
+            url_file: None,
+            pool_size: DEFAULT_POOL_SIZE,
+            sslrootcert: None,
+            pooler: Pooler::None,
+            direct_url_file: None,
+        }
+    }
+}
+
+/// What sits between a node and PostgreSQL (`[storage] pooler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pooler {
+    /// The server, or a pooler in session mode (one server connection per client connection for
+    /// as long as it lasts): prepared statements and session settings hold.
+    #[default]
+    None,
+    /// A pooler in transaction mode (PgBouncer's `pool_mode = transaction`): each transaction of
+    /// a connection may run on another server connection, shared with other clients. So every
+    /// statement is sent unnamed with its parameters (nothing prepared is left behind for the
+    /// next client, nothing is looked for that another has), no session setting is made (the
+    /// role's settings bound statements instead: [`super::check_bounds`]), and what needs one
+    /// session throughout goes to `direct_url_file`: migrations (a session advisory lock), the
+    /// change listener (`LISTEN`) and `migrate-store`.
+    Transaction,
+}
+
+impl Pooler {
+    pub fn parse(text: &str) -> Option<Pooler> {
+        match text {
+            "none" | "session" => Some(Pooler::None),
+            "transaction" => Some(Pooler::Transaction),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pooler::None => "none",
+            Pooler::Transaction => "transaction",
+        }
     }
 }
 
@@ -109,6 +155,9 @@ pub struct PgTarget {
     /// `None` with a verifying mode: the system's trust store.
     pub sslrootcert: Option<PathBuf>,
     pub pool_size: u32,
+    pub pooler: Pooler,
+    /// The server itself, when `direct_url_file` names it apart from the pool's connection.
+    pub direct: Option<Box<PgTarget>>,
     /// Problems that do not stop the daemon (a url_file others may read), logged at open.
     pub warnings: Vec<String>,
 }
@@ -119,11 +168,19 @@ impl std::fmt::Debug for PgTarget {
             .field("url", &self.describe())
             .field("ssl_mode", &self.ssl_mode)
             .field("pool_size", &self.pool_size)
+            .field("pooler", &self.pooler)
+            .field("direct", &self.direct)
             .finish()
     }
 }
 
 impl PgTarget {
+    /// Where what needs a session of its own connects: migrations, the change listener,
+    /// `migrate-store`, and the reads of a start.
+    pub fn session(&self) -> &PgTarget {
+        self.direct.as_deref().unwrap_or(self)
+    }
+
     /// `postgres://user@host:5432/db`: what `status` and the logs show. Never the password.
     pub fn describe(&self) -> String {
         let c = &self.config;
@@ -161,8 +218,33 @@ impl PgSettings {
         self.resolve_with(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
     }
 
-    /// Reads the url_file, then takes unset parts from `env` (a `PG*` variable by name).
+    /// Reads the url_file (and the direct_url_file), then takes unset parts from `env` (a `PG*`
+    /// variable by name).
     pub fn resolve_with(&self, env: impl Fn(&str) -> Option<String>) -> Result<PgTarget, StoreError> {
+        let mut target = self.resolve_one(&env)?;
+        if self.pooler == Pooler::Transaction && self.direct_url_file.is_none() {
+            return Err(StoreError::Open {
+                path: self.url_file.clone().unwrap_or_else(|| PathBuf::from("the PG* environment")),
+                message: "pooler = \"transaction\" needs direct_url_file, a connection to the server itself \
+                          for migrations and the change listener"
+                    .into(),
+            });
+        }
+        if let Some(direct) = &self.direct_url_file {
+            let only = PgSettings {
+                url_file: Some(direct.clone()),
+                direct_url_file: None,
+                pooler: Pooler::None,
+                ..self.clone()
+            };
+            let mut direct = only.resolve_one(&env)?;
+            target.warnings.append(&mut direct.warnings);
+            target.direct = Some(Box::new(direct));
+        }
+        Ok(target)
+    }
+
+    fn resolve_one(&self, env: &impl Fn(&str) -> Option<String>) -> Result<PgTarget, StoreError> {
         let what = self.url_file.clone().unwrap_or_else(|| PathBuf::from("the PG* environment"));
         let fail = |message: String| StoreError::Open { path: what.clone(), message };
         let mut warnings = vec![];
@@ -266,7 +348,15 @@ impl PgSettings {
             .map(PathBuf::from)
             .or(self.sslrootcert.clone())
             .or(env("PGSSLROOTCERT").map(PathBuf::from));
-        Ok(PgTarget { config, ssl_mode, sslrootcert, pool_size: self.pool_size, warnings })
+        Ok(PgTarget {
+            config,
+            ssl_mode,
+            sslrootcert,
+            pool_size: self.pool_size,
+            pooler: self.pooler,
+            direct: None,
+            warnings,
+        })
     }
 }
 

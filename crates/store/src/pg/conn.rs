@@ -9,10 +9,11 @@
 
 use std::cell::{RefCell, RefMut};
 
-use postgres::types::ToSql;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::{ToSql, Type};
 use postgres::{Client, Statement, Transaction};
 
-use super::manager::StatementCache;
+use super::manager::{Prepared, StatementCache};
 use super::rewrite;
 use crate::StoreError;
 use crate::app_cache::{AppCache, Change};
@@ -50,19 +51,44 @@ impl Session<'_> {
         }
     }
 
-    fn execute(&mut self, stmt: &Statement, params: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
+    fn execute(&mut self, stmt: &Prepared, values: &[Value<'_>]) -> Result<u64, StoreError> {
         self.take_one()?;
-        Ok(match self {
-            Session::Tx(tx) => tx.execute(stmt, params)?,
-            Session::Each { client, .. } => client.execute(stmt, params)?,
+        Ok(match stmt {
+            Prepared::Named(stmt) => {
+                let params = refs(values);
+                match self {
+                    Session::Tx(tx) => tx.execute(stmt, &params)?,
+                    Session::Each { client, .. } => client.execute(stmt, &params)?,
+                }
+            }
+            Prepared::Unnamed(sql) => {
+                let params = typed(values);
+                match self {
+                    Session::Tx(tx) => tx.execute_typed(sql, &params)?,
+                    Session::Each { client, .. } => client.execute_typed(sql, &params)?,
+                }
+            }
         })
     }
 
-    fn query(&mut self, stmt: &Statement, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<postgres::Row>, StoreError> {
+    fn query(&mut self, stmt: &Prepared, values: &[Value<'_>]) -> Result<Vec<postgres::Row>, StoreError> {
         self.take_one()?;
-        Ok(match self {
-            Session::Tx(tx) => tx.query(stmt, params)?,
-            Session::Each { client, .. } => client.query(stmt, params)?,
+        Ok(match stmt {
+            Prepared::Named(stmt) => {
+                let params = refs(values);
+                match self {
+                    Session::Tx(tx) => tx.query(stmt, &params)?,
+                    Session::Each { client, .. } => client.query(stmt, &params)?,
+                }
+            }
+            // One round trip as a named statement's is: parse, bind, describe, execute, sync.
+            Prepared::Unnamed(sql) => {
+                let params = values.iter().map(|v| (v as &(dyn ToSql + Sync), v.declared_type()));
+                match self {
+                    Session::Tx(tx) => tx.query_typed_raw(sql, params)?.collect()?,
+                    Session::Each { client, .. } => client.query_typed_raw(sql, params)?.collect()?,
+                }
+            }
         })
     }
 
@@ -125,13 +151,15 @@ impl<'c> PgTx<'c> {
         self.session.try_borrow_mut().map_err(|_| StoreError::Task("a statement ran inside another statement".into()))
     }
 
-    /// The prepared statement for `sql`, prepared (after the placeholder rewrite) on a miss.
-    fn statement(&self, tx: &mut Session<'c>, sql: &str) -> Result<Statement, StoreError> {
+    /// The statement for `sql`: prepared (after the placeholder rewrite) on a miss, or only
+    /// rewritten when statements go unnamed.
+    fn statement(&self, tx: &mut Session<'c>, sql: &str) -> Result<Prepared, StoreError> {
         let mut stmts = self.stmts.try_borrow_mut().map_err(|_| StoreError::Task("statement cache in use".into()))?;
         if let Some(stmt) = stmts.get(sql) {
             return Ok(stmt);
         }
-        let stmt = tx.prepare(&rewrite::placeholders(sql))?;
+        let text = rewrite::placeholders(sql);
+        let stmt = if stmts.unnamed { Prepared::Unnamed(text.into()) } else { Prepared::Named(tx.prepare(&text)?) };
         stmts.insert(sql, stmt.clone());
         Ok(stmt)
     }
@@ -145,6 +173,11 @@ fn refs<'v>(values: &'v [Value<'v>]) -> Vec<&'v (dyn ToSql + Sync)> {
     values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
 }
 
+/// Each value with the type it is declared as (nothing prepared: [`Value::declared_type`]).
+fn typed<'v>(values: &'v [Value<'v>]) -> Vec<(&'v (dyn ToSql + Sync), Type)> {
+    values.iter().map(|v| (v as &(dyn ToSql + Sync), v.declared_type())).collect()
+}
+
 impl Conn for PgTx<'_> {
     fn engine(&self) -> Engine {
         Engine::Postgres
@@ -153,8 +186,7 @@ impl Conn for PgTx<'_> {
     fn execute(&self, sql: &str, params: &[&dyn ToValue]) -> Result<usize, StoreError> {
         let mut tx = self.tx()?;
         let stmt = self.statement(&mut tx, sql)?;
-        let values = values(params);
-        let n = tx.execute(&stmt, &refs(&values))?;
+        let n = tx.execute(&stmt, &values(params))?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
@@ -167,8 +199,7 @@ impl Conn for PgTx<'_> {
         let rows = {
             let mut tx = self.tx()?;
             let stmt = self.statement(&mut tx, sql)?;
-            let values = values(params);
-            tx.query(&stmt, &refs(&values))?
+            tx.query(&stmt, &values(params))?
         };
         for row in &rows {
             if !each(&Row::new(row))? {

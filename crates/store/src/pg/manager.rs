@@ -2,41 +2,57 @@
 //! carries its prepared statements and is set up for a daemon's session on connect.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use postgres::Statement;
 use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::config::Pooler;
 
 /// What every pooled session runs first. The bounds turn a stuck statement, a lock queue or a
 /// transaction left open by a bug into an error instead of a pool that silently runs dry:
 /// no store statement comes near 30 s, and an admin write waits at most 10 s for a row lock.
 /// (`application_name` is a startup parameter: see `PgTarget`.)
-const SESSION_SETUP: &str = "SET statement_timeout = '30s'; \
-                             SET idle_in_transaction_session_timeout = '60s'; \
-                             SET lock_timeout = '10s'";
+pub(crate) const SESSION_BOUNDS: [(&str, &str); 3] =
+    [("statement_timeout", "30s"), ("idle_in_transaction_session_timeout", "60s"), ("lock_timeout", "10s")];
 
 /// Statements kept per connection. The store has about a hundred texts; a bound keeps a text
 /// built from data (which the store does not do) from growing the cache without end.
 const MAX_STATEMENTS: usize = 512;
 
-/// A pooled connection with its prepared statements, keyed by the store's source text (`?N`).
+/// A pooled connection with its statements, keyed by the store's source text (`?N`).
 pub struct PgConn {
     pub(crate) client: postgres::Client,
     pub(crate) stmts: StatementCache,
 }
 
+/// A statement as a connection sends it.
+#[derive(Clone)]
+pub enum Prepared {
+    /// Prepared once on the connection's server session, then run by name.
+    Named(Statement),
+    /// Sent whole every time it runs (through a transaction pooler, [`Pooler::Transaction`]):
+    /// the text with PostgreSQL's `$N` placeholders, rewritten once.
+    Unnamed(Arc<str>),
+}
+
 #[derive(Default)]
-pub struct StatementCache(HashMap<String, Statement>);
+pub struct StatementCache {
+    stmts: HashMap<String, Prepared>,
+    /// Whether statements are sent [`Prepared::Unnamed`].
+    pub(crate) unnamed: bool,
+}
 
 impl StatementCache {
-    pub fn get(&self, sql: &str) -> Option<Statement> {
-        self.0.get(sql).cloned()
+    pub fn get(&self, sql: &str) -> Option<Prepared> {
+        self.stmts.get(sql).cloned()
     }
 
-    pub fn insert(&mut self, sql: &str, stmt: Statement) {
-        if self.0.len() >= MAX_STATEMENTS {
-            self.0.clear();
+    pub fn insert(&mut self, sql: &str, stmt: Prepared) {
+        if self.stmts.len() >= MAX_STATEMENTS {
+            self.stmts.clear();
         }
-        self.0.insert(sql.to_owned(), stmt);
+        self.stmts.insert(sql.to_owned(), stmt);
     }
 }
 
@@ -44,6 +60,7 @@ impl StatementCache {
 pub struct PgManager {
     pub(crate) config: postgres::Config,
     pub(crate) tls: MakeRustlsConnect,
+    pub(crate) pooler: Pooler,
 }
 
 impl PgManager {
@@ -57,10 +74,17 @@ impl r2d2::ManageConnection for PgManager {
     type Connection = PgConn;
     type Error = postgres::Error;
 
+    /// Through a transaction pooler a session setting would stay on whichever server connection
+    /// ran it, for the next client of the pooler: the role's settings bound statements there.
     fn connect(&self) -> Result<PgConn, postgres::Error> {
         let mut client = self.connect_plain()?;
-        client.batch_execute(SESSION_SETUP)?;
-        Ok(PgConn { client, stmts: StatementCache::default() })
+        let unnamed = self.pooler == Pooler::Transaction;
+        if !unnamed {
+            let setup: Vec<String> =
+                SESSION_BOUNDS.iter().map(|(name, value)| format!("SET {name} = '{value}'")).collect();
+            client.batch_execute(&setup.join("; "))?;
+        }
+        Ok(PgConn { client, stmts: StatementCache { unnamed, ..StatementCache::default() } })
     }
 
     /// An empty query: one round trip, no parse, no plan.

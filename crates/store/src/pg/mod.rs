@@ -24,9 +24,9 @@ use std::time::Duration;
 use postgres::IsolationLevel;
 
 pub use self::common::{Connect, error_text};
-pub use self::config::{PgSettings, PgTarget, SslMode};
+pub use self::config::{PgSettings, PgTarget, Pooler, SslMode};
 use self::conn::PgTx;
-use self::manager::{PgConn, PgManager};
+use self::manager::{PgConn, PgManager, SESSION_BOUNDS};
 use crate::StoreError;
 use crate::app_cache::{AppCache, Change};
 use crate::sql::Conn;
@@ -65,8 +65,8 @@ pub struct PgDb {
     /// Applications for the client-credentials grant; transactions that change applications or
     /// tenants begin and end a change on it ([`crate::app_cache`]).
     apps: AppCache,
-    /// For connections outside the pool.
-    manager: PgManager,
+    /// For connections outside the pool, to the server itself (`direct_url_file`, when set).
+    session: PgManager,
     target: PgTarget,
 }
 
@@ -87,7 +87,7 @@ pub struct PoolState {
 fn manager(target: &PgTarget) -> Result<PgManager, StoreError> {
     let tls = tls::connector(target)
         .map_err(|message| StoreError::Open { path: std::path::PathBuf::from(target.describe()), message })?;
-    Ok(PgManager { config: target.config.clone(), tls })
+    Ok(PgManager { config: target.config.clone(), tls, pooler: target.pooler })
 }
 
 /// Runs `work` on a thread of its own: a `postgres::Client` may neither be made nor dropped on an
@@ -107,7 +107,7 @@ fn unavailable(target: &PgTarget, e: impl std::fmt::Display) -> StoreError {
 /// key-encryption key file is missing.
 pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
     off_runtime(|| {
-        let (_, _, mut client) = connect_once(settings)?;
+        let (_, mut client) = connect_once(settings)?;
         let migrated: bool = client.query_one("SELECT to_regclass('signing_keys') IS NOT NULL", &[])?.get(0);
         let holds = migrated
             && client
@@ -122,7 +122,7 @@ pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
 /// `check-config` shows.
 pub fn peek_schema(settings: &PgSettings) -> Result<crate::schema::Schema, StoreError> {
     off_runtime(|| {
-        let (_, _, mut client) = connect_once(settings)?;
+        let (_, mut client) = connect_once(settings)?;
         let schema = migrate::schema(&mut client)?;
         client.close()?;
         Ok(schema)
@@ -133,7 +133,7 @@ pub fn peek_schema(settings: &PgSettings) -> Result<crate::schema::Schema, Store
 /// tests must be left without connections).
 pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {
     off_runtime(|| {
-        let (_, _, mut client) = connect_once(settings)?;
+        let (_, mut client) = connect_once(settings)?;
         migrate::migrate(&mut client)?;
         client.close()?;
         Ok(())
@@ -170,12 +170,41 @@ fn fill(pool: &r2d2::Pool<PgManager>, size: u32) {
     }
 }
 
-/// Resolves the settings and opens one connection outside any pool (call it off the runtime).
-fn connect_once(settings: &PgSettings) -> Result<(PgTarget, PgManager, postgres::Client), StoreError> {
+/// Resolves the settings and opens one connection outside any pool, past any pooler (call it off
+/// the runtime).
+fn connect_once(settings: &PgSettings) -> Result<(PgTarget, postgres::Client), StoreError> {
     let target = settings.resolve()?;
-    let manager = manager(&target)?;
-    let client = manager.connect_plain().map_err(|e| unavailable(&target, error_text(&e)))?;
-    Ok((target, manager, client))
+    let session = target.session();
+    let client = manager(session)?.connect_plain().map_err(|e| unavailable(session, error_text(&e)))?;
+    Ok((target, client))
+}
+
+/// Through a transaction pooler the pool makes no session settings (they would stay behind on
+/// the server connection for the pooler's next client), so the bounds of [`SESSION_BOUNDS`]
+/// hold only if the role the pooler logs in as has them. Each one missing is logged, with the
+/// statement that sets it.
+fn check_bounds(db: &PgDb) {
+    let read = db.read_blocking(|tx| {
+        let mut unset = vec![];
+        for (name, value) in SESSION_BOUNDS {
+            tx.query("SELECT current_setting(?1), current_user", &[&name], &mut |row| {
+                if row.get::<_, String>(0)? == "0" {
+                    unset.push(format!("ALTER ROLE \"{}\" SET {name} = '{value}'", row.get::<_, String>(1)?));
+                }
+                Ok(false)
+            })?;
+        }
+        Ok::<_, StoreError>(unset)
+    });
+    match read {
+        Ok(unset) if unset.is_empty() => {}
+        Ok(unset) => tracing::warn!(
+            run = %unset.join("; "),
+            "through the transaction pooler, statements and transactions have no time bound: set them for the role \
+             on the server"
+        ),
+        Err(e) => tracing::warn!(error = %e, "cannot read the session bounds through the pooler"),
+    }
 }
 
 impl PgDb {
@@ -183,13 +212,14 @@ impl PgDb {
     /// newer schema, untouched), then builds the pool.
     pub fn open(settings: &PgSettings) -> Result<PgDb, StoreError> {
         off_runtime(|| {
-            let (target, manager, mut client) = connect_once(settings)?;
+            let (target, mut client) = connect_once(settings)?;
             for warning in &target.warnings {
                 tracing::warn!("{warning}");
             }
             migrate::migrate(&mut client)?;
             restored_audit(&mut client);
             client.close()?;
+            let manager = manager(&target)?;
             // The whole pool, opened before the node reports ready and kept open: a connection
             // opened under load (TCP, TLS, authentication, session setup, then a prepare for
             // each statement it meets) takes milliseconds from the requests that wait for it. A
@@ -203,10 +233,20 @@ impl PgDb {
                 .max_lifetime(None)
                 .test_on_check_out(false)
                 .connection_timeout(CHECKOUT_TIMEOUT)
-                .build_unchecked(manager.clone());
+                .build_unchecked(manager);
             fill(&pool, target.pool_size);
-            tracing::info!(database = %target.describe(), ssl_mode = target.ssl_mode.as_str(), "PostgreSQL database open");
-            Ok(PgDb { pool: Some(pool), apps: AppCache::default(), manager, target })
+            let session = self::manager(target.session())?;
+            tracing::info!(
+                database = %target.describe(),
+                ssl_mode = target.ssl_mode.as_str(),
+                pooler = target.pooler.as_str(),
+                "PostgreSQL database open"
+            );
+            let db = PgDb { pool: Some(pool), apps: AppCache::default(), session, target };
+            if db.target.pooler == Pooler::Transaction {
+                check_bounds(&db);
+            }
+            Ok(db)
         })
     }
 
@@ -227,7 +267,7 @@ impl PgDb {
     /// (`cluster::Listener`), which waits on notifications for as long as the node runs. Call it
     /// from a std thread, as the listener does.
     pub fn connect_fn(&self) -> Connect {
-        let mut manager = self.manager.clone();
+        let mut manager = self.session.clone();
         // Told apart from the pool's in `pg_stat_activity`.
         let name = format!("{} listener", manager.config.get_application_name().unwrap_or("latchkeyd"));
         manager.config.application_name(&name);

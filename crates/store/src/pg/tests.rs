@@ -144,7 +144,9 @@ fn every_value_type_round_trips_through_conn() {
     let r = db.write_blocking(|tx| tx.execute("INSERT INTO t (n) VALUES (?1)", params![1i64 << 40]));
     assert!(r.unwrap_err().to_string().contains("out of range"));
     let r = db.write_blocking(|tx| tx.execute("INSERT INTO t (i) VALUES (?1)", params!["7"]));
-    assert!(r.unwrap_err().to_string().contains("cannot bind text"));
+    let e = r.unwrap_err().to_string();
+    // Bound to a prepared statement, or refused by the server when the value comes typed.
+    assert!(e.contains("cannot bind text") || e.contains("is of type bigint but expression is of type text"), "{e}");
     // A column type the façade has no value for is an error, not a panic.
     let r = db.read_blocking(|tx| tx.query_one("SELECT now()", params![], |r| r.get::<_, String>(0)));
     assert!(matches!(r, Err(StoreError::Postgres(_))), "{r:?}");
@@ -297,7 +299,9 @@ fn a_statement_is_prepared_once_per_connection() {
             )
         })
         .unwrap();
-    assert_eq!(prepared, 1);
+    // Through a transaction pooler nothing is prepared: nothing is left behind on a server
+    // connection for the pooler's next client.
+    assert_eq!(prepared, if t.pooled() { 0 } else { 1 });
 }
 
 #[test]
@@ -457,7 +461,8 @@ fn a_change_to_applications_keeps_the_cache_unused_until_its_transaction_ends() 
 #[test]
 fn statements_outside_a_transaction() {
     let Some(t) = test_db() else { return };
-    let db = PgDb::open(&t.settings).unwrap();
+    // The pool's own connections, closed by the server: past any pooler.
+    let db = PgDb::open(&t.direct()).unwrap();
     let count = |tx: &dyn Conn| tx.query_one("SELECT count(*) FROM tenants", params![], |r| r.get::<_, i64>(0));
     // No common snapshot: the second count sees a write committed between the two.
     let seen = db

@@ -2,11 +2,15 @@
 //! it prepared the statement (a BIGINT column makes `$1` an INT8), so binding checks each value
 //! against that type by hand: one `Value` type binds to many SQL types, which `ToSql::accepts`
 //! (a per-Rust-type answer) cannot express.
+//!
+//! Through a transaction pooler nothing is prepared, so the server has inferred no type before a
+//! statement runs: each value is sent with the type of its kind ([`Value::declared_type`]).
 
 use std::error::Error;
+use std::sync::OnceLock;
 
 use bytes::BytesMut;
-use postgres::types::{FromSql, IsNull, ToSql, Type};
+use postgres::types::{FromSql, IsNull, Kind, ToSql, Type};
 
 use crate::StoreError;
 use crate::sql::{RowAccess, Value, ValueRef};
@@ -65,6 +69,26 @@ impl ToSql for Value<'_> {
             return Err(format!("cannot bind {} to a parameter of type {ty}", self.kind()).into());
         }
         self.to_sql(ty, out)
+    }
+}
+
+impl Value<'_> {
+    /// The type a value is declared as when nothing is prepared, so the server has inferred
+    /// nothing (see the module's note). The server converts it where the statement needs another
+    /// type and a conversion is allowed (an INT8 into an INTEGER column, checked for range), and
+    /// refuses it where none is (text into a BIGINT column), as binding does to a prepared
+    /// statement. A NULL is left to the server to type.
+    pub fn declared_type(&self) -> Type {
+        static UNSPECIFIED: OnceLock<Type> = OnceLock::new();
+        match self {
+            Value::Null => UNSPECIFIED
+                .get_or_init(|| Type::new("unspecified".into(), 0, Kind::Pseudo, "pg_catalog".into()))
+                .clone(),
+            Value::Int(_) => Type::INT8,
+            Value::Text(_) => Type::TEXT,
+            Value::Blob(_) => Type::BYTEA,
+            Value::Bool(_) => Type::BOOL,
+        }
     }
 }
 
@@ -127,6 +151,18 @@ mod tests {
         assert!(bind(Value::Bool(true), &Type::INT8).unwrap_err().contains("cannot bind a boolean"));
         for ty in [Type::INT8, Type::TEXT, Type::BYTEA, Type::BOOL, Type::TIMESTAMPTZ] {
             assert_eq!(bind(Value::Null, &ty).unwrap(), None);
+        }
+    }
+
+    #[test]
+    fn values_declare_the_type_of_their_kind() {
+        assert_eq!(Value::Int(1).declared_type(), Type::INT8);
+        assert_eq!(Value::Text("t").declared_type(), Type::TEXT);
+        assert_eq!(Value::Blob(&[1]).declared_type(), Type::BYTEA);
+        assert_eq!(Value::Bool(true).declared_type(), Type::BOOL);
+        assert_eq!(Value::Null.declared_type().oid(), 0);
+        for v in [Value::Int(1), Value::Text("t"), Value::Blob(&[1]), Value::Bool(false), Value::Null] {
+            assert!(bind(v, &v.declared_type()).is_ok(), "{v:?}");
         }
     }
 
