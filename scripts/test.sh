@@ -6,8 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # 1: also run the store's unit tests and the end-to-end suite on PostgreSQL (a throwaway
-# pg_virtualenv cluster, installed from Debian when missing).
+# pg_virtualenv cluster, installed from Debian when missing), then the store's unit tests and the
+# end-to-end tests of the database's paths through PgBouncer in transaction mode.
 POSTGRES_PASS=1
+# The end-to-end tests run through PgBouncer too: every store path (sign-ins, codes, refreshes,
+# device codes, keys, tenants, SCIM, social logins, DPoP and PAR), several nodes, outages, the
+# audit cursor and migrate-store. About two minutes.
+PGBOUNCER_TESTS="cluster:: passkeys oidc:: device:: audit:: hardening:: harness:: migrate_store:: keys:: tenants:: scim:: social par:: dpop::"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_updated=
@@ -43,6 +48,7 @@ fi
 # PostgreSQL for the second end-to-end pass (Debian 12: PostgreSQL 15 and pg_virtualenv).
 if [ "$POSTGRES_PASS" = 1 ]; then
     command -v pg_virtualenv >/dev/null || apt_install postgresql postgresql-common
+    [ -x /usr/sbin/pgbouncer ] || apt_install pgbouncer
 fi
 
 # Dependency licences and bans (deny.toml); built once into ~/.cargo/bin (about three minutes).
@@ -81,9 +87,14 @@ if [ "$POSTGRES_PASS" = 1 ]; then
     step "end-to-end tests on PostgreSQL"
     pg_threads=$(nproc)
     [ "$pg_threads" -le 8 ] || pg_threads=8
-    pg_virtualenv -t -o max_connections=300 env PG_THREADS="$pg_threads" sh -c '
+    pg_virtualenv -t -o max_connections=300 env PG_THREADS="$pg_threads" PGBOUNCER_TESTS="$PGBOUNCER_TESTS" sh -c '
         LATCHKEY_TEST_PG=1 cargo test --workspace --locked --lib &&
-        LATCHKEY_TEST_BACKEND=postgres cargo test --workspace --locked --test e2e -- --test-threads="$PG_THREADS"'
+        LATCHKEY_TEST_BACKEND=postgres cargo test --workspace --locked --test e2e -- --test-threads="$PG_THREADS" &&
+        echo "==> the store and the database paths through PgBouncer (transaction mode)" &&
+        scripts/with-pgbouncer.sh sh -c "
+            LATCHKEY_TEST_PG=1 cargo test --workspace --locked --lib &&
+            LATCHKEY_TEST_BACKEND=postgres cargo test --workspace --locked --test e2e -- \
+                --test-threads=$PG_THREADS $PGBOUNCER_TESTS"'
 fi
 
 step "cargo deny check licenses bans"

@@ -23,10 +23,15 @@ fi
 user=${PGUSER:-postgres}
 
 dir=$(mktemp -d /tmp/latchkey-pgbouncer.XXXXXX)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # The client logs in as the server's user, with its password (SCRAM on both sides).
 (umask 077 && printf '"%s" "%s"\n' "$user" "$PGPASSWORD" > "$dir/users.txt")
-cat > "$dir/pgbouncer.ini" <<EOF
+ulimit -n 8192 2>/dev/null || true
+
+# start NAME QUERY_WAIT_TIMEOUT: a PgBouncer of its own; prints its port.
+start() {
+    local name=$1 wait=$2 port
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    cat > "$dir/$name.ini" <<EOF
 [databases]
 * = host=127.0.0.1 port=$PGPORT
 [pgbouncer]
@@ -39,28 +44,38 @@ pool_mode = transaction
 default_pool_size = ${POOL:-3}
 max_client_conn = 4000
 server_reset_query =
-# A client that waits this long for a server connection fails, instead of hanging a test.
-query_wait_timeout = 15
-logfile = $dir/pgbouncer.log
-pidfile = $dir/pgbouncer.pid
+query_wait_timeout = $wait
+# After a failed login to the server, PgBouncer refuses new clients this long (default 15 s).
+server_login_retry = 1
+logfile = $dir/$name.log
+pidfile = $dir/$name.pid
 EOF
-# PgBouncer will not run as root: it drops to the server's system user then.
-as_user=()
-if [ "$(id -u)" = 0 ]; then
-    chown -R postgres "$dir"
-    as_user=(-u postgres)
-fi
-ulimit -n 8192 2>/dev/null || true
-"$PGBOUNCER" -d "${as_user[@]}" "$dir/pgbouncer.ini"
+    # PgBouncer will not run as root: it drops to the server's system user then.
+    local as_user=()
+    if [ "$(id -u)" = 0 ]; then
+        chown -R postgres "$dir"
+        as_user=(-u postgres)
+    fi
+    "$PGBOUNCER" -d "${as_user[@]}" "$dir/$name.ini"
+    for _ in $(seq 50); do
+        python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && break
+        sleep 0.1
+    done
+    echo "$port"
+}
 stop() {
-    [ -f "$dir/pgbouncer.pid" ] && kill "$(cat "$dir/pgbouncer.pid")" 2>/dev/null || true
+    for pid in "$dir"/*.pid; do
+        [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null || true
+    done
     sleep 0.2
     rm -rf "$dir"
 }
 trap stop EXIT
-for _ in $(seq 50); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && break
-    sleep 0.1
-done
-echo "PgBouncer $("$PGBOUNCER" --version | head -1 | cut -d' ' -f2), transaction mode, on 127.0.0.1:$port" >&2
-LATCHKEY_TEST_PGBOUNCER=127.0.0.1:$port "$@"
+# The one every daemon goes through: a transaction that waits 15 s for a server connection fails
+# (PgBouncer's default, 120 s, would hang a test instead).
+port=$(start main 15)
+# For the outage test: a transaction fails after waiting 1 s, which is how an operator gets an
+# outage answered 503 within 2 s behind PgBouncer (docs/scaling.md).
+quick=$(start quick 1)
+echo "PgBouncer $("$PGBOUNCER" --version | head -1 | cut -d' ' -f2), transaction mode, on 127.0.0.1:$port (and :$quick)" >&2
+LATCHKEY_TEST_PGBOUNCER=127.0.0.1:$port LATCHKEY_TEST_PGBOUNCER_QUICK=127.0.0.1:$quick "$@"

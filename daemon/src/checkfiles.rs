@@ -74,13 +74,14 @@ pub fn database_schema(config: &Config) -> Result<String, String> {
 /// connection and a TLS setup. The database itself is not contacted: it may not be up yet.
 fn postgres(pg: &PgSettings, found: &mut Vec<String>) {
     let mut ok = true;
-    if let Some(file) = &pg.url_file {
-        ok &= readable("storage.url_file", file, found);
+    for (key, file) in [("storage.url_file", &pg.url_file), ("storage.direct_url_file", &pg.direct_url_file)] {
+        let Some(file) = file else { continue };
+        ok &= readable(key, file, found);
         if let Ok(meta) = std::fs::metadata(file)
             && meta.permissions().mode() & 0o777 & !0o640 != 0
         {
             found.push(format!(
-                "storage.url_file {}: mode {:04o} is wider than 0640, and the file may hold a password: chmod 0600 or 0640",
+                "{key} {}: mode {:04o} is wider than 0640, and the file may hold a password: chmod 0600 or 0640",
                 file.display(),
                 meta.permissions().mode() & 0o777
             ));
@@ -94,8 +95,10 @@ fn postgres(pg: &PgSettings, found: &mut Vec<String>) {
     }
     match pg.resolve() {
         Ok(target) => {
-            if let Err(e) = latchkey_store::pg::tls::connector(&target) {
-                found.push(format!("storage: {e}"));
+            for target in [Some(&target), target.direct.as_deref()].into_iter().flatten() {
+                if let Err(e) = latchkey_store::pg::tls::connector(target) {
+                    found.push(format!("storage: {e}"));
+                }
             }
         }
         Err(e) => found.push(format!("storage: {e}")),

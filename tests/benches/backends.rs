@@ -20,7 +20,9 @@
 //! SQLite for node CPU per request, throughput and p99.
 //!
 //! Run inside `pg_virtualenv` (the `PG*` variables), after `cargo build --release --workspace
-//! --bins`: `cargo bench -p latchkey-tests --bench backends`. `BENCH_ROUNDS` (default 2) and
+//! --bins`: `cargo bench -p latchkey-tests --bench backends`. Under `scripts/with-pgbouncer.sh`
+//! the PostgreSQL node reaches its database through PgBouncer in transaction mode
+//! (`pooler = "transaction"`), and the server's CPU includes PgBouncer's. `BENCH_ROUNDS` (default 2) and
 //! `BENCH_SCALE` (default 1: about a minute per backend and round) size it.
 
 #[path = "../e2e/authenticator.rs"]
@@ -49,13 +51,14 @@ fn cpu_of(pid: u32) -> Duration {
     Duration::from_micros((ticks(11) + ticks(12)) * 1_000_000 / hz)
 }
 
-/// CPU time of every `postgres` process on the machine (the test cluster's server).
+/// CPU time of every `postgres` and `pgbouncer` process on the machine (the test cluster's
+/// server, and the pooler in front of it when there is one).
 fn postgres_cpu() -> Duration {
     let mut total = Duration::ZERO;
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        if comm.trim() == "postgres" {
+        if matches!(comm.trim(), "postgres" | "pgbouncer") {
             total += cpu_of(pid);
         }
     }
@@ -293,7 +296,11 @@ fn main() {
     for round in 1..=rounds {
         for postgres in [false, true] {
             let mut bench = Bench::start(postgres, 16);
-            let backend = if postgres { "PostgreSQL" } else { "SQLite" };
+            let backend = match (postgres, support::pg_bouncer().is_some()) {
+                (false, _) => "SQLite",
+                (true, false) => "PostgreSQL",
+                (true, true) => "PgBouncer",
+            };
             for (name, f) in bench.phases(scale) {
                 println!(
                     "round {round} {backend:<10} {name:<28} {:>7.0}/s  p50 {:>6.2} ms  p99 {:>6.2} ms  node CPU {:>5.3} ms/req{}",
@@ -320,7 +327,8 @@ fn main() {
             }
         }
     }
-    println!("\nPostgreSQL ÷ SQLite, median over the rounds (node CPU per request; throughput; p99):");
+    let through = if support::pg_bouncer().is_some() { " through PgBouncer (transaction mode)" } else { "" };
+    println!("\nPostgreSQL{through} ÷ SQLite, median over the rounds (node CPU per request; throughput; p99):");
     for name in &order {
         let of = |pg: bool, f: fn(&Figures) -> f64| median(all[&(name.clone(), pg)].iter().map(f).collect());
         let ratio = |f: fn(&Figures) -> f64| of(true, f) / of(false, f).max(f64::EPSILON);

@@ -32,13 +32,16 @@ fn harness_creates_reads_snapshots_and_drops_a_postgres_database() {
     assert!(name.starts_with(&format!("lk_{}_", std::process::id())), "{name}");
     assert!(exists(&name));
     let url = std::fs::read_to_string(&pg.url_file).unwrap();
-    assert_eq!(url.trim(), format!("dbname={name}"));
+    assert!(url.trim().ends_with(&format!("dbname={name}")), "{url}");
     assert_eq!(std::fs::metadata(&pg.url_file).unwrap().permissions().mode() & 0o777, 0o600);
 
     let store = pg.store();
     assert_eq!(
         store.toml(),
         format!("[storage]\nbackend = \"postgres\"\nurl_file = \"{}\"\npool_size = 4\n", pg.url_file.display())
+            + &direct_url_file(&pg.url_file)
+                .map(|d| format!("pooler = \"transaction\"\ndirect_url_file = \"{}\"\n", d.display()))
+                .unwrap_or_default()
     );
     let mut file = latchkey_domain::config::FileConfig::default();
     store.apply(&mut file);

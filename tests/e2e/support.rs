@@ -142,6 +142,10 @@ impl TestStore {
                 f.storage.backend = Some("postgres".into());
                 f.storage.url_file = Some(url_file.clone());
                 f.storage.pool_size = Some(PG_POOL_SIZE);
+                if let Some(direct) = direct_url_file(url_file) {
+                    f.storage.pooler = Some("transaction".into());
+                    f.storage.direct_url_file = Some(direct);
+                }
             }
         }
     }
@@ -150,10 +154,16 @@ impl TestStore {
     pub fn toml(&self) -> String {
         match self {
             TestStore::Sqlite { path } => format!("[storage]\npath = \"{}\"\n", path.display()),
-            TestStore::Postgres { url_file, .. } => format!(
-                "[storage]\nbackend = \"postgres\"\nurl_file = \"{}\"\npool_size = {PG_POOL_SIZE}\n",
-                url_file.display()
-            ),
+            TestStore::Postgres { url_file, .. } => {
+                let mut toml = format!(
+                    "[storage]\nbackend = \"postgres\"\nurl_file = \"{}\"\npool_size = {PG_POOL_SIZE}\n",
+                    url_file.display()
+                );
+                if let Some(direct) = direct_url_file(url_file) {
+                    toml.push_str(&format!("pooler = \"transaction\"\ndirect_url_file = \"{}\"\n", direct.display()));
+                }
+                toml
+            }
         }
     }
 
@@ -188,6 +198,33 @@ impl TestStore {
 
 /// Connections of one test daemon to PostgreSQL (`[storage] pool_size`).
 pub const PG_POOL_SIZE: u32 = 4;
+
+/// `host:port` of a PgBouncer in transaction mode in front of the test cluster, when the run has
+/// one (`LATCHKEY_TEST_PGBOUNCER`, set by `scripts/with-pgbouncer.sh`): the harness's daemons
+/// then reach their databases through it (`pooler = "transaction"`), and the server itself for
+/// what needs a session of its own (`direct_url_file`).
+pub fn pg_bouncer() -> Option<(String, u16)> {
+    host_port("LATCHKEY_TEST_PGBOUNCER")
+}
+
+/// Like [`pg_bouncer`], a PgBouncer whose `query_wait_timeout` is 1 s
+/// (`LATCHKEY_TEST_PGBOUNCER_QUICK`): for the outage test.
+pub fn pg_bouncer_quick() -> Option<(String, u16)> {
+    host_port("LATCHKEY_TEST_PGBOUNCER_QUICK")
+}
+
+fn host_port(var: &str) -> Option<(String, u16)> {
+    let text = std::env::var(var).ok().filter(|v| !v.is_empty())?;
+    let (host, port) = text.rsplit_once(':').unwrap_or_else(|| panic!("{var}={text:?}: expected host:port"));
+    Some((host.to_owned(), port.parse().unwrap_or_else(|_| panic!("{var}={text:?}: expected host:port"))))
+}
+
+/// The `direct_url_file` beside a harness database's `url_file`, when it reaches the database
+/// through PgBouncer.
+pub fn direct_url_file(url_file: &Path) -> Option<PathBuf> {
+    let direct = url_file.with_file_name("pg-direct.url");
+    direct.exists().then_some(direct)
+}
 
 /// The connection parameters of the test cluster from the standard `PG*` variables, for the
 /// database `dbname`. (tokio-postgres's `Config` reads no environment itself.)
@@ -233,21 +270,39 @@ fn pg_databases() -> &'static Mutex<HashMap<PathBuf, Weak<PgDatabase>>> {
 }
 
 impl PgDatabase {
-    /// `CREATE DATABASE lk_<pid>_<n>` and `<dir>/pg.url` (mode 0600) naming it.
+    /// `CREATE DATABASE lk_<pid>_<n>` and `<dir>/pg.url` (mode 0600) naming it. Through
+    /// PgBouncer ([`pg_bouncer`]), `pg.url` names PgBouncer and `pg-direct.url` the server, and the
+    /// database has the statement bounds a pooled session cannot set itself.
     pub fn create(dir: &Path) -> Arc<PgDatabase> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let name = format!("lk_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        pg_connect(&pg_admin_db())
+        let mut admin = pg_connect(&pg_admin_db());
+        admin
             .batch_execute(&format!("CREATE DATABASE \"{name}\""))
             .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
-        let url_file = dir.join("pg.url");
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&url_file)
-            .unwrap_or_else(|e| panic!("{}: {e}", url_file.display()));
-        writeln!(f, "dbname={name}").expect("write pg.url");
+        let write = |file: &str, text: String| {
+            let path = dir.join(file);
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            writeln!(f, "{text}").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            path
+        };
+        let url_file = match pg_bouncer() {
+            None => write("pg.url", format!("dbname={name}")),
+            Some((host, port)) => {
+                for bound in
+                    ["statement_timeout = '30s'", "idle_in_transaction_session_timeout = '60s'", "lock_timeout = '10s'"]
+                {
+                    admin.batch_execute(&format!("ALTER DATABASE \"{name}\" SET {bound}")).expect("ALTER DATABASE");
+                }
+                write("pg-direct.url", format!("dbname={name}"));
+                write("pg.url", format!("host={host} port={port} dbname={name}"))
+            }
+        };
         let db = Arc::new(PgDatabase { name, url_file: url_file.clone() });
         let mut all = pg_databases().lock().unwrap_or_else(|e| e.into_inner());
         all.retain(|_, w| w.strong_count() > 0);
@@ -975,8 +1030,9 @@ pub fn sign_with_current_key_at(db_path: &Path, kek_path: &Path, slug: &str, cla
 
 /// The daemon's store on PostgreSQL, opened through `latchkey_store::Db` like the daemon does.
 fn open_pg_store(db: &str, url_file: &Path) -> latchkey_store::Db {
+    // Past any PgBouncer: this store prepares its statements.
     let settings = latchkey_store::pg::PgSettings {
-        url_file: Some(url_file.to_owned()),
+        url_file: Some(direct_url_file(url_file).unwrap_or_else(|| url_file.to_owned())),
         pool_size: 1,
         ..latchkey_store::pg::PgSettings::default()
     };
