@@ -51,18 +51,20 @@ fn cpu_of(pid: u32) -> Duration {
     Duration::from_micros((ticks(11) + ticks(12)) * 1_000_000 / hz)
 }
 
-/// CPU time of every `postgres` and `pgbouncer` process on the machine (the test cluster's
-/// server, and the pooler in front of it when there is one).
-fn postgres_cpu() -> Duration {
-    let mut total = Duration::ZERO;
+/// CPU time of every `postgres` process on the machine (the test cluster's server), and of every
+/// `pgbouncer` process (the pooler in front of it, when there is one).
+fn server_cpu() -> (Duration, Duration) {
+    let (mut server, mut pooler) = (Duration::ZERO, Duration::ZERO);
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        if matches!(comm.trim(), "postgres" | "pgbouncer") {
-            total += cpu_of(pid);
+        match comm.trim() {
+            "postgres" => server += cpu_of(pid),
+            "pgbouncer" => pooler += cpu_of(pid),
+            _ => {}
         }
     }
-    total
+    (server, pooler)
 }
 
 /// One phase's figures.
@@ -73,6 +75,8 @@ struct Figures {
     p99_ms: f64,
     node_cpu_ms: f64,
     server_cpu_ms: f64,
+    /// PgBouncer's CPU per request, when the node reaches the server through it.
+    pooler_cpu_ms: f64,
     /// PostgreSQL, per request: statements (`None` without pg_stat_statements), write
     /// transactions, WAL bytes.
     statements: Option<f64>,
@@ -169,7 +173,7 @@ impl Bench {
     fn measure(&self, clients: usize, n: usize, work: impl Fn(usize, usize, &child::Http) -> bool + Sync) -> Figures {
         let pid = self.nodes.daemons[0].pid();
         let before = self.counters.as_ref().map(|c| c.lock().unwrap().read());
-        let (node0, server0) = (cpu_of(pid), if self.postgres { postgres_cpu() } else { Duration::ZERO });
+        let (node0, (server0, pooler0)) = (cpu_of(pid), server_cpu());
         let wall = Instant::now();
         let mut samples: Vec<Duration> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..clients)
@@ -191,7 +195,9 @@ impl Bench {
         });
         let wall = wall.elapsed();
         let node = cpu_of(pid) - node0;
-        let server = if self.postgres { postgres_cpu() - server0 } else { Duration::ZERO };
+        let (server1, pooler1) = server_cpu();
+        let (server, pooler) =
+            if self.postgres { (server1 - server0, pooler1 - pooler0) } else { (Duration::ZERO, Duration::ZERO) };
         let count = samples.len() as f64;
         let mut statements = None;
         let (mut writes, mut wal_bytes) = (0.0, 0.0);
@@ -213,6 +219,7 @@ impl Bench {
             p99_ms: pct(0.99),
             node_cpu_ms: node.as_secs_f64() * 1e3 / count,
             server_cpu_ms: server.as_secs_f64() * 1e3 / count,
+            pooler_cpu_ms: pooler.as_secs_f64() * 1e3 / count,
         }
     }
 
@@ -310,8 +317,13 @@ fn main() {
                     f.node_cpu_ms,
                     if postgres {
                         format!(
-                            "  server CPU {:>5.3} ms/req  statements {}  writes {:.2}  WAL {:.0} B",
+                            "  server CPU {:>5.3} ms/req{}  statements {}  writes {:.2}  WAL {:.0} B",
                             f.server_cpu_ms,
+                            if support::pg_bouncer().is_some() {
+                                format!("  PgBouncer CPU {:>5.3} ms/req", f.pooler_cpu_ms)
+                            } else {
+                                String::new()
+                            },
                             f.statements.map_or("-".to_owned(), |s| format!("{s:.2}")),
                             f.writes,
                             f.wal_bytes
@@ -333,11 +345,16 @@ fn main() {
         let of = |pg: bool, f: fn(&Figures) -> f64| median(all[&(name.clone(), pg)].iter().map(f).collect());
         let ratio = |f: fn(&Figures) -> f64| of(true, f) / of(false, f).max(f64::EPSILON);
         println!(
-            "  {name:<28} node CPU/req {:>5.2}×  ({:.3} vs {:.3} ms; server {:.3} ms)   throughput {:>5.2}×   p99 {:>5.2}× ({:.1} vs {:.1} ms)",
+            "  {name:<28} node CPU/req {:>5.2}×  ({:.3} vs {:.3} ms; server {:.3} ms{})   throughput {:>5.2}×   p99 {:>5.2}× ({:.1} vs {:.1} ms)",
             ratio(|f| f.node_cpu_ms),
             of(true, |f| f.node_cpu_ms),
             of(false, |f| f.node_cpu_ms),
             of(true, |f| f.server_cpu_ms),
+            if through.is_empty() {
+                String::new()
+            } else {
+                format!(", PgBouncer {:.3} ms", of(true, |f| f.pooler_cpu_ms))
+            },
             ratio(|f| f.per_second),
             ratio(|f| f.p99_ms),
             of(true, |f| f.p99_ms),

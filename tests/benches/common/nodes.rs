@@ -55,7 +55,11 @@ impl Nodes {
     pub fn start(n: usize) -> Nodes {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = PgDatabase::create(dir.path());
-        let storage = format!("backend = \"postgres\"\nurl_file = \"{}\"", db.url_file.display());
+        let mut storage = format!("backend = \"postgres\"\nurl_file = \"{}\"", db.url_file.display());
+        // Through PgBouncer when the run has one (`scripts/with-pgbouncer.sh`).
+        if let Some(direct) = crate::support::direct_url_file(&db.url_file) {
+            storage.push_str(&format!("\npooler = \"transaction\"\ndirect_url_file = \"{}\"", direct.display()));
+        }
         Nodes::launch(n, dir, &storage, Some(db))
     }
 

@@ -179,12 +179,10 @@ fn connect_once(settings: &PgSettings) -> Result<(PgTarget, postgres::Client), S
     Ok((target, client))
 }
 
-/// Through a transaction pooler the pool makes no session settings (they would stay behind on
-/// the server connection for the pooler's next client), so the bounds of [`SESSION_BOUNDS`]
-/// hold only if the role the pooler logs in as has them. Each one missing is logged, with the
-/// statement that sets it.
-fn check_bounds(db: &PgDb) {
-    let read = db.read_blocking(|tx| {
+/// The statements that would give the pool's sessions the bounds of [`SESSION_BOUNDS`] they lack
+/// (a bound of 0 is none): `ALTER ROLE "<role>" SET <name> = '<value>'`.
+fn unbounded(db: &PgDb) -> Result<Vec<String>, StoreError> {
+    db.read_blocking(|tx| {
         let mut unset = vec![];
         for (name, value) in SESSION_BOUNDS {
             tx.query("SELECT current_setting(?1), current_user", &[&name], &mut |row| {
@@ -194,9 +192,16 @@ fn check_bounds(db: &PgDb) {
                 Ok(false)
             })?;
         }
-        Ok::<_, StoreError>(unset)
-    });
-    match read {
+        Ok(unset)
+    })
+}
+
+/// Through a transaction pooler the pool makes no session settings (they would stay behind on
+/// the server connection for the pooler's next client), so the bounds of [`SESSION_BOUNDS`]
+/// hold only if the role the pooler logs in as has them. Each one missing is logged, with the
+/// statement that sets it.
+fn check_bounds(db: &PgDb) {
+    match unbounded(db) {
         Ok(unset) if unset.is_empty() => {}
         Ok(unset) => tracing::warn!(
             run = %unset.join("; "),

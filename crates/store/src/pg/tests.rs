@@ -509,6 +509,37 @@ fn statements_outside_a_transaction() {
     assert_eq!(db.each_blocking(None, count).unwrap(), 4);
 }
 
+/// Behind a transaction pooler a node sets nothing for its sessions: it names each statement
+/// bound the role lacks, and prepares nothing. (The pool connects straight to the server here,
+/// in the pooler's mode: the sessions have what the database and role give them, no more.)
+#[test]
+fn a_pooled_node_names_the_bounds_its_role_lacks() {
+    let Some(t) = test_db() else { return };
+    let mut admin = t.client();
+    admin.batch_execute(&format!("ALTER DATABASE {} RESET ALL", t.name)).unwrap();
+    let pooled = PgSettings { pooler: Pooler::Transaction, direct_url_file: Some(t.url_file.clone()), ..t.direct() };
+    let db = PgDb::open(&pooled).unwrap();
+    let user: String = admin.query_one("SELECT current_user::text", &[]).unwrap().get(0);
+    assert_eq!(
+        unbounded(&db).unwrap(),
+        [
+            format!("ALTER ROLE \"{user}\" SET statement_timeout = '30s'"),
+            format!("ALTER ROLE \"{user}\" SET idle_in_transaction_session_timeout = '60s'"),
+            format!("ALTER ROLE \"{user}\" SET lock_timeout = '10s'"),
+        ]
+    );
+    let prepared = db.read_blocking(|tx| {
+        tx.query_one("SELECT count(*) FROM pg_prepared_statements", params![], |r| r.get::<_, i64>(0))
+    });
+    assert_eq!(prepared.unwrap(), 0);
+    drop(db);
+    // Set for the database here (for the role in production: docs/scaling.md), they hold.
+    for (name, value) in SESSION_BOUNDS {
+        admin.batch_execute(&format!("ALTER DATABASE {} SET {name} = '{value}'", t.name)).unwrap();
+    }
+    assert_eq!(unbounded(&PgDb::open(&pooled).unwrap()).unwrap(), Vec::<String>::new());
+}
+
 #[test]
 fn a_begun_write_is_under_way_before_it_is_awaited_here() {
     let Some(t) = test_db() else { return };
