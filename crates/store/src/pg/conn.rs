@@ -26,15 +26,28 @@ enum Session<'c> {
     Tx(Transaction<'c>),
     /// No transaction: each statement commits on its own. `left` is how many statements may
     /// still run (`None`: any number): a write meant to be one statement cannot become two.
-    Each { client: &'c mut Client, left: Option<u32> },
+    /// `answered`: a statement failed with an answer from the server or a pooler, not with a
+    /// connection found closed ([`super::closed_unanswered`]).
+    Each { client: &'c mut Client, left: Option<u32>, answered: bool },
 }
 
 impl Session<'_> {
-    fn prepare(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
-        match self {
+    /// Notes a failure the server or a pooler answered (see `answered`), and converts it.
+    fn seen<T>(&mut self, r: Result<T, postgres::Error>) -> Result<T, StoreError> {
+        if let (Err(e), Session::Each { answered, .. }) = (&r, &mut *self)
+            && !super::closed_unanswered(e)
+        {
+            *answered = true;
+        }
+        Ok(r?)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Statement, StoreError> {
+        let r = match self {
             Session::Tx(tx) => tx.prepare(sql),
             Session::Each { client, .. } => client.prepare(sql),
-        }
+        };
+        self.seen(r)
     }
 
     /// Counts a statement against the bound; fails once it is spent.
@@ -53,52 +66,54 @@ impl Session<'_> {
 
     fn execute(&mut self, stmt: &Prepared, values: &[Value<'_>]) -> Result<u64, StoreError> {
         self.take_one()?;
-        Ok(match stmt {
+        let r = match stmt {
             Prepared::Named(stmt) => {
                 let params = refs(values);
                 match self {
-                    Session::Tx(tx) => tx.execute(stmt, &params)?,
-                    Session::Each { client, .. } => client.execute(stmt, &params)?,
+                    Session::Tx(tx) => tx.execute(stmt, &params),
+                    Session::Each { client, .. } => client.execute(stmt, &params),
                 }
             }
             Prepared::Unnamed(sql) => {
                 let params = typed(values);
                 match self {
-                    Session::Tx(tx) => tx.execute_typed(sql, &params)?,
-                    Session::Each { client, .. } => client.execute_typed(sql, &params)?,
+                    Session::Tx(tx) => tx.execute_typed(sql, &params),
+                    Session::Each { client, .. } => client.execute_typed(sql, &params),
                 }
             }
-        })
+        };
+        self.seen(r)
     }
 
     fn query(&mut self, stmt: &Prepared, values: &[Value<'_>]) -> Result<Vec<postgres::Row>, StoreError> {
         self.take_one()?;
-        Ok(match stmt {
+        let r = match stmt {
             Prepared::Named(stmt) => {
                 let params = refs(values);
                 match self {
-                    Session::Tx(tx) => tx.query(stmt, &params)?,
-                    Session::Each { client, .. } => client.query(stmt, &params)?,
+                    Session::Tx(tx) => tx.query(stmt, &params),
+                    Session::Each { client, .. } => client.query(stmt, &params),
                 }
             }
             // One round trip as a named statement's is: parse, bind, describe, execute, sync.
             Prepared::Unnamed(sql) => {
                 let params = values.iter().map(|v| (v as &(dyn ToSql + Sync), v.declared_type()));
                 match self {
-                    Session::Tx(tx) => tx.query_typed_raw(sql, params)?.collect()?,
-                    Session::Each { client, .. } => client.query_typed_raw(sql, params)?.collect()?,
+                    Session::Tx(tx) => tx.query_typed_raw(sql, params).and_then(|rows| rows.collect()),
+                    Session::Each { client, .. } => client.query_typed_raw(sql, params).and_then(|rows| rows.collect()),
                 }
             }
-        })
+        };
+        self.seen(r)
     }
 
     fn batch_execute(&mut self, sql: &str) -> Result<(), StoreError> {
         self.take_one()?;
-        match self {
-            Session::Tx(tx) => tx.batch_execute(sql)?,
-            Session::Each { client, .. } => client.batch_execute(sql)?,
-        }
-        Ok(())
+        let r = match self {
+            Session::Tx(tx) => tx.batch_execute(sql),
+            Session::Each { client, .. } => client.batch_execute(sql),
+        };
+        self.seen(r)
     }
 }
 
@@ -129,7 +144,18 @@ impl<'c> PgTx<'c> {
         apps: &'c AppCache,
         change: &'c RefCell<Option<Change>>,
     ) -> PgTx<'c> {
-        PgTx { session: RefCell::new(Session::Each { client, left: limit }), stmts: RefCell::new(stmts), apps, change }
+        PgTx {
+            session: RefCell::new(Session::Each { client, left: limit, answered: false }),
+            stmts: RefCell::new(stmts),
+            apps,
+            change,
+        }
+    }
+
+    /// Whether a statement outside a transaction failed with an answer from the server or a
+    /// pooler, rather than on a connection found closed before anything ran.
+    pub(crate) fn answered(&self) -> bool {
+        self.session.try_borrow().is_ok_and(|s| matches!(&*s, Session::Each { answered: true, .. }))
     }
 
     /// Commits the transaction (nothing to do for statements that committed on their own).

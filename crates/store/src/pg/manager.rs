@@ -13,8 +13,14 @@ use super::config::Pooler;
 /// transaction left open by a bug into an error instead of a pool that silently runs dry:
 /// no store statement comes near 30 s, and an admin write waits at most 10 s for a row lock.
 /// (`application_name` is a startup parameter: see `PgTarget`.)
-pub(crate) const SESSION_BOUNDS: [(&str, &str); 3] =
+pub const SESSION_BOUNDS: [(&str, &str); 3] =
     [("statement_timeout", "30s"), ("idle_in_transaction_session_timeout", "60s"), ("lock_timeout", "10s")];
+
+/// What a session of its own runs first, past any pooler: none of those bounds, even when the
+/// role carries them (as it does behind a transaction pooler, docs/scaling.md). A migration may
+/// run for minutes and wait for another node's; `migrate-store` copies for as long as it takes.
+pub const NO_BOUNDS: &str =
+    "SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0";
 
 /// Statements kept per connection. The store has about a hundred texts; a bound keeps a text
 /// built from data (which the store does not do) from growing the cache without end.
@@ -64,9 +70,11 @@ pub struct PgManager {
 }
 
 impl PgManager {
-    /// A connection without the session bounds: migrations may run longer than 30 s.
+    /// A session of its own, without time bounds ([`NO_BOUNDS`]).
     pub fn connect_plain(&self) -> Result<postgres::Client, postgres::Error> {
-        self.config.connect(self.tls.clone())
+        let mut client = self.config.connect(self.tls.clone())?;
+        client.batch_execute(NO_BOUNDS)?;
+        Ok(client)
     }
 }
 
@@ -77,7 +85,7 @@ impl r2d2::ManageConnection for PgManager {
     /// Through a transaction pooler a session setting would stay on whichever server connection
     /// ran it, for the next client of the pooler: the role's settings bound statements there.
     fn connect(&self) -> Result<PgConn, postgres::Error> {
-        let mut client = self.connect_plain()?;
+        let mut client = self.config.connect(self.tls.clone())?;
         let unnamed = self.pooler == Pooler::Transaction;
         if !unnamed {
             let setup: Vec<String> =

@@ -53,6 +53,15 @@ pub fn is_unavailable_code(code: &str) -> bool {
         || matches!(code, "57P01" | "57P02" | "57P03" | "25006" | "57014" | "55P03" | "58030")
 }
 
+/// Whether `e` says only that the connection was gone before the request: closed with no answer,
+/// or ended by the server while it sat idle (the operator-intervention class 57P: a restart,
+/// `pg_terminate_backend`), so nothing ran and another connection may run it. Any other answer
+/// is final, even when the connection closes after it: PgBouncer's `query_wait_timeout` (08P01)
+/// answers so, and the next connection would wait as long again.
+fn closed_unanswered(e: &postgres::Error) -> bool {
+    e.as_db_error().is_none_or(|db| db.code().code().starts_with("57P"))
+}
+
 /// How long a transaction waits for a free connection (or a new one) before it fails as
 /// [`StoreError::Unavailable`]: short, so that an outage is answered 503 within 2 s rather than
 /// left hanging; a healthy pool hands a connection out in microseconds.
@@ -345,8 +354,8 @@ impl PgDb {
     /// one statement (`limit`: a statement past it fails before it runs).
     ///
     /// `f` runs again, on another connection, when it failed and its connection turns out closed
-    /// (a connection the server closed while it sat in the pool: see `Self::in_transaction`),
-    /// hence `Fn`. Reads can always run again. A single write that failed that way almost always
+    /// without an answer (a connection the server closed while it sat in the pool: see
+    /// `Self::in_transaction`), hence `Fn`. Reads can always run again. A single write that failed that way almost always
     /// never reached the server; if the server went away after running it, the second run meets
     /// what the first wrote, and nothing is doubled: a challenge insert (a random key) fails as a
     /// duplicate, a sign-in's finish finds its challenge taken and answers `invalid_challenge`,
@@ -362,9 +371,12 @@ impl PgDb {
             let change: RefCell<Option<Change>> = RefCell::new(None);
             let mut conn = self.get()?;
             let PgConn { client, stmts } = &mut *conn;
-            let out = f(&PgTx::each(client, limit, stmts, &self.apps, &change));
+            let tx = PgTx::each(client, limit, stmts, &self.apps, &change);
+            let out = f(&tx);
+            let answered = tx.answered();
+            drop(tx);
             match out {
-                Err(_) if client.is_closed() && attempt < attempts => {
+                Err(_) if client.is_closed() && !answered && attempt < attempts => {
                     tracing::debug!(attempt, "a pooled connection was closed; running the statements again on another");
                     attempt += 1;
                 }
@@ -381,7 +393,8 @@ impl PgDb {
     /// found by its first message instead, the `START TRANSACTION`: nothing has run yet, so the
     /// transaction starts again on another connection, and the closed one leaves the pool
     /// (`has_broken`). Every connection of the pool may have been closed at once, hence as many
-    /// attempts as the pool holds connections, and one more.
+    /// attempts as the pool holds connections, and one more. A failure the server or a pooler
+    /// answered is final, even when the connection closes after it ([`closed_unanswered`]).
     fn in_transaction<T, E>(
         &self,
         level: IsolationLevel,
@@ -407,7 +420,7 @@ impl PgDb {
                 }
                 Err(e) => e,
             };
-            if !client.is_closed() || attempt >= attempts {
+            if !client.is_closed() || !closed_unanswered(&failed) || attempt >= attempts {
                 return Err(StoreError::from(failed).into());
             }
             tracing::debug!(error = %error_text(&failed), attempt, "a pooled connection was closed; starting again on another");

@@ -540,6 +540,51 @@ fn a_pooled_node_names_the_bounds_its_role_lacks() {
     assert_eq!(unbounded(&PgDb::open(&pooled).unwrap()).unwrap(), Vec::<String>::new());
 }
 
+/// Behind PgBouncer, a transaction that waits past `query_wait_timeout` for a server connection
+/// fails once, as unavailable (503): it does not start again on each of the pool's other
+/// connections, which would each wait as long. Needs `scripts/with-pgbouncer.sh`'s PgBouncer
+/// whose `query_wait_timeout` is 1 s.
+#[test]
+fn a_starved_pooler_fails_a_request_once() {
+    let Some(t) = test_db() else { return };
+    let Some(quick) = std::env::var("LATCHKEY_TEST_PGBOUNCER_QUICK").ok().filter(|v| !v.is_empty()) else {
+        return eprintln!("skipped: run under scripts/with-pgbouncer.sh");
+    };
+    let (host, port) = quick.rsplit_once(':').unwrap();
+    let url = std::env::temp_dir().join(format!("{}.quick.url", t.name));
+    std::fs::write(&url, format!("host={host} port={port} dbname={}", t.name)).unwrap();
+    let settings = PgSettings {
+        url_file: Some(url.clone()),
+        pooler: Pooler::Transaction,
+        direct_url_file: Some(t.url_file.clone()),
+        ..t.settings.clone()
+    };
+    let db = PgDb::open(&settings).unwrap();
+    // Every server connection PgBouncer has for the database (3) held by an open transaction.
+    let target = settings.resolve().unwrap();
+    let holders: Vec<postgres::Client> = (0..3)
+        .map(|_| {
+            let mut c = target.config.connect(tls::connector(&target).unwrap()).unwrap();
+            c.batch_execute("BEGIN; SELECT 1").unwrap();
+            c
+        })
+        .collect();
+    // PgBouncer 1.18 checks the timeout about once a second: one wait takes 1 to 2.5 s. Started
+    // again, the request would wait on each of the pool's 4 connections and one more: 5 s or more.
+    let within = |what: &str, r: Result<usize, StoreError>, started: std::time::Instant| {
+        let took = started.elapsed();
+        assert!(matches!(&r, Err(StoreError::Unavailable(_))), "{what}: {r:?} after {took:?}");
+        assert!(took < Duration::from_secs(4), "{what}: failed after {took:?}, not after one wait: {r:?}");
+    };
+    let started = std::time::Instant::now();
+    within("a transaction", db.write_blocking(|tx| insert_tenant(tx, "waits")), started);
+    let started = std::time::Instant::now();
+    within("a statement", db.each_blocking(Some(1), |tx| insert_tenant(tx, "waits")), started);
+    drop(holders);
+    assert_eq!(db.write_blocking(|tx| insert_tenant(tx, "served")).unwrap(), 1);
+    let _ = std::fs::remove_file(url);
+}
+
 #[test]
 fn a_begun_write_is_under_way_before_it_is_awaited_here() {
     let Some(t) = test_db() else { return };
