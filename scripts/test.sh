@@ -9,10 +9,12 @@ cd "$(dirname "$0")/.."
 # pg_virtualenv cluster, installed from Debian when missing), then the store's unit tests and the
 # end-to-end tests of the database's paths through PgBouncer in transaction mode.
 POSTGRES_PASS=1
-# The end-to-end tests run through PgBouncer too: every store path (sign-ins, codes, refreshes,
-# device codes, keys, tenants, SCIM, social logins, DPoP and PAR), several nodes, outages, the
-# audit cursor and migrate-store. About two minutes.
-PGBOUNCER_TESTS="cluster:: passkeys oidc:: device:: audit:: hardening:: harness:: migrate_store:: keys:: tenants:: scim:: social par:: dpop::"
+# The end-to-end tests that run through PgBouncer too (155 of 284): sign-ins, codes, refreshes,
+# device codes, keys, tenants, users, apps, bulk invites, declarative apply, SCIM, social logins,
+# DPoP, PAR, client assertions, back-channel logouts, webhooks, several nodes, outages, the audit
+# cursor and migrate-store. About two and a half minutes.
+PGBOUNCER_TESTS="cluster:: passkeys oidc:: device:: audit:: hardening:: harness:: migrate_store:: keys:: tenants:: \
+users:: apps:: bulk:: declarative:: scim:: social par:: dpop:: client_auth:: backchannel:: webhooks::"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_updated=

@@ -5,7 +5,8 @@
 # backends bench then connect their daemons through PgBouncer (`pooler = "transaction"`), and
 # straight to the server for what needs a session of its own (`direct_url_file`).
 #
-#   pg_virtualenv scripts/with-pgbouncer.sh cargo test --test e2e -- cluster::
+#   pg_virtualenv scripts/with-pgbouncer.sh env LATCHKEY_TEST_BACKEND=postgres \
+#       cargo test -p latchkey-tests --test e2e -- cluster::
 #
 # Each database gets a server pool of POOL (default 3) connections, fewer than one test daemon's
 # client pool of 4: consecutive transactions of a client connection do run on different server
@@ -56,12 +57,17 @@ EOF
         chown -R postgres "$dir"
         as_user=(-u postgres)
     fi
-    "$PGBOUNCER" -d "${as_user[@]}" "$dir/$name.ini"
+    "$PGBOUNCER" -d "${as_user[@]}" "$dir/$name.ini" || { cat "$dir/$name.log" >&2; return 1; }
     for _ in $(seq 50); do
-        python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && break
+        if python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
         sleep 0.1
     done
-    echo "$port"
+    echo "with-pgbouncer.sh: PgBouncer ($name) does not answer on 127.0.0.1:$port:" >&2
+    cat "$dir/$name.log" >&2
+    return 1
 }
 stop() {
     for pid in "$dir"/*.pid; do
@@ -73,9 +79,9 @@ stop() {
 trap stop EXIT
 # The one every daemon goes through: a transaction that waits 15 s for a server connection fails
 # (PgBouncer's default, 120 s, would hang a test instead).
-port=$(start main 15)
+port=$(start main 15) || exit 1
 # For the outage test: a transaction fails after waiting 1 s, which is how an operator gets an
 # outage answered 503 within 2 s behind PgBouncer (docs/scaling.md).
-quick=$(start quick 1)
+quick=$(start quick 1) || exit 1
 echo "PgBouncer $("$PGBOUNCER" --version | head -1 | cut -d' ' -f2), transaction mode, on 127.0.0.1:$port (and :$quick)" >&2
 LATCHKEY_TEST_PGBOUNCER=127.0.0.1:$port LATCHKEY_TEST_PGBOUNCER_QUICK=127.0.0.1:$quick "$@"

@@ -69,7 +69,7 @@ pub fn apply(
         ("server.drain", new.drain != old.drain),
         ("storage.path", new.storage_path != old.storage_path),
         ("storage.backend", new.storage_backend != old.storage_backend),
-        ("storage.url_file, pool_size or sslrootcert", new.postgres != old.postgres),
+        ("storage.url_file, pool_size, sslrootcert, pooler or direct_url_file", new.postgres != old.postgres),
         (
             "admin.*",
             (new.admin_socket != old.admin_socket)

@@ -22,7 +22,8 @@
 //! Run inside `pg_virtualenv` (the `PG*` variables), after `cargo build --release --workspace
 //! --bins`: `cargo bench -p latchkey-tests --bench backends`. Under `scripts/with-pgbouncer.sh`
 //! the PostgreSQL node reaches its database through PgBouncer in transaction mode
-//! (`pooler = "transaction"`), and the server's CPU includes PgBouncer's. `BENCH_ROUNDS` (default 2) and
+//! (`pooler = "transaction"`; `POOL=10` gives PgBouncer the node's 10 server connections), and
+//! PgBouncer's CPU is counted apart from the server's. `BENCH_ROUNDS` (default 2) and
 //! `BENCH_SCALE` (default 1: about a minute per backend and round) size it.
 
 #[path = "../e2e/authenticator.rs"]

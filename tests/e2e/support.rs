@@ -294,10 +294,9 @@ impl PgDatabase {
         let url_file = match pg_bouncer() {
             None => write("pg.url", format!("dbname={name}")),
             Some((host, port)) => {
-                for bound in
-                    ["statement_timeout = '30s'", "idle_in_transaction_session_timeout = '60s'", "lock_timeout = '10s'"]
-                {
-                    admin.batch_execute(&format!("ALTER DATABASE \"{name}\" SET {bound}")).expect("ALTER DATABASE");
+                for (setting, value) in latchkey_store::pg::manager::SESSION_BOUNDS {
+                    let bound = format!("ALTER DATABASE \"{name}\" SET {setting} = '{value}'");
+                    admin.batch_execute(&bound).expect("ALTER DATABASE");
                 }
                 write("pg-direct.url", format!("dbname={name}"));
                 write("pg.url", format!("host={host} port={port} dbname={name}"))

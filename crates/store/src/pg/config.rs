@@ -73,7 +73,7 @@ pub enum Pooler {
     /// a connection may run on another server connection, shared with other clients. So every
     /// statement is sent unnamed with its parameters (nothing prepared is left behind for the
     /// next client, nothing is looked for that another has), no session setting is made (the
-    /// role's settings bound statements instead: [`super::check_bounds`]), and what needs one
+    /// role's settings bound statements instead, checked at start), and what needs one
     /// session throughout goes to `direct_url_file`: migrations (a session advisory lock), the
     /// change listener (`LISTEN`) and `migrate-store`.
     Transaction,
