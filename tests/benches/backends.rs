@@ -299,12 +299,13 @@ fn main() {
          harness): {rounds} alternating round(s)",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
+    let bouncer = support::pg_bouncer().is_some();
     let mut all: BTreeMap<(String, bool), Vec<Figures>> = BTreeMap::new();
     let mut order: Vec<String> = vec![];
     for round in 1..=rounds {
         for postgres in [false, true] {
             let mut bench = Bench::start(postgres, 16);
-            let backend = match (postgres, support::pg_bouncer().is_some()) {
+            let backend = match (postgres, bouncer) {
                 (false, _) => "SQLite",
                 (true, false) => "PostgreSQL",
                 (true, true) => "PgBouncer",
@@ -320,7 +321,7 @@ fn main() {
                         format!(
                             "  server CPU {:>5.3} ms/req{}  statements {}  writes {:.2}  WAL {:.0} B",
                             f.server_cpu_ms,
-                            if support::pg_bouncer().is_some() {
+                            if bouncer {
                                 format!("  PgBouncer CPU {:>5.3} ms/req", f.pooler_cpu_ms)
                             } else {
                                 String::new()
@@ -340,7 +341,7 @@ fn main() {
             }
         }
     }
-    let through = if support::pg_bouncer().is_some() { " through PgBouncer (transaction mode)" } else { "" };
+    let through = if bouncer { " through PgBouncer (transaction mode)" } else { "" };
     println!("\nPostgreSQL{through} ÷ SQLite, median over the rounds (node CPU per request; throughput; p99):");
     for name in &order {
         let of = |pg: bool, f: fn(&Figures) -> f64| median(all[&(name.clone(), pg)].iter().map(f).collect());

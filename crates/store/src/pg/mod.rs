@@ -116,7 +116,7 @@ fn unavailable(target: &PgTarget, e: impl std::fmt::Display) -> StoreError {
 /// key-encryption key file is missing.
 pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
     off_runtime(|| {
-        let (_, mut client) = connect_once(settings)?;
+        let (_, _, mut client) = connect_once(settings)?;
         let migrated: bool = client.query_one("SELECT to_regclass('signing_keys') IS NOT NULL", &[])?.get(0);
         let holds = migrated
             && client
@@ -131,7 +131,7 @@ pub fn holds_signing_keys(settings: &PgSettings) -> Result<bool, StoreError> {
 /// `check-config` shows.
 pub fn peek_schema(settings: &PgSettings) -> Result<crate::schema::Schema, StoreError> {
     off_runtime(|| {
-        let (_, mut client) = connect_once(settings)?;
+        let (_, _, mut client) = connect_once(settings)?;
         let schema = migrate::schema(&mut client)?;
         client.close()?;
         Ok(schema)
@@ -142,7 +142,7 @@ pub fn peek_schema(settings: &PgSettings) -> Result<crate::schema::Schema, Store
 /// tests must be left without connections).
 pub fn migrate_only(settings: &PgSettings) -> Result<(), StoreError> {
     off_runtime(|| {
-        let (_, mut client) = connect_once(settings)?;
+        let (_, _, mut client) = connect_once(settings)?;
         migrate::migrate(&mut client)?;
         client.close()?;
         Ok(())
@@ -180,29 +180,34 @@ fn fill(pool: &r2d2::Pool<PgManager>, size: u32) {
 }
 
 /// Resolves the settings and opens one connection outside any pool, past any pooler (call it off
-/// the runtime).
-fn connect_once(settings: &PgSettings) -> Result<(PgTarget, postgres::Client), StoreError> {
+/// the runtime); also the manager it came from, for later connections of their own.
+fn connect_once(settings: &PgSettings) -> Result<(PgTarget, PgManager, postgres::Client), StoreError> {
     let target = settings.resolve()?;
-    let session = target.session();
-    let client = manager(session)?.connect_plain().map_err(|e| unavailable(session, error_text(&e)))?;
-    Ok((target, client))
+    let session = manager(target.session())?;
+    let client = session.connect_plain().map_err(|e| unavailable(target.session(), error_text(&e)))?;
+    Ok((target, session, client))
 }
 
 /// The statements that would give the pool's sessions the bounds of [`SESSION_BOUNDS`] they lack
 /// (a bound of 0 is none): `ALTER ROLE "<role>" SET <name> = '<value>'`.
 fn unbounded(db: &PgDb) -> Result<Vec<String>, StoreError> {
-    db.read_blocking(|tx| {
-        let mut unset = vec![];
-        for (name, value) in SESSION_BOUNDS {
-            tx.query("SELECT current_setting(?1), current_user", &[&name], &mut |row| {
-                if row.get::<_, String>(0)? == "0" {
-                    unset.push(format!("ALTER ROLE \"{}\" SET {name} = '{value}'", row.get::<_, String>(1)?));
-                }
-                Ok(false)
-            })?;
-        }
-        Ok(unset)
-    })
+    let [(a, _), (b, _), (c, _)] = SESSION_BOUNDS;
+    let (settings, role) = db.read_blocking(|tx| {
+        let mut settings = std::collections::HashMap::new();
+        let mut role = String::new();
+        tx.query(
+            "SELECT name, setting, current_user FROM pg_settings WHERE name IN (?1, ?2, ?3)",
+            &[&a, &b, &c],
+            &mut |row| {
+                settings.insert(row.get::<_, String>(0)?, row.get::<_, String>(1)?);
+                role = row.get(2)?;
+                Ok(true)
+            },
+        )?;
+        Ok::<_, StoreError>((settings, role))
+    })?;
+    let unset = SESSION_BOUNDS.iter().filter(|(name, _)| settings.get(*name).is_none_or(|s| s == "0"));
+    Ok(unset.map(|(name, value)| format!("ALTER ROLE \"{role}\" SET {name} = '{value}'")).collect())
 }
 
 /// Through a transaction pooler the pool makes no session settings (they would stay behind on
@@ -226,14 +231,15 @@ impl PgDb {
     /// newer schema, untouched), then builds the pool.
     pub fn open(settings: &PgSettings) -> Result<PgDb, StoreError> {
         off_runtime(|| {
-            let (target, mut client) = connect_once(settings)?;
+            let (target, session, mut client) = connect_once(settings)?;
             for warning in &target.warnings {
                 tracing::warn!("{warning}");
             }
             migrate::migrate(&mut client)?;
             restored_audit(&mut client);
             client.close()?;
-            let manager = manager(&target)?;
+            // The pool's own manager only when the pool goes elsewhere (through a pooler).
+            let manager = if target.direct.is_some() { manager(&target)? } else { session.clone() };
             // The whole pool, opened before the node reports ready and kept open: a connection
             // opened under load (TCP, TLS, authentication, session setup, then a prepare for
             // each statement it meets) takes milliseconds from the requests that wait for it. A
@@ -249,7 +255,6 @@ impl PgDb {
                 .connection_timeout(CHECKOUT_TIMEOUT)
                 .build_unchecked(manager);
             fill(&pool, target.pool_size);
-            let session = self::manager(target.session())?;
             tracing::info!(
                 database = %target.describe(),
                 ssl_mode = target.ssl_mode.as_str(),
