@@ -8,6 +8,7 @@
 //! allows) without meeting a borrowed cell.
 
 use std::cell::{RefCell, RefMut};
+use std::time::Instant;
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
@@ -26,16 +27,17 @@ enum Session<'c> {
     Tx(Transaction<'c>),
     /// No transaction: each statement commits on its own. `left` is how many statements may
     /// still run (`None`: any number): a write meant to be one statement cannot become two.
-    /// `answered`: a statement failed with an answer from the server or a pooler, not with a
-    /// connection found closed ([`super::closed_unanswered`]).
+    /// `answered`: a statement failed with an answer from the server or a pooler, or on a
+    /// connection closed only after a wait; not on a connection found closed at once
+    /// ([`super::found_closed`]): running the statements again would not help.
     Each { client: &'c mut Client, left: Option<u32>, answered: bool },
 }
 
 impl Session<'_> {
-    /// Notes a failure the server or a pooler answered (see `answered`), and converts it.
-    fn seen<T>(&mut self, r: Result<T, postgres::Error>) -> Result<T, StoreError> {
+    /// Notes a final failure of a statement sent at `sent` (see `answered`), and converts it.
+    fn seen<T>(&mut self, sent: Instant, r: Result<T, postgres::Error>) -> Result<T, StoreError> {
         if let (Err(e), Session::Each { answered, .. }) = (&r, &mut *self)
-            && !super::closed_unanswered(e)
+            && !super::found_closed(e, sent.elapsed())
         {
             *answered = true;
         }
@@ -43,11 +45,12 @@ impl Session<'_> {
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Statement, StoreError> {
+        let sent = Instant::now();
         let r = match self {
             Session::Tx(tx) => tx.prepare(sql),
             Session::Each { client, .. } => client.prepare(sql),
         };
-        self.seen(r)
+        self.seen(sent, r)
     }
 
     /// Counts a statement against the bound; fails once it is spent.
@@ -66,6 +69,7 @@ impl Session<'_> {
 
     fn execute(&mut self, stmt: &Prepared, values: &[Value<'_>]) -> Result<u64, StoreError> {
         self.take_one()?;
+        let sent = Instant::now();
         let r = match stmt {
             Prepared::Named(stmt) => {
                 let params = refs(values);
@@ -82,11 +86,12 @@ impl Session<'_> {
                 }
             }
         };
-        self.seen(r)
+        self.seen(sent, r)
     }
 
     fn query(&mut self, stmt: &Prepared, values: &[Value<'_>]) -> Result<Vec<postgres::Row>, StoreError> {
         self.take_one()?;
+        let sent = Instant::now();
         let r = match stmt {
             Prepared::Named(stmt) => {
                 let params = refs(values);
@@ -104,16 +109,17 @@ impl Session<'_> {
                 }
             }
         };
-        self.seen(r)
+        self.seen(sent, r)
     }
 
     fn batch_execute(&mut self, sql: &str) -> Result<(), StoreError> {
         self.take_one()?;
+        let sent = Instant::now();
         let r = match self {
             Session::Tx(tx) => tx.batch_execute(sql),
             Session::Each { client, .. } => client.batch_execute(sql),
         };
-        self.seen(r)
+        self.seen(sent, r)
     }
 }
 
@@ -152,8 +158,8 @@ impl<'c> PgTx<'c> {
         }
     }
 
-    /// Whether a statement outside a transaction failed with an answer from the server or a
-    /// pooler, rather than on a connection found closed before anything ran.
+    /// Whether a statement outside a transaction failed for good: answered by the server or a
+    /// pooler, or closed only after a wait; not on a connection found closed before anything ran.
     pub(crate) fn answered(&self) -> bool {
         self.session.try_borrow().is_ok_and(|s| matches!(&*s, Session::Each { answered: true, .. }))
     }

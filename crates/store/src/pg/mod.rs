@@ -19,7 +19,7 @@ pub mod values;
 
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::IsolationLevel;
 
@@ -53,14 +53,25 @@ pub fn is_unavailable_code(code: &str) -> bool {
         || matches!(code, "57P01" | "57P02" | "57P03" | "25006" | "57014" | "55P03" | "58030")
 }
 
-/// Whether `e` says only that the connection was gone before the request: closed with no answer,
-/// or ended by the server while it sat idle (the operator-intervention class 57P: a restart,
-/// `pg_terminate_backend`), so nothing ran and another connection may run it. Any other answer
-/// is final, even when the connection closes after it: PgBouncer's `query_wait_timeout` (08P01)
-/// answers so, and the next connection would wait as long again.
-fn closed_unanswered(e: &postgres::Error) -> bool {
-    e.as_db_error().is_none_or(|db| db.code().code().starts_with("57P"))
+/// Whether `e`, met `took` after the request was sent, says only that the connection was gone
+/// before the request, so that nothing ran and another connection may run it: closed with no
+/// answer, or ended by the server while it sat idle (the operator-intervention class 57P: a
+/// restart, `pg_terminate_backend`), and found so at once ([`FOUND_CLOSED_WITHIN`]).
+///
+/// Any other failure is final. An answer is, even when the connection closes after it:
+/// PgBouncer's `query_wait_timeout` (08P01) answers so, and the next connection would wait as
+/// long again. So is a close that came only after a wait: something on the way gave up on this
+/// request (PgBouncer again, whose answer can be lost when its close outruns it, or a keepalive),
+/// and the statement may even have run.
+fn found_closed(e: &postgres::Error, took: Duration) -> bool {
+    took < FOUND_CLOSED_WITHIN && e.as_db_error().is_none_or(|db| db.code().code().starts_with("57P"))
 }
+
+/// How soon a connection closed before a request shows it: the kernel already holds the close,
+/// or answers the request with a reset, in well under a millisecond on a quiet machine. Half a
+/// second leaves room for a busy one, and is below the shortest wait a pooler can impose
+/// (PgBouncer's `query_wait_timeout` is checked once a second).
+const FOUND_CLOSED_WITHIN: Duration = Duration::from_millis(500);
 
 /// How long a transaction waits for a free connection (or a new one) before it fails as
 /// [`StoreError::Unavailable`]: short, so that an outage is answered 503 within 2 s rather than
@@ -399,7 +410,7 @@ impl PgDb {
     /// transaction starts again on another connection, and the closed one leaves the pool
     /// (`has_broken`). Every connection of the pool may have been closed at once, hence as many
     /// attempts as the pool holds connections, and one more. A failure the server or a pooler
-    /// answered is final, even when the connection closes after it ([`closed_unanswered`]).
+    /// answered is final, even when the connection closes after it ([`found_closed`]).
     fn in_transaction<T, E>(
         &self,
         level: IsolationLevel,
@@ -418,6 +429,7 @@ impl PgDb {
         loop {
             let mut conn = self.get()?;
             let PgConn { client, stmts } = &mut *conn;
+            let sent = Instant::now();
             let failed = match client.build_transaction().isolation_level(level).read_only(read_only).start() {
                 Ok(tx) => {
                     let body = body.take().ok_or_else(|| StoreError::Task("a transaction ran twice".into()))?;
@@ -425,7 +437,7 @@ impl PgDb {
                 }
                 Err(e) => e,
             };
-            if !client.is_closed() || !closed_unanswered(&failed) || attempt >= attempts {
+            if !client.is_closed() || !found_closed(&failed, sent.elapsed()) || attempt >= attempts {
                 return Err(StoreError::from(failed).into());
             }
             tracing::debug!(error = %error_text(&failed), attempt, "a pooled connection was closed; starting again on another");
