@@ -249,8 +249,18 @@ impl PgDb {
             migrate::migrate(&mut client)?;
             restored_audit(&mut client);
             client.close()?;
-            // The pool's own manager only when the pool goes elsewhere (through a pooler).
-            let manager = if target.direct.is_some() { manager(&target)? } else { session.clone() };
+            // The pool's own manager only when the pool goes elsewhere (through a pooler), whose
+            // address, certificate and login are checked now as the server's were: a wrong one
+            // fails the start, rather than starting a node that answers 503 to everything.
+            let manager = if target.direct.is_some() {
+                let pooled = manager(&target)?;
+                let first =
+                    r2d2::ManageConnection::connect(&pooled).map_err(|e| unavailable(&target, error_text(&e)))?;
+                let _ = first.client.close();
+                pooled
+            } else {
+                session.clone()
+            };
             // The whole pool, opened before the node reports ready and kept open: a connection
             // opened under load (TCP, TLS, authentication, session setup, then a prepare for
             // each statement it meets) takes milliseconds from the requests that wait for it. A

@@ -585,6 +585,53 @@ fn a_starved_pooler_fails_a_request_once() {
     let _ = std::fs::remove_file(url);
 }
 
+/// Behind a PgBouncer set up as production would run it (`scripts/with-pgbouncer.sh`'s third):
+/// TLS required of clients, checked against its CA and name as `verify-full` asks; TLS on to the
+/// server; SCRAM secrets rather than passwords in its `auth_file`, so that it logs in to the
+/// server with the node's own proof.
+#[test]
+fn a_pooler_is_reached_over_tls_and_scram_as_in_production() {
+    let Some(t) = test_db() else { return };
+    let (Some(port), Ok(ca)) = (
+        std::env::var("LATCHKEY_TEST_PGBOUNCER_TLS").ok().filter(|v| !v.is_empty()),
+        std::env::var("LATCHKEY_TEST_PGBOUNCER_TLS_CA"),
+    ) else {
+        return eprintln!("skipped: run under scripts/with-pgbouncer.sh, with a server that has TLS on");
+    };
+    let url = std::env::temp_dir().join(format!("{}.tls.url", t.name));
+    let settings = PgSettings {
+        url_file: Some(url.clone()),
+        pooler: Pooler::Transaction,
+        direct_url_file: Some(t.url_file.clone()),
+        ..t.settings.clone()
+    };
+    let open = |conninfo: &str| {
+        std::fs::write(&url, format!("port={port} dbname={} {conninfo}", t.name)).unwrap();
+        let db = PgDb::open(&settings)?;
+        // The server connection PgBouncer runs the statement on.
+        db.write_blocking(|tx| {
+            insert_tenant(tx, "over-tls")?;
+            tx.query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", params![], |r| r.get::<_, bool>(0))
+        })
+    };
+    let verified = open(&format!("host=localhost sslmode=verify-full sslrootcert={ca}"));
+    assert!(verified.unwrap(), "PgBouncer reaches the server over TLS");
+    // The start fails at once, as with a wrong server URL, rather than the node starting and
+    // answering 503: PgBouncer's own certificate, which the node checks, names localhost, not
+    // 127.0.0.1; and PgBouncer takes no client without TLS.
+    for conninfo in [format!("sslmode=verify-full sslrootcert={ca}"), "sslmode=disable".into()] {
+        std::fs::write(&url, format!("host=127.0.0.1 port={port} dbname={} {conninfo}", t.name)).unwrap();
+        let started = std::time::Instant::now();
+        let Err(err) = PgDb::open(&settings) else { panic!("{conninfo}: opened") };
+        assert!(matches!(err, StoreError::Unavailable(_)), "{conninfo}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{conninfo}: failed after {:?}", started.elapsed());
+    }
+    let mut c = t.client();
+    let tenants: i64 = c.query_one("SELECT count(*) FROM tenants", &[]).unwrap().get(0);
+    assert_eq!(tenants, 1, "one write, through the verified connection");
+    let _ = std::fs::remove_file(url);
+}
+
 #[test]
 fn a_begun_write_is_under_way_before_it_is_awaited_here() {
     let Some(t) = test_db() else { return };
