@@ -289,7 +289,6 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
         dpop_spent: latchkey_domain::oidc::dpop::Spent::new(options.clock.now()),
         keygen: Arc::new(oidc::keygen::KeyMaker::new(options.hold_keys.clone(), options.key_wait)),
         draining: Default::default(),
-        seen_ready: Default::default(),
     });
     let generation =
         state.registry.load_all().await.map_err(|e| {
@@ -435,8 +434,7 @@ pub async fn run(config: Config, options: Options) -> Result<(), StartError> {
 /// Waits for the stop asked for, then drains: `/readyz` answers 503 for `server.drain` while
 /// everything is still served (responses say `Connection: close`, so that clients reconnect
 /// through the load balancer, which by then sends them elsewhere); then tells everything to stop.
-/// A second signal (`stop_now`) ends the drain at once. A node whose `/readyz` never answered
-/// ready (stopped while it started, or behind no balancer that asks) has nothing to drain.
+/// A second signal (`stop_now`) ends the drain at once.
 async fn drain_then_stop(
     state: Arc<State>,
     mut asked: watch::Receiver<bool>,
@@ -446,16 +444,8 @@ async fn drain_then_stop(
     // A dropped sender stops the daemon too, as it always did.
     let _ = asked.wait_for(|stop| *stop).await;
     let drain = state.config.drain;
-    // Stored before `seen_ready` is read, as `/readyz` stores `seen_ready` before it reads
-    // `draining` (both `SeqCst`): a `/readyz` answering at this moment either answers 503 or is
-    // seen here, never neither.
-    state.draining.store(true, std::sync::atomic::Ordering::SeqCst);
-    let seen_ready = state.seen_ready.load(std::sync::atomic::Ordering::SeqCst);
-    if !drain.is_zero() && !seen_ready {
-        tracing::info!(
-            "stopping without a drain: /readyz never answered ready, so no load balancer sends requests here"
-        );
-    } else if !drain.is_zero() {
+    if !drain.is_zero() {
+        state.draining.store(true, std::sync::atomic::Ordering::Release);
         // Under systemd: stopping, and the unit's TimeoutStopSec counts from the drain's end
         // (the drain, then the grace for requests in flight, then the rest of the stop).
         let more = drain + http::DRAIN_DEADLINE + Duration::from_secs(5);

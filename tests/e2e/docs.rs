@@ -115,8 +115,7 @@ const DAEMON_SECTIONS: &[Section] = &[
             (
                 "SIGTERM, SIGINT",
                 "Drain for server.drain (5 s on PostgreSQL, none on SQLite: /readyz answers 503 while \
-                 everything else is still served; no drain if /readyz never answered ready), then stop \
-                 accepting connections, finish in-flight requests \
+                 everything else is still served), then stop accepting connections, finish in-flight requests \
                  (bounded grace period), close the database, remove the admin socket and exit 0. A second \
                  signal ends the drain at once.",
             ),

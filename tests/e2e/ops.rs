@@ -537,26 +537,6 @@ fn a_stopping_node_answers_not_ready_and_serves_until_its_drain_ends() {
     assert!(refused.is_err(), "still accepting after the stop");
 }
 
-/// A node whose `/readyz` never answered ready (stopped as it starts, say) is in no load
-/// balancer: SIGTERM stops it at once, without the drain.
-#[test]
-fn a_node_never_seen_ready_stops_without_draining() {
-    let mut p = Proc::start("drain = \"30s\"", "");
-    let asked = Instant::now();
-    assert!(Command::new("kill").args(["-TERM", &p.child.id().to_string()]).status().unwrap().success());
-    let status = loop {
-        if let Some(s) = p.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(asked.elapsed() < Duration::from_secs(10), "still running: {}", p.log());
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(0), "{}", p.log());
-    let log = p.log();
-    assert!(log.contains("stopping without a drain"), "{log}");
-    assert!(!log.contains("draining:"), "{log}");
-}
-
 /// SIGTERM drains the real binary; a second SIGTERM ends the drain at once and it exits 0.
 #[test]
 fn a_second_sigterm_ends_the_drain_at_once() {

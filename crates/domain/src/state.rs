@@ -50,7 +50,4 @@ pub struct State {
     /// The daemon is stopping: `/readyz` answers 503 while it still serves, for
     /// `config.drain`, so that a load balancer takes it out before it stops accepting.
     pub draining: std::sync::atomic::AtomicBool,
-    /// `/readyz` has answered ready at least once. A node never seen ready by a load balancer
-    /// gets no traffic from it, so it stops without draining (stopped while it started, say).
-    pub seen_ready: std::sync::atomic::AtomicBool,
 }

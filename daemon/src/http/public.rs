@@ -282,37 +282,25 @@ fn out_of_step(age: std::time::Duration) -> Error {
     )
 }
 
-fn stopping() -> Response<Body> {
-    errors::api(&Error::new(
-        Kind::Unavailable,
-        codes::UNAVAILABLE,
-        "this node is stopping: it serves requests still in flight and new ones until its drain ends \
-         (server.drain), and should get no more from the load balancer",
-    ))
-}
-
 async fn readyz(state: &State) -> Response<Body> {
-    use std::sync::atomic::Ordering::{Acquire, SeqCst};
-    if state.draining.load(Acquire) {
-        return stopping();
+    if state.draining.load(std::sync::atomic::Ordering::Acquire) {
+        return errors::api(&Error::new(
+            Kind::Unavailable,
+            codes::UNAVAILABLE,
+            "this node is stopping: it serves requests still in flight and new ones until its drain ends \
+             (server.drain), and should get no more from the load balancer",
+        ));
     }
     let health = state.db.health().await;
     if let Some(age) = health.listener_age.filter(|a| *a > latchkey_store::cluster::READY_LAG) {
         return errors::api(&out_of_step(age));
     }
     match health.up {
-        None => {
-            // Then `draining` again: see `drain_then_stop`.
-            state.seen_ready.store(true, SeqCst);
-            if state.draining.load(SeqCst) {
-                return stopping();
-            }
-            bytes(
-                StatusCode::OK,
-                "text/plain; charset=utf-8",
-                format!("ready ({}, {:.1} ms)\n", health.backend, health.ping.as_secs_f64() * 1000.0),
-            )
-        }
+        None => bytes(
+            StatusCode::OK,
+            "text/plain; charset=utf-8",
+            format!("ready ({}, {:.1} ms)\n", health.backend, health.ping.as_secs_f64() * 1000.0),
+        ),
         Some(why) => errors::api(
             &Error::new(
                 Kind::Unavailable,
