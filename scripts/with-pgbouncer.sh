@@ -94,14 +94,22 @@ quick=$(start quick 1) || exit 1
 # the server, so that PgBouncer logs in to the server with the client's own proof (pass-through).
 tls=
 server_cert=$(psql -XAtc 'SHOW ssl_cert_file' 2>/dev/null || true)
-secret=$(psql -XAtc "SELECT rolpassword FROM pg_authid WHERE rolname = current_user" 2>/dev/null || true)
+# A relative path is the server's data directory's.
+case "$server_cert" in
+    /*) ;;
+    ?*) server_cert="$(psql -XAtc 'SHOW data_directory' 2>/dev/null || true)/$server_cert" ;;
+esac
+secret=$(psql -XAtc "SELECT rolpassword FROM pg_authid WHERE rolname = '$user'" 2>/dev/null || true)
 if [ "$(psql -XAtc 'SHOW ssl' 2>/dev/null || true)" != on ] || [ ! -r "$server_cert" ]; then
     echo "with-pgbouncer.sh: the server has no TLS: no PgBouncer with TLS" >&2
-elif ! command -v openssl >/dev/null || [ "${secret#SCRAM-SHA-256}" = "$secret" ]; then
-    echo "with-pgbouncer.sh: no openssl, or no SCRAM secret for $user: no PgBouncer with TLS" >&2
+elif [ "${secret#SCRAM-SHA-256}" = "$secret" ]; then
+    echo "with-pgbouncer.sh: the server keeps no SCRAM secret for $user: no PgBouncer with TLS" >&2
+elif ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost -addext basicConstraints=critical,CA:FALSE \
+    -keyout "$dir/tls.key" -out "$dir/tls.crt" 2> "$dir/openssl.err"; then
+    echo "with-pgbouncer.sh: openssl cannot make a certificate: no PgBouncer with TLS" >&2
+    cat "$dir/openssl.err" >&2
 else
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
-        -addext subjectAltName=DNS:localhost -addext basicConstraints=critical,CA:FALSE -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
     (umask 077 && printf '"%s" "%s"\n' "$user" "$secret" > "$dir/users-scram.txt")
     tls=$(start tls 15 "$dir/users-scram.txt" "client_tls_sslmode = require
 client_tls_key_file = $dir/tls.key

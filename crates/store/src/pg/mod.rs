@@ -53,10 +53,11 @@ pub fn is_unavailable_code(code: &str) -> bool {
         || matches!(code, "57P01" | "57P02" | "57P03" | "25006" | "57014" | "55P03" | "58030")
 }
 
-/// Whether `e`, met `took` after the request was sent, says only that the connection was gone
-/// before the request, so that nothing ran and another connection may run it: closed with no
-/// answer, or ended by the server while it sat idle (the operator-intervention class 57P: a
-/// restart, `pg_terminate_backend`), and found so at once ([`FOUND_CLOSED_WITHIN`]).
+/// Whether `e` says only that the connection was gone before the request, so that nothing ran
+/// and another connection may run it: closed with no answer, or ended by the server while it sat
+/// idle (the operator-intervention class 57P: a restart, `pg_terminate_backend`), and found so at
+/// once: `took`, the time from sending to failing (summed over a request's attempts), is under
+/// [`FOUND_CLOSED_WITHIN`].
 ///
 /// Any other failure is final. An answer is, even when the connection closes after it:
 /// PgBouncer's `query_wait_timeout` (08P01) answers so, and the next connection would wait as
@@ -68,9 +69,11 @@ fn found_closed(e: &postgres::Error, took: Duration) -> bool {
 }
 
 /// How soon a connection closed before a request shows it: the kernel already holds the close,
-/// or answers the request with a reset, in well under a millisecond on a quiet machine. Half a
-/// second leaves room for a busy one, and is below the shortest wait a pooler can impose
-/// (PgBouncer's `query_wait_timeout` is checked once a second).
+/// or answers the request with a reset, in well under a millisecond on a quiet machine; even a
+/// whole pool found closed after a server restart takes a few. Half a second, for all of a
+/// request's attempts together, leaves room for a busy machine. A pooler's wait is longer
+/// (PgBouncer's `query_wait_timeout`, 1 s as docs/scaling.md sets it); one set shorter is tried
+/// again only until the attempts add up to this, not once per pooled connection.
 const FOUND_CLOSED_WITHIN: Duration = Duration::from_millis(500);
 
 /// How long a transaction waits for a free connection (or a new one) before it fails as
@@ -199,6 +202,18 @@ fn connect_once(settings: &PgSettings) -> Result<(PgTarget, PgManager, postgres:
     Ok((target, session, client))
 }
 
+/// A `SELECT 1` through the pooler, on a connection of its own: a wrong address, certificate or
+/// login fails the start, on either side of the pooler (PgBouncer checks a client against its
+/// own `auth_file`, and reaches the server only for a statement), rather than starting a node
+/// that answers 503 to everything.
+fn through_pooler(pooled: &PgManager, target: &PgTarget) -> Result<(), StoreError> {
+    let fail = |e: postgres::Error| unavailable(target, error_text(&e));
+    let mut first = r2d2::ManageConnection::connect(pooled).map_err(fail)?;
+    first.client.simple_query("SELECT 1").map_err(fail)?;
+    let _ = first.client.close();
+    Ok(())
+}
+
 /// The statements that would give the pool's sessions the bounds of [`SESSION_BOUNDS`] they lack
 /// (a bound of 0 is none): `ALTER ROLE "<role>" SET <name> = '<value>'`.
 fn unbounded(db: &PgDb) -> Result<Vec<String>, StoreError> {
@@ -246,21 +261,18 @@ impl PgDb {
             for warning in &target.warnings {
                 tracing::warn!("{warning}");
             }
-            migrate::migrate(&mut client)?;
-            restored_audit(&mut client);
-            client.close()?;
-            // The pool's own manager only when the pool goes elsewhere (through a pooler), whose
-            // address, certificate and login are checked now as the server's were: a wrong one
-            // fails the start, rather than starting a node that answers 503 to everything.
+            // The pool's own manager only when the pool goes elsewhere (through a pooler),
+            // checked before anything is migrated, as the server was.
             let manager = if target.direct.is_some() {
                 let pooled = manager(&target)?;
-                let first =
-                    r2d2::ManageConnection::connect(&pooled).map_err(|e| unavailable(&target, error_text(&e)))?;
-                let _ = first.client.close();
+                through_pooler(&pooled, &target)?;
                 pooled
             } else {
                 session.clone()
             };
+            migrate::migrate(&mut client)?;
+            restored_audit(&mut client);
+            client.close()?;
             // The whole pool, opened before the node reports ready and kept open: a connection
             // opened under load (TCP, TLS, authentication, session setup, then a prepare for
             // each statement it meets) takes milliseconds from the requests that wait for it. A
@@ -379,30 +391,34 @@ impl PgDb {
     /// paths whose statements need no common snapshot (a sign-in's point lookups) or that write
     /// one statement (`limit`: a statement past it fails before it runs).
     ///
-    /// `f` runs again, on another connection, when it failed and its connection turns out closed
-    /// without an answer (a connection the server closed while it sat in the pool: see
-    /// `Self::in_transaction`), hence `Fn`. Reads can always run again. A single write that failed that way almost always
-    /// never reached the server; if the server went away after running it, the second run meets
-    /// what the first wrote, and nothing is doubled: a challenge insert (a random key) fails as a
-    /// duplicate, a sign-in's finish finds its challenge taken and answers `invalid_challenge`,
-    /// and a code's redemption or a refresh token's rotation finds the refresh token it stored and
-    /// succeeds, as its first run did (taken for a reuse, it would revoke the grant it made).
+    /// `f` runs again, on another connection, when it failed and its connection was found closed
+    /// at once, without an answer (a connection the server closed while it sat in the pool: see
+    /// `Self::in_transaction` and `found_closed`), hence `Fn`. Reads can always run again. A
+    /// single write that failed that way almost always never reached the server; if the server
+    /// went away after running it, the second run meets what the first wrote, and nothing is
+    /// doubled: a challenge insert (a random key) fails as a duplicate, a sign-in's finish finds
+    /// its challenge taken and answers `invalid_challenge`, and a code's redemption or a refresh
+    /// token's rotation finds the refresh token it stored and succeeds, as its first run did
+    /// (taken for a reuse, it would revoke the grant it made).
     pub fn each_blocking<T, E>(&self, limit: Option<u32>, f: impl Fn(&dyn Conn) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
         let attempts = self.target.pool_size.saturating_add(1);
         let mut attempt = 1;
+        let mut spent = Duration::ZERO;
         loop {
             let change: RefCell<Option<Change>> = RefCell::new(None);
             let mut conn = self.get()?;
             let PgConn { client, stmts } = &mut *conn;
             let tx = PgTx::each(client, limit, stmts, &self.apps, &change);
+            let sent = Instant::now();
             let out = f(&tx);
+            spent += sent.elapsed();
             let answered = tx.answered();
             drop(tx);
             match out {
-                Err(_) if client.is_closed() && !answered && attempt < attempts => {
+                Err(_) if client.is_closed() && !answered && spent < FOUND_CLOSED_WITHIN && attempt < attempts => {
                     tracing::debug!(attempt, "a pooled connection was closed; running the statements again on another");
                     attempt += 1;
                 }
@@ -420,7 +436,8 @@ impl PgDb {
     /// transaction starts again on another connection, and the closed one leaves the pool
     /// (`has_broken`). Every connection of the pool may have been closed at once, hence as many
     /// attempts as the pool holds connections, and one more. A failure the server or a pooler
-    /// answered is final, even when the connection closes after it ([`found_closed`]).
+    /// answered is final, even when the connection closes after it, and so is a close that came
+    /// only after a wait ([`found_closed`]).
     fn in_transaction<T, E>(
         &self,
         level: IsolationLevel,
@@ -433,6 +450,7 @@ impl PgDb {
         let attempts = self.target.pool_size.saturating_add(1);
         let mut body = Some(body);
         let mut attempt = 1;
+        let mut spent = Duration::ZERO;
         // Declared before the transaction, so dropped after its commit or rollback (or during a
         // panic's unwinding): a change to applications or tenants ends only then.
         let change: RefCell<Option<Change>> = RefCell::new(None);
@@ -447,7 +465,8 @@ impl PgDb {
                 }
                 Err(e) => e,
             };
-            if !client.is_closed() || !found_closed(&failed, sent.elapsed()) || attempt >= attempts {
+            spent += sent.elapsed();
+            if !client.is_closed() || !found_closed(&failed, spent) || attempt >= attempts {
                 return Err(StoreError::from(failed).into());
             }
             tracing::debug!(error = %error_text(&failed), attempt, "a pooled connection was closed; starting again on another");

@@ -11,6 +11,15 @@ use crate::sql::{ConnExt, params};
 
 use crate::testing::postgres::{admin, test_db};
 
+/// A file of a test's own, removed when the test ends, passed or failed.
+struct TempFile(std::path::PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// A tenant row with every other column a placeholder.
 fn insert_tenant(tx: &dyn Conn, slug: &str) -> Result<usize, StoreError> {
     tx.execute(
@@ -264,6 +273,7 @@ fn sslmodes_encrypt_and_verify() {
     // pg_virtualenv's server certificate is Debian's self-signed snakeoil one, for "localhost".
     let cert: String = c.query_one("SHOW ssl_cert_file", &[]).unwrap().get(0);
     let url_file = std::env::temp_dir().join(format!("{}-tls.url", t.name));
+    let _remove = TempFile(url_file.clone());
     let settings = PgSettings { url_file: Some(url_file.clone()), ..t.settings.clone() };
     let open = |conninfo: String| {
         std::fs::write(&url_file, format!("dbname={} {conninfo}", t.name)).unwrap();
@@ -279,7 +289,6 @@ fn sslmodes_encrypt_and_verify() {
     assert!(open(format!("host=127.0.0.1 sslmode=verify-ca sslrootcert={cert}")).unwrap());
     let err = open(format!("host=127.0.0.1 sslmode=verify-full sslrootcert={cert}")).unwrap_err();
     assert!(matches!(err, StoreError::Unavailable(_)), "{err}");
-    let _ = std::fs::remove_file(url_file);
 }
 
 #[test]
@@ -552,6 +561,7 @@ fn a_starved_pooler_fails_a_request_once() {
     };
     let (host, port) = quick.rsplit_once(':').unwrap();
     let url = std::env::temp_dir().join(format!("{}.quick.url", t.name));
+    let _remove = TempFile(url.clone());
     std::fs::write(&url, format!("host={host} port={port} dbname={}", t.name)).unwrap();
     let settings = PgSettings {
         url_file: Some(url.clone()),
@@ -569,8 +579,8 @@ fn a_starved_pooler_fails_a_request_once() {
             c
         })
         .collect();
-    // PgBouncer 1.18 checks the timeout about once a second: one wait takes 1 to 2.5 s. Started
-    // again, the request would wait on each of the pool's 4 connections and one more: 5 s or more.
+    // One wait took 1 to 2.5 s with PgBouncer 1.18 in these runs. Started again, the request
+    // would wait on each of the pool's 4 connections and one more: 5 s or more.
     let within = |what: &str, r: Result<usize, StoreError>, started: std::time::Instant| {
         let took = started.elapsed();
         assert!(matches!(&r, Err(StoreError::Unavailable(_))), "{what}: {r:?} after {took:?}");
@@ -582,7 +592,6 @@ fn a_starved_pooler_fails_a_request_once() {
     within("a statement", db.each_blocking(Some(1), |tx| insert_tenant(tx, "waits")), started);
     drop(holders);
     assert_eq!(db.write_blocking(|tx| insert_tenant(tx, "served")).unwrap(), 1);
-    let _ = std::fs::remove_file(url);
 }
 
 /// Behind a PgBouncer set up as production would run it (`scripts/with-pgbouncer.sh`'s third):
@@ -599,6 +608,7 @@ fn a_pooler_is_reached_over_tls_and_scram_as_in_production() {
         return eprintln!("skipped: run under scripts/with-pgbouncer.sh, with a server that has TLS on");
     };
     let url = std::env::temp_dir().join(format!("{}.tls.url", t.name));
+    let _remove = TempFile(url.clone());
     let settings = PgSettings {
         url_file: Some(url.clone()),
         pooler: Pooler::Transaction,
@@ -618,9 +628,15 @@ fn a_pooler_is_reached_over_tls_and_scram_as_in_production() {
     assert!(verified.unwrap(), "PgBouncer reaches the server over TLS");
     // The start fails at once, as with a wrong server URL, rather than the node starting and
     // answering 503: PgBouncer's own certificate, which the node checks, names localhost, not
-    // 127.0.0.1; and PgBouncer takes no client without TLS.
-    for conninfo in [format!("sslmode=verify-full sslrootcert={ca}"), "sslmode=disable".into()] {
-        std::fs::write(&url, format!("host=127.0.0.1 port={port} dbname={} {conninfo}", t.name)).unwrap();
+    // 127.0.0.1; PgBouncer takes no client without TLS; and behind PgBouncer, which accepts the
+    // login itself, the server has no such database.
+    let name = &t.name;
+    for conninfo in [
+        format!("host=127.0.0.1 dbname={name} sslmode=verify-full sslrootcert={ca}"),
+        format!("host=127.0.0.1 dbname={name} sslmode=disable"),
+        format!("host=localhost dbname={name}_missing sslmode=verify-full sslrootcert={ca}"),
+    ] {
+        std::fs::write(&url, format!("port={port} {conninfo}")).unwrap();
         let started = std::time::Instant::now();
         let Err(err) = PgDb::open(&settings) else { panic!("{conninfo}: opened") };
         assert!(matches!(err, StoreError::Unavailable(_)), "{conninfo}: {err}");
@@ -629,7 +645,6 @@ fn a_pooler_is_reached_over_tls_and_scram_as_in_production() {
     let mut c = t.client();
     let tenants: i64 = c.query_one("SELECT count(*) FROM tenants", &[]).unwrap().get(0);
     assert_eq!(tenants, 1, "one write, through the verified connection");
-    let _ = std::fs::remove_file(url);
 }
 
 #[test]
