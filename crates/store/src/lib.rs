@@ -827,6 +827,17 @@ pub mod testing {
                 }
             }
 
+            /// The settings of a node whose `url_file` is `pooled`, a transaction pooler's way to
+            /// the database, and whose sessions of their own go to the server itself.
+            pub fn through_pooler(&self, pooled: &std::path::Path) -> PgSettings {
+                PgSettings {
+                    url_file: Some(pooled.to_path_buf()),
+                    pooler: Pooler::Transaction,
+                    direct_url_file: Some(self.url_file.clone()),
+                    ..self.settings.clone()
+                }
+            }
+
             /// Whether the store reaches the database through a transaction pooler.
             pub fn pooled(&self) -> bool {
                 self.settings.pooler == Pooler::Transaction

@@ -287,7 +287,7 @@ fn connect(target: &PgTarget) -> Result<postgres::Client, String> {
     // TCP user timeout is for requests).
     let mut config = target.config.clone();
     config.tcp_user_timeout(std::time::Duration::from_secs(60));
-    let client = config.connect(tls).and_then(|mut c| c.batch_execute(crate::pg::manager::NO_BOUNDS).map(|_| c));
+    let client = config.connect(tls).and_then(|mut c| crate::pg::manager::clear_bounds(&mut c).map(|_| c));
     client.map_err(|e| {
         format!(
             "cannot connect to the PostgreSQL database {}: {}. Check [storage] url_file and direct_url_file (or the PG* variables) \

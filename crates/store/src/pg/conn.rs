@@ -8,7 +8,6 @@
 //! allows) without meeting a borrowed cell.
 
 use std::cell::{RefCell, RefMut};
-use std::time::Instant;
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
@@ -27,17 +26,17 @@ enum Session<'c> {
     Tx(Transaction<'c>),
     /// No transaction: each statement commits on its own. `left` is how many statements may
     /// still run (`None`: any number): a write meant to be one statement cannot become two.
-    /// `answered`: a statement failed with an answer from the server or a pooler, or on a
-    /// connection closed only after a wait; not on a connection found closed at once
-    /// ([`super::found_closed`]): running the statements again would not help.
+    /// `answered`: a statement failed with an answer from the server or a pooler, not on a
+    /// connection closed without one ([`super::unanswered`]; how long that took is for
+    /// [`super::PgDb::each_blocking`] to weigh).
     Each { client: &'c mut Client, left: Option<u32>, answered: bool },
 }
 
 impl Session<'_> {
-    /// Notes a final failure of a statement sent at `sent` (see `answered`), and converts it.
-    fn seen<T>(&mut self, sent: Instant, r: Result<T, postgres::Error>) -> Result<T, StoreError> {
+    /// Notes a failure the server or a pooler answered (see `answered`), and converts it.
+    fn seen<T>(&mut self, r: Result<T, postgres::Error>) -> Result<T, StoreError> {
         if let (Err(e), Session::Each { answered, .. }) = (&r, &mut *self)
-            && !super::found_closed(e, sent.elapsed())
+            && !super::unanswered(e)
         {
             *answered = true;
         }
@@ -45,12 +44,11 @@ impl Session<'_> {
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Statement, StoreError> {
-        let sent = Instant::now();
         let r = match self {
             Session::Tx(tx) => tx.prepare(sql),
             Session::Each { client, .. } => client.prepare(sql),
         };
-        self.seen(sent, r)
+        self.seen(r)
     }
 
     /// Counts a statement against the bound; fails once it is spent.
@@ -69,7 +67,6 @@ impl Session<'_> {
 
     fn execute(&mut self, stmt: &Prepared, values: &[Value<'_>]) -> Result<u64, StoreError> {
         self.take_one()?;
-        let sent = Instant::now();
         let r = match stmt {
             Prepared::Named(stmt) => {
                 let params = refs(values);
@@ -86,12 +83,11 @@ impl Session<'_> {
                 }
             }
         };
-        self.seen(sent, r)
+        self.seen(r)
     }
 
     fn query(&mut self, stmt: &Prepared, values: &[Value<'_>]) -> Result<Vec<postgres::Row>, StoreError> {
         self.take_one()?;
-        let sent = Instant::now();
         let r = match stmt {
             Prepared::Named(stmt) => {
                 let params = refs(values);
@@ -109,17 +105,16 @@ impl Session<'_> {
                 }
             }
         };
-        self.seen(sent, r)
+        self.seen(r)
     }
 
     fn batch_execute(&mut self, sql: &str) -> Result<(), StoreError> {
         self.take_one()?;
-        let sent = Instant::now();
         let r = match self {
             Session::Tx(tx) => tx.batch_execute(sql),
             Session::Each { client, .. } => client.batch_execute(sql),
         };
-        self.seen(sent, r)
+        self.seen(r)
     }
 }
 
@@ -158,8 +153,8 @@ impl<'c> PgTx<'c> {
         }
     }
 
-    /// Whether a statement outside a transaction failed for good: answered by the server or a
-    /// pooler, or closed only after a wait; not on a connection found closed before anything ran.
+    /// Whether a statement outside a transaction failed with an answer from the server or a
+    /// pooler, rather than on a connection closed without one.
     pub(crate) fn answered(&self) -> bool {
         self.session.try_borrow().is_ok_and(|s| matches!(&*s, Session::Each { answered: true, .. }))
     }

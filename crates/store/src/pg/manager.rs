@@ -16,11 +16,14 @@ use super::config::Pooler;
 pub const SESSION_BOUNDS: [(&str, &str); 3] =
     [("statement_timeout", "30s"), ("idle_in_transaction_session_timeout", "60s"), ("lock_timeout", "10s")];
 
-/// What a session of its own runs first, past any pooler: none of those bounds, even when the
-/// role carries them (as it does behind a transaction pooler, docs/scaling.md). A migration may
-/// run for minutes and wait for another node's; `migrate-store` copies for as long as it takes.
-pub const NO_BOUNDS: &str =
-    "SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0";
+/// What a session of its own runs first, past any pooler: none of [`SESSION_BOUNDS`], even when
+/// the role carries them (as it does behind a transaction pooler, docs/scaling.md). A migration
+/// may run for minutes and wait for another node's; `migrate-store` copies for as long as it
+/// takes.
+pub fn clear_bounds(client: &mut postgres::Client) -> Result<(), postgres::Error> {
+    let clear: Vec<String> = SESSION_BOUNDS.iter().map(|(name, _)| format!("SET {name} = 0")).collect();
+    client.batch_execute(&clear.join("; "))
+}
 
 /// Statements kept per connection. The store has about a hundred texts; a bound keeps a text
 /// built from data (which the store does not do) from growing the cache without end.
@@ -70,10 +73,10 @@ pub struct PgManager {
 }
 
 impl PgManager {
-    /// A session of its own, without time bounds ([`NO_BOUNDS`]).
+    /// A session of its own, without time bounds ([`clear_bounds`]).
     pub fn connect_plain(&self) -> Result<postgres::Client, postgres::Error> {
         let mut client = self.config.connect(self.tls.clone())?;
-        client.batch_execute(NO_BOUNDS)?;
+        clear_bounds(&mut client)?;
         Ok(client)
     }
 }

@@ -54,10 +54,8 @@ pub fn is_unavailable_code(code: &str) -> bool {
 }
 
 /// Whether `e` says only that the connection was gone before the request, so that nothing ran
-/// and another connection may run it: closed with no answer, or ended by the server while it sat
-/// idle (the operator-intervention class 57P: a restart, `pg_terminate_backend`), and found so at
-/// once: `took`, the time from sending to failing (summed over a request's attempts), is under
-/// [`FOUND_CLOSED_WITHIN`].
+/// and another connection may run it: [`unanswered`], and found so at once: `took`, the time from
+/// sending to failing (summed over a request's attempts), is under [`FOUND_CLOSED_WITHIN`].
 ///
 /// Any other failure is final. An answer is, even when the connection closes after it:
 /// PgBouncer's `query_wait_timeout` (08P01) answers so, and the next connection would wait as
@@ -65,7 +63,13 @@ pub fn is_unavailable_code(code: &str) -> bool {
 /// request (PgBouncer again, whose answer can be lost when its close outruns it, or a keepalive),
 /// and the statement may even have run.
 fn found_closed(e: &postgres::Error, took: Duration) -> bool {
-    took < FOUND_CLOSED_WITHIN && e.as_db_error().is_none_or(|db| db.code().code().starts_with("57P"))
+    took < FOUND_CLOSED_WITHIN && unanswered(e)
+}
+
+/// Whether `e` is a connection closed with no answer, or ended by the server while it sat idle
+/// (the operator-intervention class 57P: a restart, `pg_terminate_backend`).
+fn unanswered(e: &postgres::Error) -> bool {
+    e.as_db_error().is_none_or(|db| db.code().code().starts_with("57P"))
 }
 
 /// How soon a connection closed before a request shows it: the kernel already holds the close,

@@ -526,7 +526,7 @@ fn a_pooled_node_names_the_bounds_its_role_lacks() {
     let Some(t) = test_db() else { return };
     let mut admin = t.client();
     admin.batch_execute(&format!("ALTER DATABASE {} RESET ALL", t.name)).unwrap();
-    let pooled = PgSettings { pooler: Pooler::Transaction, direct_url_file: Some(t.url_file.clone()), ..t.direct() };
+    let pooled = t.through_pooler(&t.url_file);
     let db = PgDb::open(&pooled).unwrap();
     let user: String = admin.query_one("SELECT current_user::text", &[]).unwrap().get(0);
     assert_eq!(
@@ -563,12 +563,7 @@ fn a_starved_pooler_fails_a_request_once() {
     let url = std::env::temp_dir().join(format!("{}.quick.url", t.name));
     let _remove = TempFile(url.clone());
     std::fs::write(&url, format!("host={host} port={port} dbname={}", t.name)).unwrap();
-    let settings = PgSettings {
-        url_file: Some(url.clone()),
-        pooler: Pooler::Transaction,
-        direct_url_file: Some(t.url_file.clone()),
-        ..t.settings.clone()
-    };
+    let settings = t.through_pooler(&url);
     let db = PgDb::open(&settings).unwrap();
     // Every server connection PgBouncer has for the database (3) held by an open transaction.
     let target = settings.resolve().unwrap();
@@ -609,12 +604,7 @@ fn a_pooler_is_reached_over_tls_and_scram_as_in_production() {
     };
     let url = std::env::temp_dir().join(format!("{}.tls.url", t.name));
     let _remove = TempFile(url.clone());
-    let settings = PgSettings {
-        url_file: Some(url.clone()),
-        pooler: Pooler::Transaction,
-        direct_url_file: Some(t.url_file.clone()),
-        ..t.settings.clone()
-    };
+    let settings = t.through_pooler(&url);
     let open = |conninfo: &str| {
         std::fs::write(&url, format!("port={port} dbname={} {conninfo}", t.name)).unwrap();
         let db = PgDb::open(&settings)?;
