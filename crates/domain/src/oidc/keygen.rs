@@ -364,6 +364,13 @@ async fn still_keyless(state: &State, id: TenantId) -> Result<bool, Error> {
 /// not to need (the tenant has one, or is gone) goes to the spare pool.
 pub async fn install(state: &State, id: TenantId, slug: &str, key: GeneratedKey) -> Result<(), Error> {
     let (kek, now, bits, s) = (state.kek.clone(), state.clock.now(), state.config.rsa_bits, slug.to_owned());
+    // Made meanwhile (by a request that could not wait, a rotation, another node): the common
+    // case for a key made in the background, settled by a read, without the admin lock or a
+    // write transaction (a commit of its own on PostgreSQL).
+    if state.db.read(move |tx| store::keys::has_current(tx, id, SigningAlg::RS256)).await? {
+        state.spare_keys.give(bits, key);
+        return state.registry.refresh(slug).await;
+    }
     // Published, or the one a stop left published, or nothing to do.
     let (published, unused) = state
         .db
